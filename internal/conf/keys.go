@@ -1,0 +1,262 @@
+package conf
+
+import "time"
+
+// Key names. Each constant is the Hadoop property name; its built-in default
+// (see defaultTable) is the value shipped in Hadoop 3.x core-default.xml or
+// hdfs-default.xml.
+const (
+	// core-default.xml
+
+	FSDefaultFS                   = "fs.defaultFS"                      // file:///
+	HadoopTmpDir                  = "hadoop.tmp.dir"                    // /tmp/hadoop-${user.name}
+	HadoopSecurityAuthentication  = "hadoop.security.authentication"    // simple
+	IPCMaximumDataLength          = "ipc.maximum.data.length"           // 134217728 bytes
+	IPCServerHandlerQueueSize     = "ipc.server.handler.queue.size"     // 100 calls per handler
+	IPCClientConnectMaxRetries    = "ipc.client.connect.max.retries"    // 10
+	IPCClientConnectRetryInterval = "ipc.client.connect.retry.interval" // 1000 ms
+	IPCClientConnectTimeout       = "ipc.client.connect.timeout"        // 20000 ms
+	IPCServerListenQueueSize      = "ipc.server.listen.queue.size"      // 256
+	IPCClientRPCTimeout           = "ipc.client.rpc-timeout.ms"         // 120000 ms
+	FSPermissionsUmaskMode        = "fs.permissions.umask-mode"         // 022
+	FSTrashInterval               = "fs.trash.interval"                 // 0 minutes (off)
+	NetTopologyScriptFileName     = "net.topology.script.file.name"     // ""
+	NetTopologyTableFileName      = "net.topology.table.file.name"      // ""
+	IOFileBufferSize              = "io.file.buffer.size"               // 4096 bytes
+
+	// hdfs-default.xml: blocks and replication
+
+	DFSReplication              = "dfs.replication"              // 3
+	DFSReplicationMax           = "dfs.replication.max"          // 512
+	DFSNameNodeReplicationMin   = "dfs.namenode.replication.min" // 1
+	DFSBlockSize                = "dfs.blocksize"                // 134217728 bytes
+	DFSBytesPerChecksum         = "dfs.bytes-per-checksum"       // 512
+	DFSChecksumType             = "dfs.checksum.type"            // CRC32C
+	DFSClientWritePacketSize    = "dfs.client-write-packet-size" // 65536
+	DFSNameNodeNameDir          = "dfs.namenode.name.dir"        // file://${hadoop.tmp.dir}/dfs/name
+	DFSNameNodeEditsDir         = "dfs.namenode.edits.dir"       // ${dfs.namenode.name.dir}
+	DFSNameNodeEditsDirMinimum  = "dfs.namenode.edits.dir.minimum"
+	DFSNameNodeEditsDirRequired = "dfs.namenode.edits.dir.required"
+
+	// NameNode addresses and handlers. DFSNameNodeRPCAddress and
+	// DFSNameNodeHTTPAddress are also the family prefixes of the per
+	// nameservice / per NameNode keys (see Suffixed).
+
+	DFSNameNodeRPCAddress          = "dfs.namenode.rpc-address"        // "" (port 8020 when derived from fs.defaultFS)
+	DFSNameNodeServiceRPCAddress   = "dfs.namenode.servicerpc-address" // ""
+	DFSNameNodeHTTPAddress         = "dfs.namenode.http-address"       // 0.0.0.0:9870
+	DFSNameNodeHandlerCount        = "dfs.namenode.handler.count"      // 10
+	DFSNameNodeServiceHandlerCount = "dfs.namenode.service.handler.count"
+
+	// Namespace limits and permissions.
+
+	DFSPermissionsEnabled          = "dfs.permissions.enabled"        // true
+	DFSPermissionsSuperUserGroup   = "dfs.permissions.superusergroup" // supergroup
+	DFSNameNodeAccessTimePrecision = "dfs.namenode.accesstime.precision"
+	DFSNameNodeMaxComponentLength  = "dfs.namenode.fs-limits.max-component-length"
+	DFSNameNodeMaxDirectoryItems   = "dfs.namenode.fs-limits.max-directory-items"
+	DFSNameNodeMinBlockSize        = "dfs.namenode.fs-limits.min-block-size"
+	DFSNameNodeMaxBlocksPerFile    = "dfs.namenode.fs-limits.max-blocks-per-file"
+	DFSNameNodeMaxXAttrsPerInode   = "dfs.namenode.fs-limits.max-xattrs-per-inode"
+	DFSNameNodeMaxXAttrSize        = "dfs.namenode.fs-limits.max-xattr-size"
+	DFSListLimit                   = "dfs.ls.limit"
+
+	// Checkpoints and edit retention.
+
+	DFSNameNodeNumCheckpointsRetained        = "dfs.namenode.num.checkpoints.retained"
+	DFSNameNodeNumExtraEditsRetained         = "dfs.namenode.num.extra.edits.retained"
+	DFSNameNodeMaxExtraEditsSegmentsRetained = "dfs.namenode.max.extra.edits.segments.retained"
+	DFSNameNodeCheckpointPeriod              = "dfs.namenode.checkpoint.period"
+	DFSNameNodeCheckpointTxns                = "dfs.namenode.checkpoint.txns"
+	DFSNameNodeEditLogAutoRollMultiplier     = "dfs.namenode.edit.log.autoroll.multiplier.threshold"
+	DFSNameNodeEditLogAutoRollCheckInterval  = "dfs.namenode.edit.log.autoroll.check.interval.ms"
+	DFSImageTransferTimeout                  = "dfs.image.transfer.timeout"
+	DFSNameNodeSupportAllowFormat            = "dfs.namenode.support.allow.format"
+
+	// Safe mode.
+
+	DFSNameNodeSafeModeThresholdPct = "dfs.namenode.safemode.threshold-pct"
+	DFSNameNodeSafeModeExtension    = "dfs.namenode.safemode.extension"
+	DFSNameNodeSafeModeMinDataNodes = "dfs.namenode.safemode.min.datanodes"
+
+	// Heartbeats, staleness and block reports.
+
+	DFSNameNodeHeartbeatRecheckInterval = "dfs.namenode.heartbeat.recheck-interval"
+	DFSHeartbeatInterval                = "dfs.heartbeat.interval"
+	DFSNameNodeStaleDataNodeInterval    = "dfs.namenode.stale.datanode.interval"
+	DFSNameNodeAvoidReadStaleDataNode   = "dfs.namenode.avoid.read.stale.datanode"
+	DFSNameNodeAvoidWriteStaleDataNode  = "dfs.namenode.avoid.write.stale.datanode"
+	DFSBlockReportInterval              = "dfs.blockreport.intervalMsec"
+	DFSBlockReportInitialDelay          = "dfs.blockreport.initialDelay"
+
+	// DataNode.
+
+	DFSDataNodeDataDir            = "dfs.datanode.data.dir"
+	DFSDataNodeAddress            = "dfs.datanode.address"      // 0.0.0.0:9866
+	DFSDataNodeHTTPAddress        = "dfs.datanode.http.address" // 0.0.0.0:9864
+	DFSDataNodeIPCAddress         = "dfs.datanode.ipc.address"  // 0.0.0.0:9867
+	DFSDataNodeMaxTransferThreads = "dfs.datanode.max.transfer.threads"
+	DFSDataNodeDuReserved         = "dfs.datanode.du.reserved"
+	DFSDataNodeHostname           = "dfs.datanode.hostname"
+	DFSClientUseDataNodeHostname  = "dfs.client.use.datanode.hostname"
+
+	// Leases and the write pipeline.
+
+	DFSNameNodeLeaseRecheckInterval             = "dfs.namenode.lease-recheck-interval-ms"
+	DFSNameNodeLeaseHardLimit                   = "dfs.namenode.lease-hard-limit-sec"
+	DFSClientReplaceDataNodeOnFailureEnable     = "dfs.client.block.write.replace-datanode-on-failure.enable"
+	DFSClientReplaceDataNodeOnFailurePolicy     = "dfs.client.block.write.replace-datanode-on-failure.policy"
+	DFSClientReplaceDataNodeOnFailureBestEffort = "dfs.client.block.write.replace-datanode-on-failure.best-effort"
+
+	// Retry cache.
+
+	DFSNameNodeEnableRetryCache      = "dfs.namenode.enable.retrycache"
+	DFSNameNodeRetryCacheExpiryTime  = "dfs.namenode.retrycache.expirytime.millis"
+	DFSNameNodeRetryCacheHeapPercent = "dfs.namenode.retrycache.heap.percent"
+
+	// High availability. DFSHANameNodes is a family prefix only:
+	// the key read is dfs.ha.namenodes.<nameservice>.
+
+	DFSNameservices               = "dfs.nameservices"
+	DFSHANameNodes                = "dfs.ha.namenodes"
+	DFSNameNodeSharedEditsDir     = "dfs.namenode.shared.edits.dir"
+	DFSJournalNodeRPCAddress      = "dfs.journalnode.rpc-address"  // 0.0.0.0:8485
+	DFSJournalNodeHTTPAddress     = "dfs.journalnode.http-address" // 0.0.0.0:8480
+	DFSJournalNodeEditsDir        = "dfs.journalnode.edits.dir"
+	DFSHAAutomaticFailoverEnabled = "dfs.ha.automatic-failover.enabled"
+
+	// Redundancy monitor.
+
+	DFSNameNodeRedundancyInterval             = "dfs.namenode.redundancy.interval.seconds"
+	DFSNameNodeReconstructionPendingTimeout   = "dfs.namenode.reconstruction.pending.timeout-sec"
+	DFSNameNodeReplicationMaxStreams          = "dfs.namenode.replication.max-streams"
+	DFSNameNodeReplicationMaxStreamsHardLimit = "dfs.namenode.replication.max-streams-hard-limit"
+	DFSNameNodeReplicationWorkMultiplier      = "dfs.namenode.replication.work.multiplier.per.iteration"
+	DFSNameNodeInvalidateWorkPct              = "dfs.namenode.invalidate.work.pct.per.iteration"
+)
+
+// DefaultNameNodeRPCPort is the port used when a NameNode address is taken
+// from an hdfs:// URI without a port.
+const DefaultNameNodeRPCPort = "8020"
+
+// keyDef is one row of the built-in default table.
+type keyDef struct {
+	key string
+	// def is the default value, written as in Hadoop's *-default.xml.
+	def string
+	// unit is the unit of a bare number for Duration; zero for keys that
+	// are not durations.
+	unit time.Duration
+}
+
+const (
+	ms     = time.Millisecond
+	sec    = time.Second
+	minute = time.Minute
+)
+
+// defaultTable returns the built-in defaults. It is a function so the table
+// cannot be changed by anyone.
+func defaultTable() []keyDef {
+	return []keyDef{
+		{FSDefaultFS, "file:///", 0},
+		{HadoopTmpDir, "/tmp/hadoop-${user.name}", 0},
+		{HadoopSecurityAuthentication, "simple", 0},
+		{IPCMaximumDataLength, "134217728", 0},
+		{IPCServerHandlerQueueSize, "100", 0},
+		{IPCClientConnectMaxRetries, "10", 0},
+		{IPCClientConnectRetryInterval, "1000", ms},
+		{IPCClientConnectTimeout, "20000", ms},
+		{IPCServerListenQueueSize, "256", 0},
+		{IPCClientRPCTimeout, "120000", ms},
+		{FSPermissionsUmaskMode, "022", 0},
+		{FSTrashInterval, "0", minute},
+		{NetTopologyScriptFileName, "", 0},
+		{NetTopologyTableFileName, "", 0},
+		{IOFileBufferSize, "4096", 0},
+
+		{DFSReplication, "3", 0},
+		{DFSReplicationMax, "512", 0},
+		{DFSNameNodeReplicationMin, "1", 0},
+		{DFSBlockSize, "134217728", 0},
+		{DFSBytesPerChecksum, "512", 0},
+		{DFSChecksumType, "CRC32C", 0},
+		{DFSClientWritePacketSize, "65536", 0},
+		{DFSNameNodeNameDir, "file://${hadoop.tmp.dir}/dfs/name", 0},
+		{DFSNameNodeEditsDir, "${dfs.namenode.name.dir}", 0},
+		{DFSNameNodeEditsDirMinimum, "1", 0},
+		{DFSNameNodeEditsDirRequired, "", 0},
+
+		{DFSNameNodeRPCAddress, "", 0},
+		{DFSNameNodeServiceRPCAddress, "", 0},
+		{DFSNameNodeHTTPAddress, "0.0.0.0:9870", 0},
+		{DFSNameNodeHandlerCount, "10", 0},
+		{DFSNameNodeServiceHandlerCount, "10", 0},
+
+		{DFSPermissionsEnabled, "true", 0},
+		{DFSPermissionsSuperUserGroup, "supergroup", 0},
+		{DFSNameNodeAccessTimePrecision, "3600000", ms},
+		{DFSNameNodeMaxComponentLength, "255", 0},
+		{DFSNameNodeMaxDirectoryItems, "1048576", 0},
+		{DFSNameNodeMinBlockSize, "1048576", 0},
+		{DFSNameNodeMaxBlocksPerFile, "10000", 0},
+		{DFSNameNodeMaxXAttrsPerInode, "32", 0},
+		{DFSNameNodeMaxXAttrSize, "16384", 0},
+		{DFSListLimit, "1000", 0},
+
+		{DFSNameNodeNumCheckpointsRetained, "2", 0},
+		{DFSNameNodeNumExtraEditsRetained, "1000000", 0},
+		{DFSNameNodeMaxExtraEditsSegmentsRetained, "10000", 0},
+		{DFSNameNodeCheckpointPeriod, "3600s", sec},
+		{DFSNameNodeCheckpointTxns, "1000000", 0},
+		{DFSNameNodeEditLogAutoRollMultiplier, "0.5", 0},
+		{DFSNameNodeEditLogAutoRollCheckInterval, "300000", ms},
+		{DFSImageTransferTimeout, "60000", ms},
+		{DFSNameNodeSupportAllowFormat, "true", 0},
+
+		{DFSNameNodeSafeModeThresholdPct, "0.999f", 0},
+		{DFSNameNodeSafeModeExtension, "30000", ms},
+		{DFSNameNodeSafeModeMinDataNodes, "0", 0},
+
+		{DFSNameNodeHeartbeatRecheckInterval, "300000", ms},
+		{DFSHeartbeatInterval, "3s", sec},
+		{DFSNameNodeStaleDataNodeInterval, "30000", ms},
+		{DFSNameNodeAvoidReadStaleDataNode, "false", 0},
+		{DFSNameNodeAvoidWriteStaleDataNode, "false", 0},
+		{DFSBlockReportInterval, "21600000", ms},
+		{DFSBlockReportInitialDelay, "0s", sec},
+
+		{DFSDataNodeDataDir, "file://${hadoop.tmp.dir}/dfs/data", 0},
+		{DFSDataNodeAddress, "0.0.0.0:9866", 0},
+		{DFSDataNodeHTTPAddress, "0.0.0.0:9864", 0},
+		{DFSDataNodeIPCAddress, "0.0.0.0:9867", 0},
+		{DFSDataNodeMaxTransferThreads, "4096", 0},
+		{DFSDataNodeDuReserved, "0", 0},
+		{DFSDataNodeHostname, "", 0},
+		{DFSClientUseDataNodeHostname, "false", 0},
+
+		{DFSNameNodeLeaseRecheckInterval, "2000", ms},
+		{DFSNameNodeLeaseHardLimit, "1200", sec},
+		{DFSClientReplaceDataNodeOnFailureEnable, "true", 0},
+		{DFSClientReplaceDataNodeOnFailurePolicy, "DEFAULT", 0},
+		{DFSClientReplaceDataNodeOnFailureBestEffort, "false", 0},
+
+		{DFSNameNodeEnableRetryCache, "true", 0},
+		{DFSNameNodeRetryCacheExpiryTime, "600000", ms},
+		{DFSNameNodeRetryCacheHeapPercent, "0.03f", 0},
+
+		{DFSNameservices, "", 0},
+		{DFSNameNodeSharedEditsDir, "", 0},
+		{DFSJournalNodeRPCAddress, "0.0.0.0:8485", 0},
+		{DFSJournalNodeHTTPAddress, "0.0.0.0:8480", 0},
+		{DFSJournalNodeEditsDir, "/tmp/hadoop/dfs/journalnode/", 0},
+		{DFSHAAutomaticFailoverEnabled, "false", 0},
+
+		{DFSNameNodeRedundancyInterval, "3s", sec},
+		{DFSNameNodeReconstructionPendingTimeout, "300", sec},
+		{DFSNameNodeReplicationMaxStreams, "2", 0},
+		{DFSNameNodeReplicationMaxStreamsHardLimit, "4", 0},
+		{DFSNameNodeReplicationWorkMultiplier, "2", 0},
+		{DFSNameNodeInvalidateWorkPct, "0.32f", 0},
+	}
+}

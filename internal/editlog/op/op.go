@@ -1,0 +1,262 @@
+// Package op is the vocabulary of namespace mutations: one Go type per edit-log
+// operation. It is pure data: the namespace core applies ops (namespace.Tree.Apply),
+// the editlog package encodes and decodes them, and nothing else defines a mutation.
+//
+// An op records the outcome of a decision, never the decision itself: paths are the
+// resolved, final paths (a rename "into a directory" carries the full destination),
+// inode ids and block ids are the ones allocated, times are absolute milliseconds.
+// Applying the same ops to the same tree therefore always yields the same tree,
+// which is what makes image + edits reproduce exactly what clients saw.
+//
+// Opcode numbers are Hadoop's FSEditLogOpCodes values, kept so that a reader who
+// knows HDFS recognises them; the record encoding around them is our own (see
+// package editlog).
+package op
+
+// Code identifies an op type. The values are part of the edit-log format.
+type Code int8
+
+// Opcodes, numbered as Hadoop's FSEditLogOpCodes. Part of the on-disk format.
+const (
+	CodeAdd             Code = 0  // OP_ADD: create (or overwrite) a file, under construction
+	CodeRenameOld       Code = 1  // OP_RENAME_OLD: rename without options
+	CodeDelete          Code = 2  // OP_DELETE
+	CodeMkdir           Code = 3  // OP_MKDIR: one directory
+	CodeSetReplication  Code = 4  // OP_SET_REPLICATION
+	CodeSetPermissions  Code = 7  // OP_SET_PERMISSIONS
+	CodeSetOwner        Code = 8  // OP_SET_OWNER
+	CodeClose           Code = 9  // OP_CLOSE: file complete, lease released
+	CodeTimes           Code = 13 // OP_TIMES
+	CodeSetQuota        Code = 14 // OP_SET_QUOTA
+	CodeRename          Code = 15 // OP_RENAME: rename2 with options
+	CodeConcat          Code = 16 // OP_CONCAT_DELETE
+	CodeReassignLease   Code = 22 // OP_REASSIGN_LEASE
+	CodeEndLogSegment   Code = 23 // OP_END_LOG_SEGMENT
+	CodeStartLogSegment Code = 24 // OP_START_LOG_SEGMENT
+	CodeUpdateBlocks    Code = 25 // OP_UPDATE_BLOCKS
+	CodeSetGenstamp     Code = 31 // OP_SET_GENSTAMP_V2
+	CodeAllocateBlockID Code = 32 // OP_ALLOCATE_BLOCK_ID
+	CodeAddBlock        Code = 33 // OP_ADD_BLOCK
+	CodeTruncate        Code = 46 // OP_TRUNCATE
+	CodeAppend          Code = 47 // OP_APPEND
+)
+
+// Op is one namespace mutation. The concrete types below are the only
+// implementations.
+type Op interface {
+	Code() Code
+}
+
+// Perm is an inode's owner, group and permission bits (the low 16 bits of an
+// FsPermission: 0o7777 plus nothing else).
+type Perm struct {
+	User  string
+	Group string
+	Mode  uint16
+}
+
+// Block is one block of a file as the namespace knows it.
+type Block struct {
+	ID       int64
+	NumBytes int64
+	GenStamp int64
+}
+
+// Add creates the file Path (InodeID new) under construction for ClientName.
+// With Overwrite an existing file at Path is deleted first (its blocks freed).
+type Add struct {
+	InodeID       uint64
+	Path          string
+	Replication   uint16
+	Mtime         int64
+	Atime         int64
+	BlockSize     int64
+	Perm          Perm
+	ClientName    string
+	ClientMachine string
+	Overwrite     bool
+}
+
+// Mkdir creates one directory; its parent exists.
+type Mkdir struct {
+	InodeID uint64
+	Path    string
+	Mtime   int64
+	Perm    Perm
+}
+
+// Delete removes Path and everything below it; the parent's mtime becomes Mtime.
+type Delete struct {
+	Path  string
+	Mtime int64
+}
+
+// RenameOld moves Src to exactly Dst (Dst does not exist).
+type RenameOld struct {
+	Src   string
+	Dst   string
+	Mtime int64
+}
+
+// Rename moves Src to exactly Dst; with Overwrite an existing Dst (file or empty
+// directory) is removed first.
+type Rename struct {
+	Src       string
+	Dst       string
+	Mtime     int64
+	Overwrite bool
+}
+
+// SetReplication sets a file's replication factor.
+type SetReplication struct {
+	Path        string
+	Replication uint16
+}
+
+// SetPermissions sets an inode's permission bits.
+type SetPermissions struct {
+	Path string
+	Mode uint16
+}
+
+// SetOwner sets an inode's owner and/or group; an empty string leaves it unchanged.
+type SetOwner struct {
+	Path  string
+	User  string
+	Group string
+}
+
+// Times sets mtime and atime; -1 leaves a value unchanged.
+type Times struct {
+	Path  string
+	Mtime int64
+	Atime int64
+}
+
+// Quota values with a special meaning (Hadoop's HdfsConstants).
+const (
+	QuotaDontSet int64 = 1<<63 - 1 // leave this quota unchanged
+	QuotaReset   int64 = -1        // clear the quota
+)
+
+// SetQuota sets a directory's namespace and storage-space quotas.
+type SetQuota struct {
+	Path    string
+	NsQuota int64
+	DsQuota int64
+}
+
+// Concat appends the blocks of Srcs, in order, to Target and deletes Srcs.
+type Concat struct {
+	Target string
+	Srcs   []string
+	Mtime  int64
+}
+
+// ReassignLease moves the lease on Path from Holder to NewHolder.
+type ReassignLease struct {
+	Holder    string
+	Path      string
+	NewHolder string
+}
+
+// StartLogSegment opens every segment; EndLogSegment closes every finalized one.
+type StartLogSegment struct{}
+
+// EndLogSegment is the last record of a finalized segment.
+type EndLogSegment struct{}
+
+// UpdateBlocks replaces the block list of the under-construction file Path.
+type UpdateBlocks struct {
+	Path   string
+	Blocks []Block
+}
+
+// SetGenstamp records the newest generation stamp handed out.
+type SetGenstamp struct {
+	GenStamp int64
+}
+
+// AllocateBlockID records the newest block id handed out.
+type AllocateBlockID struct {
+	BlockID int64
+}
+
+// AddBlock appends Last to the under-construction file Path; Penultimate, when
+// set, is the previous last block with its final length.
+type AddBlock struct {
+	Path        string
+	Penultimate *Block
+	Last        Block
+}
+
+// Close completes the file Path with its final block list and releases its lease.
+type Close struct {
+	Path   string
+	Mtime  int64
+	Atime  int64
+	Blocks []Block
+}
+
+// Append reopens the closed file Path for ClientName. Without NewBlock a partial
+// last block is reopened; with NewBlock the next write starts a new block.
+type Append struct {
+	Path          string
+	ClientName    string
+	ClientMachine string
+	NewBlock      bool
+}
+
+// Truncate cuts Path to NewLength. When the cut falls inside a block, the file stays
+// under construction for ClientName and TruncateBlock is the block being recovered
+// (with its new generation stamp and length).
+type Truncate struct {
+	Path          string
+	ClientName    string
+	ClientMachine string
+	NewLength     int64
+	Mtime         int64
+	TruncateBlock *Block
+}
+
+func (*Add) Code() Code             { return CodeAdd }
+func (*Mkdir) Code() Code           { return CodeMkdir }
+func (*Delete) Code() Code          { return CodeDelete }
+func (*RenameOld) Code() Code       { return CodeRenameOld }
+func (*Rename) Code() Code          { return CodeRename }
+func (*SetReplication) Code() Code  { return CodeSetReplication }
+func (*SetPermissions) Code() Code  { return CodeSetPermissions }
+func (*SetOwner) Code() Code        { return CodeSetOwner }
+func (*Times) Code() Code           { return CodeTimes }
+func (*SetQuota) Code() Code        { return CodeSetQuota }
+func (*Concat) Code() Code          { return CodeConcat }
+func (*ReassignLease) Code() Code   { return CodeReassignLease }
+func (*StartLogSegment) Code() Code { return CodeStartLogSegment }
+func (*EndLogSegment) Code() Code   { return CodeEndLogSegment }
+func (*UpdateBlocks) Code() Code    { return CodeUpdateBlocks }
+func (*SetGenstamp) Code() Code     { return CodeSetGenstamp }
+func (*AllocateBlockID) Code() Code { return CodeAllocateBlockID }
+func (*AddBlock) Code() Code        { return CodeAddBlock }
+func (*Close) Code() Code           { return CodeClose }
+func (*Append) Code() Code          { return CodeAppend }
+func (*Truncate) Code() Code        { return CodeTruncate }
+
+// String returns Hadoop's name of the opcode, e.g. "OP_ADD".
+func (c Code) String() string {
+	if n, ok := codeNames[c]; ok {
+		return n
+	}
+	return "OP_INVALID"
+}
+
+var codeNames = map[Code]string{
+	CodeAdd: "OP_ADD", CodeRenameOld: "OP_RENAME_OLD", CodeDelete: "OP_DELETE",
+	CodeMkdir: "OP_MKDIR", CodeSetReplication: "OP_SET_REPLICATION",
+	CodeSetPermissions: "OP_SET_PERMISSIONS", CodeSetOwner: "OP_SET_OWNER",
+	CodeClose: "OP_CLOSE", CodeTimes: "OP_TIMES", CodeSetQuota: "OP_SET_QUOTA",
+	CodeRename: "OP_RENAME", CodeConcat: "OP_CONCAT_DELETE",
+	CodeReassignLease: "OP_REASSIGN_LEASE", CodeEndLogSegment: "OP_END_LOG_SEGMENT",
+	CodeStartLogSegment: "OP_START_LOG_SEGMENT", CodeUpdateBlocks: "OP_UPDATE_BLOCKS",
+	CodeSetGenstamp: "OP_SET_GENSTAMP_V2", CodeAllocateBlockID: "OP_ALLOCATE_BLOCK_ID",
+	CodeAddBlock: "OP_ADD_BLOCK", CodeTruncate: "OP_TRUNCATE", CodeAppend: "OP_APPEND",
+}

@@ -1,0 +1,43 @@
+package fsimage
+
+import "github.com/hdfsgo/hdfsgo/internal/editlog/op"
+
+// Header is the image's summary: what every loader needs before the first inode.
+type Header struct {
+	LayoutVersion int32
+	NamespaceID   int32
+	TxID          int64  // the image holds every edit up to and including TxID
+	LastInodeID   uint64 // highest inode id handed out
+	GenStamp      int64  // newest generation stamp handed out
+	LastBlockID   int64  // newest block id handed out
+	NumInodes     uint64 // inodes that follow, the root included
+}
+
+// Inode is one inode of the image. Inodes are written parent before child (a
+// pre-order walk from the root, id 16385, whose ParentID is 0), so a loader can
+// attach each one as it arrives without holding the whole image.
+type Inode struct {
+	ID       uint64
+	ParentID uint64
+	Name     []byte // local name; empty for the root
+	IsDir    bool
+	Perm     op.Perm
+	Mtime    int64
+	Atime    int64
+
+	// Directories.
+	NsQuota int64 // -1 when unset
+	DsQuota int64 // -1 when unset
+
+	// Files.
+	Replication uint16
+	BlockSize   int64
+	Blocks      []op.Block
+	UC          *UnderConstruction // nil for a closed file
+}
+
+// UnderConstruction is the lease-related state of a file open for write.
+type UnderConstruction struct {
+	ClientName    string
+	ClientMachine string
+}

@@ -1,0 +1,229 @@
+package lint
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hdfsgo/hdfsgo"
+
+// pureCores may not do I/O or read the clock: they take inputs and return outputs.
+var pureCores = []string{
+	"internal/editlog/op",
+	"internal/namenode/namespace",
+	"internal/namenode/lease",
+	"internal/namenode/blockmgmt",
+	"internal/qjournal/quorum",
+	"internal/datatransfer",
+	"internal/ipc/wire",
+}
+
+// forbiddenInCores are imports a pure core must not have.
+var forbiddenInCores = map[string]bool{
+	"net": true, "net/http": true, "os": true, "os/exec": true, "os/signal": true,
+	"syscall": true, "io/ioutil": true, "github.com/hdfsgo/hdfsgo/internal/vfs": true,
+}
+
+// clockCalls are the time functions that read or wait on the wall clock.
+var clockCalls = map[string]bool{
+	"Now": true, "Since": true, "Until": true, "Sleep": true, "After": true,
+	"AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true,
+}
+
+// roles are the daemons; a role never imports another (they talk over RPC).
+var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal"}
+
+// serverSide are packages the public client must never import.
+var serverSide = []string{
+	"internal/namenode", "internal/datanode", "internal/qjournal",
+	"internal/minicluster", "internal/cli", "internal/web",
+}
+
+type goFile struct {
+	pkgDir  string // module-relative directory
+	path    string
+	test    bool
+	imports []string
+	ast     *ast.File
+}
+
+func loadFiles(t *testing.T) []goFile {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	var files []goFile
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		gf := goFile{pkgDir: filepath.ToSlash(rel), path: p, test: strings.HasSuffix(p, "_test.go")}
+		for _, im := range f.Imports {
+			s, _ := strconv.Unquote(im.Path.Value)
+			gf.imports = append(gf.imports, s)
+		}
+		if !gf.test {
+			full, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			gf.ast = full
+		}
+		files = append(files, gf)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func under(dir, prefix string) bool { return dir == prefix || strings.HasPrefix(dir, prefix+"/") }
+
+func internalPath(imp string) (string, bool) {
+	if !strings.HasPrefix(imp, module+"/") {
+		return "", false
+	}
+	return strings.TrimPrefix(imp, module+"/"), true
+}
+
+func TestPureCoresDoNoIO(t *testing.T) {
+	var bad []string
+	for _, f := range loadFiles(t) {
+		if f.test {
+			continue
+		}
+		core := false
+		for _, c := range pureCores {
+			if under(f.pkgDir, c) {
+				core = true
+			}
+		}
+		if !core {
+			continue
+		}
+		for _, im := range f.imports {
+			if forbiddenInCores[im] {
+				bad = append(bad, f.path+": imports "+im)
+			}
+		}
+		timeName := ""
+		for _, im := range f.ast.Imports {
+			if p, _ := strconv.Unquote(im.Path.Value); p == "time" {
+				timeName = "time"
+				if im.Name != nil {
+					timeName = im.Name.Name
+				}
+			}
+		}
+		if timeName == "" {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == timeName && clockCalls[sel.Sel.Name] {
+				bad = append(bad, f.path+": calls time."+sel.Sel.Name+" (inject a clock instead)")
+			}
+			return true
+		})
+	}
+	report(t, bad)
+}
+
+func TestRolesDoNotImportEachOther(t *testing.T) {
+	var bad []string
+	for _, f := range loadFiles(t) {
+		for _, r := range roles {
+			if !under(f.pkgDir, r) {
+				continue
+			}
+			for _, im := range f.imports {
+				p, ok := internalPath(im)
+				if !ok {
+					continue
+				}
+				for _, other := range roles {
+					if other != r && under(p, other) {
+						bad = append(bad, f.path+": role "+r+" imports "+im)
+					}
+				}
+			}
+		}
+	}
+	report(t, bad)
+}
+
+func TestClientImportsNoServerCode(t *testing.T) {
+	var bad []string
+	for _, f := range loadFiles(t) {
+		if !under(f.pkgDir, "client") || f.test {
+			continue
+		}
+		for _, im := range f.imports {
+			p, ok := internalPath(im)
+			if !ok {
+				continue
+			}
+			for _, s := range serverSide {
+				if under(p, s) {
+					bad = append(bad, f.path+": client imports server package "+im)
+				}
+			}
+		}
+	}
+	report(t, bad)
+}
+
+func TestOnlyCmdImportsCLI(t *testing.T) {
+	var bad []string
+	for _, f := range loadFiles(t) {
+		if under(f.pkgDir, "cmd") || under(f.pkgDir, "internal/cli") {
+			continue
+		}
+		for _, im := range f.imports {
+			if p, ok := internalPath(im); ok && under(p, "internal/cli") {
+				bad = append(bad, f.path+": imports "+im+" (only cmd/ may)")
+			}
+		}
+	}
+	report(t, bad)
+}
+
+func report(t *testing.T, bad []string) {
+	t.Helper()
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
