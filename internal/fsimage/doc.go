@@ -1,0 +1,104 @@
+// Package fsimage owns the NameNode's image: the byte format of an image file
+// (Writer, Reader), the image files of a name directory (Save, List, Load,
+// CleanCheckpoints) and their retention (Purge). File names are HDFS's
+// (fsimage_<txid:019d> with an fsimage_<txid:019d>.md5 beside it, written as
+// fsimage.ckpt_<txid:019d> first); the encoding inside is our own.
+//
+// Callers: the NameNode at startup (CleanCheckpoints, Load) and when it saves
+// the namespace (Save, Purge), the standby and checkpoint nodes after a merge,
+// and the offline image viewer (Reader). A Writer or Reader is used by one
+// goroutine at a time; the package functions are safe for concurrent use on
+// different directories.
+//
+// # Image file
+//
+// All integers marked uv are unsigned LEB128 varints (encoding/binary
+// Uvarint); zz are zig-zag signed varints (binary.Varint); fixed-width
+// integers are big-endian.
+//
+//	+----------+------------+---------+-----------+-----+-----------+----------+
+//	| HDFSIMG1 | version u32| frame H | frame I … |     | frame I … | frame T  |  EOF
+//	+----------+------------+---------+-----------+-----+-----------+----------+
+//	  8 bytes    4 bytes (1)
+//
+//	frame:
+//	+---------+-------------+-------------------+--------------+
+//	| kind u8 | length uv   | payload [length]  | crc32c u32   |
+//	+---------+-------------+-------------------+--------------+
+//	  'H' 'I' or 'T'           ≤ MaxFrameSize     Castagnoli CRC of kind,
+//	                                              length and payload
+//
+//	'H' header payload (exactly one, first):
+//	  layoutVersion zz | namespaceID zz | txid zz | lastInodeID uv |
+//	  genStamp zz | lastBlockID zz | numInodes uv
+//
+//	'I' inode payload (any number, each about 64 KiB):
+//	  count uv | inode record × count
+//
+//	'T' trailer payload (exactly one, last; nothing may follow it):
+//	  numInodes uv | numInodeFrames uv | numStrings uv
+//
+// The numbers in the trailer must match what was read (and numInodes the
+// header's), so a file cut at a frame boundary is caught as surely as a torn
+// frame; the CRC of every frame catches corruption where it happens, with its
+// offset, before the whole-file MD5 is compared.
+//
+// Inode record. Most fields are deltas against the same field of the
+// previous record (of the previous file record for blockSize, of the previous
+// block for block ids and generation stamps), all starting at 0; deltas wrap
+// like two's-complement int64 arithmetic, so any value round-trips.
+//
+//	flags u8       bit0 directory, bit1 under construction (files only),
+//	               bit2 quotas present; other bits must be 0
+//	id             zz delta
+//	parentID       zz delta
+//	name           uv length | bytes        (≤ MaxNameLen; empty only for the root)
+//	user, group    string ref × 2
+//	mode           uv                       (≤ 0xFFFF)
+//	mtime, atime   zz delta × 2
+//	if bit2:       nsQuota zz | dsQuota zz  (absent: both -1)
+//	files only:
+//	  replication  uv (≤ 0xFFFF)
+//	  blockSize    zz delta
+//	  numBlocks    uv (≤ MaxBlocksPerFile)
+//	  block × n:   id zz delta | numBytes zz | genStamp zz delta
+//	  if bit1:     clientName string ref | clientMachine string ref
+//
+//	string ref:    uv 0, then uv length | bytes: a new string (≤ MaxStringLen),
+//	                 which takes the next index of the file's string table;
+//	               uv n ≥ 1: the string at index n-1 of the table.
+//
+// User and group names repeat on nearly every inode; with interning and the
+// deltas an empty file costs about 12 bytes plus its name (23 bytes an inode
+// for a million files named part-NNNNN).
+//
+// The first record is the root: a directory with id 16385 (by convention),
+// ParentID 0 and an empty name. Records come parent before child (a pre-order
+// walk), so a loader can attach each one as it arrives.
+//
+// # MD5 file
+//
+// fsimage_<txid:019d>.md5 holds Hadoop's MD5 line, "<32 hex digits> *<image
+// file name>\n". An image counts as complete only when both files exist under
+// their final names.
+//
+// # Example
+//
+//	err := fsimage.Save(fsys, nameDirs, hdr, func(fn func(*fsimage.Inode) error) error {
+//		return tree.Walk(fn) // under the namesystem read lock, or on a snapshot
+//	})
+//	…
+//	txid, err := fsimage.Load(fsys, nameDirs, func(h fsimage.Header, r *fsimage.Reader) error {
+//		t := namespace.NewTree(h) // fresh: discarded if this image proves bad
+//		for {
+//			in, err := r.Next()
+//			if err == io.EOF {
+//				return nil
+//			}
+//			if err != nil {
+//				return err
+//			}
+//			t.Attach(in) // copies what it keeps
+//		}
+//	})
+package fsimage
