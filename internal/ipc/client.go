@@ -1,0 +1,564 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Addresses of the servers, in failover order ("host:port").
+	Addresses []string
+	// User is the effective user sent in the connection context.
+	User string
+	// RealUser, when set, is sent as the real user (proxy connections).
+	RealUser string
+	// Protocol is the Java protocol name, e.g.
+	// "org.apache.hadoop.hdfs.protocol.ClientProtocol".
+	Protocol string
+	// ClientID is the 16-byte id sent with every call; the default is 16
+	// random characters from [A-Za-z0-9], like the stock clients.
+	ClientID []byte
+	// DialTimeout bounds each connection attempt
+	// (ipc.client.connect.timeout, default 20 s).
+	DialTimeout time.Duration
+	// MaxRetries bounds how many times one call is retried after
+	// connection failures, StandbyException and RetriableException
+	// (default 10; negative means none).
+	MaxRetries int
+	// RetryBase is the first backoff; it doubles per retry up to 30×
+	// RetryBase (default 100 ms).
+	RetryBase time.Duration
+	// Idempotent reports whether method may be resent after its request
+	// may already have reached the server (see the package doc). nil
+	// means no method is.
+	Idempotent func(method string) bool
+	// OnFailover, if set, is called when the client moves from one address
+	// to the next.
+	OnFailover func(from, to string)
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+const clientIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// NewClientID returns 16 random characters from [A-Za-z0-9].
+func NewClientID() []byte {
+	id := make([]byte, 16)
+	rand.Read(id)
+	for i, b := range id {
+		id[i] = clientIDChars[int(b)%len(clientIDChars)]
+	}
+	return id
+}
+
+// Client calls one protocol on a list of servers. It keeps one connection
+// (to the current address) shared by all concurrent callers; calls are
+// multiplexed by call id. It is safe for concurrent use.
+type Client struct {
+	cfg     ClientConfig
+	log     *slog.Logger
+	nextID  atomic.Int32
+	readers sync.WaitGroup
+	// methodHeaders caches encoded RequestHeaderProtos by method name.
+	methodHeaders sync.Map
+
+	mu struct {
+		sync.Mutex
+		conn    *clientConn // nil until dialled or after a failure
+		dialing chan struct{}
+		current int // index into cfg.Addresses
+		closed  bool
+	}
+}
+
+// NewClient returns a client; it dials lazily on the first call.
+func NewClient(cfg ClientConfig) *Client {
+	if len(cfg.ClientID) == 0 {
+		cfg.ClientID = NewClientID()
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 20 * time.Second
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 10
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = 100 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Client{cfg: cfg, log: cfg.Logger}
+}
+
+// ClientID returns the id sent with every call.
+func (c *Client) ClientID() []byte { return c.cfg.ClientID }
+
+// Current returns the address calls go to now.
+func (c *Client) Current() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cfg.Addresses) == 0 {
+		return ""
+	}
+	return c.cfg.Addresses[c.mu.current]
+}
+
+// Close closes the connection and fails the calls in flight with
+// ErrClientClosed; it waits for the connection's reader goroutine.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.mu.closed = true
+	cc := c.mu.conn
+	c.mu.conn = nil
+	c.mu.Unlock()
+	if cc != nil {
+		cc.fail(ErrClientClosed)
+	}
+	c.readers.Wait()
+	return nil
+}
+
+// failover drops cc (if it is still the current connection) and moves to
+// the next address.
+func (c *Client) failover(cc *clientConn, cause error) {
+	c.mu.Lock()
+	if cc != nil && c.mu.conn != cc {
+		c.mu.Unlock()
+		return // someone else already moved on
+	}
+	c.mu.conn = nil
+	from := c.cfg.Addresses[c.mu.current]
+	c.mu.current = (c.mu.current + 1) % len(c.cfg.Addresses)
+	to := c.cfg.Addresses[c.mu.current]
+	c.mu.Unlock()
+	if cc != nil {
+		cc.fail(fmt.Errorf("%w: %v", ErrConnBroken, cause))
+	}
+	c.log.Info("ipc: failover", "from", from, "to", to, "cause", cause)
+	if c.cfg.OnFailover != nil && from != to {
+		c.cfg.OnFailover(from, to)
+	}
+}
+
+// dropConn forgets cc (if still current) without moving to another
+// address; the next call redials.
+func (c *Client) dropConn(cc *clientConn, cause error) {
+	c.mu.Lock()
+	if c.mu.conn == cc {
+		c.mu.conn = nil
+	}
+	c.mu.Unlock()
+	cc.fail(fmt.Errorf("%w: %v", ErrConnBroken, cause))
+}
+
+// failoverFrom moves to the next address if addr is still the current one
+// (concurrent callers that failed to dial the same address move once).
+func (c *Client) failoverFrom(addr string, cause error) {
+	c.mu.Lock()
+	if c.mu.conn != nil || c.cfg.Addresses[c.mu.current] != addr {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.failover(nil, cause)
+}
+
+// conn returns the current connection, dialling it if needed. Concurrent
+// callers share one dial.
+func (c *Client) conn(ctx context.Context) (*clientConn, error) {
+	for {
+		c.mu.Lock()
+		if c.mu.closed {
+			c.mu.Unlock()
+			return nil, ErrClientClosed
+		}
+		if len(c.cfg.Addresses) == 0 {
+			c.mu.Unlock()
+			return nil, ErrNoAddresses
+		}
+		if cc := c.mu.conn; cc != nil {
+			if cc.failure() == nil {
+				c.mu.Unlock()
+				return cc, nil
+			}
+			// The connection died while idle (e.g. the server restarted):
+			// redial the same address; only a failed dial moves on.
+			c.mu.conn = nil
+		}
+		if wait := c.mu.dialing; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		c.mu.dialing = done
+		addr := c.cfg.Addresses[c.mu.current]
+		c.mu.Unlock()
+
+		cc, err := c.dial(ctx, addr)
+
+		c.mu.Lock()
+		c.mu.dialing = nil
+		close(done)
+		if err == nil {
+			if c.mu.closed {
+				c.mu.Unlock()
+				cc.fail(ErrClientClosed)
+				return nil, ErrClientClosed
+			}
+			c.mu.conn = cc
+			c.readers.Add(1)
+			go cc.readLoop(&c.readers)
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return cc, nil
+	}
+}
+
+// dialError marks a failure to establish a connection: nothing was sent.
+type dialError struct {
+	addr string
+	err  error
+}
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
+	d := net.Dialer{Timeout: c.cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &dialError{addr, err}
+	}
+	hello := wire.ClientPreamble().Append(make([]byte, 0, 128))
+	hello, err = wire.AppendRequest(hello, wire.RequestHeader(wire.CallIDConnectionContext, c.cfg.ClientID, -1), nil,
+		wire.ConnectionContext(c.cfg.User, c.cfg.RealUser, c.cfg.Protocol))
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetWriteDeadline(dl)
+	}
+	if _, err := nc.Write(hello); err != nil {
+		nc.Close()
+		return nil, &dialError{addr, err}
+	}
+	nc.SetWriteDeadline(time.Time{})
+	cc := &clientConn{addr: addr, nc: nc, done: make(chan struct{})}
+	cc.mu.pending = make(map[int32]chan callResult)
+	return cc, nil
+}
+
+// Call invokes method with req and decodes the answer into resp. Errors
+// from the server are *remoteerr.Error values (errors.Is works with the
+// io/fs errors and remoteerr's sentinels); a ctx that ends returns
+// ctx.Err() at once and the late answer is discarded.
+func (c *Client) Call(ctx context.Context, method string, req, resp proto.Message) error {
+	body, err := proto.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("ipc: encode %s request: %w", method, err)
+	}
+	callID := c.nextID.Add(1)
+	retryCount := int32(-1)
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if c.cfg.MaxRetries < 0 || attempt > c.cfg.MaxRetries {
+				return fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, attempt, lastErr)
+			}
+			if err := c.backoff(ctx, attempt); err != nil {
+				return err
+			}
+			retryCount = int32(attempt)
+		}
+		cc, err := c.conn(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var de *dialError
+			if !errors.As(err, &de) {
+				return err
+			}
+			lastErr = err
+			c.failoverFrom(de.addr, err)
+			continue
+		}
+		mh, err := c.methodHeader(method)
+		if err != nil {
+			return err
+		}
+		res, sent, err := cc.roundTrip(ctx, callID, retryCount, mh, c.cfg.ClientID, body)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, ErrClientClosed) {
+				return err
+			}
+			lastErr = err
+			if !sent {
+				// The connection died before this request was queued:
+				// redial the same address.
+				c.dropConn(cc, err)
+				continue
+			}
+			c.failover(cc, err)
+			if c.cfg.Idempotent == nil || !c.cfg.Idempotent(method) {
+				return fmt.Errorf("ipc: %s: %w", method, err)
+			}
+			continue
+		}
+		h := res.resp.Header
+		switch h.GetStatus() {
+		case common.RpcResponseHeaderProto_SUCCESS:
+			if !res.resp.HasBody {
+				return fmt.Errorf("%w: %s: success without a response message", ErrProtocol, method)
+			}
+			if err := proto.Unmarshal(res.resp.Body, resp); err != nil {
+				return fmt.Errorf("ipc: decode %s response: %w", method, err)
+			}
+			return nil
+		case common.RpcResponseHeaderProto_FATAL:
+			// The server closes the connection after a FATAL answer.
+			c.dropConn(cc, fmt.Errorf("fatal response: %s", h.GetErrorMsg()))
+			return remoteerr.FromRemote(h.GetExceptionClassName(), h.GetErrorMsg())
+		}
+		rerr := remoteerr.FromRemote(h.GetExceptionClassName(), h.GetErrorMsg())
+		switch {
+		case remoteerr.IsStandby(rerr):
+			lastErr = rerr
+			c.failover(cc, rerr)
+			continue
+		case remoteerr.IsRetriable(rerr):
+			lastErr = rerr
+			continue
+		}
+		return rerr
+	}
+}
+
+// methodHeader returns the encoded RequestHeaderProto of method, which
+// is the same for every call of it.
+func (c *Client) methodHeader(method string) ([]byte, error) {
+	if b, ok := c.methodHeaders.Load(method); ok {
+		return b.([]byte), nil
+	}
+	b, err := proto.Marshal(wire.MethodHeader(method, c.cfg.Protocol))
+	if err != nil {
+		return nil, fmt.Errorf("ipc: encode method header: %w", err)
+	}
+	c.methodHeaders.Store(method, b)
+	return b, nil
+}
+
+func (c *Client) backoff(ctx context.Context, attempt int) error {
+	d := c.cfg.RetryBase << min(attempt-1, 16)
+	d = min(d, 30*c.cfg.RetryBase)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type callResult struct {
+	resp *wire.Response
+}
+
+// clientConn is one connection: callers write their frames under wmu; one
+// reader goroutine routes responses to the waiting callers by call id.
+type clientConn struct {
+	addr string
+	nc   net.Conn
+	done chan struct{} // closed by fail
+
+	wmu sync.Mutex // guards w
+	w   struct {
+		buf      []byte // frames queued, not yet written
+		spare    []byte // the previous buffer, reused
+		flushing bool   // a caller is writing; others only queue
+	}
+
+	mu struct {
+		sync.Mutex
+		pending map[int32]chan callResult
+		err     error // set once the connection failed
+	}
+}
+
+// fail marks the connection dead with err, closes it and wakes every
+// waiting caller.
+func (cc *clientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.mu.err != nil {
+		cc.mu.Unlock()
+		return
+	}
+	cc.mu.err = err
+	cc.mu.Unlock()
+	close(cc.done)
+	cc.nc.Close()
+}
+
+func (cc *clientConn) failure() error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.mu.err
+}
+
+// roundTrip sends one call and waits for its answer. sent reports whether
+// any byte of the request may have reached the server.
+func (cc *clientConn) roundTrip(ctx context.Context, callID, retryCount int32, methodHeader, clientID, body []byte) (res callResult, sent bool, err error) {
+	ch := make(chan callResult, 1)
+	cc.mu.Lock()
+	if cc.mu.err != nil {
+		err := cc.mu.err
+		cc.mu.Unlock()
+		return res, false, err
+	}
+	cc.mu.pending[callID] = ch
+	cc.mu.Unlock()
+	defer func() {
+		cc.mu.Lock()
+		delete(cc.mu.pending, callID)
+		cc.mu.Unlock()
+	}()
+
+	sent, err = cc.write(ctx, callID, retryCount, methodHeader, clientID, body)
+	if err != nil {
+		return res, sent, err
+	}
+	select {
+	case res = <-ch:
+		return res, true, nil
+	case <-cc.done:
+		// A response may have arrived just before the failure.
+		select {
+		case res = <-ch:
+			return res, true, nil
+		default:
+		}
+		return res, true, cc.failure()
+	case <-ctx.Done():
+		return res, true, ctx.Err()
+	}
+}
+
+// write queues the call's frame and, unless another caller is already
+// writing, writes every queued frame until none is left: concurrent callers
+// share write calls. sent reports whether the frame may have reached the
+// server (true as soon as it was queued, since a failure of the caller
+// that writes it cannot tell which frames got out).
+func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, methodHeader, clientID, body []byte) (sent bool, err error) {
+	cc.wmu.Lock()
+	if err := cc.failure(); err != nil {
+		cc.wmu.Unlock()
+		return false, err
+	}
+	start := len(cc.w.buf)
+	var werr error
+	cc.w.buf, werr = wire.AppendFrame(cc.w.buf, wire.RequestHeader(callID, clientID, retryCount))
+	if werr != nil {
+		cc.w.buf = cc.w.buf[:start]
+		cc.wmu.Unlock()
+		return false, werr
+	}
+	// Splice the encoded method header and request in as the second and
+	// third messages.
+	cc.w.buf = wire.AppendDelimited(cc.w.buf, methodHeader)
+	cc.w.buf = wire.AppendDelimited(cc.w.buf, body)
+	wire.FixFrameLength(cc.w.buf[start:])
+	if cc.w.flushing {
+		cc.wmu.Unlock()
+		return true, nil
+	}
+	cc.w.flushing = true
+	for len(cc.w.buf) > 0 {
+		buf := cc.w.buf
+		cc.w.buf = cc.w.spare[:0]
+		cc.wmu.Unlock()
+		if dl, ok := ctx.Deadline(); ok {
+			cc.nc.SetWriteDeadline(dl)
+		} else {
+			cc.nc.SetWriteDeadline(time.Time{})
+		}
+		_, err := cc.nc.Write(buf)
+		cc.wmu.Lock()
+		if cap(buf) <= 1<<20 {
+			cc.w.spare = buf
+		}
+		if err != nil {
+			cc.w.flushing = false
+			cc.w.buf = nil
+			cc.wmu.Unlock()
+			// A partly written frame corrupts the stream for everyone.
+			cc.fail(fmt.Errorf("%w: write: %v", ErrConnBroken, err))
+			return true, cc.failure()
+		}
+	}
+	cc.w.flushing = false
+	cc.wmu.Unlock()
+	return true, nil
+}
+
+// readLoop routes responses until the connection fails.
+func (cc *clientConn) readLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	br := bufio.NewReaderSize(cc.nc, 64<<10)
+	for {
+		frame, err := wire.ReadFrame(br, wire.DefaultMaxDataLength, nil)
+		if err != nil {
+			cc.fail(fmt.Errorf("%w: read: %v", ErrConnBroken, err))
+			return
+		}
+		resp, err := wire.DecodeResponse(frame)
+		if err != nil {
+			cc.fail(fmt.Errorf("%w: %v", ErrProtocol, err))
+			return
+		}
+		id := int32(resp.Header.GetCallId())
+		cc.mu.Lock()
+		ch := cc.mu.pending[id]
+		delete(cc.mu.pending, id)
+		cc.mu.Unlock()
+		if ch != nil {
+			ch <- callResult{resp: resp}
+			continue
+		}
+		if resp.Header.GetStatus() == common.RpcResponseHeaderProto_FATAL {
+			// A connection-level failure (callId -1): fail every caller.
+			err := remoteerr.FromRemote(resp.Header.GetExceptionClassName(), resp.Header.GetErrorMsg())
+			cc.fail(fmt.Errorf("%w: %w", ErrConnBroken, err))
+			return
+		}
+		// A late answer to a call whose caller gave up: discard.
+	}
+}
