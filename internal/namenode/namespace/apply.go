@@ -1,0 +1,530 @@
+package namespace
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// Effects reports what an applied op took out of the namespace, for the block
+// manager (blocks to invalidate) and the lease manager (leases to drop).
+type Effects struct {
+	FreedBlocks []op.Block // blocks no file refers to any more
+	RemovedUC   []uint64   // inode ids of deleted files that were open for write
+}
+
+// Apply applies one op to the tree. It is the only way the tree changes: the
+// live path, startup replay, the standby's tailer and checkpoint merges all call
+// it. Permission decisions are trusted; structure is checked, and an op that does
+// not fit the tree is rejected with an error wrapping ErrCorrupt, leaving the tree
+// unchanged.
+func (t *Tree) Apply(o op.Op) error { return t.ApplyEffects(o, nil) }
+
+// ApplyEffects is Apply that also records, when eff is not nil, what the op removed.
+func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
+	switch o := o.(type) {
+	case *op.StartLogSegment, *op.EndLogSegment:
+		return nil
+	case *op.SetGenstamp:
+		t.genStamp = o.GenStamp
+		return nil
+	case *op.AllocateBlockID:
+		t.lastBlockID = o.BlockID
+		return nil
+	case *op.Mkdir:
+		return t.applyMkdir(o)
+	case *op.Add:
+		return t.applyAdd(o, eff)
+	case *op.Delete:
+		return t.applyDelete(o, eff)
+	case *op.RenameOld:
+		return t.applyRename(o.Src, o.Dst, o.Mtime, false, eff)
+	case *op.Rename:
+		return t.applyRename(o.Src, o.Dst, o.Mtime, o.Overwrite, eff)
+	case *op.SetReplication:
+		return t.applySetReplication(o)
+	case *op.SetPermissions:
+		_, n, err := t.existing(o.Path)
+		if err != nil {
+			return err
+		}
+		n.mode = o.Mode & 0o7777
+		return nil
+	case *op.SetOwner:
+		_, n, err := t.existing(o.Path)
+		if err != nil {
+			return err
+		}
+		u, g := o.User, o.Group
+		if u == "" {
+			u = t.userOf(n)
+		}
+		if g == "" {
+			g = t.groupOf(n)
+		}
+		n.owner = t.ownerID(u, g)
+		return nil
+	case *op.Times:
+		_, n, err := t.existing(o.Path)
+		if err != nil {
+			return err
+		}
+		if o.Mtime >= 0 {
+			n.mtime = o.Mtime
+		}
+		if o.Atime >= 0 {
+			n.atime = o.Atime
+		}
+		return nil
+	case *op.SetQuota:
+		return t.applySetQuota(o)
+	case *op.Concat:
+		return t.applyConcat(o)
+	case *op.ReassignLease:
+		_, f, err := t.ucFile(o.Path)
+		if err != nil {
+			return err
+		}
+		if f.uc.client != o.Holder {
+			return corruptf("reassign lease on %s: holder is %q, op says %q", o.Path, f.uc.client, o.Holder)
+		}
+		f.uc.client = strings.Clone(o.NewHolder)
+		return nil
+	case *op.UpdateBlocks:
+		w, f, err := t.ucFile(o.Path)
+		if err != nil {
+			return err
+		}
+		t.setBlocks(w, f, cloneBlocks(o.Blocks), eff)
+		return nil
+	case *op.AddBlock:
+		return t.applyAddBlock(o)
+	case *op.Close:
+		w, f, err := t.ucFile(o.Path)
+		if err != nil {
+			return err
+		}
+		old := f.space()
+		delete(t.uc, f.id)
+		f.uc = nil
+		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
+		f.mtime, f.atime = o.Mtime, o.Atime
+		addUsage(w.parent(), 0, f.space()-old)
+		return nil
+	case *op.Append:
+		w, f, err := t.existingFile(o.Path)
+		if err != nil {
+			return err
+		}
+		if f.uc != nil {
+			return corruptf("append to %s: already open for write", o.Path)
+		}
+		old := f.space()
+		f.uc = &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()}
+		t.uc[f.id] = f
+		addUsage(w.parent(), 0, f.space()-old)
+		return nil
+	case *op.Truncate:
+		return t.applyTruncate(o, eff)
+	case nil:
+		return corruptf("nil op")
+	default:
+		return corruptf("unknown op %T", o)
+	}
+}
+
+func cloneBlocks(b []op.Block) []op.Block {
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]op.Block(nil), b...)
+}
+
+// existing resolves a path that must exist.
+func (t *Tree) existing(p string) (*walk, *inode, error) {
+	w := t.lookup(p)
+	if w == nil || w.last() == nil {
+		return nil, nil, corruptf("%s does not exist", p)
+	}
+	return w, w.last(), nil
+}
+
+func (t *Tree) existingFile(p string) (*walk, *inode, error) {
+	w, n, err := t.existing(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n.isDir() {
+		return nil, nil, corruptf("%s is a directory", p)
+	}
+	return w, n, nil
+}
+
+func (t *Tree) ucFile(p string) (*walk, *inode, error) {
+	w, f, err := t.existingFile(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.uc == nil {
+		return nil, nil, corruptf("%s is not under construction", p)
+	}
+	return w, f, nil
+}
+
+// newParent resolves the parent directory of a path that must not be the root.
+func (t *Tree) newParent(p string) (*walk, *inode, error) {
+	w := t.lookup(p)
+	if w == nil || w.isRoot() {
+		return nil, nil, corruptf("bad path %q", p)
+	}
+	par := w.parent()
+	if par == nil {
+		return nil, nil, corruptf("parent of %s does not exist", p)
+	}
+	if !par.isDir() {
+		return nil, nil, corruptf("parent of %s is not a directory", p)
+	}
+	return w, par, nil
+}
+
+func (t *Tree) noteID(id uint64) {
+	if id > t.lastInodeID {
+		t.lastInodeID = id
+	}
+}
+
+func (t *Tree) applyMkdir(o *op.Mkdir) error {
+	w, par, err := t.newParent(o.Path)
+	if err != nil {
+		return err
+	}
+	if w.last() != nil {
+		return corruptf("mkdir %s: already exists", o.Path)
+	}
+	d := &inode{
+		id:    o.InodeID,
+		name:  strings.Clone(w.lastName()),
+		mtime: o.Mtime,
+		mode:  o.Perm.Mode & 0o7777,
+		owner: t.ownerID(o.Perm.User, o.Perm.Group),
+		dir:   &dirData{parent: par},
+	}
+	par.dir.insert(d)
+	par.touch(o.Mtime)
+	addUsage(par, 1, 0)
+	t.numDirs++
+	t.noteID(o.InodeID)
+	return nil
+}
+
+func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
+	w, par, err := t.newParent(o.Path)
+	if err != nil {
+		return err
+	}
+	if _, dup := t.uc[o.InodeID]; dup || o.InodeID == RootInodeID {
+		return corruptf("add %s: inode id %d is in use", o.Path, o.InodeID)
+	}
+	if old := w.last(); old != nil {
+		if !o.Overwrite {
+			return corruptf("add %s: already exists", o.Path)
+		}
+		if old.isDir() {
+			return corruptf("add %s: a directory is in the way", o.Path)
+		}
+		t.removeSubtree(par, old, eff)
+	}
+	f := &inode{
+		id:    o.InodeID,
+		name:  strings.Clone(w.lastName()),
+		mtime: o.Mtime,
+		atime: o.Atime,
+		pref:  o.BlockSize,
+		mode:  o.Perm.Mode & 0o7777,
+		repl:  o.Replication,
+		owner: t.ownerID(o.Perm.User, o.Perm.Group),
+		uc:    &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: par},
+	}
+	par.dir.insert(f)
+	par.touch(o.Mtime)
+	addUsage(par, 1, f.space())
+	t.uc[f.id] = f
+	t.numFiles++
+	t.noteID(o.InodeID)
+	return nil
+}
+
+// removeSubtree unlinks n from its parent directory par and accounts for it.
+func (t *Tree) removeSubtree(par, n *inode, eff *Effects) {
+	ns, ds := t.forget(n, eff)
+	par.dir.remove(n)
+	addUsage(par, -ns, -ds)
+}
+
+// forget drops the subtree at n from the counters and the under-construction
+// index and returns its inode count and space.
+func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
+	if n.dir == nil {
+		t.numFiles--
+		if n.uc != nil {
+			delete(t.uc, n.id)
+			if eff != nil {
+				eff.RemovedUC = append(eff.RemovedUC, n.id)
+			}
+		}
+		if eff != nil {
+			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks...)
+		}
+		return 1, n.space()
+	}
+	t.numDirs--
+	ns = 1
+	for _, c := range n.dir.children {
+		a, b := t.forget(c, eff)
+		ns += a
+		ds += b
+	}
+	return ns, ds
+}
+
+func (t *Tree) applyDelete(o *op.Delete, eff *Effects) error {
+	w, n, err := t.existing(o.Path)
+	if err != nil {
+		return err
+	}
+	if w.isRoot() {
+		return corruptf("delete of /")
+	}
+	par := w.parent()
+	t.removeSubtree(par, n, eff)
+	par.touch(o.Mtime)
+	return nil
+}
+
+func isUnder(dst, src string) bool {
+	return src == "/" || (len(dst) > len(src) && strings.HasPrefix(dst, src) && dst[len(src)] == '/')
+}
+
+func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Effects) error {
+	sw, n, err := t.existing(src)
+	if err != nil {
+		return err
+	}
+	if sw.isRoot() {
+		return corruptf("rename of /")
+	}
+	dw, dpar, err := t.newParent(dst)
+	if err != nil {
+		return err
+	}
+	if sw.path == dw.path {
+		return nil
+	}
+	if isUnder(dw.path, sw.path) {
+		return corruptf("rename %s under itself (%s)", src, dst)
+	}
+	old := dw.last()
+	if old != nil {
+		switch {
+		case !overwrite:
+			return corruptf("rename %s to %s: destination exists", src, dst)
+		case old.isDir() != n.isDir():
+			return corruptf("rename %s to %s: file and directory", src, dst)
+		case old.isDir() && len(old.dir.children) > 0:
+			return corruptf("rename %s to %s: destination not empty", src, dst)
+		}
+	}
+	spar := sw.parent()
+	ns, ds := counts(n)
+	spar.dir.remove(n)
+	addUsage(spar, -ns, -ds)
+	if old != nil {
+		t.removeSubtree(dpar, old, eff)
+	}
+	n.name = strings.Clone(dw.lastName())
+	dpar.dir.insert(n)
+	addUsage(dpar, ns, ds)
+	if n.dir != nil {
+		n.dir.parent = dpar
+	}
+	if n.uc != nil {
+		n.uc.parent = dpar
+	}
+	spar.touch(mtime)
+	dpar.touch(mtime)
+	return nil
+}
+
+func (t *Tree) applySetReplication(o *op.SetReplication) error {
+	w, f, err := t.existingFile(o.Path)
+	if err != nil {
+		return err
+	}
+	old := f.space()
+	f.repl = o.Replication
+	addUsage(w.parent(), 0, f.space()-old)
+	return nil
+}
+
+func (t *Tree) applySetQuota(o *op.SetQuota) error {
+	w, d, err := t.existing(o.Path)
+	if err != nil {
+		return err
+	}
+	if !d.isDir() {
+		return corruptf("set quota on file %s", o.Path)
+	}
+	q := d.dir.quota
+	ns, ds := int64(-1), int64(-1)
+	if q != nil {
+		ns, ds = q.ns, q.ds
+	}
+	if o.NsQuota != op.QuotaDontSet {
+		ns = o.NsQuota
+	}
+	if o.DsQuota != op.QuotaDontSet {
+		ds = o.DsQuota
+	}
+	if ns < -1 || ds < -1 {
+		return corruptf("set quota on %s: bad values %d, %d", o.Path, o.NsQuota, o.DsQuota)
+	}
+	if ns == -1 && ds == -1 && !w.isRoot() {
+		d.dir.quota = nil
+		return nil
+	}
+	if q == nil {
+		nsU, dsU := counts(d)
+		q = &quotaData{nsUsed: nsU, dsUsed: dsU}
+		d.dir.quota = q
+	}
+	q.ns, q.ds = ns, ds
+	return nil
+}
+
+func (t *Tree) applyConcat(o *op.Concat) error {
+	w, trg, err := t.existingFile(o.Target)
+	if err != nil {
+		return err
+	}
+	if trg.uc != nil {
+		return corruptf("concat target %s is open for write", o.Target)
+	}
+	par := w.parent()
+	srcs := make([]*inode, 0, len(o.Srcs))
+	for _, s := range o.Srcs {
+		sw, f, err := t.existingFile(s)
+		if err != nil {
+			return err
+		}
+		if sw.parent() != par || f == trg || f.uc != nil || slices.Contains(srcs, f) {
+			return corruptf("concat %s: bad source %s", o.Target, s)
+		}
+		srcs = append(srcs, f)
+	}
+	oldDS := trg.space()
+	var srcDS int64
+	nb := len(trg.blocks)
+	for _, f := range srcs {
+		nb += len(f.blocks)
+	}
+	blocks := make([]op.Block, 0, nb)
+	blocks = append(blocks, trg.blocks...)
+	for _, f := range srcs {
+		blocks = append(blocks, f.blocks...)
+		srcDS += f.space()
+		par.dir.remove(f)
+		t.numFiles--
+	}
+	trg.blocks = blocks
+	trg.mtime = o.Mtime
+	par.touch(o.Mtime)
+	addUsage(par, -int64(len(srcs)), trg.space()-oldDS-srcDS)
+	return nil
+}
+
+func (t *Tree) applyAddBlock(o *op.AddBlock) error {
+	w, f, err := t.ucFile(o.Path)
+	if err != nil {
+		return err
+	}
+	if p := o.Penultimate; p != nil {
+		if len(f.blocks) == 0 || f.blocks[len(f.blocks)-1].ID != p.ID {
+			return corruptf("add block to %s: penultimate block %d is not the last block", o.Path, p.ID)
+		}
+	}
+	old := f.space()
+	nb := make([]op.Block, len(f.blocks), len(f.blocks)+1)
+	copy(nb, f.blocks)
+	if p := o.Penultimate; p != nil {
+		nb[len(nb)-1] = *p
+	}
+	f.blocks = append(nb, o.Last)
+	addUsage(w.parent(), 0, f.space()-old)
+	return nil
+}
+
+// setBlocks replaces the block list of a file, reporting dropped blocks.
+func (t *Tree) setBlocks(w *walk, f *inode, blocks []op.Block, eff *Effects) {
+	old := f.space()
+	t.replaceBlocks(f, blocks, eff)
+	addUsage(w.parent(), 0, f.space()-old)
+}
+
+func (t *Tree) replaceBlocks(f *inode, blocks []op.Block, eff *Effects) {
+	if eff != nil {
+		for _, b := range f.blocks {
+			if !hasBlock(blocks, b.ID) {
+				eff.FreedBlocks = append(eff.FreedBlocks, b)
+			}
+		}
+	}
+	f.blocks = blocks
+}
+
+func hasBlock(bs []op.Block, id int64) bool {
+	for i := range bs {
+		if bs[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
+	w, f, err := t.existingFile(o.Path)
+	if err != nil {
+		return err
+	}
+	if o.NewLength < 0 || o.NewLength > f.length() {
+		return corruptf("truncate %s to %d: length is %d", o.Path, o.NewLength, f.length())
+	}
+	if f.uc != nil {
+		return corruptf("truncate %s: open for write", o.Path)
+	}
+	var keep []op.Block
+	var off int64
+	for _, b := range f.blocks {
+		if off >= o.NewLength {
+			break
+		}
+		keep = append(keep, b)
+		off += b.NumBytes
+	}
+	if off > o.NewLength {
+		if o.TruncateBlock == nil {
+			return corruptf("truncate %s to %d: cut inside a block without a truncate block", o.Path, o.NewLength)
+		}
+		keep[len(keep)-1] = *o.TruncateBlock
+	}
+	keep = cloneBlocks(keep)
+	old := f.space()
+	t.replaceBlocks(f, keep, eff)
+	f.mtime = o.Mtime
+	if o.TruncateBlock != nil && off > o.NewLength {
+		f.uc = &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()}
+		t.uc[f.id] = f
+	}
+	addUsage(w.parent(), 0, f.space()-old)
+	return nil
+}

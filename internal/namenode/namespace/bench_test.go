@@ -1,0 +1,120 @@
+package namespace
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// buildFiles creates dirs × perDir empty closed files through Apply(Add)+Apply(Close)
+// and returns the tree.
+func buildFiles(tb testing.TB, dirs, perDir int) *Tree {
+	tr := New(DefaultConfig("root"))
+	perm := op.Perm{User: "gohdfs1", Group: "supergroup", Mode: 0o644}
+	dperm := op.Perm{User: "gohdfs1", Group: "supergroup", Mode: 0o755}
+	for d := 0; d < dirs; d++ {
+		dir := fmt.Sprintf("/d%04d", d)
+		if err := tr.Apply(&op.Mkdir{InodeID: tr.NextInodeID(), Path: dir, Mtime: 1, Perm: dperm}); err != nil {
+			tb.Fatal(err)
+		}
+		for f := 0; f < perDir; f++ {
+			p := fmt.Sprintf("%s/f%07d", dir, f)
+			add := &op.Add{InodeID: tr.NextInodeID(), Path: p, Replication: 3, Mtime: 2, Atime: 2,
+				BlockSize: 134217728, Perm: perm, ClientName: "DFSClient_1", ClientMachine: "127.0.0.1"}
+			if err := tr.Apply(add); err != nil {
+				tb.Fatal(err)
+			}
+			if err := tr.Apply(&op.Close{Path: p, Mtime: 3, Atime: 2}); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	return tr
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkMemoryPerFile reports the heap held per empty file in a namespace
+// of 1,000,000 files in 1,000 directories (run with -benchtime=1x).
+func BenchmarkMemoryPerFile(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		before := heapInUse()
+		tr := buildFiles(b, 1000, 1000)
+		after := heapInUse()
+		b.ReportMetric(float64(after-before)/1e6, "bytes/file")
+		runtime.KeepAlive(tr)
+	}
+}
+
+// TestMemoryPerFile checks the per-file heap on 100,000 files.
+func TestMemoryPerFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 100,000 files")
+	}
+	before := heapInUse()
+	tr := buildFiles(t, 100, 1000)
+	after := heapInUse()
+	per := float64(after-before) / 100000
+	runtime.KeepAlive(tr)
+	t.Logf("%.1f bytes/file", per)
+	if per > 200 {
+		t.Fatalf("%.1f bytes per file, budget 200", per)
+	}
+}
+
+func BenchmarkApplyAdd(b *testing.B) {
+	tr := New(DefaultConfig("root"))
+	perm := op.Perm{User: "u", Group: "g", Mode: 0o644}
+	paths := make([]string, 1000)
+	for d := range paths {
+		paths[d] = fmt.Sprintf("/d%03d", d)
+		if err := tr.Apply(&op.Mkdir{InodeID: tr.NextInodeID(), Path: paths[d], Perm: perm}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ops := make([]op.Add, b.N)
+	for i := range ops {
+		ops[i] = op.Add{Path: fmt.Sprintf("%s/f%d", paths[i%1000], i), Replication: 3, BlockSize: 1 << 27, Perm: perm, ClientName: "c"}
+	}
+	b.ResetTimer()
+	for i := range ops {
+		ops[i].InodeID = tr.NextInodeID()
+		if err := tr.Apply(&ops[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStat(b *testing.B) {
+	tr := buildFiles(b, 100, 1000)
+	paths := make([]string, 1000)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/d%04d/f%07d", i%100, i)
+	}
+	c := Caller{User: "gohdfs2"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.Stat(c, paths[i%len(paths)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlanCreate(b *testing.B) {
+	tr := buildFiles(b, 100, 100)
+	c := Caller{User: "gohdfs1"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.PlanCreate(c, "/d0042/new", 0o644, "c", "m", CreateFlags{Create: true}, false, 3, 1<<27, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

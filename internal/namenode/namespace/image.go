@@ -1,0 +1,204 @@
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+)
+
+// ErrImage: an image's inode records do not form a tree.
+var ErrImage = errors.New("namespace: bad image")
+
+// ImageHeader returns the header of an image of the current tree holding every
+// edit up to txid. LayoutVersion and NamespaceID are the storage's to fill in.
+func (t *Tree) ImageHeader(txid int64) fsimage.Header {
+	return fsimage.Header{
+		TxID:        txid,
+		LastInodeID: t.lastInodeID,
+		GenStamp:    t.genStamp,
+		LastBlockID: t.lastBlockID,
+		NumInodes:   uint64(t.NumInodes()),
+	}
+}
+
+// Export calls fn for every inode, pre-order from the root: a parent before its
+// children, children in name order. The *fsimage.Inode passed to fn (and its
+// Name and Blocks slices) is reused between calls: fn must copy what it keeps.
+// Blocks aliases the tree's storage and must not be modified. The first error
+// from fn stops the walk and is returned.
+func (t *Tree) Export(fn func(*fsimage.Inode) error) error {
+	var rec fsimage.Inode
+	var uc fsimage.UnderConstruction
+	return t.export(t.root, 0, &rec, &uc, fn)
+}
+
+func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.UnderConstruction, fn func(*fsimage.Inode) error) error {
+	*rec = fsimage.Inode{
+		ID:       n.id,
+		ParentID: parent,
+		Name:     append(rec.Name[:0], n.name...),
+		IsDir:    n.isDir(),
+		Perm:     t.permOf(n),
+		Mtime:    n.mtime,
+		Atime:    n.atime,
+		NsQuota:  -1,
+		DsQuota:  -1,
+	}
+	if n.isDir() {
+		rec.NsQuota, rec.DsQuota = quotaOf(n)
+	} else {
+		rec.Replication = n.repl
+		rec.BlockSize = n.pref
+		rec.Blocks = n.blocks
+		if n.uc != nil {
+			*uc = fsimage.UnderConstruction{ClientName: n.uc.client, ClientMachine: n.uc.machine}
+			rec.UC = uc
+		}
+	}
+	if err := fn(rec); err != nil {
+		return err
+	}
+	if n.isDir() {
+		for _, c := range n.dir.children {
+			if err := t.export(c, n.id, rec, uc, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Builder rebuilds a tree from an image's records, one at a time, holding only
+// the tree itself (and an index of directories by id).
+type Builder struct {
+	t    *Tree
+	h    fsimage.Header
+	dirs map[uint64]*inode
+	n    uint64
+}
+
+// NewBuilder starts rebuilding a tree with the counters of h.
+func NewBuilder(cfg Config, h fsimage.Header) *Builder {
+	t := newEmpty(cfg)
+	t.lastInodeID = h.LastInodeID
+	t.genStamp = h.GenStamp
+	t.lastBlockID = h.LastBlockID
+	return &Builder{t: t, h: h, dirs: make(map[uint64]*inode)}
+}
+
+// Add attaches one record; it is copied, so the caller may reuse rec.
+func (b *Builder) Add(rec *fsimage.Inode) error {
+	t := b.t
+	if b.n == 0 {
+		if rec.ID != RootInodeID || rec.ParentID != 0 || !rec.IsDir || len(rec.Name) != 0 {
+			return fmt.Errorf("%w: first record is not the root (id %d, parent %d)", ErrImage, rec.ID, rec.ParentID)
+		}
+		t.root = &inode{
+			id: rec.ID, mtime: rec.Mtime, atime: rec.Atime, mode: rec.Perm.Mode & 0o7777,
+			owner: t.ownerID(rec.Perm.User, rec.Perm.Group),
+			dir:   &dirData{quota: &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}},
+		}
+		t.numDirs = 1
+		b.dirs[rec.ID] = t.root
+		b.n++
+		return nil
+	}
+	par, ok := b.dirs[rec.ParentID]
+	if !ok {
+		return fmt.Errorf("%w: inode %d: parent %d is not a known directory", ErrImage, rec.ID, rec.ParentID)
+	}
+	name := string(rec.Name)
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/") {
+		return fmt.Errorf("%w: inode %d: bad name %q", ErrImage, rec.ID, name)
+	}
+	if _, dup := par.dir.find(name); dup {
+		return fmt.Errorf("%w: inode %d: duplicate name %q in directory %d", ErrImage, rec.ID, name, rec.ParentID)
+	}
+	if rec.ID == 0 || rec.ID > b.h.LastInodeID {
+		return fmt.Errorf("%w: inode %d outside the allocated ids (last %d)", ErrImage, rec.ID, b.h.LastInodeID)
+	}
+	n := &inode{
+		id: rec.ID, name: name, mtime: rec.Mtime, atime: rec.Atime, mode: rec.Perm.Mode & 0o7777,
+		owner: t.ownerID(rec.Perm.User, rec.Perm.Group),
+	}
+	if rec.IsDir {
+		if _, dup := b.dirs[rec.ID]; dup {
+			return fmt.Errorf("%w: duplicate directory id %d", ErrImage, rec.ID)
+		}
+		n.dir = &dirData{parent: par}
+		if rec.NsQuota != -1 || rec.DsQuota != -1 {
+			n.dir.quota = &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}
+		}
+		b.dirs[rec.ID] = n
+		t.numDirs++
+	} else {
+		n.repl = rec.Replication
+		n.pref = rec.BlockSize
+		n.blocks = cloneBlocks(rec.Blocks)
+		if rec.UC != nil {
+			if _, dup := t.uc[rec.ID]; dup {
+				return fmt.Errorf("%w: duplicate file id %d", ErrImage, rec.ID)
+			}
+			n.uc = &ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par}
+			t.uc[rec.ID] = n
+		}
+		t.numFiles++
+	}
+	par.dir.insert(n)
+	b.n++
+	return nil
+}
+
+// Finish checks the record count against the header, computes quota usage and
+// returns the tree.
+func (b *Builder) Finish() (*Tree, error) {
+	if b.n == 0 {
+		return nil, fmt.Errorf("%w: no root", ErrImage)
+	}
+	if b.h.NumInodes != 0 && b.h.NumInodes != b.n {
+		return nil, fmt.Errorf("%w: header says %d inodes, found %d", ErrImage, b.h.NumInodes, b.n)
+	}
+	fillUsage(b.t.root)
+	t := b.t
+	b.t = nil
+	return t, nil
+}
+
+// fillUsage sets the usage of every quota directory in one pass.
+func fillUsage(n *inode) (ns, ds int64) {
+	if n.dir == nil {
+		return 1, n.space()
+	}
+	ns = 1
+	for _, c := range n.dir.children {
+		a, b := fillUsage(c)
+		ns += a
+		ds += b
+	}
+	if q := n.dir.quota; q != nil {
+		q.nsUsed, q.dsUsed = ns, ds
+	}
+	return ns, ds
+}
+
+// NewFromImage rebuilds a tree from an image header and its records; next
+// returns the records in order and (nil, io.EOF) or (nil, nil) after the last.
+func NewFromImage(cfg Config, h fsimage.Header, next func() (*fsimage.Inode, error)) (*Tree, error) {
+	b := NewBuilder(cfg, h)
+	for {
+		rec, err := next()
+		if errors.Is(err, io.EOF) || (err == nil && rec == nil) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Add(rec); err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish()
+}

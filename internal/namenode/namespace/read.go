@@ -1,0 +1,239 @@
+package namespace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// FileInfo is what getFileInfo and getListing report about one inode.
+type FileInfo struct {
+	ID                uint64
+	Name              []byte // local name; empty for "/"
+	IsDir             bool
+	Length            int64 // sum of the blocks' lengths; 0 for directories
+	Perm              op.Perm
+	Mtime             int64
+	Atime             int64
+	Replication       uint16 // 0 for directories
+	BlockSize         int64  // 0 for directories
+	ChildrenNum       int
+	UnderConstruction bool
+	ClientName        string
+	ClientMachine     string
+}
+
+func (t *Tree) info(n *inode) FileInfo {
+	fi := FileInfo{
+		ID:          n.id,
+		Name:        []byte(n.name),
+		IsDir:       n.isDir(),
+		Perm:        t.permOf(n),
+		Mtime:       n.mtime,
+		Atime:       n.atime,
+		Replication: n.repl,
+		BlockSize:   n.pref,
+	}
+	if n.isDir() {
+		fi.ChildrenNum = len(n.dir.children)
+	} else {
+		fi.Length = n.length()
+	}
+	if n.uc != nil {
+		fi.UnderConstruction = true
+		fi.ClientName = n.uc.client
+		fi.ClientMachine = n.uc.machine
+	}
+	return fi
+}
+
+// Stat reports one inode (getFileInfo). Traverse permission is checked on the
+// ancestors; a missing path is ErrNotFound.
+func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
+	w, err := t.resolveExisting(c, path, "File does not exist: %s")
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return t.info(w.last()), nil
+}
+
+// List reports up to limit children of a directory (getListing) whose names sort
+// strictly after startAfter in byte order, and how many further children remain.
+// It needs READ+EXECUTE on the directory. Listing a file reports that file alone.
+// limit <= 0 means no limit.
+func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]FileInfo, int, error) {
+	w, err := t.resolveExisting(c, path, "File does not exist: %s")
+	if err != nil {
+		return nil, 0, err
+	}
+	n := w.last()
+	if !n.isDir() {
+		return []FileInfo{t.info(n)}, 0, nil
+	}
+	if err := t.checkPerm(c, w, permCheck{self: Read | Execute}); err != nil {
+		return nil, 0, err
+	}
+	ch := n.dir.children
+	after := string(startAfter)
+	i := sort.Search(len(ch), func(i int) bool { return ch[i].name > after })
+	end := len(ch)
+	if limit > 0 && i+limit < end {
+		end = i + limit
+	}
+	out := make([]FileInfo, 0, end-i)
+	for _, x := range ch[i:end] {
+		out = append(out, t.info(x))
+	}
+	return out, len(ch) - end, nil
+}
+
+// Summary is getContentSummary's answer. Quotas are -1 when unset.
+type Summary struct {
+	Length         int64
+	FileCount      int64
+	DirectoryCount int64 // the directory itself included
+	Quota          int64
+	SpaceConsumed  int64
+	SpaceQuota     int64
+}
+
+func (t *Tree) sum(n *inode, s *Summary) {
+	if !n.isDir() {
+		s.FileCount++
+		s.Length += n.length()
+		s.SpaceConsumed += n.space()
+		return
+	}
+	s.DirectoryCount++
+	for _, c := range n.dir.children {
+		t.sum(c, s)
+	}
+}
+
+func quotaOf(n *inode) (ns, ds int64) {
+	if n.isDir() && n.dir.quota != nil {
+		return n.dir.quota.ns, n.dir.quota.ds
+	}
+	return -1, -1
+}
+
+// ContentSummary reports the totals of a subtree; it needs READ+EXECUTE on every
+// directory in it.
+func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
+	w, err := t.resolveExisting(c, path, "File does not exist: %s")
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := t.checkPerm(c, w, permCheck{sub: Read | Execute}); err != nil {
+		return Summary{}, err
+	}
+	n := w.last()
+	var s Summary
+	t.sum(n, &s)
+	s.Quota, s.SpaceQuota = quotaOf(n)
+	return s, nil
+}
+
+// QuotaUsage is getQuotaUsage's answer. Quotas are -1 when unset.
+type QuotaUsage struct {
+	FileAndDirectoryCount int64
+	Quota                 int64
+	SpaceConsumed         int64
+	SpaceQuota            int64
+}
+
+// QuotaUsage reports the inode count and space of a subtree with its quotas.
+func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
+	w, err := t.resolveExisting(c, path, "File does not exist: %s")
+	if err != nil {
+		return QuotaUsage{}, err
+	}
+	if err := t.checkPerm(c, w, permCheck{sub: Read | Execute}); err != nil {
+		return QuotaUsage{}, err
+	}
+	n := w.last()
+	var u QuotaUsage
+	if n.isDir() && n.dir.quota != nil {
+		q := n.dir.quota
+		u = QuotaUsage{FileAndDirectoryCount: q.nsUsed, SpaceConsumed: q.dsUsed}
+	} else {
+		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
+	}
+	u.Quota, u.SpaceQuota = quotaOf(n)
+	return u, nil
+}
+
+// Blocks returns the block list of the file at path (no permission check; the
+// slice must not be modified). A directory is ErrNotFile.
+func (t *Tree) Blocks(path string) ([]op.Block, error) {
+	w := t.lookup(path)
+	if w == nil || w.last() == nil {
+		return nil, notFound("File does not exist: %s", path)
+	}
+	if w.last().isDir() {
+		return nil, newErr("Path is not a file: "+w.path, ErrNotFound, ErrNotFile)
+	}
+	return w.last().blocks, nil
+}
+
+// FileByID finds a file under construction by inode id (only those are indexed;
+// closed files are found by path). It returns the file's current path.
+func (t *Tree) FileByID(id uint64) (path string, fi FileInfo, ok bool) {
+	f, ok := t.uc[id]
+	if !ok {
+		return "", FileInfo{}, false
+	}
+	return joinPath(dirPath(f.uc.parent), f.name), t.info(f), true
+}
+
+// UnderConstruction calls fn for every file open for write, in inode id order.
+func (t *Tree) UnderConstruction(fn func(id uint64, path, client string)) {
+	ids := make([]uint64, 0, len(t.uc))
+	for id := range t.uc {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		f := t.uc[id]
+		fn(id, joinPath(dirPath(f.uc.parent), f.name), f.uc.client)
+	}
+}
+
+// Dump writes every inode and the counters as text, one line each, in a fixed
+// order (pre-order, children by name), for tests that compare trees.
+func (t *Tree) Dump(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "counters lastInodeID=%d genStamp=%d lastBlockID=%d files=%d dirs=%d uc=%d\n",
+		t.lastInodeID, t.genStamp, t.lastBlockID, t.numFiles, t.numDirs, len(t.uc))
+	t.dump(bw, t.root, "/")
+	return bw.Flush()
+}
+
+func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
+	if n.isDir() {
+		fmt.Fprintf(w, "%s dir id=%d %s:%s:%04o mtime=%d atime=%d", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime)
+		if q := n.dir.quota; q != nil {
+			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, q.nsUsed, q.dsUsed)
+		}
+		w.WriteByte('\n')
+		for _, c := range n.dir.children {
+			t.dump(w, c, joinPath(path, c.name))
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s file id=%d %s:%s:%04o mtime=%d atime=%d repl=%d bsize=%d blocks=[", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime, n.repl, n.pref)
+	for i, b := range n.blocks {
+		if i > 0 {
+			w.WriteByte(' ')
+		}
+		fmt.Fprintf(w, "%d:%d:%d", b.ID, b.NumBytes, b.GenStamp)
+	}
+	w.WriteByte(']')
+	if n.uc != nil {
+		fmt.Fprintf(w, " uc=%s@%s", n.uc.client, n.uc.machine)
+	}
+	w.WriteByte('\n')
+}

@@ -1,0 +1,453 @@
+package namespace
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// Fixed identifiers, as Hadoop numbers them.
+const (
+	// RootInodeID is the inode id of "/" (Hadoop's INodeId.ROOT_INODE_ID; ids
+	// up to 16384 are reserved).
+	RootInodeID uint64 = 16385
+	// FirstGenStamp is the generation stamp counter of a new namespace
+	// (GenerationStamp.LAST_RESERVED_STAMP); the first stamp handed out is 1001.
+	FirstGenStamp int64 = 1000
+	// FirstBlockID is the block id counter of a new namespace
+	// (SequentialBlockIdGenerator.LAST_RESERVED_BLOCK_ID = 2^30); the first
+	// block id handed out is 2^30+1.
+	FirstBlockID int64 = 1 << 30
+)
+
+// Config holds the namespace's limits and permission settings.
+type Config struct {
+	// SuperUser owns "/" and bypasses permission checks (the NameNode process owner).
+	SuperUser string
+	// SuperGroup: members bypass permission checks (dfs.permissions.superusergroup, "supergroup").
+	SuperGroup string
+	// PermissionsEnabled turns permission checking on (dfs.permissions.enabled, true).
+	PermissionsEnabled bool
+	// MaxComponentLength limits a path component's length in bytes
+	// (dfs.namenode.fs-limits.max-component-length, 255); 0 = no limit.
+	MaxComponentLength int
+	// MaxDirItems limits the children of one directory
+	// (dfs.namenode.fs-limits.max-directory-items, 1048576); 0 = no limit.
+	MaxDirItems int
+	// AccessTimePrecision in ms (dfs.namenode.accesstime.precision, 3600000);
+	// 0 disables access times.
+	AccessTimePrecision int64
+}
+
+// DefaultConfig returns Hadoop's defaults with the given superuser.
+func DefaultConfig(superUser string) Config {
+	return Config{
+		SuperUser:           superUser,
+		SuperGroup:          "supergroup",
+		PermissionsEnabled:  true,
+		MaxComponentLength:  255,
+		MaxDirItems:         1048576,
+		AccessTimePrecision: 3600000,
+	}
+}
+
+// Validate rejects settings HDFS would refuse, naming the configuration key.
+func (c Config) Validate() error {
+	switch {
+	case c.SuperUser == "":
+		return fmt.Errorf("%w: the superuser name is empty", ErrIllegalArgument)
+	case c.MaxComponentLength < 0:
+		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-component-length = %d is negative", ErrIllegalArgument, c.MaxComponentLength)
+	case c.MaxDirItems < 0 || c.MaxDirItems > 6400000:
+		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-directory-items = %d is outside [1, 6400000]", ErrIllegalArgument, c.MaxDirItems)
+	case c.AccessTimePrecision < 0:
+		return fmt.Errorf("%w: dfs.namenode.accesstime.precision = %d is negative", ErrIllegalArgument, c.AccessTimePrecision)
+	}
+	return nil
+}
+
+// Caller is the user on whose behalf a plan or read is made.
+type Caller struct {
+	User   string
+	Groups []string
+	Super  bool // set by the caller for users it knows to be superusers
+}
+
+// inode is one file or directory. Kept small: one is allocated per file.
+type inode struct {
+	id     uint64
+	name   string
+	mtime  int64
+	atime  int64
+	pref   int64      // files: preferred block size
+	blocks []op.Block // files
+	dir    *dirData   // non-nil exactly for directories
+	uc     *ucData    // files open for write
+	owner  uint32     // index into Tree.owners
+	mode   uint16
+	repl   uint16 // files
+}
+
+type dirData struct {
+	parent   *inode   // nil for the root
+	children []*inode // sorted by name, byte order
+	quota    *quotaData
+}
+
+type quotaData struct {
+	ns, ds         int64 // -1 = unset
+	nsUsed, dsUsed int64 // usage of the subtree, the directory itself included
+}
+
+type ucData struct {
+	client  string
+	machine string
+	parent  *inode // the directory holding the file
+}
+
+type ownerPair struct{ user, group uint32 }
+
+// Tree is the namespace: the inode tree and the id counters. It is not safe for
+// concurrent use; the caller serialises all calls (the namesystem lock).
+type Tree struct {
+	cfg  Config
+	root *inode
+
+	lastInodeID uint64
+	genStamp    int64
+	lastBlockID int64
+	numFiles    int64
+	numDirs     int64
+
+	strs     []string
+	strIdx   map[string]uint32
+	owners   []ownerPair
+	ownerIdx map[ownerPair]uint32
+
+	uc map[uint64]*inode // files under construction by inode id
+}
+
+// New returns a namespace holding only "/" (owned by cfg.SuperUser:cfg.SuperGroup,
+// mode 0755, mtime 0).
+func New(cfg Config) *Tree {
+	t := newEmpty(cfg)
+	t.root = &inode{
+		id:    RootInodeID,
+		mode:  0o755,
+		owner: t.ownerID(cfg.SuperUser, cfg.SuperGroup),
+		dir:   &dirData{quota: &quotaData{ns: math.MaxInt64, ds: -1, nsUsed: 1}},
+	}
+	t.numDirs = 1
+	return t
+}
+
+func newEmpty(cfg Config) *Tree {
+	return &Tree{
+		cfg:         cfg,
+		lastInodeID: RootInodeID,
+		genStamp:    FirstGenStamp,
+		lastBlockID: FirstBlockID,
+		strIdx:      make(map[string]uint32),
+		ownerIdx:    make(map[ownerPair]uint32),
+		uc:          make(map[uint64]*inode),
+	}
+}
+
+// Config returns the configuration the tree was built with.
+func (t *Tree) Config() Config { return t.cfg }
+
+// LastInodeID is the highest inode id handed out.
+func (t *Tree) LastInodeID() uint64 { return t.lastInodeID }
+
+// NextInodeID is the id the next created inode gets (no allocation happens).
+func (t *Tree) NextInodeID() uint64 { return t.lastInodeID + 1 }
+
+// GenStamp is the newest generation stamp handed out.
+func (t *Tree) GenStamp() int64 { return t.genStamp }
+
+// NextGenStamp is the stamp an op.SetGenstamp should record next.
+func (t *Tree) NextGenStamp() int64 { return t.genStamp + 1 }
+
+// LastBlockID is the newest block id handed out.
+func (t *Tree) LastBlockID() int64 { return t.lastBlockID }
+
+// NextBlockID is the id an op.AllocateBlockID should record next.
+func (t *Tree) NextBlockID() int64 { return t.lastBlockID + 1 }
+
+// NumInodes counts files and directories, the root included.
+func (t *Tree) NumInodes() int64 { return t.numFiles + t.numDirs }
+
+// NumFiles counts files.
+func (t *Tree) NumFiles() int64 { return t.numFiles }
+
+// NumDirs counts directories, the root included.
+func (t *Tree) NumDirs() int64 { return t.numDirs }
+
+// NumUnderConstruction counts files open for write.
+func (t *Tree) NumUnderConstruction() int { return len(t.uc) }
+
+// ---- interning ----
+
+func (t *Tree) strID(s string) uint32 {
+	if i, ok := t.strIdx[s]; ok {
+		return i
+	}
+	i := uint32(len(t.strs))
+	s = strings.Clone(s)
+	t.strs = append(t.strs, s)
+	t.strIdx[s] = i
+	return i
+}
+
+func (t *Tree) ownerID(user, group string) uint32 {
+	p := ownerPair{t.strID(user), t.strID(group)}
+	if i, ok := t.ownerIdx[p]; ok {
+		return i
+	}
+	i := uint32(len(t.owners))
+	t.owners = append(t.owners, p)
+	t.ownerIdx[p] = i
+	return i
+}
+
+func (t *Tree) userOf(n *inode) string  { return t.strs[t.owners[n.owner].user] }
+func (t *Tree) groupOf(n *inode) string { return t.strs[t.owners[n.owner].group] }
+
+func (t *Tree) permOf(n *inode) op.Perm {
+	return op.Perm{User: t.userOf(n), Group: t.groupOf(n), Mode: n.mode}
+}
+
+// ---- inode helpers ----
+
+func (n *inode) isDir() bool { return n.dir != nil }
+
+func (d *dirData) find(name string) (int, bool) {
+	i := sort.Search(len(d.children), func(i int) bool { return d.children[i].name >= name })
+	return i, i < len(d.children) && d.children[i].name == name
+}
+
+func (n *inode) child(name string) *inode {
+	if n.dir == nil {
+		return nil
+	}
+	if i, ok := n.dir.find(name); ok {
+		return n.dir.children[i]
+	}
+	return nil
+}
+
+func (d *dirData) insert(c *inode) {
+	ch := d.children
+	if k := len(ch); k == 0 || ch[k-1].name < c.name {
+		d.children = append(ch, c)
+		return
+	}
+	i, _ := d.find(c.name)
+	ch = append(ch, nil)
+	copy(ch[i+1:], ch[i:])
+	ch[i] = c
+	d.children = ch
+}
+
+func (d *dirData) remove(c *inode) {
+	i, ok := d.find(c.name)
+	if !ok || d.children[i] != c {
+		return
+	}
+	copy(d.children[i:], d.children[i+1:])
+	d.children[len(d.children)-1] = nil
+	d.children = d.children[:len(d.children)-1]
+	if len(d.children) == 0 {
+		d.children = nil
+	}
+}
+
+// touch raises a directory's mtime to at least m (Hadoop's updateModificationTime).
+func (n *inode) touch(m int64) {
+	if m > n.mtime {
+		n.mtime = m
+	}
+}
+
+func (n *inode) length() int64 {
+	var l int64
+	for i := range n.blocks {
+		l += n.blocks[i].NumBytes
+	}
+	return l
+}
+
+// space is the storage space the file counts against quotas: bytes ×
+// replication, with the last block of a file under construction reserved at
+// the preferred block size (as HDFS does while a block is being written).
+func (n *inode) space() int64 {
+	if n.dir != nil {
+		return 0
+	}
+	l := n.length()
+	if n.uc != nil && len(n.blocks) > 0 {
+		last := n.blocks[len(n.blocks)-1].NumBytes
+		if n.pref > last {
+			l += n.pref - last
+		}
+	}
+	return l * int64(n.repl)
+}
+
+// counts returns the number of inodes and the storage space of the subtree at n.
+func counts(n *inode) (ns, ds int64) {
+	if n.dir == nil {
+		return 1, n.space()
+	}
+	ns = 1
+	for _, c := range n.dir.children {
+		a, b := counts(c)
+		ns += a
+		ds += b
+	}
+	return ns, ds
+}
+
+// addUsage adds deltas to every quota directory from d up to the root.
+func addUsage(d *inode, ns, ds int64) {
+	if ns == 0 && ds == 0 {
+		return
+	}
+	for ; d != nil; d = d.dir.parent {
+		if q := d.dir.quota; q != nil {
+			q.nsUsed += ns
+			q.dsUsed += ds
+		}
+	}
+}
+
+// dirPath returns the absolute path of directory d.
+func dirPath(d *inode) string {
+	if d.dir.parent == nil {
+		return "/"
+	}
+	var parts []string
+	for ; d.dir.parent != nil; d = d.dir.parent {
+		parts = append(parts, d.name)
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// ---- paths ----
+
+// walk is a resolved path: the inodes along it (Hadoop's INodesInPath).
+type walk struct {
+	path  string   // normalized absolute path
+	comps []string // components below the root
+	nodes []*inode // nodes[0] is the root; nodes[i] is comps[i-1] or nil
+	// notDir is the index of a file found where a directory was needed
+	// (it has components below it), or 0.
+	notDir int
+}
+
+func (w *walk) last() *inode { return w.nodes[len(w.nodes)-1] }
+
+func (w *walk) parent() *inode {
+	if len(w.nodes) < 2 {
+		return nil
+	}
+	return w.nodes[len(w.nodes)-2]
+}
+
+func (w *walk) isRoot() bool { return len(w.comps) == 0 }
+
+func (w *walk) lastName() string {
+	if len(w.comps) == 0 {
+		return ""
+	}
+	return w.comps[len(w.comps)-1]
+}
+
+// prefix is the path of nodes[i].
+func (w *walk) prefix(i int) string {
+	if i == 0 {
+		return "/"
+	}
+	return "/" + strings.Join(w.comps[:i], "/")
+}
+
+func (w *walk) parentPath() string { return w.prefix(len(w.comps) - 1) }
+
+// normalize checks that p is absolute and drops trailing slashes.
+func normalize(p string) (string, error) {
+	if p == "" || p[0] != '/' {
+		return "", newErr("Invalid path name Absolute path required, but got '"+p+"'", ErrInvalidPath)
+	}
+	for len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	return p, nil
+}
+
+// validName applies Hadoop's DFSUtil.isValidName to a normalized path: no
+// empty, ".", ".." components and no ':' anywhere.
+func validName(p string) bool {
+	if p == "/" {
+		return true
+	}
+	for _, c := range strings.Split(p[1:], "/") {
+		if c == "" || c == "." || c == ".." || strings.IndexByte(c, ':') >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve walks path p. With create, p must be a valid name for new inodes.
+func (t *Tree) resolve(p string, create bool) (*walk, error) {
+	np, err := normalize(p)
+	if err != nil {
+		return nil, err
+	}
+	if create && !validName(np) {
+		return nil, newErr("Invalid path name Invalid file name: "+p, ErrInvalidPath)
+	}
+	w := &walk{path: np}
+	if np != "/" {
+		w.comps = strings.Split(np[1:], "/")
+	}
+	w.nodes = make([]*inode, len(w.comps)+1)
+	w.nodes[0] = t.root
+	cur := t.root
+	for i, c := range w.comps {
+		if cur.dir == nil {
+			w.notDir = i
+			break
+		}
+		cur = cur.child(c)
+		if cur == nil {
+			break
+		}
+		w.nodes[i+1] = cur
+	}
+	return w, nil
+}
+
+// lookup resolves a path for Apply and internal use; nil when absent.
+func (t *Tree) lookup(p string) *walk {
+	w, err := t.resolve(p, false)
+	if err != nil {
+		return nil
+	}
+	return w
+}
