@@ -1,0 +1,102 @@
+// Package storage is the DataNode's block storage: the volumes of
+// dfs.datanode.data.dir, the block-pool directories on them, the block and
+// meta files of every replica, the replica state machine, and the per-pool
+// ReplicaMap that the DataNode's reports are made from. Its on-disk layout
+// and file formats are byte for byte those of HDFS 3.x (layout version -57),
+// so a Hadoop data directory can be adopted in place.
+//
+// Callers: the DataNode composition root opens the volumes (OpenVolume),
+// formats new ones, builds a Dataset and adds each block pool when its
+// NameNode is known (AddBlockPool, which rebuilds the ReplicaMap from disk);
+// the xceiver writes replicas through ReplicaWriter and reads them through
+// ReplicaReader; the block-pool actor takes block reports (Replicas), space
+// reports (Reports) and carries out invalidations (Invalidate).
+//
+// Everything is safe for concurrent use except where a type says otherwise
+// (a ReplicaWriter has one writing goroutine, a ReplicaReader one reader).
+// Each Volume owns one goroutine, its deleter, started by OpenVolume and
+// stopped by Close. Lock order: ReplicaWriter.mu, then ReplicaMap.mu, then
+// Dataset.mu, then Volume.mu.
+//
+// # Layout of a volume
+//
+//	<vol>/in_use.lock
+//	<vol>/current/VERSION                      storageID, clusterID, cTime, datanodeUuid, storageType=DATA_NODE, layoutVersion
+//	<vol>/current/<bpid>/current/VERSION       namespaceID, cTime, blockpoolID, layoutVersion
+//	<vol>/current/<bpid>/current/finalized/subdir<a>/subdir<b>/blk_<id>
+//	<vol>/current/<bpid>/current/finalized/subdir<a>/subdir<b>/blk_<id>_<genstamp>.meta
+//	<vol>/current/<bpid>/current/rbw/blk_<id>, blk_<id>_<genstamp>.meta
+//	<vol>/current/<bpid>/tmp/                  TEMPORARY replicas; invalidated files awaiting deletion
+//
+// with a = (id>>16)&0x1F and b = (id>>8)&0x1F, the block id in signed
+// decimal. tmp/ is emptied at every start, as Hadoop does.
+//
+// # Meta file
+//
+//	+----------------+-----------+------------------------+---------+---------+-----
+//	| version u16 BE | type u8   | bytesPerChecksum u32 BE| crc 0   | crc 1   | ...
+//	| 00 01          | 0/1/2     | 00 00 02 00 (512)      | 4 bytes | 4 bytes |
+//	+----------------+-----------+------------------------+---------+---------+-----
+//	type: 0 NULL (no crcs), 1 CRC32, 2 CRC32C; one big-endian crc per chunk of
+//	the block file, chunks counted from the block start, the last one partial.
+//	A complete meta file is 7 + ⌈length/bpc⌉ × 4 bytes (MetaFileLen).
+//
+// Packets may start and end inside a chunk (after an hflush, on append): the
+// writer then recomputes the checksum of that chunk from the bytes on disk and
+// the new ones, so the meta file always holds the checksums of the block's
+// own chunks.
+//
+// # Torn replicas at restart
+//
+// A replica being written when the DataNode stopped may have a block file and
+// a meta file of inconsistent lengths. As Hadoop does, the scan only trusts
+// the chunks both files cover, verifies the last of them, and cuts the
+// replica to the end of that chunk if it matches, or to its start if not: the
+// block file is truncated to that length (so is a meta file holding
+// checksums beyond it) and the replica is loaded as RWR.
+//
+// # Recovery meta file
+//
+// UpdateReplicaUnderRecovery writes the replica's new meta file as
+// blk_<id>_<newGS>.meta.recovery before it truncates the block file, and
+// renames it afterwards. At startup such a file is renamed into place if it
+// describes its block file exactly (MetaFileLen of the block's length, and
+// the last chunk's checksum matches) and removed otherwise; either way the
+// replica on disk is consistent: the old one or the recovered one.
+//
+// # Replica states
+//
+//	                CreateRBW (xceiver: client WRITE_BLOCK)   Finalize (xceiver: last packet)
+//	  (none) ─────────────────────────────────────▶ RBW ─────────────────────────────▶ FINALIZED
+//	    │                                          ▲  │                                 │  │
+//	    │ CreateTemporary (xceiver: replication)   │  │ restart (startup scan)          │  │
+//	    ▼                                          │  ▼                                 │  │
+//	TEMPORARY ── Finalize ──▶ FINALIZED            │ RWR                                │  │
+//	    │                                          │  │                                 │  │
+//	    └─ Close/Abort: deleted                    └──┼── Append (xceiver: append) ─────┘  │
+//	                                                  │                                    │
+//	   RBW / RWR / FINALIZED ── InitReplicaRecovery (NameNode RECOVERBLOCK via the primary)│
+//	                                                  ▼                                    │
+//	                                                 RUR ── UpdateReplicaUnderRecovery ────┘
+//	                                                        (new stamp, agreed length)
+//
+// Block recovery (lease recovery, driven by the NameNode through the primary
+// DataNode) moves an RBW, RWR or FINALIZED replica to RUR
+// (InitReplicaRecovery, which stops a writer still attached) and then to
+// FINALIZED with the agreed length and the recovery id as its new
+// generation stamp (UpdateReplicaUnderRecovery). Invalidate
+// (NameNode command) removes a replica in any state; a replica with an older
+// generation stamp than a new CreateRBW/CreateTemporary of the same block is
+// invalidated by it. Duplicates found at startup keep the newer generation
+// stamp, then the longer replica.
+//
+// # Example
+//
+//	vol, err := storage.OpenVolume(storage.VolumeConfig{Dir: "/data/dn1"})
+//	ds, err := storage.NewDataset(storage.Config{}, []*storage.Volume{vol})
+//	bp, _, err := ds.AddBlockPool(bpVersion, time.Now())
+//	w, err := bp.CreateRBW(storage.Block{ID: id, GenStamp: gs}, datatransfer.DefaultChecksum(), blockSize)
+//	err = w.WritePacket(pkt.Header.OffsetInBlock, pkt.Data, pkt.Checksums)
+//	w.SetBytesAcked(pkt.Header.OffsetInBlock + int64(len(pkt.Data)))
+//	rep, err := w.Finalize(w.BytesOnDisk())
+package storage

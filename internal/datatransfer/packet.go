@@ -1,0 +1,224 @@
+package datatransfer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+)
+
+// Packet framing sizes. Part of the wire format.
+const (
+	// PacketPrefixLen is the fixed prefix of a packet: PLEN (4) + HLEN (2).
+	PacketPrefixLen = 6
+	// MaxPacketHeaderLen bounds HLEN as sent by this package: the five
+	// header fields encode in at most 27 bytes.
+	MaxPacketHeaderLen = 27
+	// DefaultMaxPacketSize is Hadoop's limit on PLEN + HLEN (16 MiB).
+	DefaultMaxPacketSize = 16 << 20
+	// HeartbeatSeqno is the seqno of a write pipeline heartbeat packet.
+	HeartbeatSeqno int64 = -1
+)
+
+// PacketHeader is the header of one data packet (PacketHeaderProto).
+type PacketHeader struct {
+	OffsetInBlock     int64 // block offset of the packet's first data byte
+	Seqno             int64
+	LastPacketInBlock bool
+	DataLen           int32 // number of data bytes in the packet
+	SyncBlock         bool  // the writer asks for the data to be made durable (hsync)
+}
+
+// IsHeartbeat reports whether h is a write pipeline heartbeat.
+func (h PacketHeader) IsHeartbeat() bool {
+	return h.Seqno == HeartbeatSeqno && h.DataLen == 0 && !h.LastPacketInBlock
+}
+
+// Proto returns h as a PacketHeaderProto. syncBlock is left unset when false,
+// as Hadoop does, so the common header is 25 bytes.
+func (h PacketHeader) Proto() *hdfs.PacketHeaderProto {
+	p := &hdfs.PacketHeaderProto{
+		OffsetInBlock:     proto.Int64(h.OffsetInBlock),
+		Seqno:             proto.Int64(h.Seqno),
+		LastPacketInBlock: proto.Bool(h.LastPacketInBlock),
+		DataLen:           proto.Int32(h.DataLen),
+	}
+	if h.SyncBlock {
+		p.SyncBlock = proto.Bool(true)
+	}
+	return p
+}
+
+// AppendHeader appends the encoded PacketHeaderProto (without PLEN/HLEN).
+func (h PacketHeader) AppendHeader(dst []byte) ([]byte, error) {
+	out, err := marshalOpts.MarshalAppend(dst, h.Proto())
+	if err != nil {
+		return dst, fmt.Errorf("datatransfer: encode packet header: %w", err)
+	}
+	return out, nil
+}
+
+// ParsePacketHeader decodes a PacketHeaderProto.
+func ParsePacketHeader(b []byte) (PacketHeader, error) {
+	var p hdfs.PacketHeaderProto
+	if err := proto.Unmarshal(b, &p); err != nil {
+		return PacketHeader{}, fmt.Errorf("%w: header: %v", ErrBadPacket, err)
+	}
+	return PacketHeader{
+		OffsetInBlock:     p.GetOffsetInBlock(),
+		Seqno:             p.GetSeqno(),
+		LastPacketInBlock: p.GetLastPacketInBlock(),
+		DataLen:           p.GetDataLen(),
+		SyncBlock:         p.GetSyncBlock(),
+	}, nil
+}
+
+// AppendPacketPrefix appends everything of a packet that precedes its data:
+// PLEN, HLEN, the header and the checksums. h.DataLen must be the length of
+// the data the caller sends next (for instance with sendfile). It is the
+// building block of PacketWriter for callers that send the data themselves.
+func AppendPacketPrefix(dst []byte, h PacketHeader, sums []byte) ([]byte, error) {
+	if h.DataLen < 0 {
+		return dst, fmt.Errorf("%w: negative data length %d", ErrBadPacket, h.DataLen)
+	}
+	plen := 4 + int64(len(sums)) + int64(h.DataLen)
+	if plen > DefaultMaxPacketSize {
+		return dst, fmt.Errorf("%w: packet of %d bytes exceeds %d", ErrBadPacket, plen, DefaultMaxPacketSize)
+	}
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(plen))
+	dst = append(dst, 0, 0) // HLEN, filled below
+	hstart := len(dst)
+	dst, err := h.AppendHeader(dst)
+	if err != nil {
+		return dst[:start], err
+	}
+	binary.BigEndian.PutUint16(dst[hstart-2:], uint16(len(dst)-hstart))
+	return append(dst, sums...), nil
+}
+
+// smallPacket is the data size up to which PacketWriter copies the data next
+// to the header and writes the packet in one call.
+const smallPacket = 4 << 10
+
+// PacketWriter writes packets to a stream. It keeps one buffer for the packet
+// prefix and is not safe for concurrent use.
+type PacketWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+// NewPacketWriter returns a PacketWriter writing to w.
+func NewPacketWriter(w io.Writer) *PacketWriter {
+	return &PacketWriter{w: w, buf: make([]byte, 0, 64+smallPacket)}
+}
+
+// WritePacket writes one packet. h.DataLen is set from len(data). The prefix
+// (lengths, header, checksums) and the data go out in at most two Writes; a
+// small packet goes out in one.
+func (pw *PacketWriter) WritePacket(h PacketHeader, sums, data []byte) error {
+	if len(data) > DefaultMaxPacketSize {
+		return fmt.Errorf("%w: %d data bytes", ErrBadPacket, len(data))
+	}
+	h.DataLen = int32(len(data))
+	b, err := AppendPacketPrefix(pw.buf[:0], h, sums)
+	if err != nil {
+		return err
+	}
+	if len(data) <= smallPacket {
+		b = append(b, data...)
+		pw.buf = b[:0]
+		_, err = pw.w.Write(b)
+		return err
+	}
+	pw.buf = b[:0]
+	if _, err := pw.w.Write(b); err != nil {
+		return err
+	}
+	_, err = pw.w.Write(data)
+	return err
+}
+
+// Buffers returns the packet as two byte slices, prefix and data, for a
+// vectored write (net.Buffers). The prefix lives in pw's buffer and is valid
+// until the next call on pw.
+func (pw *PacketWriter) Buffers(h PacketHeader, sums, data []byte) ([][]byte, error) {
+	h.DataLen = int32(len(data))
+	b, err := AppendPacketPrefix(pw.buf[:0], h, sums)
+	if err != nil {
+		return nil, err
+	}
+	pw.buf = b[:0]
+	return [][]byte{b, data}, nil
+}
+
+// Packet is one packet as read by PacketReader. Checksums and Data alias the
+// reader's buffer and are valid until the next call to Next.
+type Packet struct {
+	Header    PacketHeader
+	Checksums []byte
+	Data      []byte
+}
+
+// PacketReader reads packets from a stream into one reusable buffer. It is
+// not safe for concurrent use.
+type PacketReader struct {
+	r      io.Reader
+	max    int
+	prefix [PacketPrefixLen]byte
+	buf    []byte
+}
+
+// NewPacketReader returns a reader of packets from r whose PLEN + HLEN is at
+// most maxSize bytes (DefaultMaxPacketSize if maxSize <= 0).
+func NewPacketReader(r io.Reader, maxSize int) *PacketReader {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxPacketSize
+	}
+	return &PacketReader{r: r, max: maxSize}
+}
+
+// Next reads one packet. A clean end of stream before the first byte is
+// io.EOF; lengths that are negative, inconsistent or over the limit are
+// ErrBadPacket; a stream that ends inside a packet is io.ErrUnexpectedEOF.
+func (pr *PacketReader) Next() (Packet, error) {
+	if _, err := io.ReadFull(pr.r, pr.prefix[:]); err != nil {
+		return Packet{}, err
+	}
+	plen := int64(int32(binary.BigEndian.Uint32(pr.prefix[:4])))
+	hlen := int64(binary.BigEndian.Uint16(pr.prefix[4:]))
+	if plen < 4 {
+		return Packet{}, fmt.Errorf("%w: payload length %d is below 4", ErrBadPacket, plen)
+	}
+	if hlen == 0 {
+		return Packet{}, fmt.Errorf("%w: empty header", ErrBadPacket)
+	}
+	if plen+hlen > int64(pr.max) {
+		return Packet{}, fmt.Errorf("%w: packet of %d bytes exceeds limit %d", ErrBadPacket, plen+hlen, pr.max)
+	}
+	body := hlen + plen - 4
+	if int64(cap(pr.buf)) < body {
+		pr.buf = make([]byte, body)
+	}
+	buf := pr.buf[:body]
+	if _, err := io.ReadFull(pr.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return Packet{}, err
+	}
+	h, err := ParsePacketHeader(buf[:hlen])
+	if err != nil {
+		return Packet{}, err
+	}
+	payload := buf[hlen:]
+	if h.DataLen < 0 || int64(h.DataLen) > int64(len(payload)) {
+		return Packet{}, fmt.Errorf("%w: data length %d with %d payload bytes", ErrBadPacket, h.DataLen, len(payload))
+	}
+	ns := len(payload) - int(h.DataLen)
+	return Packet{Header: h, Checksums: payload[:ns:ns], Data: payload[ns:]}, nil
+}

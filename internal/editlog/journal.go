@@ -1,0 +1,394 @@
+package editlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/vfs"
+)
+
+// SegmentInfo describes one segment of a journal.
+type SegmentInfo struct {
+	First int64
+	// Last is the last txid of a finalized segment, or of an in-progress one
+	// whose end recovery established; -1 when unknown.
+	Last       int64
+	InProgress bool
+	// Name identifies the segment inside its journal (the file name for a
+	// FileJournal).
+	Name string
+}
+
+// Reader yields the records of one segment in order. Next returns io.EOF at a
+// clean end, and the decoder's *TornRecordError or *CorruptionError otherwise.
+type Reader interface {
+	Next() (txid int64, o op.Op, err error)
+	Close() error
+}
+
+// Journal is one copy of the edit log: a local edits directory, and later a
+// quorum of JournalNodes or a backup node's stream. The Log drives a set of
+// them. It calls the write-path methods (StartSegment, Write, Flush,
+// FinalizeSegment) one at a time, but Segments, OpenForRead and PurgeBefore
+// may run concurrently with them, so implementations must be safe for
+// concurrent use.
+//
+// The segment protocol: StartSegment(first) creates the segment and makes its
+// existence durable; the first batch the Log writes into it begins with the
+// op.StartLogSegment record (txid first), the Log encodes it, not the journal.
+// A segment that is finalized normally ends with an op.EndLogSegment record;
+// one finalized by recovery ends wherever the durable records end.
+type Journal interface {
+	// String names the journal in logs and errors.
+	String() string
+	// StartSegment creates the in-progress segment whose first txid is txid.
+	StartSegment(txid int64) error
+	// Write appends pre-encoded records firstTxID..lastTxID to the open
+	// segment. It need not be durable before Flush.
+	Write(batch []byte, firstTxID, lastTxID int64) error
+	// Flush makes everything written so far durable.
+	Flush() error
+	// FinalizeSegment closes the segment first..last and makes it durable
+	// under its final name.
+	FinalizeSegment(first, last int64) error
+	// Segments lists finalized and in-progress segments, sorted by first txid
+	// (a finalized segment before an in-progress one with the same first).
+	Segments() ([]SegmentInfo, error)
+	// OpenForRead opens one segment as listed by Segments.
+	OpenForRead(seg SegmentInfo) (Reader, error)
+	// RecoverInProgress is called at startup before any segment is started:
+	// it cuts a torn final record from every in-progress segment, finalizes
+	// each one that holds records (sets aside ones that hold none) and
+	// returns the recovered segments. Corruption before the tail is returned
+	// as a *CorruptionError and the segment is left untouched.
+	RecoverInProgress() ([]SegmentInfo, error)
+	// PurgeBefore deletes finalized segments that lie wholly below txid.
+	PurgeBefore(txid int64) error
+	// Close releases the journal without finalizing an open segment.
+	Close() error
+}
+
+// FileJournal is a Journal over one edits directory (a name dir's current/).
+// It is safe for concurrent use.
+type FileJournal struct {
+	fs  vfs.FS
+	dir string
+
+	mu struct {
+		sync.Mutex
+		f      vfs.File // open in-progress segment, or nil
+		first  int64    // its first txid
+		next   int64    // txid the next Write must start with
+		closed bool
+	}
+}
+
+// NewFileJournal returns a journal over dir, which must exist.
+func NewFileJournal(fsys vfs.FS, dir string) *FileJournal {
+	return &FileJournal{fs: fsys, dir: dir}
+}
+
+// String returns the directory.
+func (j *FileJournal) String() string { return "file:" + j.dir }
+
+// Dir is the edits directory.
+func (j *FileJournal) Dir() string { return j.dir }
+
+func (j *FileJournal) path(name string) string { return filepath.Join(j.dir, name) }
+
+// StartSegment creates edits_inprogress_<txid>, writes the header, and syncs
+// the file and the directory.
+func (j *FileJournal) StartSegment(txid int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.mu.closed {
+		return fmt.Errorf("%w: journal %s is closed", ErrState, j.dir)
+	}
+	if j.mu.f != nil {
+		return fmt.Errorf("%w: journal %s: segment %d is still open", ErrState, j.dir, j.mu.first)
+	}
+	if txid < 1 {
+		return fmt.Errorf("editlog: start segment at invalid txid %d", txid)
+	}
+	name := j.path(InProgressName(txid))
+	if _, err := j.fs.Stat(name); err == nil {
+		return fmt.Errorf("editlog: journal %s: %s already exists", j.dir, InProgressName(txid))
+	}
+	f, err := j.fs.Create(name)
+	if err != nil {
+		return fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	var hdr [SegmentHeaderSize]byte
+	if _, err := f.Write(AppendSegmentHeader(hdr[:0])); err != nil {
+		f.Close()
+		return fmt.Errorf("editlog: journal %s: write header: %w", j.dir, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("editlog: journal %s: sync header: %w", j.dir, err)
+	}
+	if err := j.fs.SyncDir(j.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
+	}
+	j.mu.f, j.mu.first, j.mu.next = f, txid, txid
+	return nil
+}
+
+// Write appends batch to the open segment.
+func (j *FileJournal) Write(batch []byte, firstTxID, lastTxID int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.mu.f == nil {
+		return fmt.Errorf("%w: journal %s: no open segment", ErrState, j.dir)
+	}
+	if firstTxID != j.mu.next || lastTxID < firstTxID {
+		return fmt.Errorf("editlog: journal %s: write of txids %d-%d, expected to start at %d", j.dir, firstTxID, lastTxID, j.mu.next)
+	}
+	if _, err := j.mu.f.Write(batch); err != nil {
+		return fmt.Errorf("editlog: journal %s: write txids %d-%d: %w", j.dir, firstTxID, lastTxID, err)
+	}
+	j.mu.next = lastTxID + 1
+	return nil
+}
+
+// Flush fdatasyncs the open segment.
+func (j *FileJournal) Flush() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.mu.f == nil {
+		return fmt.Errorf("%w: journal %s: no open segment", ErrState, j.dir)
+	}
+	if err := j.mu.f.Sync(); err != nil {
+		return fmt.Errorf("editlog: journal %s: sync: %w", j.dir, err)
+	}
+	return nil
+}
+
+// FinalizeSegment closes the open segment (which must hold exactly
+// first..last) or, with no open segment, an in-progress file left by an
+// earlier run, renames it to edits_<first>-<last> and syncs the directory.
+func (j *FileJournal) FinalizeSegment(first, last int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if last < first {
+		return fmt.Errorf("editlog: journal %s: finalize %d-%d: last before first", j.dir, first, last)
+	}
+	if f := j.mu.f; f != nil {
+		if j.mu.first != first || j.mu.next != last+1 {
+			return fmt.Errorf("editlog: journal %s: finalize %d-%d but open segment holds %d-%d", j.dir, first, last, j.mu.first, j.mu.next-1)
+		}
+		j.mu.f = nil
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("editlog: journal %s: sync: %w", j.dir, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("editlog: journal %s: close: %w", j.dir, err)
+		}
+	}
+	return j.renameFinalLocked(first, last)
+}
+
+func (j *FileJournal) renameFinalLocked(first, last int64) error {
+	if err := j.fs.Rename(j.path(InProgressName(first)), j.path(FinalizedName(first, last))); err != nil {
+		return fmt.Errorf("editlog: journal %s: finalize %d-%d: %w", j.dir, first, last, err)
+	}
+	if err := j.fs.SyncDir(j.dir); err != nil {
+		return fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
+	}
+	return nil
+}
+
+// Segments lists the directory's segment files.
+func (j *FileJournal) Segments() ([]SegmentInfo, error) {
+	names, err := j.fs.List(j.dir)
+	if err != nil {
+		return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	var segs []SegmentInfo
+	for _, n := range names {
+		first, last, inProgress, ok := ParseSegmentName(n)
+		if !ok {
+			continue
+		}
+		segs = append(segs, SegmentInfo{First: first, Last: last, InProgress: inProgress, Name: n})
+	}
+	sort.Slice(segs, func(a, b int) bool {
+		if segs[a].First != segs[b].First {
+			return segs[a].First < segs[b].First
+		}
+		return !segs[a].InProgress && segs[b].InProgress
+	})
+	return segs, nil
+}
+
+type fileReader struct {
+	f   vfs.File
+	dec *Decoder
+}
+
+func (r *fileReader) Next() (int64, op.Op, error) { return r.dec.Next() }
+func (r *fileReader) Close() error                { return r.f.Close() }
+
+// OpenForRead opens seg and checks its header.
+func (j *FileJournal) OpenForRead(seg SegmentInfo) (Reader, error) {
+	name := j.path(seg.Name)
+	f, err := j.fs.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+		}
+		return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	if _, err := ReadSegmentHeader(f, name); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileReader{f: f, dec: NewDecoder(f, name, SegmentHeaderSize)}, nil
+}
+
+// RecoverInProgress implements Journal.
+func (j *FileJournal) RecoverInProgress() ([]SegmentInfo, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.mu.f != nil {
+		return nil, fmt.Errorf("%w: journal %s: recovery with segment %d open", ErrState, j.dir, j.mu.first)
+	}
+	segs, err := j.Segments()
+	if err != nil {
+		return nil, err
+	}
+	var out []SegmentInfo
+	for _, s := range segs {
+		if !s.InProgress {
+			continue
+		}
+		last, err := j.recoverOneLocked(s)
+		if err != nil {
+			return out, err
+		}
+		if last < 0 {
+			continue // set aside as empty
+		}
+		out = append(out, SegmentInfo{First: s.First, Last: last, Name: FinalizedName(s.First, last)})
+	}
+	return out, nil
+}
+
+// recoverOneLocked scans one in-progress segment, cuts a torn tail and
+// finalizes it. It returns -1 when the segment held no record and was set
+// aside.
+func (j *FileJournal) recoverOneLocked(s SegmentInfo) (int64, error) {
+	name := j.path(s.Name)
+	f, err := j.fs.OpenReadWrite(name)
+	if err != nil {
+		return 0, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	defer f.Close()
+	last, cut := int64(-1), int64(-1)
+	if _, err := ReadSegmentHeader(f, name); err != nil {
+		var torn *TornRecordError
+		if !errors.As(err, &torn) {
+			return 0, err
+		}
+		cut = 0
+	} else {
+		dec := NewDecoder(f, name, SegmentHeaderSize)
+		for {
+			off := dec.Offset()
+			txid, o, err := dec.Next()
+			if err == io.EOF {
+				break
+			}
+			var torn *TornRecordError
+			if errors.As(err, &torn) {
+				cut = torn.Offset
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			switch {
+			case last < 0 && (txid != s.First || o.Code() != op.CodeStartLogSegment):
+				return 0, &CorruptionError{File: name, Offset: off,
+					Reason: fmt.Sprintf("segment starts with %v txid %d, want %v txid %d", o.Code(), txid, op.CodeStartLogSegment, s.First)}
+			case last >= 0 && txid != last+1:
+				return 0, &CorruptionError{File: name, Offset: off,
+					Reason: fmt.Sprintf("txid %d follows %d", txid, last)}
+			}
+			last = txid
+		}
+	}
+	if last < 0 {
+		// Nothing in it was ever acknowledged: keep it aside for inspection.
+		f.Close()
+		if err := j.fs.Rename(name, name+EmptySuffix); err != nil {
+			return 0, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+		}
+		if err := j.fs.SyncDir(j.dir); err != nil {
+			return 0, fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
+		}
+		return -1, nil
+	}
+	if cut >= 0 {
+		if err := f.Truncate(cut); err != nil {
+			return 0, fmt.Errorf("editlog: journal %s: cut torn tail of %s: %w", j.dir, s.Name, err)
+		}
+		if err := f.Sync(); err != nil {
+			return 0, fmt.Errorf("editlog: journal %s: sync %s: %w", j.dir, s.Name, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return 0, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	if err := j.renameFinalLocked(s.First, last); err != nil {
+		return 0, err
+	}
+	return last, nil
+}
+
+// PurgeBefore removes finalized segments whose last txid is below txid.
+func (j *FileJournal) PurgeBefore(txid int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	segs, err := j.Segments()
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, s := range segs {
+		if s.InProgress || s.Last >= txid {
+			continue
+		}
+		if err := j.fs.Remove(j.path(s.Name)); err != nil {
+			return fmt.Errorf("editlog: journal %s: purge: %w", j.dir, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := j.fs.SyncDir(j.dir); err != nil {
+			return fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
+		}
+	}
+	return nil
+}
+
+// Close closes an open segment without finalizing it.
+func (j *FileJournal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.mu.closed = true
+	if j.mu.f == nil {
+		return nil
+	}
+	err := j.mu.f.Close()
+	j.mu.f = nil
+	return err
+}

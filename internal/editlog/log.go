@@ -1,0 +1,568 @@
+package editlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// State is the Log's life-cycle state (see the package doc).
+type State int
+
+// Log states, named as in Hadoop's FSEditLog.
+const (
+	StateUninitialized State = iota
+	StateBetweenSegments
+	StateInSegment
+	StateOpenForReading
+	StateClosed
+)
+
+func (s State) String() string {
+	switch s {
+	case StateUninitialized:
+		return "UNINITIALIZED"
+	case StateBetweenSegments:
+		return "BETWEEN_LOG_SEGMENTS"
+	case StateInSegment:
+		return "IN_SEGMENT"
+	case StateOpenForReading:
+		return "OPEN_FOR_READING"
+	case StateClosed:
+		return "CLOSED"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Config configures a Log.
+type Config struct {
+	// MinJournals is how many journals must keep accepting writes for the log
+	// to go on (dfs.namenode.edits.dir.minimum, default 1). Below it the log
+	// fails and acknowledges nothing more.
+	MinJournals int
+	// AutoRollTxns makes ShouldRoll report true once the open segment holds
+	// this many transactions; 0 disables. Hadoop derives its threshold as
+	// dfs.namenode.edit.log.autoroll.multiplier.threshold (0.5) ×
+	// dfs.namenode.checkpoint.txns (1,000,000) = 500,000.
+	AutoRollTxns int64
+	// AutoRollBytes makes ShouldRoll report true once the open segment holds
+	// this many bytes of records; 0 disables.
+	AutoRollBytes int64
+	// Logger receives journal failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultAutoRollTxns is Hadoop's default auto-roll threshold (see Config).
+const DefaultAutoRollTxns = 500_000
+
+// maxRetainedBuffer caps the capacity a flushed buffer keeps for reuse, so
+// that one burst does not pin memory for the life of the process.
+const maxRetainedBuffer = 8 << 20
+
+// Stats is a snapshot of the Log's counters.
+type Stats struct {
+	LastTxID   int64 // last txid handed out
+	SyncedTxID int64 // highest txid durable in every journal of the set
+	Flushes    int64 // batches written and flushed (one fsync per journal each)
+	Journals   int   // journals still in the set
+}
+
+// Log is the NameNode's edit log: it hands out txids, buffers encoded records
+// and makes them durable in a set of journals with group commit.
+//
+// Append is called with the namesystem write lock held and does no I/O; Sync
+// is called after releasing it and waits until the txid is durable. Two
+// buffers alternate: writers append into mu.buf while one flusher writes the
+// other to every journal in parallel and flushes them. A Log is safe for
+// concurrent use.
+type Log struct {
+	cfg Config
+	log *slog.Logger
+
+	// segMu serializes segment transitions (start, end, roll, close, init);
+	// it is held across their I/O but never by Append or Sync.
+	segMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		state    State
+		journals []Journal // the journal set; only flushers and segment transitions change it
+		buf      []byte    // records not yet handed to a flusher
+		spare    []byte    // the other buffer, when no flush holds it
+		bufFirst int64     // txid of buf's first record
+		next     int64     // next txid to hand out; 0 before the first segment
+		synced   int64     // highest durable txid
+		flushing bool      // a flusher is writing
+		done     chan struct{}
+		failed   error // set once; every later Sync of a newer txid returns it
+		segFirst int64
+		segBytes int64
+		flushes  int64
+	}
+
+	// Owned by the current flusher (mu.flushing).
+	flushJournals []Journal
+	flushErrs     []error
+}
+
+// New returns a Log in state UNINITIALIZED over journals, which it owns from
+// now on (Close closes them).
+func New(cfg Config, journals []Journal) (*Log, error) {
+	if cfg.MinJournals <= 0 {
+		cfg.MinJournals = 1
+	}
+	if len(journals) < cfg.MinJournals {
+		return nil, fmt.Errorf("%w: %d journal(s) configured, dfs.namenode.edits.dir.minimum is %d", ErrNoJournals, len(journals), cfg.MinJournals)
+	}
+	l := &Log{cfg: cfg, log: cfg.Logger}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	l.mu.journals = append([]Journal(nil), journals...)
+	return l, nil
+}
+
+// State returns the current state.
+func (l *Log) State() State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.state
+}
+
+// Err returns the failure that stopped the log (a wrapped ErrNoJournals, or
+// ErrState once closed), or nil.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.failed
+}
+
+// Journals names the journals still in the set.
+func (l *Log) Journals() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	names := make([]string, len(l.mu.journals))
+	for i, j := range l.mu.journals {
+		names[i] = j.String()
+	}
+	return names
+}
+
+// Stats returns a snapshot of the counters.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Stats{LastTxID: l.mu.next - 1, SyncedTxID: l.mu.synced, Flushes: l.mu.flushes, Journals: len(l.mu.journals)}
+}
+
+// SegmentTxns is the number of transactions in the open segment (0 outside one).
+func (l *Log) SegmentTxns() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.state != StateInSegment {
+		return 0
+	}
+	return l.mu.next - l.mu.segFirst
+}
+
+// SegmentBytes is the size of the open segment's records (0 outside one).
+func (l *Log) SegmentBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.state != StateInSegment {
+		return 0
+	}
+	return l.mu.segBytes
+}
+
+// ShouldRoll reports whether the open segment passed a Config threshold; the
+// NameNode then calls RollSegment.
+func (l *Log) ShouldRoll() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.state != StateInSegment {
+		return false
+	}
+	return (l.cfg.AutoRollTxns > 0 && l.mu.next-l.mu.segFirst >= l.cfg.AutoRollTxns) ||
+		(l.cfg.AutoRollBytes > 0 && l.mu.segBytes >= l.cfg.AutoRollBytes)
+}
+
+func (l *Log) journalsSnapshot() []Journal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Journal(nil), l.mu.journals...)
+}
+
+// InitForWrite moves UNINITIALIZED to BETWEEN_LOG_SEGMENTS: every journal
+// recovers its in-progress segments (cuts torn tails, finalizes them). A
+// journal that fails with an I/O error is dropped; corruption is returned and
+// the log stays UNINITIALIZED.
+func (l *Log) InitForWrite() error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := l.expect(StateUninitialized); err != nil {
+		return err
+	}
+	var bad []Journal
+	var causes []error
+	for _, j := range l.journalsSnapshot() {
+		if _, err := j.RecoverInProgress(); err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				return err
+			}
+			bad, causes = append(bad, j), append(causes, err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dropLocked(bad, causes)
+	if l.mu.failed != nil {
+		return l.mu.failed
+	}
+	l.mu.state = StateBetweenSegments
+	return nil
+}
+
+// InitForRead moves UNINITIALIZED to OPEN_FOR_READING (a standby tailing a
+// shared log): only ReadOps is allowed.
+func (l *Log) InitForRead() error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := l.expect(StateUninitialized); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.mu.state = StateOpenForReading
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Log) expect(states ...State) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range states {
+		if l.mu.state == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: log is %v", ErrState, l.mu.state)
+}
+
+// ReadOps replays the journals of the set (see the function ReadOps). It is
+// allowed in BETWEEN_LOG_SEGMENTS and OPEN_FOR_READING.
+func (l *Log) ReadOps(fromTxID int64, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
+	if err := l.expect(StateBetweenSegments, StateOpenForReading); err != nil {
+		return fromTxID, err
+	}
+	return ReadOps(l.journalsSnapshot(), fromTxID, fn)
+}
+
+// StartSegment moves BETWEEN_LOG_SEGMENTS to IN_SEGMENT: it starts a segment
+// at txid in every journal, logs op.StartLogSegment as txid and syncs it.
+// The first segment of a run may start at any txid (the one after the last
+// replayed); later ones must start right after the previous segment.
+func (l *Log) StartSegment(txid int64) error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	return l.startSegment(txid)
+}
+
+func (l *Log) startSegment(txid int64) error {
+	l.mu.Lock()
+	if l.mu.state != StateBetweenSegments {
+		defer l.mu.Unlock()
+		return fmt.Errorf("%w: start segment while %v", ErrState, l.mu.state)
+	}
+	if l.mu.failed != nil {
+		defer l.mu.Unlock()
+		return l.mu.failed
+	}
+	if txid < 1 || (l.mu.next != 0 && txid != l.mu.next) {
+		defer l.mu.Unlock()
+		return fmt.Errorf("editlog: start segment at txid %d, expected %d", txid, l.mu.next)
+	}
+	journals := append([]Journal(nil), l.mu.journals...)
+	l.mu.Unlock()
+
+	var bad []Journal
+	var causes []error
+	for _, j := range journals {
+		if err := j.StartSegment(txid); err != nil {
+			bad, causes = append(bad, j), append(causes, err)
+		}
+	}
+
+	l.mu.Lock()
+	l.dropLocked(bad, causes)
+	if l.mu.failed != nil {
+		defer l.mu.Unlock()
+		return l.mu.failed
+	}
+	l.mu.state = StateInSegment
+	l.mu.next, l.mu.synced = txid, txid-1
+	l.mu.segFirst, l.mu.segBytes = txid, 0
+	l.appendLocked(&op.StartLogSegment{})
+	l.mu.Unlock()
+	return l.Sync(context.Background(), txid)
+}
+
+// Append logs o and returns its txid. It encodes into memory only; the op is
+// durable once Sync(ctx, txid) returns nil. The NameNode calls it with its
+// namesystem write lock held, so txid order is the order ops are applied.
+// Calling Append outside IN_SEGMENT is a programming error and panics. After
+// the log failed, Append still returns a txid, and Sync of it fails.
+func (l *Log) Append(o op.Op) (txid int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.state != StateInSegment {
+		panic(fmt.Sprintf("editlog: Append(%v) while %v", o.Code(), l.mu.state))
+	}
+	return l.appendLocked(o)
+}
+
+func (l *Log) appendLocked(o op.Op) int64 {
+	txid := l.mu.next
+	l.mu.next++
+	if l.mu.failed != nil {
+		return txid
+	}
+	if len(l.mu.buf) == 0 {
+		l.mu.bufFirst = txid
+	}
+	n := len(l.mu.buf)
+	l.mu.buf = EncodeRecord(l.mu.buf, txid, o)
+	l.mu.segBytes += int64(len(l.mu.buf) - n)
+	return txid
+}
+
+// Sync waits until txid is durable in every journal of the set. If no flush
+// is running it becomes the flusher for everything appended so far;
+// otherwise it waits for the running flush and, if that did not cover txid,
+// flushes next. It returns a wrapped ErrNoJournals once the log failed (for
+// every txid not already durable), or ctx's error if ctx ends first; in both
+// cases the op must not be acknowledged.
+func (l *Log) Sync(ctx context.Context, txid int64) error {
+	l.mu.Lock()
+	for {
+		if txid <= l.mu.synced {
+			l.mu.Unlock()
+			return nil
+		}
+		if l.mu.failed != nil {
+			err := l.mu.failed
+			l.mu.Unlock()
+			return err
+		}
+		if txid >= l.mu.next {
+			l.mu.Unlock()
+			return fmt.Errorf("editlog: sync of txid %d, which was never appended (next is %d)", txid, l.mu.next)
+		}
+		if err := ctx.Err(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		if !l.mu.flushing {
+			l.flushLocked()
+			continue
+		}
+		done := l.mu.done
+		l.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		l.mu.Lock()
+	}
+}
+
+// flushLocked swaps the buffers, writes and flushes the full one to every
+// journal without holding mu, then records the outcome. Called with mu held
+// and no flush running; returns with mu held.
+func (l *Log) flushLocked() {
+	batch, first, last := l.mu.buf, l.mu.bufFirst, l.mu.next-1
+	l.mu.buf, l.mu.spare = l.mu.spare[:0], nil
+	l.mu.flushing = true
+	l.mu.done = make(chan struct{})
+	l.flushJournals = append(l.flushJournals[:0], l.mu.journals...)
+	l.mu.Unlock()
+
+	journals := l.flushJournals
+	if cap(l.flushErrs) < len(journals) {
+		l.flushErrs = make([]error, len(journals))
+	}
+	errs := l.flushErrs[:len(journals)]
+	writeOne := func(i int) {
+		if err := journals[i].Write(batch, first, last); err != nil {
+			errs[i] = err
+			return
+		}
+		errs[i] = journals[i].Flush()
+	}
+	if len(journals) == 1 {
+		writeOne(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := 1; i < len(journals); i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				writeOne(i)
+			}()
+		}
+		writeOne(0)
+		wg.Wait()
+	}
+	var bad []Journal
+	var causes []error
+	for i, err := range errs {
+		if err != nil {
+			bad, causes = append(bad, journals[i]), append(causes, err)
+		}
+		errs[i] = nil
+	}
+	clear(l.flushJournals)
+
+	l.mu.Lock()
+	l.dropLocked(bad, causes)
+	if l.mu.failed == nil {
+		l.mu.synced = last
+	}
+	if cap(batch) <= maxRetainedBuffer {
+		l.mu.spare = batch[:0]
+	}
+	l.mu.flushes++
+	l.mu.flushing = false
+	close(l.mu.done)
+}
+
+// dropLocked removes failed journals from the set and fails the log when
+// fewer than MinJournals remain.
+func (l *Log) dropLocked(bad []Journal, causes []error) {
+	for i, j := range bad {
+		for k, cur := range l.mu.journals {
+			if cur == j {
+				l.mu.journals = append(l.mu.journals[:k], l.mu.journals[k+1:]...)
+				break
+			}
+		}
+		l.log.Error("editlog: dropping failed journal", "journal", j.String(), "err", causes[i],
+			"remaining", len(l.mu.journals), "minimum", l.cfg.MinJournals)
+		if err := j.Close(); err != nil {
+			l.log.Warn("editlog: closing failed journal", "journal", j.String(), "err", err)
+		}
+	}
+	if l.mu.failed == nil && len(bad) > 0 && len(l.mu.journals) < l.cfg.MinJournals {
+		l.mu.failed = fmt.Errorf("%w: %d journal(s) left, dfs.namenode.edits.dir.minimum is %d; last failure: %v",
+			ErrNoJournals, len(l.mu.journals), l.cfg.MinJournals, causes[len(causes)-1])
+		l.log.Error("editlog: edit log failed; no further transaction can be made durable", "err", l.mu.failed)
+	}
+}
+
+// EndSegment moves IN_SEGMENT to BETWEEN_LOG_SEGMENTS: it logs
+// op.EndLogSegment, syncs, and finalizes the segment in every journal. The
+// caller must stop Appends first (the NameNode holds its write lock).
+func (l *Log) EndSegment() error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	return l.endSegment()
+}
+
+func (l *Log) endSegment() error {
+	l.mu.Lock()
+	if l.mu.state != StateInSegment {
+		defer l.mu.Unlock()
+		return fmt.Errorf("%w: end segment while %v", ErrState, l.mu.state)
+	}
+	txid := l.appendLocked(&op.EndLogSegment{})
+	first := l.mu.segFirst
+	l.mu.state = StateBetweenSegments
+	l.mu.Unlock()
+	if err := l.Sync(context.Background(), txid); err != nil {
+		return err
+	}
+
+	var bad []Journal
+	var causes []error
+	for _, j := range l.journalsSnapshot() {
+		if err := j.FinalizeSegment(first, txid); err != nil {
+			bad, causes = append(bad, j), append(causes, err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dropLocked(bad, causes)
+	return l.mu.failed
+}
+
+// RollSegment ends the open segment and starts the next one; it returns the
+// new segment's first txid. The caller must stop Appends meanwhile.
+func (l *Log) RollSegment() (int64, error) {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := l.endSegment(); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	next := l.mu.next
+	l.mu.Unlock()
+	if err := l.startSegment(next); err != nil {
+		return 0, err
+	}
+	return next, nil
+}
+
+// PurgeBefore asks every journal to delete finalized segments wholly below
+// txid (retention after a checkpoint). A journal failing to purge is logged,
+// not dropped: retention is not durability.
+func (l *Log) PurgeBefore(txid int64) error {
+	var first error
+	for _, j := range l.journalsSnapshot() {
+		if err := j.PurgeBefore(txid); err != nil {
+			l.log.Warn("editlog: purge failed", "journal", j.String(), "txid", txid, "err", err)
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Close finalizes the open segment, if any, closes every journal and moves to
+// CLOSED. After a failure it closes the journals without finalizing and
+// returns the failure.
+func (l *Log) Close() error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	var err error
+	l.mu.Lock()
+	state, failed := l.mu.state, l.mu.failed
+	l.mu.Unlock()
+	if state == StateClosed {
+		return nil
+	}
+	if state == StateInSegment && failed == nil {
+		err = l.endSegment()
+	}
+	l.mu.Lock()
+	journals := l.mu.journals
+	l.mu.journals = nil
+	l.mu.state = StateClosed
+	if err == nil {
+		err = l.mu.failed
+	}
+	if l.mu.failed == nil {
+		l.mu.failed = fmt.Errorf("%w: log is closed", ErrState)
+	}
+	l.mu.Unlock()
+	for _, j := range journals {
+		if cerr := j.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

@@ -1,0 +1,719 @@
+package editlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/vfs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// memDirs creates n durable edits directories /nameK/current on m.
+func memDirs(t *testing.T, m *vfs.MemFS, n int) []string {
+	t.Helper()
+	var dirs []string
+	for i := range n {
+		d := fmt.Sprintf("/name%d/current", i+1)
+		if err := m.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m.SyncDir(filepath.Dir(d))
+		dirs = append(dirs, d)
+	}
+	m.SyncDir("/")
+	return dirs
+}
+
+func journals(fsys vfs.FS, dirs []string) []Journal {
+	var js []Journal
+	for _, d := range dirs {
+		js = append(js, NewFileJournal(fsys, d))
+	}
+	return js
+}
+
+// openLog returns a Log over dirs, recovered and in a segment at first.
+func openLog(t *testing.T, fsys vfs.FS, dirs []string, min int, first int64) *Log {
+	t.Helper()
+	l, err := New(Config{MinJournals: min, Logger: quietLogger}, journals(fsys, dirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.InitForWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartSegment(first); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func mkdir(i int) *op.Mkdir {
+	return &op.Mkdir{InodeID: uint64(16386 + i), Path: fmt.Sprintf("/d%d", i), Mtime: int64(i),
+		Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}}
+}
+
+type replayed struct {
+	txid int64
+	op   op.Op
+}
+
+func replay(t *testing.T, fsys vfs.FS, dirs []string, from int64) ([]replayed, int64, error) {
+	t.Helper()
+	var got []replayed
+	last, err := ReadOps(journals(fsys, dirs), from, func(txid int64, o op.Op) error {
+		got = append(got, replayed{txid, o})
+		return nil
+	})
+	return got, last, err
+}
+
+func listDir(t *testing.T, fsys vfs.FS, dir string) string {
+	t.Helper()
+	names, err := fsys.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, " ")
+}
+
+func TestSegmentNames(t *testing.T) {
+	if got := InProgressName(1); got != "edits_inprogress_0000000000000000001" {
+		t.Errorf("InProgressName(1) = %q", got)
+	}
+	if got := FinalizedName(1, 42); got != "edits_0000000000000000001-0000000000000000042" {
+		t.Errorf("FinalizedName = %q", got)
+	}
+	for _, tc := range []struct {
+		name              string
+		first, last       int64
+		inProgress, valid bool
+	}{
+		{"edits_inprogress_0000000000000000007", 7, -1, true, true},
+		{"edits_0000000000000000001-0000000000000000042", 1, 42, false, true},
+		{"edits_inprogress_0000000000000000007.empty", 0, 0, false, false},
+		{"edits_0000000000000000009-0000000000000000008", 0, 0, false, false},
+		{"edits_00000000000000000x1-0000000000000000042", 0, 0, false, false},
+		{"edits_inprogress_0000000000000000000", 0, 0, false, false},
+		{"fsimage_0000000000000000042", 0, 0, false, false},
+		{"seen_txid", 0, 0, false, false},
+	} {
+		f, l, ip, ok := ParseSegmentName(tc.name)
+		if ok != tc.valid || (ok && (f != tc.first || l != tc.last || ip != tc.inProgress)) {
+			t.Errorf("ParseSegmentName(%q) = %d %d %v %v", tc.name, f, l, ip, ok)
+		}
+	}
+}
+
+func TestRollFinalizeAndReplay(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	l := openLog(t, m, dirs, 1, 1)
+	ctx := context.Background()
+	var want []op.Op
+	want = append(want, &op.StartLogSegment{})
+	for i := range 3 {
+		o := mkdir(i)
+		txid := l.Append(o)
+		want = append(want, o)
+		if err := l.Sync(ctx, txid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := l.SegmentTxns(); got != 4 {
+		t.Errorf("SegmentTxns = %d, want 4", got)
+	}
+	first, err := l.RollSegment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != 6 {
+		t.Errorf("new segment starts at %d, want 6", first)
+	}
+	want = append(want, &op.EndLogSegment{}, &op.StartLogSegment{})
+	o := &op.Delete{Path: "/d0", Mtime: 9}
+	want = append(want, o)
+	l.Sync(ctx, l.Append(o))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, &op.EndLogSegment{})
+	if l.State() != StateClosed {
+		t.Errorf("state after Close = %v", l.State())
+	}
+	for _, d := range dirs {
+		if got, w := listDir(t, m, d), FinalizedName(1, 5)+" "+FinalizedName(6, 8); got != w {
+			t.Errorf("%s holds %q, want %q", d, got, w)
+		}
+	}
+	// Durable without further syncs: replay from a crash image.
+	got, last, err := replay(t, m.CrashClone(), dirs, 0)
+	if err != nil || last != 8 {
+		t.Fatalf("replay: last %d, %v", last, err)
+	}
+	for i, r := range got {
+		if r.txid != int64(i+1) || !reflect.DeepEqual(r.op, want[i]) {
+			t.Errorf("txid %d = %#v, want %#v", r.txid, r.op, want[i])
+		}
+	}
+	// Replay skips records at or below fromTxID.
+	got, last, err = replay(t, m, dirs, 6)
+	if err != nil || last != 8 || len(got) != 2 || got[0].txid != 7 {
+		t.Fatalf("replay from 6: %v, last %d, %v", got, last, err)
+	}
+}
+
+func TestStateErrors(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l, err := New(Config{Logger: quietLogger}, journals(m, dirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartSegment(1); !errors.Is(err, ErrState) {
+		t.Errorf("StartSegment before InitForWrite = %v", err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Append outside a segment did not panic")
+			}
+		}()
+		l.Append(mkdir(0))
+	}()
+	if _, err := New(Config{MinJournals: 2}, journals(m, dirs)); !errors.Is(err, ErrNoJournals) {
+		t.Errorf("New below minimum = %v", err)
+	}
+	l.Close()
+}
+
+// TestTornTailRecovery cuts the in-progress segment inside its last record.
+func TestTornTailRecovery(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l := openLog(t, m, dirs, 1, 1)
+	for i := range 5 {
+		l.Sync(context.Background(), l.Append(mkdir(i)))
+	}
+	// Abandon the log without Close (a crash with everything synced), then
+	// tear the last record.
+	name := filepath.Join(dirs[0], InProgressName(1))
+	f, err := m.OpenReadWrite(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	f.Truncate(st.Size() - 3)
+	f.Sync()
+	f.Close()
+	for _, j := range l.mu.journals {
+		j.Close()
+	}
+
+	l2 := openLog(t, m, dirs, 1, 6)
+	if got, want := listDir(t, m, dirs[0]), FinalizedName(1, 5)+" "+InProgressName(6); got != want {
+		t.Fatalf("after recovery: %q, want %q", got, want)
+	}
+	l2.Close()
+	_, last, err := replay(t, m, dirs, 0)
+	if err != nil || last != 7 {
+		t.Fatalf("replay: last %d, %v (want 7)", last, err)
+	}
+}
+
+// TestCrashDropsUnsynced: appended but unsynced records vanish in a crash and
+// recovery starts after the last synced one; an empty segment is set aside.
+func TestCrashDropsUnsynced(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l := openLog(t, m, dirs, 1, 1)
+	l.Sync(context.Background(), l.Append(mkdir(0)))
+	l.Append(mkdir(1)) // never synced
+	crashed := m.CrashClone()
+	l.Close()
+
+	l2 := openLog(t, crashed, dirs, 1, 3)
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, last, err := replay(t, crashed, dirs, 0)
+	if err != nil || last != 4 {
+		t.Fatalf("replay after crash: last %d, %v", last, err)
+	}
+
+	// A segment created but never given a record is set aside as .empty.
+	m2 := vfs.NewMem()
+	dirs2 := memDirs(t, m2, 1)
+	j := NewFileJournal(m2, dirs2[0])
+	if err := j.StartSegment(1); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if segs, err := j.RecoverInProgress(); err != nil || len(segs) != 0 {
+		t.Fatalf("RecoverInProgress = %v, %v", segs, err)
+	}
+	if got := listDir(t, m2, dirs2[0]); got != InProgressName(1)+EmptySuffix {
+		t.Fatalf("dir = %q", got)
+	}
+}
+
+func TestCorruptionInMiddle(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l := openLog(t, m, dirs, 1, 1)
+	for i := range 5 {
+		l.Sync(context.Background(), l.Append(mkdir(i)))
+	}
+	for _, j := range l.mu.journals {
+		j.Close()
+	}
+	name := filepath.Join(dirs[0], InProgressName(1))
+	start := int64(len(EncodeRecord(nil, 1, &op.StartLogSegment{})))
+	second := int64(len(EncodeRecord(nil, 2, mkdir(0))))
+	off := SegmentHeaderSize + start + second // record of txid 3
+	f, _ := m.OpenReadWrite(name)
+	b := []byte{0}
+	f.ReadAt(b, off+RecordHeaderSize+2)
+	b[0] ^= 0xff
+	f.Seek(off+RecordHeaderSize+2, io.SeekStart)
+	f.Write(b)
+	f.Close()
+
+	l2, _ := New(Config{Logger: quietLogger}, journals(m, dirs))
+	err := l2.InitForWrite()
+	var ce *CorruptionError
+	if !errors.As(err, &ce) || ce.File != name || ce.Offset != off {
+		t.Fatalf("InitForWrite = %v, want corruption in %s at %d", err, name, off)
+	}
+	if got := listDir(t, m, dirs[0]); got != InProgressName(1) {
+		t.Errorf("corrupt segment was touched: %q", got)
+	}
+	l2.Close()
+}
+
+// TestGroupCommitDurable runs many appenders and takes crash images while
+// they run: every txid acknowledged before an image is in it.
+func TestGroupCommitDurable(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	l := openLog(t, m, dirs, 1, 1)
+	const writers, perWriter = 64, 40
+	var maxAcked atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				txid := l.Append(mkdir(w*perWriter + i))
+				if err := l.Sync(context.Background(), txid); err != nil {
+					t.Error(err)
+					return
+				}
+				for {
+					cur := maxAcked.Load()
+					if txid <= cur || maxAcked.CompareAndSwap(cur, txid) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	type image struct {
+		fs    *vfs.MemFS
+		acked int64
+	}
+	var images []image
+	for range 5 {
+		acked := maxAcked.Load()
+		images = append(images, image{m.CrashClone(), acked})
+	}
+	wg.Wait()
+	images = append(images, image{m.CrashClone(), maxAcked.Load()})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, im := range images {
+		l2, err := New(Config{Logger: quietLogger}, journals(im.fs, dirs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l2.InitForWrite(); err != nil {
+			t.Fatalf("image %d: recovery: %v", i, err)
+		}
+		last, err := l2.ReadOps(0, func(int64, op.Op) error { return nil })
+		if err != nil || last < im.acked {
+			t.Fatalf("image %d: replay reached %d (%v), but %d was acknowledged", i, last, err, im.acked)
+		}
+		l2.Close()
+	}
+	if want := int64(writers*perWriter + 1); images[len(images)-1].acked != want {
+		t.Errorf("last acked %d, want %d", images[len(images)-1].acked, want)
+	}
+}
+
+// TestGroupCommitBatches holds the first fsync until all 64 writers have
+// appended: the writers that queued behind it share one more flush.
+func TestGroupCommitBatches(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	var armed atomic.Bool
+	var syncs atomic.Int64
+	gate := make(chan struct{})
+	fsys := vfs.WithErrors(m, func(o vfs.Op, path string) error {
+		if o == vfs.OpSync {
+			syncs.Add(1)
+			if armed.CompareAndSwap(true, false) {
+				<-gate
+			}
+		}
+		return nil
+	})
+	l := openLog(t, fsys, dirs, 1, 1)
+	before, syncsBefore := l.Stats().Flushes, syncs.Load()
+	armed.Store(true)
+	const writers = 64
+	var appended atomic.Int64
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			txid := l.Append(mkdir(i))
+			if appended.Add(1) == writers {
+				close(gate)
+			}
+			if err := l.Sync(context.Background(), txid); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	flushes, fsyncs := l.Stats().Flushes-before, syncs.Load()-syncsBefore
+	if flushes > 2 || fsyncs > 2 {
+		t.Errorf("%d txids took %d flushes and %d fsyncs, want at most 2", writers, flushes, fsyncs)
+	}
+	if got := l.Stats().SyncedTxID; got != writers+1 {
+		t.Errorf("SyncedTxID = %d, want %d", got, writers+1)
+	}
+	l.Close()
+}
+
+func TestSyncContextCanceled(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	var armed atomic.Bool
+	gate, entered := make(chan struct{}), make(chan struct{})
+	fsys := vfs.WithErrors(m, func(o vfs.Op, path string) error {
+		if o == vfs.OpSync && armed.CompareAndSwap(true, false) {
+			close(entered)
+			<-gate
+		}
+		return nil
+	})
+	l := openLog(t, fsys, dirs, 1, 1)
+	armed.Store(true)
+	tx := l.Append(mkdir(0))
+	errc := make(chan error)
+	go func() { errc <- l.Sync(context.Background(), tx) }()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Sync(ctx, tx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sync with canceled ctx = %v", err)
+	}
+	close(gate)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+}
+
+// failingFS fails every write and sync under prefix once armed.
+func failingFS(m vfs.FS, prefix string, armed *atomic.Bool) vfs.FS {
+	return vfs.WithErrors(m, func(o vfs.Op, path string) error {
+		if armed.Load() && strings.HasPrefix(path, prefix) &&
+			(o == vfs.OpWrite || o == vfs.OpSync || o == vfs.OpCreate || o == vfs.OpRename) {
+			return fmt.Errorf("injected %v failure on %s", o, path)
+		}
+		return nil
+	})
+}
+
+func TestFailedJournalDropped(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 3)
+	var armed atomic.Bool
+	fsys := failingFS(m, "/name2/", &armed)
+	l := openLog(t, fsys, dirs, 2, 1)
+	ctx := context.Background()
+	if err := l.Sync(ctx, l.Append(mkdir(0))); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if err := l.Sync(ctx, l.Append(mkdir(1))); err != nil {
+		t.Fatalf("Sync with one of three journals failing: %v", err)
+	}
+	if got := l.Journals(); len(got) != 2 || strings.Contains(strings.Join(got, ","), "name2") {
+		t.Errorf("journals after failure = %v", got)
+	}
+	if err := l.Sync(ctx, l.Append(mkdir(2))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RollSegment(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dirs[0], dirs[2]} {
+		if got, want := listDir(t, m, d), FinalizedName(1, 5)+" "+FinalizedName(6, 7); got != want {
+			t.Errorf("%s = %q, want %q", d, got, want)
+		}
+	}
+	if got := listDir(t, m, dirs[1]); got != InProgressName(1) {
+		t.Errorf("failed dir = %q", got)
+	}
+	// Replay across the dirs, the dropped one included, is complete.
+	if _, last, err := replay(t, m, dirs, 0); err != nil || last != 7 {
+		t.Fatalf("replay: %d, %v", last, err)
+	}
+}
+
+func TestBelowMinimumFails(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	var armed atomic.Bool
+	fsys := failingFS(m, "/name1/", &armed)
+	l := openLog(t, fsys, dirs, 2, 1)
+	ctx := context.Background()
+	ok := l.Append(mkdir(0))
+	if err := l.Sync(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if err := l.Sync(ctx, l.Append(mkdir(1))); !errors.Is(err, ErrNoJournals) {
+		t.Fatalf("Sync below minimum = %v, want ErrNoJournals", err)
+	}
+	armed.Store(false) // even if the disk recovers, nothing more is acknowledged
+	for i := range 3 {
+		if err := l.Sync(ctx, l.Append(mkdir(2+i))); !errors.Is(err, ErrNoJournals) {
+			t.Fatalf("later Sync = %v, want ErrNoJournals", err)
+		}
+	}
+	if err := l.Sync(ctx, ok); err != nil {
+		t.Errorf("Sync of a txid made durable before the failure = %v", err)
+	}
+	if _, err := l.RollSegment(); !errors.Is(err, ErrNoJournals) {
+		t.Errorf("RollSegment after failure = %v", err)
+	}
+	if !errors.Is(l.Err(), ErrNoJournals) {
+		t.Errorf("Err = %v", l.Err())
+	}
+	if err := l.Close(); !errors.Is(err, ErrNoJournals) {
+		t.Errorf("Close = %v", err)
+	}
+}
+
+// writeSegment writes ops first..last (StartLogSegment, mkdirs,
+// EndLogSegment when finalized) into dir.
+func writeSegment(t *testing.T, fsys vfs.FS, dir string, first, last int64, finalize bool) {
+	t.Helper()
+	j := NewFileJournal(fsys, dir)
+	if err := j.StartSegment(first); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for tx := first; tx <= last; tx++ {
+		var o op.Op = mkdir(int(tx))
+		switch {
+		case tx == first:
+			o = &op.StartLogSegment{}
+		case tx == last && finalize:
+			o = &op.EndLogSegment{}
+		}
+		buf = EncodeRecord(buf, tx, o)
+	}
+	if err := j.Write(buf, first, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if finalize {
+		if err := j.FinalizeSegment(first, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+}
+
+func TestReadOpsMergeAndGaps(t *testing.T) {
+	type seg struct {
+		dir         int
+		first, last int64
+		final       bool
+	}
+	for _, tc := range []struct {
+		name     string
+		segs     []seg
+		from     int64
+		wantLast int64
+		gap      *GapError
+	}{
+		{"one dir", []seg{{0, 1, 10, true}, {0, 11, 20, true}}, 0, 20, nil},
+		{"complementary dirs", []seg{{0, 1, 10, true}, {1, 1, 5, true}, {1, 11, 20, true}, {0, 21, 30, true}}, 0, 30, nil},
+		{"longest copy wins", []seg{{0, 1, 7, true}, {1, 1, 10, true}, {0, 11, 12, true}}, 0, 12, nil},
+		{"in-progress tail", []seg{{0, 1, 10, true}, {0, 11, 15, false}, {1, 11, 13, false}}, 0, 15, nil},
+		{"gap in every dir", []seg{{0, 1, 10, true}, {1, 1, 10, true}, {0, 21, 30, true}}, 0, 10, &GapError{From: 11, To: 20}},
+		{"image newer than start", []seg{{0, 1, 10, true}, {0, 11, 20, true}}, 15, 20, nil},
+		{"edits start after image", []seg{{0, 11, 20, true}}, 5, 5, &GapError{From: 6, To: 10}},
+		{"nothing after image", []seg{{0, 1, 10, true}}, 10, 10, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := vfs.NewMem()
+			dirs := memDirs(t, m, 2)
+			for _, s := range tc.segs {
+				writeSegment(t, m, dirs[s.dir], s.first, s.last, s.final)
+			}
+			got, last, err := replay(t, m, dirs, tc.from)
+			if tc.gap != nil {
+				var ge *GapError
+				if !errors.As(err, &ge) || *ge != *tc.gap {
+					t.Fatalf("err = %v, want %v", err, tc.gap)
+				}
+				if want := fmt.Sprintf("editlog: gap in edit log: missing transactions %d-%d", tc.gap.From, tc.gap.To); err.Error() != want {
+					t.Errorf("message %q", err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if last != tc.wantLast {
+				t.Errorf("last = %d, want %d", last, tc.wantLast)
+			}
+			for i, r := range got {
+				if r.txid != tc.from+int64(i)+1 {
+					t.Fatalf("record %d has txid %d", i, r.txid)
+				}
+			}
+		})
+	}
+}
+
+// TestReadOpsFallsBack reads a damaged segment from its other copy.
+func TestReadOpsFallsBack(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	writeSegment(t, m, dirs[0], 1, 10, true)
+	writeSegment(t, m, dirs[1], 1, 10, true)
+	name := filepath.Join(dirs[0], FinalizedName(1, 10))
+	f, _ := m.OpenReadWrite(name)
+	f.Seek(60, io.SeekStart)
+	f.Write([]byte{0xde, 0xad})
+	f.Close()
+	got, last, err := replay(t, m, dirs, 0)
+	if err != nil || last != 10 || len(got) != 10 {
+		t.Fatalf("replay = %d records, last %d, %v", len(got), last, err)
+	}
+	// With only the damaged copy the corruption is reported.
+	_, _, err = replay(t, m, dirs[:1], 0)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged single copy: %v", err)
+	}
+}
+
+func TestReadOpsFnError(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	writeSegment(t, m, dirs[0], 1, 10, true)
+	stop := errors.New("stop")
+	last, err := ReadOps(journals(m, dirs), 0, func(txid int64, _ op.Op) error {
+		if txid == 4 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || last != 3 {
+		t.Fatalf("ReadOps = %d, %v", last, err)
+	}
+}
+
+func TestPurgeBefore(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	writeSegment(t, m, dirs[0], 1, 10, true)
+	writeSegment(t, m, dirs[0], 11, 20, true)
+	writeSegment(t, m, dirs[0], 21, 25, false)
+	j := NewFileJournal(m, dirs[0])
+	for _, tc := range []struct {
+		txid int64
+		want string
+	}{
+		{10, FinalizedName(1, 10) + " " + FinalizedName(11, 20) + " " + InProgressName(21)},
+		{15, FinalizedName(11, 20) + " " + InProgressName(21)},
+		{100, InProgressName(21)},
+	} {
+		if err := j.PurgeBefore(tc.txid); err != nil {
+			t.Fatal(err)
+		}
+		if got := listDir(t, m, dirs[0]); got != tc.want {
+			t.Errorf("after PurgeBefore(%d): %q, want %q", tc.txid, got, tc.want)
+		}
+		// Purges are durable.
+		if got := listDir(t, m.CrashClone(), dirs[0]); got != tc.want {
+			t.Errorf("after crash: %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestShouldRoll(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l, _ := New(Config{AutoRollTxns: 5, Logger: quietLogger}, journals(m, dirs))
+	l.InitForWrite()
+	l.StartSegment(1)
+	for i := range 3 {
+		l.Append(mkdir(i))
+	}
+	if l.ShouldRoll() {
+		t.Error("ShouldRoll with 4 txns, threshold 5")
+	}
+	l.Sync(context.Background(), l.Append(mkdir(4)))
+	if !l.ShouldRoll() || l.SegmentBytes() == 0 {
+		t.Errorf("ShouldRoll = false with 5 txns (bytes %d)", l.SegmentBytes())
+	}
+	l.RollSegment()
+	if l.ShouldRoll() {
+		t.Error("ShouldRoll right after a roll")
+	}
+	l.Close()
+}
+
+// TestReadOpsTornHeader: an in-progress segment whose header never reached
+// the disk holds no records; replay stops cleanly before it.
+func TestReadOpsTornHeader(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	writeSegment(t, m, dirs[0], 1, 10, true)
+	f, _ := m.Create(filepath.Join(dirs[0], InProgressName(11)))
+	f.Write([]byte("HD"))
+	f.Close()
+	if _, last, err := replay(t, m, dirs, 0); err != nil || last != 10 {
+		t.Fatalf("replay = %d, %v", last, err)
+	}
+}

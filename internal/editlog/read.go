@@ -1,0 +1,158 @@
+package editlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// applyError carries an error returned by the caller's function through the
+// reader so that it is returned unchanged rather than treated as a bad copy.
+type applyError struct{ err error }
+
+func (e applyError) Error() string { return e.err.Error() }
+
+type candidate struct {
+	j Journal
+	s SegmentInfo // s.Last is filled in once an in-progress segment was read
+}
+
+// ReadOps replays the edit log held by journals: it calls fn for every record
+// with a txid above fromTxID, in txid order, including the StartLogSegment and
+// EndLogSegment records (which change nothing in the namespace). For each
+// txid range it reads the longest copy among the journals and falls back to
+// another copy when one is damaged; a range no journal holds is a *GapError.
+// In-progress segments are read up to their last whole record (a torn tail
+// there is where the writer stopped). It returns the last txid passed to fn,
+// or fromTxID if there was none. An error from fn stops the replay and is
+// returned as is. A journal that cannot list its segments is skipped (its
+// error is returned only when no journal could be listed).
+func ReadOps(journals []Journal, fromTxID int64, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
+	var cands []*candidate
+	var listErr error
+	listed := 0
+	for _, j := range journals {
+		segs, err := j.Segments()
+		if err != nil {
+			listErr = err
+			continue
+		}
+		listed++
+		for _, s := range segs {
+			cands = append(cands, &candidate{j: j, s: s})
+		}
+	}
+	if listed == 0 && listErr != nil {
+		return fromTxID, listErr
+	}
+	next := fromTxID + 1
+	for {
+		var cs []*candidate
+		gapEnd := int64(-1)
+		for _, c := range cands {
+			if c.s.Last >= 0 && c.s.Last < next {
+				continue
+			}
+			if c.s.First <= next {
+				cs = append(cs, c)
+			} else if gapEnd < 0 || c.s.First-1 < gapEnd {
+				gapEnd = c.s.First - 1
+			}
+		}
+		if len(cs) == 0 {
+			if gapEnd >= 0 {
+				return next - 1, &GapError{From: next, To: gapEnd}
+			}
+			return next - 1, nil
+		}
+		// Longest known copy first; in-progress copies (end unknown) after.
+		sort.SliceStable(cs, func(a, b int) bool {
+			la, lb := cs[a].s.Last, cs[b].s.Last
+			if (la < 0) != (lb < 0) {
+				return la >= 0
+			}
+			return la > lb
+		})
+		var lastErr error
+		ok := false
+		for _, c := range cs {
+			if c.s.Last >= 0 && c.s.Last < next {
+				continue
+			}
+			n, err := readSegment(c, next, fn)
+			next = n
+			var ae applyError
+			if errors.As(err, &ae) {
+				return next - 1, ae.err
+			}
+			if err == nil {
+				ok = true
+				break
+			}
+			lastErr = err
+		}
+		if !ok {
+			if lastErr == nil {
+				continue // every candidate was used up by progress elsewhere
+			}
+			return next - 1, lastErr
+		}
+	}
+}
+
+// readSegment passes the records of c from txid next on to fn and returns the
+// txid after the last one passed.
+func readSegment(c *candidate, next int64, fn func(int64, op.Op) error) (int64, error) {
+	r, err := c.j.OpenForRead(c.s)
+	if err != nil {
+		var torn *TornRecordError
+		if errors.As(err, &torn) && c.s.InProgress {
+			// Created, header not yet (fully) written: no records.
+			c.s.Last = c.s.First - 1
+			return next, nil
+		}
+		return next, err
+	}
+	defer r.Close()
+	prev := c.s.First - 1
+	for {
+		txid, o, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var torn *TornRecordError
+		if errors.As(err, &torn) && c.s.InProgress {
+			break
+		}
+		if err != nil {
+			return next, err
+		}
+		if txid != prev+1 {
+			return next, &CorruptionError{File: c.j.String() + "/" + c.s.Name,
+				Reason: fmt.Sprintf("txid %d follows %d", txid, prev)}
+		}
+		prev = txid
+		if txid < next {
+			continue
+		}
+		if err := fn(txid, o); err != nil {
+			return next, applyError{err}
+		}
+		next = txid + 1
+	}
+	if c.s.InProgress {
+		c.s.Last = prev
+		if prev < c.s.First {
+			c.s.Last = c.s.First - 1 // no record: never a candidate again
+		}
+		return next, nil
+	}
+	if prev != c.s.Last {
+		return next, &CorruptionError{File: c.j.String() + "/" + c.s.Name,
+			Reason: fmt.Sprintf("segment ends at txid %d, its name says %d", prev, c.s.Last)}
+	}
+	return next, nil
+}
