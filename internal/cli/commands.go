@@ -23,7 +23,7 @@ func init() {
 
 		// Client commands.
 		{name: "classpath", group: "Client Commands", summary: "print the class path (not meaningful for hdfsgo)"},
-		{name: "dfs", group: "Client Commands", summary: "run a filesystem command on the file system"},
+		{name: "dfs", group: "Client Commands", summary: "run a filesystem command on the file system", run: runDfs},
 		{name: "envvars", group: "Client Commands", summary: "display the computed environment variables"},
 		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode"},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
@@ -40,7 +40,7 @@ func init() {
 		{name: "httpfs", group: "Daemon Commands", summary: "run HttpFS server, the HDFS HTTP gateway"},
 		{name: "journalnode", group: "Daemon Commands", summary: "run the DFS JournalNode"},
 		{name: "mover", group: "Daemon Commands", summary: "run a utility to move block replicas across storage types"},
-		{name: "namenode", group: "Daemon Commands", summary: "run the DFS NameNode"},
+		{name: "namenode", group: "Daemon Commands", summary: "run the DFS NameNode", run: runNamenode, usage: namenodeUsage},
 		{name: "nfs3", group: "Daemon Commands", summary: "run an NFS version 3 gateway"},
 		{name: "portmap", group: "Daemon Commands", summary: "run a portmap service"},
 		{name: "secondarynamenode", group: "Daemon Commands", summary: "run the DFS Secondary NameNode"},

@@ -1,0 +1,309 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os/user"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+)
+
+// ClientProtocol is the RPC protocol name the NameNode serves clients on.
+const ClientProtocol = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+
+// DefaultPort is the NameNode RPC port assumed when an address or URI
+// names none.
+const DefaultPort = "8020"
+
+// Sentinel errors of the package. They appear as the Err of a
+// *fs.PathError (or wrapped with %w) so errors.Is finds them.
+var (
+	// ErrNoAddress: Options.Addresses is empty.
+	ErrNoAddress = errors.New("client: no NameNode address given")
+	// ErrWrongFS: a path is a URI of another file system (another scheme
+	// or another NameNode).
+	ErrWrongFS = errors.New("client: wrong file system")
+	// ErrNotDone: the NameNode answered a call with result=false without
+	// naming a reason (e.g. mkdirs or delete refused).
+	ErrNotDone = errors.New("client: the NameNode did not perform the operation")
+	// ErrBadResponse: a response lacks a field the call needs.
+	ErrBadResponse = errors.New("client: malformed response from the NameNode")
+	// ErrClosed: the FileSystem was closed.
+	ErrClosed = errors.New("client: file system closed")
+)
+
+// caller is the RPC seam: *ipc.Client in production, an in-process fake
+// in tests.
+type caller interface {
+	Call(ctx context.Context, method string, req, resp proto.Message) error
+	Close() error
+}
+
+// Options configures a FileSystem.
+type Options struct {
+	// Addresses are the NameNode RPC addresses (host:port) tried in order;
+	// with HA, every NameNode of the nameservice. Required.
+	Addresses []string
+	// User is the effective user name sent in the connection context
+	// (SIMPLE authentication). Empty means the operating-system user.
+	User string
+	// Authority is the authority that hdfs:// URIs passed to the methods
+	// may name, besides the Addresses: e.g. "nn.example.com:8020", or the
+	// nameservice of an HA setup ("mycluster"). Empty: only the Addresses.
+	Authority string
+	// WorkingDir is the directory relative paths are resolved against.
+	// Empty means /user/<User>, as in Hadoop.
+	WorkingDir string
+	// Umask is cleared from the permission of directories and files this
+	// client creates (Hadoop fs.permissions.umask-mode). Zero clears
+	// nothing.
+	Umask fs.FileMode
+	// Replication and BlockSize of files created by CreateEmptyFile; zero
+	// means the NameNode's server defaults.
+	Replication uint16
+	BlockSize   int64
+	// ClientName is the lease-holder name. Empty means
+	// DFSClient_NONMAPREDUCE_<random>_<n>, the shape of Hadoop's client.
+	ClientName string
+}
+
+// FileSystem is a client of one HDFS namespace. It is safe for concurrent
+// use by several goroutines.
+type FileSystem struct {
+	rpc         caller
+	user        string
+	workingDir  string
+	authorities []string // lower-cased host:port or logical names accepted in URIs
+	uri         string   // hdfs://<authority>, for display
+	umask       uint32
+	replication uint16
+	blockSize   int64
+	clientName  string
+
+	mu struct {
+		sync.Mutex
+		defaults *ServerDefaults // cached getServerDefaults answer
+	}
+	closed atomic.Bool
+}
+
+// New returns a FileSystem talking to the NameNodes in opts.Addresses. It
+// does no I/O: the first call connects.
+func New(opts Options) (*FileSystem, error) {
+	if len(opts.Addresses) == 0 {
+		return nil, ErrNoAddress
+	}
+	u, err := effectiveUser(opts.User)
+	if err != nil {
+		return nil, err
+	}
+	opts.User = u
+	c := ipc.NewClient(ipc.ClientConfig{
+		Addresses:  opts.Addresses,
+		User:       opts.User,
+		Protocol:   ClientProtocol,
+		Idempotent: idempotent,
+	})
+	f, err := newFileSystem(opts, c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// NewFromURI returns a FileSystem for the NameNode named by an
+// hdfs://host[:port] URI (port 8020 when absent); any path in the URI is
+// ignored. user may be empty (the operating-system user).
+func NewFromURI(uri, user string) (*FileSystem, error) {
+	u, err := url.Parse(uri)
+	if err != nil || !strings.EqualFold(u.Scheme, "hdfs") || u.Hostname() == "" {
+		return nil, fmt.Errorf("%w: %q is not an hdfs://host:port URI", ErrWrongFS, uri)
+	}
+	port := u.Port()
+	if port == "" {
+		port = DefaultPort
+	}
+	return New(Options{Addresses: []string{net.JoinHostPort(u.Hostname(), port)}, User: user, Authority: u.Host})
+}
+
+// newFileSystem builds a FileSystem over any caller; tests pass a fake.
+// opts.User must be set.
+func newFileSystem(opts Options, c caller) (*FileSystem, error) {
+	if len(opts.Addresses) == 0 {
+		return nil, ErrNoAddress
+	}
+	f := &FileSystem{
+		rpc:         c,
+		user:        opts.User,
+		umask:       permBits(opts.Umask),
+		replication: opts.Replication,
+		blockSize:   opts.BlockSize,
+		clientName:  opts.ClientName,
+	}
+	if f.clientName == "" {
+		// Hadoop's client appends a random int and its thread id; a small
+		// random number stands in for the thread id.
+		var r [6]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return nil, fmt.Errorf("client: client name: %w", err)
+		}
+		f.clientName = fmt.Sprintf("DFSClient_NONMAPREDUCE_%d_%d",
+			int32(binary.BigEndian.Uint32(r[:4])), 1+int(binary.BigEndian.Uint16(r[4:]))%1000)
+	}
+	auth := opts.Authority
+	if auth == "" {
+		auth = opts.Addresses[0]
+	}
+	f.uri = "hdfs://" + auth
+	for _, a := range append([]string{opts.Authority}, opts.Addresses...) {
+		if a != "" {
+			f.authorities = append(f.authorities, normAuthority(a))
+		}
+	}
+	wd := opts.WorkingDir
+	if wd == "" {
+		wd = "/user/" + opts.User
+	}
+	if !strings.HasPrefix(wd, "/") {
+		return nil, &fs.PathError{Op: "chdir", Path: wd, Err: fs.ErrInvalid}
+	}
+	f.workingDir = path.Clean(wd)
+	return f, nil
+}
+
+// idempotent reports the ClientProtocol methods this package calls that
+// Hadoop marks @Idempotent: resending them after a lost response is safe.
+// create, delete and rename2 are at-most-once and are not resent.
+func idempotent(method string) bool {
+	switch method {
+	case "getFileInfo", "getListing", "mkdirs", "setPermission", "setOwner",
+		"setTimes", "setReplication", "getContentSummary", "getQuotaUsage",
+		"setQuota", "getFsStats", "getServerDefaults", "complete", "checkAccess":
+		return true
+	}
+	return false
+}
+
+func effectiveUser(u string) (string, error) {
+	if u != "" {
+		return u, nil
+	}
+	cur, err := user.Current()
+	if err != nil {
+		return "", fmt.Errorf("client: current user: %w", err)
+	}
+	return cur.Username, nil
+}
+
+// User returns the effective user name.
+func (f *FileSystem) User() string { return f.user }
+
+// WorkingDir returns the directory relative paths are resolved against.
+func (f *FileSystem) WorkingDir() string { return f.workingDir }
+
+// URI returns the file system's URI, hdfs://<authority>.
+func (f *FileSystem) URI() string { return f.uri }
+
+// ClientName returns the lease-holder name this client sends.
+func (f *FileSystem) ClientName() string { return f.clientName }
+
+// Close releases the NameNode connections. Calls after Close fail with
+// ErrClosed.
+func (f *FileSystem) Close() error {
+	if f.closed.Swap(true) {
+		return nil
+	}
+	return f.rpc.Close()
+}
+
+func (f *FileSystem) call(ctx context.Context, method string, req, resp proto.Message) error {
+	if f.closed.Load() {
+		return ErrClosed
+	}
+	return f.rpc.Call(ctx, method, req, resp)
+}
+
+// Resolve turns a path as a user writes it into the absolute, clean path
+// sent to the NameNode:
+//
+//	/a/b/            -> /a/b
+//	a/b              -> <WorkingDir>/a/b
+//	hdfs://nn:8020/a -> /a      (the authority must be this file system's)
+//	hdfs:/a          -> /a
+//
+// Any other scheme, or another authority, fails with ErrWrongFS.
+func (f *FileSystem) Resolve(name string) (string, error) {
+	p := name
+	if i := strings.Index(p, ":"); i > 0 && !strings.Contains(p[:i], "/") {
+		scheme := p[:i]
+		if !strings.EqualFold(scheme, "hdfs") {
+			return "", ErrWrongFS
+		}
+		p = p[i+1:]
+		if strings.HasPrefix(p, "//") {
+			rest := p[2:]
+			auth := rest
+			p = "/"
+			if j := strings.Index(rest, "/"); j >= 0 {
+				auth, p = rest[:j], rest[j:]
+			}
+			if auth != "" && !f.ownsAuthority(auth) {
+				return "", ErrWrongFS
+			}
+		}
+	}
+	if p == "" {
+		return "", fs.ErrInvalid
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = f.workingDir + "/" + p
+	}
+	return path.Clean(p), nil
+}
+
+func (f *FileSystem) ownsAuthority(a string) bool {
+	n := strings.ToLower(strings.TrimSpace(a))
+	for _, x := range f.authorities {
+		if x == n || x == n+":"+DefaultPort {
+			return true
+		}
+	}
+	return false
+}
+
+// normAuthority lower-cases an authority for comparison.
+func normAuthority(a string) string {
+	return strings.ToLower(strings.TrimSpace(a))
+}
+
+// resolve is Resolve with the error already a *fs.PathError for op.
+func (f *FileSystem) resolve(op, name string) (string, error) {
+	p, err := f.Resolve(name)
+	if err != nil {
+		return "", &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return p, nil
+}
+
+// permBits maps an fs.FileMode to HDFS's 16-bit permission: rwxrwxrwx and
+// the sticky bit (01000). Every other bit is dropped.
+func permBits(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSticky != 0 {
+		p |= 0o1000
+	}
+	return p
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+// runDfs is `hdfs dfs`: Hadoop's FsShell.
+func runDfs(inv *Invocation) int {
+	env := fsshell.Env{
+		Stdout: inv.Env.Stdout,
+		Stderr: inv.Env.Stderr,
+		Stdin:  inv.Env.Stdin,
+		Now:    time.Now,
+		TZ:     time.Local,
+	}
+	if d, err := inv.Conf.Duration(conf.FSTrashInterval); err == nil {
+		env.TrashInterval = d
+	} else {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
+		return exitFail
+	}
+	var fsys *client.FileSystem
+	if needsFS(inv.Args) {
+		var err error
+		fsys, err = fsshell.DialFromConf(inv.Conf, "")
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
+			return exitFail
+		}
+		defer fsys.Close()
+	}
+	return fsshell.Run(context.Background(), env, fsys, inv.Args)
+}
+
+// needsFS reports whether the shell command talks to a file system (help and
+// usage do not).
+func needsFS(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0] {
+	case "-help", "-usage", "--help":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,109 @@
+package fsshell
+
+// commands returns the command table. Usage strings follow Hadoop's
+// FsShell syntax; descriptions are ours.
+func commands() []*command {
+	t := []*command{
+		{name: "ls", usage: "[-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]", run: runLs,
+			desc: "List the entries matching each path; a directory lists its children.\n" +
+				"Without a path, /user/<current user> is listed.\n" +
+				"Each line shows: permissions, replication (- for directories), owner, group,\n" +
+				"size in bytes, modification date (yyyy-MM-dd HH:mm) and the path.\n" +
+				"  -C  Print the paths only.\n" +
+				"  -d  List directories themselves, not their contents.\n" +
+				"  -h  Print sizes with binary prefixes (K, M, G, ...).\n" +
+				"  -R  Descend into subdirectories.\n" +
+				"  -t  Newest modification first.\n" +
+				"  -S  Largest first.\n" +
+				"  -r  Reverse the order.\n" +
+				"  -u  Show and sort by access time instead of modification time."},
+		{name: "lsr", run: runLsr, replacement: "ls -R"},
+		{name: "mkdir", usage: "[-p] <path> ...", run: runMkdir,
+			desc: "Create each directory.\n" +
+				"-p: Create missing parents and accept directories that already exist."},
+		{name: "rm", usage: "[-f] [-r|-R] [-skipTrash] <src> ...", run: runRm,
+			desc: "Delete the files matching each pattern.\n" +
+				"-f: Say nothing and keep the exit status when a path does not exist.\n" +
+				"-[rR]: Delete directories and everything below them.\n" +
+				"-skipTrash: Delete immediately. Trash is not supported yet: when a trash\n" +
+				"interval is configured, -rm deletes only with -skipTrash."},
+		{name: "rmr", run: runRmr, replacement: "-rm -r"},
+		{name: "rmdir", usage: "[--ignore-fail-on-non-empty] <dir> ...", run: runRmdir,
+			desc: "Delete each directory if it is empty.\n" +
+				"--ignore-fail-on-non-empty: Skip non-empty directories silently."},
+		{name: "mv", usage: "<src> ... <dst>", run: runMv,
+			desc: "Move (rename) the sources matching each pattern to <dst>.\n" +
+				"With several sources, <dst> must be an existing directory."},
+		{name: "stat", usage: "[format] <path> ...", run: runStat,
+			desc: "Print facts about each path in the given format (default %y):\n" +
+				"%a permissions in octal, %A permissions symbolically, %b size in bytes,\n" +
+				"%F type, %g group, %n name, %o block size, %r replication, %u owner,\n" +
+				"%x %X access time, %y %Y modification time (%x %y as UTC\n" +
+				"yyyy-MM-dd HH:mm:ss, %X %Y as milliseconds since the epoch)."},
+		{name: "chmod", usage: "[-R] <MODE[,MODE]... | OCTALMODE> PATH...", run: runChmod,
+			desc: "Change the permissions of each path.\n" +
+				"-R: Also change everything below directories.\n" +
+				"MODE is symbolic as for the shell's chmod, with the letters rwxXt\n" +
+				"(e.g. u+x,g-w,o=r,+t); without u, g, o or a, a is meant; no umask applies.\n" +
+				"OCTALMODE is 3 digits, or 4 when the first (0 or 1) sets the sticky bit."},
+		{name: "chown", usage: "[-R] [OWNER][:[GROUP]] PATH...", run: runChown,
+			desc: "Change the owner and/or group of each path.\n" +
+				"-R: Also change everything below directories.\n" +
+				"Only what is given is changed. Names may use letters, digits and -_./@."},
+		{name: "chgrp", usage: "[-R] GROUP PATH...", run: runChgrp,
+			desc: "Change the group of each path; the same as -chown :GROUP."},
+		{name: "touchz", usage: "<path> ...", run: runTouchz,
+			desc: "Create an empty file at each path. An existing empty file gets the current\n" +
+				"time; an existing file with data is an error."},
+		{name: "touch", usage: "[-a] [-m] [-t TIMESTAMP (yyyyMMdd:HHmmss) ] [-c] <path> ...", run: runTouch,
+			desc: "Set the access and modification times of each path to now, creating an\n" +
+				"empty file where none exists.\n" +
+				"-a Change the access time only.\n" +
+				"-m Change the modification time only.\n" +
+				"-t TIMESTAMP Use this time (yyyyMMdd:HHmmss) instead of now.\n" +
+				"-c Do not create files."},
+		{name: "count", usage: "[-q] [-h] [-v] [-u] <path> ...", run: runCount,
+			desc: "Count the directories, files and bytes below each path. Columns:\n" +
+				"DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME\n" +
+				"-q: Show the quotas first: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA.\n" +
+				"-u: Show the quotas and their use only.\n" +
+				"-h: Print sizes with binary prefixes.\n" +
+				"-v: Print a header line."},
+		{name: "du", usage: "[-s] [-h] [-v] <path> ...", run: runDu,
+			desc: "Show the bytes used below each path: for a directory, one line per entry.\n" +
+				"-s: One total line per path instead.\n" +
+				"-h: Print sizes with binary prefixes.\n" +
+				"-v: Print a header line.\n" +
+				"Columns: size, disk space consumed with all replicas, path."},
+		{name: "dus", run: runDus, replacement: "du -s"},
+		{name: "df", usage: "[-h] [<path> ...]", run: runDf,
+			desc: "Show the capacity, used and free space of the file system.\n" +
+				"-h: Print sizes with binary prefixes."},
+		{name: "test", usage: "-[defswrz] <path>", run: runTest,
+			desc: "Answer a question about <path> through the exit status (0 yes, 1 no):\n" +
+				"  -d  is a directory\n" +
+				"  -e  exists\n" +
+				"  -f  is a file\n" +
+				"  -s  is larger than zero bytes\n" +
+				"  -w  exists and the user may write it\n" +
+				"  -r  exists and the user may read it\n" +
+				"  -z  is zero bytes long"},
+		{name: "setrep", usage: "[-R] [-w] <rep> <path> ...", run: runSetrep,
+			desc: "Set the replication of each file; a directory means every file below it.\n" +
+				"-w: Wait for the replication to complete (not supported yet).\n" +
+				"-R: Accepted for compatibility; has no effect."},
+		{name: "help", usage: "[cmd ...]",
+			desc: "Show the help of the given commands, or of all."},
+		{name: "usage", usage: "[cmd ...]",
+			desc: "Show the usage line of the given commands, or of all."},
+	}
+	for _, n := range []string{
+		"appendToFile", "cat", "checksum", "concat", "copyFromLocal", "copyToLocal",
+		"cp", "createSnapshot", "deleteSnapshot", "expunge", "find", "get",
+		"getfacl", "getfattr", "getmerge", "head", "moveFromLocal", "moveToLocal",
+		"put", "renameSnapshot", "setfacl", "setfattr", "tail", "text", "truncate",
+	} {
+		t = append(t, &command{name: n, unsupported: true})
+	}
+	return t
+}

@@ -1,0 +1,87 @@
+package fsshell
+
+import (
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+// DialFromConf builds the FileSystem `hdfs dfs` works on from a Hadoop
+// configuration:
+//
+//   - fs.defaultFS = hdfs://NS with NS one of dfs.nameservices: the
+//     NameNodes of NS (dfs.namenode.rpc-address.NS.*), NS accepted in URIs;
+//   - fs.defaultFS = hdfs://host[:port]: that NameNode (port 8020 when
+//     absent);
+//   - otherwise every address conf.NameNodeRPCAddresses finds.
+//
+// user empty means $HADOOP_USER_NAME, else the operating-system user.
+// fs.permissions.umask-mode (octal), dfs.replication and dfs.blocksize
+// become the client's umask and new-file defaults. No I/O happens here.
+func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
+	if user == "" {
+		user = os.Getenv("HADOOP_USER_NAME")
+	}
+	opts := client.Options{User: user}
+	defFS := strings.TrimSpace(c.String(conf.FSDefaultFS))
+	u, err := url.Parse(defFS)
+	isHDFS := err == nil && strings.EqualFold(u.Scheme, "hdfs") && u.Host != ""
+	if isHDFS && slices.Contains(c.Nameservices(), u.Host) {
+		all, err := c.NameNodeRPCAddresses()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range all {
+			if a.Nameservice == u.Host {
+				opts.Addresses = append(opts.Addresses, a.Address)
+			}
+		}
+		if len(opts.Addresses) == 0 {
+			return nil, fmt.Errorf("%w (nameservice %s of %s)", conf.ErrNoNameNode, u.Host, conf.FSDefaultFS)
+		}
+		opts.Authority = u.Host
+	} else if isHDFS {
+		port := u.Port()
+		if port == "" {
+			port = client.DefaultPort
+		}
+		addr := net.JoinHostPort(u.Hostname(), port)
+		opts.Addresses = []string{addr}
+		opts.Authority = u.Host
+	} else {
+		all, err := c.NameNodeRPCAddresses()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range all {
+			opts.Addresses = append(opts.Addresses, a.Address)
+		}
+	}
+	mask := strings.TrimSpace(c.String(conf.FSPermissionsUmaskMode))
+	if mask != "" {
+		v, err := strconv.ParseUint(mask, 8, 16)
+		if err != nil || v > 0o777 {
+			return nil, fmt.Errorf("fsshell: %s=%q: not an octal umask", conf.FSPermissionsUmaskMode, mask)
+		}
+		opts.Umask = fs.FileMode(v)
+	}
+	if r, err := c.Int(conf.DFSReplication); err == nil && r > 0 && r < 1<<15 {
+		opts.Replication = uint16(r)
+	} else if err != nil {
+		return nil, err
+	}
+	bs, err := c.Size(conf.DFSBlockSize)
+	if err != nil {
+		return nil, err
+	}
+	opts.BlockSize = bs
+	return client.New(opts)
+}

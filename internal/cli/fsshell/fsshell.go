@@ -1,0 +1,287 @@
+package fsshell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/client"
+)
+
+// Env is everything a command touches besides the file system.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Stdin is for commands reading "-" (none of the supported ones do
+	// yet).
+	Stdin io.Reader
+	// Now is the clock for -touch and -touchz; nil means time.Now.
+	Now func() time.Time
+	// TZ is the zone of -ls dates and of -touch -t timestamps; nil means
+	// UTC.
+	TZ *time.Location
+	// TrashInterval is the client's fs.trash.interval. When it, or the
+	// NameNode's trash interval, is above zero, -rm without -skipTrash
+	// refuses to delete: trash is not supported yet.
+	TrashInterval time.Duration
+}
+
+// ExitUsage is the status of a command-line error (Hadoop's -1).
+const ExitUsage = 255
+
+// command is one FsShell command.
+type command struct {
+	name        string // without the dash
+	usage       string // option syntax after "-name "
+	desc        string // help text; lines after the first are indented
+	run         func(c *cmd, args []string) error
+	unsupported bool   // needs the data path: answers "not supported yet"
+	replacement string // deprecated alias: the command to use instead
+}
+
+// cmd is one running command: its output streams and error count.
+type cmd struct {
+	ctx       context.Context
+	env       Env
+	fs        *client.FileSystem
+	name      string
+	numErrors int
+	exitCode  int
+}
+
+// fail prints "<cmd>: <msg>" on stderr and counts an error.
+func (c *cmd) fail(msg string) {
+	c.numErrors++
+	c.warn(msg)
+}
+
+func (c *cmd) warn(msg string) {
+	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, msg)
+}
+
+// failErr prints err about the path shown as display.
+func (c *cmd) failErr(display string, err error) {
+	c.fail(c.describe(display, err))
+}
+
+func (c *cmd) printf(format string, args ...any) {
+	fmt.Fprintf(c.env.Stdout, format, args...)
+}
+
+func (c *cmd) now() time.Time {
+	if c.env.Now != nil {
+		return c.env.Now()
+	}
+	return time.Now()
+}
+
+func (c *cmd) tz() *time.Location {
+	if c.env.TZ != nil {
+		return c.env.TZ
+	}
+	return time.UTC
+}
+
+// forEachArg expands each argument and hands every resulting item to fn;
+// expansion errors are shown and counted. A missing item is reported as
+// Hadoop does unless missing is set, which handles it instead.
+func (c *cmd) forEachArg(args []string, fn func(*item) error, missing func(*item) error) {
+	for _, a := range args {
+		items, err := c.expand(a)
+		if err != nil {
+			c.failErr(a, err)
+			continue
+		}
+		for _, it := range items {
+			var err error
+			switch {
+			case it.exists():
+				err = fn(it)
+			case missing != nil:
+				err = missing(it)
+			default:
+				err = pathErr(it.str, msgNotFound)
+			}
+			if err != nil {
+				c.failErr(it.str, err)
+			}
+		}
+	}
+}
+
+// walk calls fn on it and, when recursive and it is a directory, on
+// everything below it, parents first. Errors are shown per path.
+func (c *cmd) walk(it *item, recursive bool, fn func(*item) error) error {
+	if err := fn(it); err != nil {
+		return err
+	}
+	if !recursive || !it.isDir() {
+		return nil
+	}
+	kids, err := c.children(it)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := c.walk(k, true, fn); err != nil {
+			c.failErr(k.str, err)
+		}
+	}
+	return nil
+}
+
+// Run executes one `hdfs dfs` command line (args[0] is the command, e.g.
+// "-ls") and returns the exit status: 0 on success, 1 when any path
+// failed (or a -test was false), 255 for a command-line error.
+func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) int {
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	table := commands()
+	if len(args) == 0 {
+		printUsageAll(env.Stderr, table)
+		return ExitUsage
+	}
+	name := args[0]
+	cm := lookupCommand(table, name)
+	if cm == nil {
+		fmt.Fprintf(env.Stderr, "%s: Unknown command\n", name)
+		if !strings.HasPrefix(name, "-") && lookupCommand(table, "-"+name) != nil {
+			fmt.Fprintf(env.Stderr, "Did you mean -%s?  This command begins with a dash.\n", name)
+		}
+		return ExitUsage
+	}
+	c := &cmd{ctx: ctx, env: env, fs: fsys, name: cm.name}
+	if cm.unsupported {
+		c.warn("not supported yet")
+		return 1
+	}
+	if cm.replacement != "" {
+		c.warn("DEPRECATED: Please use '" + cm.replacement + "' instead.")
+	}
+	var err error
+	if cm.name == "help" || cm.name == "usage" {
+		err = runHelp(c, table, cm.name == "help", args[1:])
+	} else {
+		if fsys == nil {
+			c.warn("no file system")
+			return 1
+		}
+		err = cm.run(c, args[1:])
+	}
+	if ue, ok := err.(*usageError); ok {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, ue.msg)
+		fmt.Fprintf(env.Stderr, "%s %s\n", usagePrefix, usageLine(cm))
+		return ExitUsage
+	}
+	if err != nil {
+		c.fail(c.describe("", err))
+	}
+	if c.numErrors > 0 {
+		return 1
+	}
+	return c.exitCode
+}
+
+// usagePrefix starts every usage line.
+const usagePrefix = "Usage: hdfs dfs [generic options]"
+
+func usageLine(cm *command) string {
+	if cm.usage == "" {
+		return "-" + cm.name
+	}
+	return "-" + cm.name + " " + cm.usage
+}
+
+func lookupCommand(table []*command, name string) *command {
+	if !strings.HasPrefix(name, "-") {
+		return nil
+	}
+	for _, cm := range table {
+		if "-"+cm.name == name {
+			return cm
+		}
+	}
+	return nil
+}
+
+// listed returns the commands -help and -usage show: supported, not
+// deprecated, sorted by name.
+func listed(table []*command) []*command {
+	var out []*command
+	for _, cm := range table {
+		if !cm.unsupported && cm.replacement == "" {
+			out = append(out, cm)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+const genericUsage = `Generic options supported are:
+-D <property=value>                       define a value for a given property
+-fs <file:///|hdfs://namenode:port>       specify the default file system URL, overriding fs.defaultFS
+
+The general command line syntax is:
+command [genericOptions] [commandOptions]
+`
+
+func printUsageAll(w io.Writer, table []*command) {
+	fmt.Fprintln(w, usagePrefix)
+	for _, cm := range listed(table) {
+		fmt.Fprintf(w, "\t[%s]\n", usageLine(cm))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, genericUsage)
+}
+
+func printHelpOne(w io.Writer, cm *command) {
+	for i, line := range strings.Split(cm.desc, "\n") {
+		if i == 0 {
+			fmt.Fprintf(w, "%s:\t%s\n", usageLine(cm), line)
+		} else {
+			fmt.Fprintf(w, "\t\t%s\n", line)
+		}
+	}
+}
+
+func runHelp(c *cmd, table []*command, help bool, args []string) error {
+	w := c.env.Stdout
+	if len(args) == 0 {
+		fmt.Fprintln(w, usagePrefix)
+		cmds := listed(table)
+		for _, cm := range cmds {
+			fmt.Fprintf(w, "\t[%s]\n", usageLine(cm))
+		}
+		if help {
+			for _, cm := range cmds {
+				fmt.Fprintln(w)
+				printHelpOne(w, cm)
+			}
+		}
+		fmt.Fprintln(w)
+		fmt.Fprint(w, genericUsage)
+		return nil
+	}
+	for _, a := range args {
+		cm := lookupCommand(table, "-"+strings.TrimPrefix(a, "-"))
+		if cm == nil {
+			return usagef("`%s': Unknown command", a)
+		}
+		if cm.unsupported {
+			c.fail(cm.name + ": not supported yet")
+			continue
+		}
+		if help {
+			printHelpOne(w, cm)
+		} else {
+			fmt.Fprintf(w, "%s %s\n", usagePrefix, usageLine(cm))
+		}
+	}
+	return nil
+}

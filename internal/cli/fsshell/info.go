@@ -1,0 +1,297 @@
+package fsshell
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/client"
+)
+
+// statTimeLayout is Hadoop's -stat date format, always in UTC.
+const statTimeLayout = "2006-01-02 15:04:05"
+
+func runStat(c *cmd, args []string) error {
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"R"}, false)
+	if err != nil {
+		return err
+	}
+	format := "%y"
+	if strings.Contains(rest[0], "%") {
+		format = rest[0]
+		rest = rest[1:]
+		if len(rest) < 1 {
+			return usagef("Not enough arguments: expected 1 but got 0")
+		}
+	}
+	c.forEachArg(rest, func(it *item) error {
+		return c.walk(it, f.on("R"), func(it *item) error {
+			c.printf("%s\n", statLine(format, it))
+			return nil
+		})
+	}, nil)
+	return nil
+}
+
+// statLine expands a -stat format for one path. An unknown %c prints c; a
+// trailing % is dropped.
+func statLine(format string, it *item) string {
+	s := it.status()
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		ch := format[i]
+		if ch != '%' {
+			b.WriteByte(ch)
+			continue
+		}
+		if i+1 == len(format) {
+			break
+		}
+		i++
+		switch format[i] {
+		case 'a':
+			b.WriteString(octalPerm(s.Permission))
+		case 'A':
+			b.WriteString(permString(s.Permission))
+		case 'b':
+			b.WriteString(strconv.FormatInt(s.Length, 10))
+		case 'F':
+			switch s.Type {
+			case client.TypeDir:
+				b.WriteString("directory")
+			case client.TypeFile:
+				b.WriteString("regular file")
+			default:
+				b.WriteString("symlink")
+			}
+		case 'g':
+			b.WriteString(s.Group)
+		case 'n':
+			if it.abs != "/" {
+				b.WriteString(path.Base(it.abs))
+			}
+		case 'o':
+			b.WriteString(strconv.FormatInt(s.BlockSize, 10))
+		case 'r':
+			b.WriteString(strconv.Itoa(int(s.Replication)))
+		case 'u':
+			b.WriteString(s.Owner)
+		case 'x':
+			b.WriteString(s.AccessTime.UTC().Format(statTimeLayout))
+		case 'X':
+			b.WriteString(strconv.FormatInt(s.AccessTime.UnixMilli(), 10))
+		case 'y':
+			b.WriteString(s.ModTime.UTC().Format(statTimeLayout))
+		case 'Y':
+			b.WriteString(strconv.FormatInt(s.ModTime.UnixMilli(), 10))
+		default:
+			b.WriteByte(format[i])
+		}
+	}
+	return b.String()
+}
+
+func runTest(c *cmd, args []string) error {
+	f, rest, err := parseFlags(args, 1, 1, []string{"e", "d", "f", "s", "z", "w", "r"}, false)
+	if err != nil {
+		return err
+	}
+	var flag string
+	n := 0
+	for _, o := range []string{"e", "d", "f", "s", "z", "w", "r"} {
+		if f.on(o) {
+			flag = o
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return usagef("No test flag given")
+	case 1:
+	default:
+		return usagef("Only one test flag is allowed")
+	}
+	c.forEachArg(rest, func(it *item) error {
+		s := it.status()
+		ok := false
+		switch flag {
+		case "e":
+			ok = true
+		case "d":
+			ok = it.isDir()
+		case "f":
+			ok = s.Type == client.TypeFile
+		case "s":
+			ok = s.Length > 0
+		case "z":
+			ok = s.Length == 0
+		case "r", "w":
+			perm := fs.FileMode(0o4)
+			if flag == "w" {
+				perm = 0o2
+			}
+			err := c.fs.Access(c.ctx, it.abs, perm)
+			switch {
+			case err == nil:
+				ok = true
+			case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
+			default:
+				return err
+			}
+		}
+		if !ok {
+			c.exitCode = 1
+		}
+		return nil
+	}, func(*item) error {
+		c.exitCode = 1
+		return nil
+	})
+	return nil
+}
+
+// Column formats of -count (Hadoop's ContentSummary and QuotaUsage).
+func countColumns(dirs, files, size string) string {
+	return padLeft(dirs, 12) + " " + padLeft(files, 12) + " " + padLeft(size, 18) + " "
+}
+
+func quotaColumns(q, remQ, sq, remSQ string) string {
+	return padLeft(q, 12) + " " + padLeft(remQ, 15) + " " + padLeft(sq, 15) + " " + padLeft(remSQ, 15) + " "
+}
+
+func runCount(c *cmd, args []string) error {
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"q", "h", "v", "u"}, false)
+	if err != nil {
+		return err
+	}
+	showQuotas, human, usageOnly := f.on("q"), f.on("h"), f.on("u")
+	if f.on("v") {
+		var h string
+		switch {
+		case usageOnly:
+			h = quotaColumns("QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
+		case showQuotas:
+			h = quotaColumns("QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA") +
+				countColumns("DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
+		default:
+			h = countColumns("DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
+		}
+		c.printf("%sPATHNAME\n", h)
+	}
+	c.forEachArg(rest, func(it *item) error {
+		var line string
+		if usageOnly {
+			u, err := c.fs.QuotaUsage(c.ctx, it.abs)
+			if err != nil {
+				return err
+			}
+			q, remQ, sq, remSQ := "none", "inf", "none", "inf"
+			if u.Quota > 0 {
+				q, remQ = formatSize(u.Quota, human), formatSize(u.Quota-u.FileAndDirectoryCount, human)
+			}
+			if u.SpaceQuota >= 0 {
+				sq, remSQ = formatSize(u.SpaceQuota, human), formatSize(u.SpaceQuota-u.SpaceConsumed, human)
+			}
+			line = quotaColumns(q, remQ, sq, remSQ)
+		} else {
+			s, err := c.fs.ContentSummary(c.ctx, it.abs)
+			if err != nil {
+				return err
+			}
+			if showQuotas {
+				q, remQ, sq, remSQ := "none", "inf", "none", "inf"
+				if s.Quota > 0 {
+					q, remQ = formatSize(s.Quota, human), formatSize(s.Quota-(s.DirectoryCount+s.FileCount), human)
+				}
+				if s.SpaceQuota > 0 {
+					sq, remSQ = formatSize(s.SpaceQuota, human), formatSize(s.SpaceQuota-s.SpaceConsumed, human)
+				}
+				line = quotaColumns(q, remQ, sq, remSQ)
+			}
+			line += countColumns(formatSize(s.DirectoryCount, human), formatSize(s.FileCount, human), formatSize(s.Length, human))
+		}
+		c.printf("%s%s\n", line, it.str)
+		return nil
+	}, nil)
+	return nil
+}
+
+func runDus(c *cmd, args []string) error {
+	return runDu(c, append([]string{"-s"}, args...))
+}
+
+func runDu(c *cmd, args []string) error {
+	f, rest, err := parseFlags(args, 0, unlimited, []string{"h", "s", "v"}, false)
+	if err != nil {
+		return err
+	}
+	human, summary := f.on("h"), f.on("s")
+	if len(rest) == 0 {
+		rest = []string{"."}
+	}
+	t := newTable(3)
+	if f.on("v") {
+		t.add("SIZE", "DISK_SPACE_CONSUMED_WITH_ALL_REPLICAS", "FULL_PATH_NAME")
+		t.header = true
+	}
+	row := func(it *item) error {
+		s, err := c.fs.ContentSummary(c.ctx, it.abs)
+		if err != nil {
+			return err
+		}
+		t.add(formatSize(s.Length, human), formatSize(s.SpaceConsumed, human), it.str)
+		return nil
+	}
+	c.forEachArg(rest, func(it *item) error {
+		if summary || !it.isDir() {
+			return row(it)
+		}
+		kids, err := c.children(it)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := row(k); err != nil {
+				c.failErr(k.str, err)
+			}
+		}
+		return nil
+	}, nil)
+	if !t.empty() {
+		c.printf("%s", t)
+	}
+	return nil
+}
+
+func runDf(c *cmd, args []string) error {
+	f, rest, err := parseFlags(args, 0, unlimited, []string{"h"}, false)
+	if err != nil {
+		return err
+	}
+	human := f.on("h")
+	if len(rest) == 0 {
+		rest = []string{"/"}
+	}
+	t := newTable(5)
+	t.add("Filesystem", "Size", "Used", "Available", "Use%")
+	t.header = true
+	for i := 1; i < 5; i++ {
+		t.right[i] = true
+	}
+	c.forEachArg(rest, func(it *item) error {
+		st, err := c.fs.StatFs(c.ctx)
+		if err != nil {
+			return err
+		}
+		size, used, free := int64(st.Capacity), int64(st.Used), int64(st.Remaining)
+		t.add(c.fs.URI(), formatSize(size, human), formatSize(used, human), formatSize(free, human),
+			formatPercent(float64(used)/float64(size)))
+		return nil
+	}, nil)
+	if !t.empty() {
+		c.printf("%s", t)
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+package blockmgmt
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+func (m *Manager) clipRepl(n int) int16 {
+	if n <= 0 {
+		n = m.cfg.DefaultReplication
+	}
+	n = min(max(n, 1), m.cfg.MaxReplication, 1<<15-1)
+	return int16(n)
+}
+
+// AddBlock records a block of file fileID. The allocation path calls it with
+// UnderConstruction and the pipeline targets ChooseTargets returned (after the
+// allocation op is logged); image and edit-log loading call it with Complete
+// (closed files) or UnderConstruction (the last block of an open file). For an
+// id already recorded for the same file it updates length, generation stamp,
+// replication and (forward only) state, which is what replaying OP_UPDATE_BLOCKS
+// and OP_CLOSE needs; for another file it fails with ErrBlockExists.
+func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state BlockUCState, targets []DatanodeID) error {
+	if b := m.blocks[blk.ID]; b != nil {
+		if b.fileID != fileID {
+			return fmt.Errorf("%w: blk_%d belongs to inode %d, not %d", ErrBlockExists, blk.ID, b.fileID, fileID)
+		}
+		b.NumBytes, b.GenStamp, b.repl = blk.NumBytes, blk.GenStamp, m.clipRepl(replication)
+		if state == Complete || (state == Committed && b.state != Complete) {
+			b.state = state
+		}
+		if b.state == Complete {
+			delete(m.expected, b.ID)
+		}
+		m.refresh(b)
+		return nil
+	}
+	b := &blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state}
+	m.blocks[blk.ID] = b
+	if state != Complete && len(targets) > 0 {
+		uuids := make([]string, 0, len(targets))
+		for _, t := range targets {
+			uuids = append(uuids, t.UUID)
+			if dn := m.nodes[t.UUID]; dn != nil && !dn.dead {
+				dn.scheduled++
+			}
+		}
+		m.expected[blk.ID] = uuids
+	}
+	m.refresh(b)
+	return nil
+}
+
+// BlockInfo returns what the manager knows about a block.
+func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
+	b := m.blocks[id]
+	if b == nil {
+		return BlockInfo{}, false
+	}
+	live, corrupt := b.counts()
+	return BlockInfo{Block: b.Block, FileID: b.fileID, Replication: int(b.repl), State: b.state, Live: live, Corrupt: corrupt}, true
+}
+
+// NumBlocks is the size of the blocks map.
+func (m *Manager) NumBlocks() int { return len(m.blocks) }
+
+// IsMinimallyReplicated reports whether the block has at least MinReplication
+// good FINALIZED replicas (matching generation stamp, and length once
+// committed).
+func (m *Manager) IsMinimallyReplicated(id int64) bool {
+	b := m.blocks[id]
+	if b == nil {
+		return false
+	}
+	live, _ := b.counts()
+	return live >= m.cfg.MinReplication
+}
+
+// IsComplete reports whether the block is COMPLETE.
+func (m *Manager) IsComplete(id int64) bool {
+	b := m.blocks[id]
+	return b != nil && b.state == Complete
+}
+
+// CommitBlock records the client's final length and generation stamp of a
+// block under construction (addBlock of the next block, complete): the block
+// becomes COMMITTED, and COMPLETE at once when it already has MinReplication
+// good replicas. Finalized replicas that disagree with the committed block are
+// marked corrupt. Committing a COMMITTED or COMPLETE block again with the same
+// values is a no-op. It returns the resulting state.
+func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
+	b := m.blocks[blk.ID]
+	if b == nil {
+		return 0, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
+	}
+	switch b.state {
+	case Complete, Committed:
+		if b.NumBytes != blk.NumBytes || b.GenStamp != blk.GenStamp {
+			return b.state, fmt.Errorf("%w: commit of %s blk_%d_%d len %d, recorded blk_%d_%d len %d",
+				ErrBadState, b.state, blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
+		}
+		return b.state, nil
+	}
+	if blk.GenStamp < b.GenStamp {
+		return b.state, fmt.Errorf("%w: commit of blk_%d_%d, recorded stamp %d", ErrGenStamp, blk.ID, blk.GenStamp, b.GenStamp)
+	}
+	b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+	m.verifyReplicas(b)
+	m.refresh(b)
+	return b.state, nil
+}
+
+// verifyReplicas checks the replicas reported while the block was under
+// construction against the committed block: a finalized replica with another
+// stamp or length is corrupt; an unfinished one with an older stamp is dropped.
+func (m *Manager) verifyReplicas(b *blockInfo) {
+	reps := m.ucReps[b.ID]
+	delete(m.ucReps, b.ID)
+	for i := len(b.replicas) - 1; i >= 0; i-- {
+		r := &b.replicas[i]
+		if r.flags&rCorrupt != 0 {
+			continue
+		}
+		rb, ok := Block{}, false
+		for _, u := range reps {
+			if u.st == r.st {
+				rb, ok = u.blk, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		switch {
+		case r.state == Finalized && (rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes):
+			r.flags |= rCorrupt
+		case r.state != Finalized && rb.GenStamp < b.GenStamp:
+			m.removeReplicaAt(b, i)
+		}
+	}
+}
+
+// ForceComplete makes a block COMPLETE whatever its replicas (replay of
+// OP_CLOSE, commitBlockSynchronization closing a recovered file).
+func (m *Manager) ForceComplete(id int64) error {
+	b := m.blocks[id]
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	b.state = Complete
+	delete(m.expected, id)
+	m.refresh(b)
+	return nil
+}
+
+// UpdatePipeline records a new generation stamp, length and target list for a
+// block under construction (updatePipeline after a pipeline failure).
+// Unfinished replicas with an older stamp are dropped: the new pipeline's nodes
+// report the block again under the new stamp.
+func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []DatanodeID) error {
+	b := m.blocks[id]
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	if b.state != UnderConstruction && b.state != UnderRecovery {
+		return fmt.Errorf("%w: update pipeline of %s blk_%d", ErrBadState, b.state, id)
+	}
+	if newGenStamp <= b.GenStamp {
+		return fmt.Errorf("%w: new stamp %d not above %d for blk_%d", ErrGenStamp, newGenStamp, b.GenStamp, id)
+	}
+	b.GenStamp, b.NumBytes = newGenStamp, numBytes
+	for i := len(b.replicas) - 1; i >= 0; i-- {
+		if r := b.replicas[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+			m.removeReplicaAt(b, i)
+		}
+	}
+	uuids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		uuids = append(uuids, t.UUID)
+	}
+	m.expected[id] = uuids
+	m.refresh(b)
+	return nil
+}
+
+// RemoveBlocks forgets blocks of deleted files and queues their replicas for
+// deletion on every holder. Unknown ids are ignored.
+func (m *Manager) RemoveBlocks(ids []int64) {
+	for _, id := range ids {
+		b := m.blocks[id]
+		if b == nil {
+			continue
+		}
+		for i := len(b.replicas) - 1; i >= 0; i-- {
+			m.invalidateReplicaAt(b, i)
+		}
+		m.forget(b)
+	}
+}
+
+// SetReplication changes the expected replication of blocks (setReplication):
+// missing replicas are queued for reconstruction and excess ones for deletion
+// (once out of safe mode).
+func (m *Manager) SetReplication(ids []int64, n int) {
+	r := m.clipRepl(n)
+	for _, id := range ids {
+		if b := m.blocks[id]; b != nil {
+			b.repl = r
+			m.refresh(b)
+		}
+	}
+}
+
+// distance is the network distance between two rack paths plus the node hop
+// on each side: 2 within a rack, 4 across racks under one parent, and so on.
+func distance(a, b string) int {
+	if a == b {
+		return 2
+	}
+	pa := strings.Split(strings.Trim(a, "/"), "/")
+	pb := strings.Split(strings.Trim(b, "/"), "/")
+	c := 0
+	for c < len(pa) && c < len(pb) && pa[c] == pb[c] {
+		c++
+	}
+	return len(pa) - c + len(pb) - c + 2
+}
+
+// GetBlockLocations returns each block with its holders sorted for the reader
+// (a DataNode UUID, IP address or hostname, or a client address the topology
+// resolves): the reader's own node first, then its rack, then farther racks,
+// random among equals; decommissioning nodes (and stale ones when
+// AvoidStaleForRead) last. Corrupt replicas are left out unless every replica
+// is corrupt, in which case they are all returned with Corrupt set. A block
+// with no reported replica yet returns its pipeline targets.
+func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) ([]LocatedBlock, error) {
+	rdn := m.findNode(reader)
+	rrack := DefaultRack
+	if rdn != nil {
+		rrack = rdn.rack
+	} else if reader != "" {
+		rrack = m.resolve(reader)
+	}
+	out := make([]LocatedBlock, 0, len(ids))
+	for _, id := range ids {
+		b := m.blocks[id]
+		if b == nil {
+			return out, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+		}
+		lb := LocatedBlock{Block: b.Block, UnderConstruction: b.state != Complete}
+		var good, bad []*storage
+		for i := range b.replicas {
+			r := &b.replicas[i]
+			if r.st.failed || r.st.dn.dead {
+				continue
+			}
+			if r.flags&rCorrupt != 0 {
+				bad = append(bad, r.st)
+				continue
+			}
+			if r.state != Finalized && !lb.UnderConstruction {
+				continue
+			}
+			good = append(good, r.st)
+		}
+		type loc struct {
+			dn   *datanode
+			stID string
+			key  int
+		}
+		var locs []loc
+		if len(good) == 0 && len(bad) > 0 {
+			lb.Corrupt = true
+			good = bad
+		}
+		for _, st := range good {
+			locs = append(locs, loc{dn: st.dn, stID: st.id})
+		}
+		if len(locs) == 0 && lb.UnderConstruction {
+			for _, u := range m.expected[id] {
+				if dn := m.nodes[u]; dn != nil && !dn.dead {
+					locs = append(locs, loc{dn: dn})
+				}
+			}
+		}
+		m.rnd.Shuffle(len(locs), func(i, j int) { locs[i], locs[j] = locs[j], locs[i] })
+		for i := range locs {
+			dn := locs[i].dn
+			switch {
+			case dn == rdn:
+				locs[i].key = 0
+			default:
+				locs[i].key = distance(rrack, dn.rack)
+			}
+			if dn.admin != Normal || (m.cfg.AvoidStaleForRead && m.isStale(dn, now)) {
+				locs[i].key += 1 << 20
+			}
+		}
+		slices.SortStableFunc(locs, func(a, b loc) int { return a.key - b.key })
+		for _, l := range locs {
+			lb.Locations = append(lb.Locations, m.info(l.dn, now))
+			lb.StorageIDs = append(lb.StorageIDs, l.stID)
+		}
+		out = append(out, lb)
+	}
+	return out, nil
+}

@@ -1,0 +1,116 @@
+// Package blockmgmt is the NameNode's block manager: a pure core that owns the
+// "second relation" of HDFS, block → DataNodes, together with the DataNode
+// descriptors, replica placement and every replication decision.
+//
+// The namespace (package namespace) owns the "first relation", file → ordered
+// block list, and persists it. This package never persists anything: the block
+// locations are rebuilt at every start from the DataNodes' block reports.
+//
+// # Who calls it
+//
+// The NameNode's composition root converts DatanodeProtocol and ClientProtocol
+// messages into calls on a *Manager and converts the results back:
+//
+//   - registerDatanode, sendHeartbeat      → RegisterDatanode, Heartbeat (the
+//     returned Commands go out as DNA_TRANSFER, DNA_INVALIDATE, DNA_REGISTER);
+//   - blockReport (decoded from the long-array encoding) → ProcessFullBlockReport;
+//   - blockReceivedAndDeleted               → ProcessIncremental;
+//   - reportBadBlocks (client and DataNode) → ReportBadBlocks;
+//   - addBlock                              → ChooseTargets, then AddBlock once the
+//     allocation op is logged;
+//   - complete / addBlock of the next block  → CommitBlock, IsComplete;
+//   - delete, setReplication, getBlockLocations, getDatanodeReport, getFsStats,
+//     setSafeMode                           → RemoveBlocks, SetReplication,
+//     GetBlockLocations, DatanodeReport, Stats, EnterSafeMode/LeaveSafeMode;
+//   - three periodic drivers, each a goroutine of the caller: CheckHeartbeats
+//     (every dfs.namenode.heartbeat.recheck-interval), ComputeWork (every
+//     dfs.namenode.redundancy.interval.seconds) and Tick (safe mode, every second).
+//
+// # Purity and concurrency
+//
+// A Manager does no I/O, starts no goroutine and never reads the clock: every
+// method that needs the time takes `now`, and every random choice comes from the
+// *rand.Rand given to New. A Manager is NOT safe for concurrent use: the caller
+// serializes all calls (the NameNode holds its block-manager lock around each).
+//
+// # Block states (on the NameNode)
+//
+//	          AddBlock(UNDER_CONSTRUCTION)
+//	                   │
+//	                   ▼        UpdatePipeline (new GS)
+//	         ┌── UNDER_CONSTRUCTION ◄──┐
+//	         │         │  └────────────┘
+//	(lease / │         │ CommitBlock: client's final length + GS
+//	recovery)│         ▼
+//	         │     COMMITTED ──── ≥ MinReplication FINALIZED replicas with the
+//	         ▼         │          committed GS and length reported
+//	  UNDER_RECOVERY   ▼
+//	         └──────► COMPLETE   (also: AddBlock(COMPLETE) when the image or the
+//	                              edit log loads a closed file; ForceComplete)
+//
+// Only COMPLETE blocks count for safe mode and are queued for re-replication;
+// a COMMITTED block becomes COMPLETE by itself when enough replicas arrive, so
+// the client's complete() succeeds on its first call when the DataNode reports
+// the finalized replica before acknowledging the last packet. UNDER_RECOVERY is
+// entered by the lease-recovery path (block recovery with DNA_RECOVERBLOCK),
+// which is an extension of this package not yet written: see Command.
+//
+// # Replica states (as reported by DataNodes)
+//
+//	FINALIZED  complete on disk; counts as a live replica when its generation
+//	           stamp (and, for COMMITTED/COMPLETE blocks, its length) matches.
+//	RBW        being written; recorded for blocks under construction, ignored for
+//	           COMPLETE blocks with the same GS, corrupt with an older GS.
+//	RWR        an RBW found at DataNode restart, waiting for recovery; corrupt
+//	           for a COMMITTED/COMPLETE block.
+//
+// A replica with an older generation stamp than the NameNode's, or the wrong
+// length for a COMMITTED/COMPLETE block, is corrupt. A corrupt replica stays in
+// the block's list (so it can be returned when nothing else exists) until
+// enough good replicas exist; it is then removed and queued for deletion on its
+// DataNode. A reported replica of a block the NameNode does not know is
+// deleted (DNA_INVALIDATE), unless its generation stamp is in the future
+// while in safe mode (bytes in future; see LeaveSafeMode).
+//
+// # DataNode states
+//
+//	  RegisterDatanode            no heartbeat for StaleInterval
+//	──────────────────► live ────────────────────────────────► stale
+//	                     ▲  ◄──────────── Heartbeat ────────────┘ │
+//	                     │                                        │ no heartbeat for
+//	 RegisterDatanode    │                                        │ 2×recheck+10×heartbeat
+//	 (Heartbeat answers  │                                        ▼ (CheckHeartbeats)
+//	 ErrUnregistered) ───┴──────────────────────────────────── dead
+//
+// A dead node loses all its replicas from the blocks map (the blocks that fall
+// below their replication are queued) but keeps its descriptor so that it shows
+// in the DEAD report. Its heartbeat is refused with ErrUnregistered, which the
+// caller answers with DNA_REGISTER. A new UUID registering with the transfer
+// address of an existing descriptor replaces that descriptor.
+//
+// # Re-replication
+//
+// Blocks with fewer live replicas than expected wait in five priority queues
+// (0 highest: one replica left; 1: live×3 < expected; 2: the rest; 3: enough
+// replicas but all on one rack; 4: no live replica, only corrupt ones — the
+// missing blocks). ComputeWork takes ReplicationWorkMultiplier × live-nodes
+// blocks per call, cycling through each queue, picks a source holding a good
+// replica that is below its stream limit and targets by the placement policy,
+// queues a Transfer on the source (sent with its next heartbeat reply) and
+// records the work as pending until the targets report the replica or
+// PendingReconstructionTimeout passes (then the block is queued again).
+// Excess replicas are removed from the rack holding the most replicas, then
+// from the node with the least remaining space. Nothing is replicated or
+// deleted while in safe mode.
+//
+// # Example
+//
+//	m := blockmgmt.New(blockmgmt.DefaultConfig(), rand.New(rand.NewPCG(1, 2)))
+//	m.RegisterDatanode(dn, now)
+//	cmds, err := m.Heartbeat(dn.UUID, reports, 0, 0, now)
+//	targets, err := m.ChooseTargets(3, clientIP, nil, nil, blockSize, now)
+//	// ... log the allocation op, then:
+//	err = m.AddBlock(fileID, blk, 3, blockmgmt.UnderConstruction, targets)
+//	m.ProcessIncremental(dn.UUID, storageID, []blockmgmt.ReceivedDeleted{{Block: blk, Status: blockmgmt.Received}}, now)
+//	ok := m.IsComplete(blk.ID)
+package blockmgmt

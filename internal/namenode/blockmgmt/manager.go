@@ -1,0 +1,317 @@
+package blockmgmt
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// replica flags.
+const (
+	rCorrupt uint8 = 1 << iota // known corrupt
+	rMark                      // seen in the full block report being processed
+)
+
+// replica is one location of a block: 16 bytes.
+type replica struct {
+	st    *storage
+	idx   int32 // position of the block in st.blocks
+	state ReplicaState
+	flags uint8
+}
+
+// blockInfo flags: which counters the block is included in.
+const (
+	bComplete uint8 = 1 << iota // counted in Manager.completeBlocks
+	bSafe                       // counted in Manager.safeBlocks
+	bCorrupt                    // counted in Manager.corruptBlocks
+)
+
+// blockInfo is one entry of the blocks map. Kept small: millions of these live
+// in memory.
+type blockInfo struct {
+	Block
+	fileID   int64
+	replicas []replica
+	repl     int16
+	state    BlockUCState
+	flags    uint8
+}
+
+// storage is one volume of a DataNode.
+type storage struct {
+	id                                   string
+	dn                                   *datanode
+	capacity, dfsUsed, remaining, bpUsed int64
+	failed                               bool
+	blocks                               []*blockInfo // replicas on this storage
+}
+
+// datanode is the descriptor of one DataNode.
+type datanode struct {
+	id         DatanodeID
+	rack       string
+	lastUpdate time.Time
+	dead       bool
+	admin      AdminState
+	storages   []*storage
+	xceivers   int
+	xmits      int
+
+	// transfers are scheduled copies not yet sent (DNA_TRANSFER).
+	transfers []Transfer
+	// invList/invSet: replicas to delete on this node, not yet handed to the
+	// node (InvalidateBlocks). invList keeps arrival order; an entry is valid
+	// while its id is in invSet.
+	invList []Block
+	invSet  map[int64]struct{}
+	// invReady: deletions chosen by ComputeWork, sent with the next heartbeats.
+	invReady []Block
+
+	// blocks scheduled to be written here, for the free-space estimate; rolled
+	// every scheduledRoll.
+	scheduled, prevScheduled int
+	lastRoll                 time.Time
+}
+
+// scheduledRoll is how often the scheduled-blocks estimate rolls over
+// (DatanodeDescriptor.BLOCKS_SCHEDULED_ROLL_INTERVAL).
+const scheduledRoll = 10 * time.Minute
+
+// Manager is the block manager. See the package doc; not safe for concurrent
+// use.
+type Manager struct {
+	cfg Config
+	rnd *rand.Rand
+
+	blocks   map[int64]*blockInfo
+	expected map[int64][]string // pipeline targets (uuids) of blocks not yet COMPLETE
+	// ucReps: what each replica of a block not yet committed reported, checked
+	// against the block when the client commits it.
+	ucReps map[int64][]ucRep
+
+	nodes     map[string]*datanode   // by uuid, dead ones included
+	byXfer    map[string]*datanode   // by ip:xferPort
+	byIP      map[string][]*datanode // by ip
+	order     []*datanode            // registration order, for determinism
+	rackNodes map[string]int         // live nodes per rack
+
+	needed  lowRedundancy
+	pending map[int64]*pendingWork
+
+	completeBlocks int64
+	safeBlocks     int64
+	corruptBlocks  int64
+
+	sm safeMode
+	// populating: the redundancy queues are maintained (false during start-up
+	// safe mode, as Hadoop's replication queues are initialised on leaving it).
+	populating bool
+
+	maxGenStamp   int64           // newest GS of the namespace; 0 = unknown
+	futureBytes   map[int64]int64 // block id → bytes of future-GS replicas
+	deleteHintFor string          // node to prefer when removing an excess replica
+	nowHint       time.Time       // latest time passed in, for paths without one
+}
+
+// ucRep is a replica reported for a block under construction.
+type ucRep struct {
+	st  *storage
+	blk Block
+}
+
+// pendingWork is a scheduled reconstruction waiting for its targets.
+type pendingWork struct {
+	targets  []string // uuids not yet reported
+	deadline time.Time
+}
+
+// New returns a manager in start-up safe mode; the caller loads the blocks of
+// the namespace with AddBlock and then calls Activate. cfg is used as given
+// (call Validate first); rnd drives every random choice.
+func New(cfg Config, rnd *rand.Rand) *Manager {
+	if cfg.Topology == nil {
+		cfg.Topology = func(string) string { return DefaultRack }
+	}
+	m := &Manager{
+		cfg:         cfg,
+		rnd:         rnd,
+		blocks:      make(map[int64]*blockInfo),
+		expected:    make(map[int64][]string),
+		ucReps:      make(map[int64][]ucRep),
+		nodes:       make(map[string]*datanode),
+		byXfer:      make(map[string]*datanode),
+		byIP:        make(map[string][]*datanode),
+		rackNodes:   make(map[string]int),
+		pending:     make(map[int64]*pendingWork),
+		futureBytes: make(map[int64]int64),
+	}
+	m.needed.init()
+	m.sm.status = smInit
+	return m
+}
+
+// Config returns the configuration in use.
+func (m *Manager) Config() Config { return m.cfg }
+
+// SetMaxGenStamp tells the manager the newest generation stamp the namespace
+// has handed out; while in safe mode, reported replicas of unknown blocks with
+// a newer stamp are counted as bytes in the future instead of being deleted.
+func (m *Manager) SetMaxGenStamp(gs int64) { m.maxGenStamp = gs }
+
+func (m *Manager) resolve(ip string) string {
+	r := m.cfg.Topology(ip)
+	if r == "" {
+		return DefaultRack
+	}
+	return r
+}
+
+// ---- replica bookkeeping ----
+
+func (b *blockInfo) find(st *storage) int {
+	for i := range b.replicas {
+		if b.replicas[i].st == st {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *blockInfo) findNode(dn *datanode) int {
+	for i := range b.replicas {
+		if b.replicas[i].st.dn == dn {
+			return i
+		}
+	}
+	return -1
+}
+
+// counts returns the live (good FINALIZED) and corrupt replica counts.
+func (b *blockInfo) counts() (live, corrupt int) {
+	for i := range b.replicas {
+		r := &b.replicas[i]
+		switch {
+		case r.flags&rCorrupt != 0:
+			corrupt++
+		case r.state == Finalized && !r.st.failed && !r.st.dn.dead:
+			live++
+		}
+	}
+	return live, corrupt
+}
+
+func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flags uint8) {
+	// Grow by one: keeps the common 1–3 replica slices exact.
+	if len(b.replicas) == cap(b.replicas) {
+		n := make([]replica, len(b.replicas), len(b.replicas)+1)
+		copy(n, b.replicas)
+		b.replicas = n
+	}
+	b.replicas = append(b.replicas, replica{st: st, idx: int32(len(st.blocks)), state: state, flags: flags})
+	st.blocks = append(st.blocks, b)
+}
+
+// removeReplicaAt drops b.replicas[i] from the block and from its storage.
+func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
+	r := b.replicas[i]
+	st := r.st
+	last := len(st.blocks) - 1
+	if int(r.idx) != last {
+		moved := st.blocks[last]
+		st.blocks[r.idx] = moved
+		if j := moved.find(st); j >= 0 {
+			moved.replicas[j].idx = r.idx
+		}
+	}
+	st.blocks[last] = nil
+	st.blocks = st.blocks[:last]
+	copy(b.replicas[i:], b.replicas[i+1:])
+	b.replicas = b.replicas[:len(b.replicas)-1]
+}
+
+// queueInvalidate schedules deletion of blk on dn.
+func (m *Manager) queueInvalidate(dn *datanode, blk Block) bool {
+	if dn.dead {
+		return false
+	}
+	if dn.invSet == nil {
+		dn.invSet = make(map[int64]struct{})
+	}
+	if _, ok := dn.invSet[blk.ID]; ok {
+		return false
+	}
+	dn.invSet[blk.ID] = struct{}{}
+	dn.invList = append(dn.invList, blk)
+	return true
+}
+
+// invalidateReplicaAt removes replica i from the block and orders its deletion.
+func (m *Manager) invalidateReplicaAt(b *blockInfo, i int) {
+	dn := b.replicas[i].st.dn
+	m.removeReplicaAt(b, i)
+	m.queueInvalidate(dn, b.Block)
+}
+
+func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl) }
+
+// refresh re-derives everything that depends on a block's replicas after a
+// change: auto-completion of COMMITTED blocks, deletion of corrupt and excess
+// replicas, the safe/complete/corrupt counters and the redundancy queues.
+func (m *Manager) refresh(b *blockInfo) {
+	live, corrupt := b.counts()
+	minR := m.cfg.MinReplication
+	exp := m.expectedRepl(b)
+	if b.state == Committed && live >= minR {
+		b.state = Complete
+	}
+	if b.state == Complete {
+		if len(m.expected) > 0 {
+			delete(m.expected, b.ID)
+		}
+		if len(m.ucReps) > 0 {
+			delete(m.ucReps, b.ID)
+		}
+	}
+	if corrupt > 0 && live >= minR && (live >= exp || live+corrupt > exp) {
+		for i := len(b.replicas) - 1; i >= 0; i-- {
+			if b.replicas[i].flags&rCorrupt != 0 {
+				m.invalidateReplicaAt(b, i)
+			}
+		}
+		corrupt = 0
+	}
+	if b.state == Complete && live > exp && m.populating && !m.InSafeMode() {
+		m.removeExcess(b, live-exp)
+		live = exp
+	}
+	m.setFlag(b, bComplete, b.state == Complete, &m.completeBlocks)
+	m.setFlag(b, bSafe, b.state == Complete && live >= minR, &m.safeBlocks)
+	m.setFlag(b, bCorrupt, corrupt > 0, &m.corruptBlocks)
+	if m.populating {
+		m.updateNeeded(b, live, corrupt)
+	}
+}
+
+func (m *Manager) setFlag(b *blockInfo, f uint8, on bool, counter *int64) {
+	was := b.flags&f != 0
+	switch {
+	case on && !was:
+		b.flags |= f
+		*counter++
+	case !on && was:
+		b.flags &^= f
+		*counter--
+	}
+}
+
+// forget removes a block from the map and from every counter and queue.
+func (m *Manager) forget(b *blockInfo) {
+	m.setFlag(b, bComplete, false, &m.completeBlocks)
+	m.setFlag(b, bSafe, false, &m.safeBlocks)
+	m.setFlag(b, bCorrupt, false, &m.corruptBlocks)
+	m.needed.remove(b.ID)
+	delete(m.pending, b.ID)
+	delete(m.expected, b.ID)
+	delete(m.ucReps, b.ID)
+	delete(m.blocks, b.ID)
+}

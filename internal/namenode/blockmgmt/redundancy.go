@@ -1,0 +1,399 @@
+package blockmgmt
+
+import (
+	"container/list"
+	"math"
+	"slices"
+	"time"
+)
+
+// Priority levels of the low-redundancy queues (LowRedundancyBlocks).
+const (
+	levelHighest          = 0 // one live replica left
+	levelVeryLow          = 1 // live × 3 < expected
+	levelLow              = 2 // other shortfalls
+	levelBadlyDistributed = 3 // enough replicas, all on one rack
+	levelCorrupt          = 4 // no live replica: only corrupt ones, or none
+	numLevels             = 5
+	levelNone             = -1
+)
+
+// lowRedundancy holds blocks needing reconstruction, one FIFO per level, with
+// a bookmark per level so that blocks that cannot be scheduled do not starve
+// the ones behind them.
+type lowRedundancy struct {
+	levels   [numLevels]*list.List // of int64 block ids
+	where    map[int64]lrEntry
+	bookmark [numLevels]*list.Element // next element to visit; nil = front
+}
+
+type lrEntry struct {
+	level int
+	el    *list.Element
+}
+
+func (q *lowRedundancy) init() {
+	for i := range q.levels {
+		q.levels[i] = list.New()
+	}
+	q.where = make(map[int64]lrEntry)
+}
+
+func (q *lowRedundancy) size() int { return len(q.where) }
+
+func (q *lowRedundancy) level(id int64) int {
+	if e, ok := q.where[id]; ok {
+		return e.level
+	}
+	return levelNone
+}
+
+func (q *lowRedundancy) remove(id int64) {
+	e, ok := q.where[id]
+	if !ok {
+		return
+	}
+	if q.bookmark[e.level] == e.el {
+		q.bookmark[e.level] = e.el.Next()
+	}
+	q.levels[e.level].Remove(e.el)
+	delete(q.where, id)
+}
+
+func (q *lowRedundancy) put(id int64, level int) {
+	if e, ok := q.where[id]; ok {
+		if e.level == level {
+			return
+		}
+		q.remove(id)
+	}
+	q.where[id] = lrEntry{level: level, el: q.levels[level].PushBack(id)}
+}
+
+// choose returns up to n block ids, highest priority first, continuing each
+// level from its bookmark. Missing blocks (levelCorrupt) are never chosen: no
+// good source exists for them.
+func (q *lowRedundancy) choose(n int) []int64 {
+	var out []int64
+	for lv := 0; lv < levelCorrupt && len(out) < n; lv++ {
+		el := q.bookmark[lv]
+		if el == nil {
+			el = q.levels[lv].Front()
+		}
+		for ; el != nil && len(out) < n; el = el.Next() {
+			out = append(out, el.Value.(int64))
+		}
+		q.bookmark[lv] = el // nil at the end: the next pass restarts the level
+	}
+	return out
+}
+
+// priority is Hadoop's getPriority for a replicated block.
+func priority(live, expected int) int {
+	switch {
+	case live >= expected:
+		return levelBadlyDistributed
+	case live == 0:
+		return levelCorrupt
+	case live == 1:
+		return levelHighest
+	case live*3 < expected:
+		return levelVeryLow
+	}
+	return levelLow
+}
+
+// oneRack reports whether every live replica of b is on one rack while the
+// cluster has more than one.
+func (m *Manager) oneRack(b *blockInfo) bool {
+	if len(m.rackNodes) < 2 || b.repl < 2 {
+		return false
+	}
+	rack := ""
+	for i := range b.replicas {
+		r := &b.replicas[i]
+		if r.flags&rCorrupt != 0 || r.state != Finalized {
+			continue
+		}
+		if rack == "" {
+			rack = r.st.dn.rack
+		} else if rack != r.st.dn.rack {
+			return false
+		}
+	}
+	return true
+}
+
+// updateNeeded puts b in the right low-redundancy queue, or takes it out.
+func (m *Manager) updateNeeded(b *blockInfo, live, corrupt int) {
+	if b.state != Complete {
+		m.needed.remove(b.ID)
+		return
+	}
+	exp := m.expectedRepl(b)
+	pend := 0
+	if p := m.pending[b.ID]; p != nil {
+		pend = len(p.targets)
+	}
+	switch {
+	case live == 0 && (corrupt > 0 || pend == 0):
+		m.needed.put(b.ID, levelCorrupt)
+	case live+pend < exp:
+		m.needed.put(b.ID, priority(live, exp))
+	case live >= exp && pend == 0 && m.oneRack(b):
+		m.needed.put(b.ID, levelBadlyDistributed)
+	default:
+		m.needed.remove(b.ID)
+	}
+}
+
+// removeExcess deletes n replicas of b chosen like Hadoop's
+// chooseReplicasToDelete: the deletion hint when it is safe, else from the
+// racks holding more than one replica (all racks when none does), the node
+// with the oldest heartbeat if it is stale, else the one with the least
+// remaining space.
+func (m *Manager) removeExcess(b *blockInfo, n int) {
+	for ; n > 0; n-- {
+		perRack := make(map[string]int)
+		var cands []int
+		for i := range b.replicas {
+			r := &b.replicas[i]
+			if r.flags&rCorrupt != 0 || r.state != Finalized {
+				continue
+			}
+			perRack[r.st.dn.rack]++
+			cands = append(cands, i)
+		}
+		if len(cands) == 0 {
+			return
+		}
+		pick := -1
+		if m.deleteHintFor != "" {
+			for _, i := range cands {
+				dn := b.replicas[i].st.dn
+				// Deleting the hinted replica must not reduce the rack count.
+				if dn.id.UUID == m.deleteHintFor && (perRack[dn.rack] > 1 || len(perRack) > 2) {
+					pick = i
+				}
+			}
+		}
+		if pick < 0 {
+			pool := cands[:0:0]
+			for _, i := range cands {
+				if perRack[b.replicas[i].st.dn.rack] > 1 {
+					pool = append(pool, i)
+				}
+			}
+			if len(pool) == 0 {
+				pool = cands
+			}
+			var oldest time.Time
+			var least int64 = math.MaxInt64
+			for _, i := range pool {
+				dn := b.replicas[i].st.dn
+				if pick < 0 || dn.lastUpdate.Before(oldest) {
+					oldest = dn.lastUpdate
+				}
+				if rem := dn.remainingSum(); rem < least {
+					least, pick = rem, i
+				}
+			}
+			// Prefer the most out-of-date node when one is stale.
+			for _, i := range pool {
+				dn := b.replicas[i].st.dn
+				if dn.lastUpdate.Equal(oldest) && m.nowHint.Sub(oldest) > m.cfg.StaleInterval {
+					pick = i
+					break
+				}
+			}
+		}
+		m.invalidateReplicaAt(b, pick)
+	}
+}
+
+func (dn *datanode) remainingSum() int64 {
+	var s int64
+	for _, st := range dn.storages {
+		if !st.failed {
+			s += st.remaining
+		}
+	}
+	return s
+}
+
+// WorkResult says what one ComputeWork call scheduled.
+type WorkResult struct {
+	Transfers     int // blocks given a Transfer
+	Invalidates   int // replicas handed to nodes for deletion
+	TimedOut      int // pending reconstructions that expired and were requeued
+	Unschedulable int // blocks examined that found no source or target
+}
+
+// ComputeWork is one pass of the redundancy monitor (every
+// dfs.namenode.redundancy.interval.seconds): it requeues timed-out pending
+// reconstructions, schedules up to ReplicationWorkMultiplier × live-nodes
+// reconstructions, and hands deletions to InvalidateWorkPct of the live nodes
+// (BlocksInvalidatePerHeartbeat each). The commands go out with each node's
+// next heartbeat. It does nothing in safe mode.
+func (m *Manager) ComputeWork(now time.Time) WorkResult {
+	var res WorkResult
+	if m.InSafeMode() {
+		return res
+	}
+	m.nowHint = now
+	res.TimedOut = m.expirePending(now)
+	live := m.NumLiveDatanodes()
+	if live == 0 {
+		return res
+	}
+	for _, id := range m.needed.choose(m.cfg.ReplicationWorkMultiplier * live) {
+		b := m.blocks[id]
+		if b == nil {
+			m.needed.remove(id)
+			continue
+		}
+		if m.scheduleReconstruction(b, now) {
+			res.Transfers++
+		} else if m.needed.level(id) != levelNone {
+			res.Unschedulable++
+		}
+	}
+	res.Invalidates = m.computeInvalidateWork(live)
+	return res
+}
+
+func (m *Manager) expirePending(now time.Time) int {
+	var expired []int64
+	for id, p := range m.pending {
+		if !now.Before(p.deadline) {
+			expired = append(expired, id)
+		}
+	}
+	slices.Sort(expired)
+	for _, id := range expired {
+		delete(m.pending, id)
+		if b := m.blocks[id]; b != nil {
+			m.refresh(b)
+		}
+	}
+	return len(expired)
+}
+
+// scheduleReconstruction tries to give b its missing replicas.
+func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
+	level := m.needed.level(b.ID)
+	live, _ := b.counts()
+	exp := m.expectedRepl(b)
+	pend := 0
+	if p := m.pending[b.ID]; p != nil {
+		pend = len(p.targets)
+	}
+	need := exp - live - pend
+	if level == levelBadlyDistributed && need <= 0 && pend == 0 {
+		need = 1
+	}
+	if b.state != Complete || need <= 0 {
+		m.refresh(b)
+		return false
+	}
+	src := m.chooseSource(b, level)
+	if src == nil {
+		return false
+	}
+	var existing, excluded []*datanode
+	for i := range b.replicas {
+		r := &b.replicas[i]
+		excluded = append(excluded, r.st.dn)
+		if r.flags&rCorrupt == 0 && r.state == Finalized {
+			existing = append(existing, r.st.dn)
+		}
+	}
+	if p := m.pending[b.ID]; p != nil {
+		for _, u := range p.targets {
+			if dn := m.nodes[u]; dn != nil {
+				excluded = append(excluded, dn)
+			}
+		}
+	}
+	targets := m.chooseTargets(need, src, existing, excluded, nil, b.NumBytes, now, false)
+	if len(targets) == 0 {
+		return false
+	}
+	t := Transfer{Block: b.Block, Targets: make([]DatanodeID, len(targets))}
+	p := m.pending[b.ID]
+	if p == nil {
+		p = &pendingWork{}
+		m.pending[b.ID] = p
+	}
+	p.deadline = now.Add(m.cfg.PendingReconstructionTimeout)
+	for i, dn := range targets {
+		t.Targets[i] = dn.id
+		p.targets = append(p.targets, dn.id.UUID)
+		dn.scheduled++
+	}
+	src.transfers = append(src.transfers, t)
+	m.refresh(b)
+	return true
+}
+
+// chooseSource picks a random live node holding a good finalized replica whose
+// transfer queue is below the stream limit (the hard limit for the highest
+// priority).
+func (m *Manager) chooseSource(b *blockInfo, level int) *datanode {
+	var cands []*datanode
+	for i := range b.replicas {
+		r := &b.replicas[i]
+		dn := r.st.dn
+		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || dn.dead {
+			continue
+		}
+		if _, gone := dn.invSet[b.ID]; gone {
+			continue
+		}
+		q := len(dn.transfers)
+		if level != levelHighest && q >= m.cfg.ReplicationMaxStreams {
+			continue
+		}
+		if q >= m.cfg.ReplicationMaxStreamsHardLimit {
+			continue
+		}
+		cands = append(cands, dn)
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	return cands[m.rnd.IntN(len(cands))]
+}
+
+// computeInvalidateWork moves pending deletions to the send queues of
+// ceil(InvalidateWorkPct × live) nodes chosen at random among those with
+// deletions waiting.
+func (m *Manager) computeInvalidateWork(live int) int {
+	var nodes []*datanode
+	for _, dn := range m.order {
+		if !dn.dead && len(dn.invSet) > 0 {
+			nodes = append(nodes, dn)
+		}
+	}
+	m.rnd.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	k := max(1, int(math.Ceil(float64(live)*m.cfg.InvalidateWorkPct)))
+	total := 0
+	for _, dn := range nodes[:min(k, len(nodes))] {
+		n := 0
+		for n < m.cfg.BlocksInvalidatePerHeartbeat && len(dn.invList) > 0 {
+			blk := dn.invList[0]
+			dn.invList = dn.invList[1:]
+			if _, ok := dn.invSet[blk.ID]; !ok {
+				continue
+			}
+			delete(dn.invSet, blk.ID)
+			dn.invReady = append(dn.invReady, blk)
+			n++
+		}
+		if len(dn.invList) == 0 {
+			dn.invList = nil
+		}
+		total += n
+	}
+	return total
+}

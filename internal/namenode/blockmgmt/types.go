@@ -1,0 +1,232 @@
+package blockmgmt
+
+import (
+	"strconv"
+	"time"
+)
+
+// DatanodeID identifies a DataNode (DatanodeIDProto without the proto).
+type DatanodeID struct {
+	UUID     string
+	IPAddr   string
+	Hostname string
+	XferPort int
+	InfoPort int
+	IPCPort  int
+}
+
+// XferAddr is "ip:xferPort", the address a DataNode is known by.
+func (id DatanodeID) XferAddr() string {
+	return id.IPAddr + ":" + strconv.Itoa(id.XferPort)
+}
+
+// StorageReport is one storage's usage as a heartbeat reports it.
+type StorageReport struct {
+	StorageID     string
+	Capacity      int64
+	DfsUsed       int64
+	Remaining     int64
+	BlockPoolUsed int64
+	Failed        bool
+}
+
+// Block is a block id, its length and its generation stamp.
+type Block struct {
+	ID       int64
+	NumBytes int64
+	GenStamp int64
+}
+
+// ReplicaState is the state of a replica as its DataNode reports it
+// (ReplicaStateProto numbering).
+type ReplicaState uint8
+
+// Replica states.
+const (
+	Finalized ReplicaState = 0 // FINALIZED
+	RBW       ReplicaState = 1 // being written
+	RWR       ReplicaState = 2 // waiting to be recovered
+	RUR       ReplicaState = 3 // under recovery
+	Temporary ReplicaState = 4 // being copied in
+)
+
+func (s ReplicaState) String() string {
+	switch s {
+	case Finalized:
+		return "FINALIZED"
+	case RBW:
+		return "RBW"
+	case RWR:
+		return "RWR"
+	case RUR:
+		return "RUR"
+	case Temporary:
+		return "TEMPORARY"
+	}
+	return "ReplicaState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// BlockUCState is the NameNode-side state of a block.
+type BlockUCState uint8
+
+// Block states; see the package doc.
+const (
+	Complete BlockUCState = iota
+	UnderConstruction
+	UnderRecovery
+	Committed
+)
+
+func (s BlockUCState) String() string {
+	switch s {
+	case Complete:
+		return "COMPLETE"
+	case UnderConstruction:
+		return "UNDER_CONSTRUCTION"
+	case UnderRecovery:
+		return "UNDER_RECOVERY"
+	case Committed:
+		return "COMMITTED"
+	}
+	return "BlockUCState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// BlockInfo is what the manager knows about one block.
+type BlockInfo struct {
+	Block
+	FileID      int64 // inode id of the owning file
+	Replication int   // expected replicas
+	State       BlockUCState
+	Live        int // good FINALIZED replicas on live nodes
+	Corrupt     int // replicas known corrupt
+}
+
+// ReportedReplica is one entry of a full block report.
+type ReportedReplica struct {
+	Block
+	State ReplicaState
+}
+
+// ReceivedStatus is the kind of an incremental block report entry
+// (ReceivedDeletedBlockInfoProto.BlockStatus numbering).
+type ReceivedStatus uint8
+
+// Incremental report statuses.
+const (
+	Receiving ReceivedStatus = 1 // RECEIVING_BLOCK: an RBW replica was created
+	Received  ReceivedStatus = 2 // RECEIVED_BLOCK: a replica was finalized
+	Deleted   ReceivedStatus = 3 // DELETED_BLOCK
+)
+
+// ReceivedDeleted is one entry of an incremental block report.
+type ReceivedDeleted struct {
+	Block
+	Status ReceivedStatus
+	// DeleteHint is the UUID of a node whose replica may be removed now that this
+	// one exists (set by the balancer's moves); empty for none.
+	DeleteHint string
+}
+
+// Command is an order for a DataNode, delivered in a heartbeat reply. The set is
+// closed: Transfer, Invalidate and Register. Block recovery (DNA_RECOVERBLOCK)
+// will be one more struct here, produced by the lease-recovery entry point and
+// queued on the primary's descriptor like Transfer.
+type Command interface{ command() }
+
+// Transfer (DNA_TRANSFER) asks the node to copy Block to Targets, in pipeline
+// order.
+type Transfer struct {
+	Block   Block
+	Targets []DatanodeID
+}
+
+// Invalidate (DNA_INVALIDATE) asks the node to delete these replicas.
+type Invalidate struct {
+	Blocks []Block
+}
+
+// Register (DNA_REGISTER) asks the node to register again.
+type Register struct{}
+
+func (Transfer) command()   {}
+func (Invalidate) command() {}
+func (Register) command()   {}
+
+// AdminState is a node's administrative state (DatanodeInfoProto.AdminState).
+// Only Normal is produced until decommissioning is implemented.
+type AdminState uint8
+
+// Admin states.
+const (
+	Normal AdminState = iota
+	DecommissionInProgress
+	Decommissioned
+	EnteringMaintenance
+	InMaintenance
+)
+
+// ReportKind selects nodes for DatanodeReport (DatanodeReportTypeProto).
+type ReportKind uint8
+
+// Report kinds.
+const (
+	ReportAll ReportKind = iota + 1
+	ReportLive
+	ReportDead
+)
+
+// DatanodeInfo is a snapshot of one DataNode for reports and block locations.
+type DatanodeInfo struct {
+	ID            DatanodeID
+	Location      string // rack path
+	Capacity      int64
+	DfsUsed       int64
+	Remaining     int64
+	BlockPoolUsed int64
+	NonDfsUsed    int64
+	LastUpdate    time.Time
+	Xceivers      int
+	AdminState    AdminState
+	Stale         bool
+	Dead          bool
+	NumBlocks     int
+}
+
+// LocatedBlock is one block of a getBlockLocations answer. Locations are
+// sorted for the reader; StorageIDs is parallel to Locations.
+type LocatedBlock struct {
+	Block
+	Locations  []DatanodeInfo
+	StorageIDs []string
+	// Corrupt: every location holds a corrupt replica.
+	Corrupt bool
+	// UnderConstruction: the block is not COMPLETE; the locations are the
+	// replicas reported so far or, before any, the pipeline targets.
+	UnderConstruction bool
+}
+
+// Stats are the cluster figures of getFsStats (GetFsStatsResponseProto).
+type Stats struct {
+	Capacity             int64
+	Used                 int64
+	Remaining            int64
+	UnderReplicated      int64
+	CorruptBlocks        int64
+	MissingBlocks        int64
+	MissingReplOneBlocks int64
+	BlocksInFuture       int64 // bytes in replicas with future generation stamps
+	PendingDeletion      int64
+	PendingReplication   int64
+	LiveNodes            int
+	DeadNodes            int
+	StaleNodes           int
+	TotalBlocks          int64
+}
+
+// ReportResult summarises what a block report changed.
+type ReportResult struct {
+	Added       int // new locations recorded
+	Removed     int // locations dropped (absent from a full report or deleted)
+	Invalidated int // replicas queued for deletion on the reporting node
+	Corrupt     int // replicas found corrupt
+}

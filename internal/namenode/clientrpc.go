@@ -1,0 +1,665 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// ClientProtocolName is ClientNamenodeProtocol's Java interface name, the
+// protocol name clients send.
+const ClientProtocolName = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+
+// clientRPC serves ClientNamenodeProtocol: it converts protobuf requests into
+// namespace calls and namespace answers into protobuf, and nothing else.
+type clientRPC struct {
+	nn *NameNode
+	ns *namesystem
+}
+
+func registerClientProtocol(nn *NameNode) {
+	c := &clientRPC{nn: nn, ns: nn.ns}
+	s := nn.rpc.Service(ClientProtocolName)
+
+	ipc.Handle(s, "getServerDefaults", c.getServerDefaults)
+	ipc.Handle(s, "getFileInfo", c.getFileInfo)
+	ipc.Handle(s, "getFileLinkInfo", c.getFileLinkInfo)
+	ipc.Handle(s, "getListing", c.getListing)
+	ipc.Handle(s, "mkdirs", c.mkdirs)
+	ipc.Handle(s, "create", c.create)
+	ipc.Handle(s, "complete", c.complete)
+	ipc.Handle(s, "delete", c.delete)
+	ipc.Handle(s, "rename", c.rename)
+	ipc.Handle(s, "rename2", c.rename2)
+	ipc.Handle(s, "setPermission", c.setPermission)
+	ipc.Handle(s, "setOwner", c.setOwner)
+	ipc.Handle(s, "setTimes", c.setTimes)
+	ipc.Handle(s, "setReplication", c.setReplication)
+	ipc.Handle(s, "getContentSummary", c.getContentSummary)
+	ipc.Handle(s, "getQuotaUsage", c.getQuotaUsage)
+	ipc.Handle(s, "setQuota", c.setQuota)
+	ipc.Handle(s, "getFsStats", c.getFsStats)
+	ipc.Handle(s, "getFsReplicatedBlockStats", c.getFsReplicatedBlockStats)
+	ipc.Handle(s, "getFsECBlockGroupStats", c.getFsECBlockGroupStats)
+	ipc.Handle(s, "getPreferredBlockSize", c.getPreferredBlockSize)
+	ipc.Handle(s, "renewLease", c.renewLease)
+	ipc.Handle(s, "isFileClosed", c.isFileClosed)
+	ipc.Handle(s, "setSafeMode", c.setSafeMode)
+	ipc.Handle(s, "saveNamespace", c.saveNamespace)
+	ipc.Handle(s, "rollEdits", c.rollEdits)
+	ipc.Handle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
+	ipc.Handle(s, "metaSave", c.metaSave)
+	ipc.Handle(s, "concat", c.concat)
+	ipc.Handle(s, "fsync", c.fsync)
+	ipc.Handle(s, "getDatanodeReport", c.getDatanodeReport)
+	ipc.Handle(s, "getHAServiceState", c.getHAServiceState)
+	ipc.Handle(s, "msync", c.msync)
+	ipc.Handle(s, "getDataEncryptionKey", c.getDataEncryptionKey)
+
+	// The data path lands with the DataNodes: until then these calls say so.
+	notYet := func(name string) {
+		ipc.Handle(s, name, func(ctx context.Context, req *hdfs.GetBlockLocationsRequestProto) (*hdfs.GetBlockLocationsResponseProto, error) {
+			return nil, unsupported(name)
+		})
+	}
+	for _, m := range []string{"getBlockLocations", "addBlock", "append", "truncate", "abandonBlock",
+		"updateBlockForPipeline", "updatePipeline", "recoverLease", "getAdditionalDatanode",
+		"reportBadBlocks", "getDatanodeStorageReport"} {
+		notYet(m)
+	}
+}
+
+// caller identifies the user of the call in ctx.
+func (c *clientRPC) caller(ctx context.Context) namespace.Caller {
+	ci, _ := ipc.CallerFromContext(ctx)
+	return namespace.Caller{User: ci.User, Groups: c.nn.groups.groups(ci.User)}
+}
+
+// clientMachine is the caller's IP, as Hadoop records it for leases.
+func clientMachine(ctx context.Context) string {
+	ci, ok := ipc.CallerFromContext(ctx)
+	if !ok || ci.Remote == nil {
+		return ""
+	}
+	if h, _, err := net.SplitHostPort(ci.Remote.String()); err == nil {
+		return h
+	}
+	return ci.Remote.String()
+}
+
+// checkSuper refuses callers that are not superusers.
+func (c *clientRPC) checkSuper(ctx context.Context) error {
+	u := c.caller(ctx)
+	if u.User == c.nn.cfg.SuperUser {
+		return nil
+	}
+	for _, g := range u.Groups {
+		if g == c.nn.cfg.SuperGroup {
+			return nil
+		}
+	}
+	return remoteerr.AccessControl(fmt.Sprintf("Access denied for user %s. Superuser privilege is required", u.User))
+}
+
+// atMostOnce runs f once per (clientId, callId): a retried call gets the first
+// call's outcome from the retry cache instead of running again.
+func atMostOnce[R proto.Message](c *clientRPC, ctx context.Context, f func() (R, error)) (R, error) {
+	ci, ok := ipc.CallerFromContext(ctx)
+	if c.nn.retry == nil || !ok || len(ci.ClientID) == 0 || ci.CallID < 0 {
+		return f()
+	}
+	e, retry := c.nn.retry.Begin(ci.ClientID, ci.CallID)
+	if retry {
+		resp, err := e.Result()
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return resp.(R), nil
+	}
+	resp, err := f()
+	c.nn.retry.End(e, resp, err)
+	return resp, err
+}
+
+// fileMode keeps what an HDFS permission holds: rwx for user, group and other,
+// and the sticky bit. Clients send junk above bit 15 (Go's os.ModeDir).
+func fileMode(p *hdfs.FsPermissionProto) uint16 {
+	return uint16(p.GetPerm()) & 0o1777
+}
+
+func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
+	ft := hdfs.HdfsFileStatusProto_IS_FILE
+	if fi.IsDir {
+		ft = hdfs.HdfsFileStatusProto_IS_DIR
+	}
+	if name == nil {
+		name = []byte{}
+	}
+	st := &hdfs.HdfsFileStatusProto{
+		FileType:         ft.Enum(),
+		Path:             name,
+		Length:           proto.Uint64(uint64(fi.Length)),
+		Permission:       &hdfs.FsPermissionProto{Perm: proto.Uint32(uint32(fi.Perm.Mode))},
+		Owner:            proto.String(fi.Perm.User),
+		Group:            proto.String(fi.Perm.Group),
+		ModificationTime: proto.Uint64(uint64(fi.Mtime)),
+		AccessTime:       proto.Uint64(uint64(fi.Atime)),
+		BlockReplication: proto.Uint32(uint32(fi.Replication)),
+		Blocksize:        proto.Uint64(uint64(fi.BlockSize)),
+		FileId:           proto.Uint64(fi.ID),
+		ChildrenNum:      proto.Int32(int32(fi.ChildrenNum)),
+	}
+	return st
+}
+
+func toBlock(b *hdfs.ExtendedBlockProto) *op.Block {
+	if b == nil {
+		return nil
+	}
+	return &op.Block{ID: int64(b.GetBlockId()), NumBytes: int64(b.GetNumBytes()), GenStamp: int64(b.GetGenerationStamp())}
+}
+
+// quotaValue is how a quota travels: -1 (unset) as the uint64 2^64-1.
+func quotaValue(q int64) uint64 { return uint64(q) }
+
+func (c *clientRPC) getServerDefaults(ctx context.Context, _ *hdfs.GetServerDefaultsRequestProto) (*hdfs.GetServerDefaultsResponseProto, error) {
+	cfg := &c.nn.cfg
+	return &hdfs.GetServerDefaultsResponseProto{ServerDefaults: &hdfs.FsServerDefaultsProto{
+		BlockSize:           proto.Uint64(uint64(cfg.BlockSize)),
+		BytesPerChecksum:    proto.Uint32(uint32(cfg.BytesPerChecksum)),
+		WritePacketSize:     proto.Uint32(uint32(cfg.WritePacketSize)),
+		Replication:         proto.Uint32(uint32(cfg.Replication)),
+		FileBufferSize:      proto.Uint32(uint32(cfg.FileBufferSize)),
+		EncryptDataTransfer: proto.Bool(false),
+		TrashInterval:       proto.Uint64(uint64(cfg.TrashInterval.Minutes())),
+		ChecksumType:        hdfs.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
+		PolicyId:            proto.Uint32(0),
+	}}, nil
+}
+
+func (c *clientRPC) getFileInfo(ctx context.Context, req *hdfs.GetFileInfoRequestProto) (*hdfs.GetFileInfoResponseProto, error) {
+	var fi namespace.FileInfo
+	var err error
+	u := c.caller(ctx)
+	c.ns.read(func(t *namespace.Tree) { fi, err = t.Stat(u, req.GetSrc()) })
+	if errors.Is(err, namespace.ErrNotFound) {
+		return &hdfs.GetFileInfoResponseProto{}, nil // absent fs: no such file
+	}
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.GetFileInfoResponseProto{Fs: fileStatus(fi, nil)}, nil
+}
+
+func (c *clientRPC) getFileLinkInfo(ctx context.Context, req *hdfs.GetFileLinkInfoRequestProto) (*hdfs.GetFileLinkInfoResponseProto, error) {
+	resp, err := c.getFileInfo(ctx, &hdfs.GetFileInfoRequestProto{Src: req.Src})
+	if err != nil {
+		return nil, err
+	}
+	return &hdfs.GetFileLinkInfoResponseProto{Fs: resp.Fs}, nil
+}
+
+func (c *clientRPC) getListing(ctx context.Context, req *hdfs.GetListingRequestProto) (*hdfs.GetListingResponseProto, error) {
+	var list []namespace.FileInfo
+	var remaining int
+	var err error
+	u := c.caller(ctx)
+	c.ns.read(func(t *namespace.Tree) {
+		list, remaining, err = t.List(u, req.GetSrc(), req.GetStartAfter(), c.nn.cfg.ListLimit)
+	})
+	if errors.Is(err, namespace.ErrNotFound) {
+		return &hdfs.GetListingResponseProto{}, nil
+	}
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	dl := &hdfs.DirectoryListingProto{
+		PartialListing:   make([]*hdfs.HdfsFileStatusProto, 0, len(list)),
+		RemainingEntries: proto.Uint32(uint32(remaining)),
+	}
+	for _, fi := range list {
+		dl.PartialListing = append(dl.PartialListing, fileStatus(fi, fi.Name))
+	}
+	return &hdfs.GetListingResponseProto{DirList: dl}, nil
+}
+
+func (c *clientRPC) mkdirs(ctx context.Context, req *hdfs.MkdirsRequestProto) (*hdfs.MkdirsResponseProto, error) {
+	u := c.caller(ctx)
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanMkdirs(u, req.GetSrc(), fileMode(req.GetMasked()), req.GetCreateParent(), now)
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.MkdirsResponseProto{Result: proto.Bool(true)}, nil
+}
+
+// checkReplication applies Hadoop's limits on a requested replication factor.
+func (c *clientRPC) checkReplication(src string, r uint32) error {
+	if r < 1 {
+		return remoteerr.New(remoteerr.ClassIOException, "Requested replication factor of %d is less than the required minimum of 1 for %s", r, src)
+	}
+	if int(r) > c.nn.cfg.MaxReplication {
+		return remoteerr.New(remoteerr.ClassIOException, "Requested replication factor of %d exceeds maximum of %d for %s", r, c.nn.cfg.MaxReplication, src)
+	}
+	return nil
+}
+
+func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*hdfs.CreateResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.CreateResponseProto, error) {
+		src := req.GetSrc()
+		if err := c.checkReplication(src, req.GetReplication()); err != nil {
+			return nil, err
+		}
+		if bs := int64(req.GetBlockSize()); bs < c.nn.cfg.MinBlockSize {
+			return nil, remoteerr.New(remoteerr.ClassIOException,
+				"Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): %d < %d", bs, c.nn.cfg.MinBlockSize)
+		}
+		flag := req.GetCreateFlag()
+		flags := namespace.CreateFlags{Create: flag&0x01 != 0, Overwrite: flag&0x02 != 0, Append: flag&0x04 != 0}
+		if flags.Append {
+			return nil, unsupported("create with the APPEND flag")
+		}
+		u := c.caller(ctx)
+		machine := clientMachine(ctx)
+		var st *hdfs.HdfsFileStatusProto
+		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
+				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		c.ns.read(func(t *namespace.Tree) {
+			if fi, err := t.Stat(u, src); err == nil {
+				st = fileStatus(fi, nil)
+			}
+		})
+		if st == nil {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "%s was created but is gone", src)
+		}
+		return &hdfs.CreateResponseProto{Fs: st}, nil
+	})
+}
+
+func (c *clientRPC) complete(ctx context.Context, req *hdfs.CompleteRequestProto) (*hdfs.CompleteResponseProto, error) {
+	u := c.caller(ctx)
+	var done bool
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		ok, ops, err := t.PlanComplete(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), toBlock(req.GetLast()), now)
+		done = ok
+		return ops, err
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.CompleteResponseProto{Result: proto.Bool(done)}, nil
+}
+
+func (c *clientRPC) delete(ctx context.Context, req *hdfs.DeleteRequestProto) (*hdfs.DeleteResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.DeleteResponseProto, error) {
+		u := c.caller(ctx)
+		var deleted bool
+		var eff namespace.Effects
+		err := c.ns.mutateEffects(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			ok, ops, err := t.PlanDelete(u, req.GetSrc(), req.GetRecursive(), now)
+			deleted = ok
+			return ops, err
+		}, &eff)
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		return &hdfs.DeleteResponseProto{Result: proto.Bool(deleted)}, nil
+	})
+}
+
+func (c *clientRPC) rename(ctx context.Context, req *hdfs.RenameRequestProto) (*hdfs.RenameResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.RenameResponseProto, error) {
+		u := c.caller(ctx)
+		var renamed bool
+		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			ok, ops, err := t.PlanRename(u, req.GetSrc(), req.GetDst(), now)
+			renamed = ok
+			return ops, err
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		return &hdfs.RenameResponseProto{Result: proto.Bool(renamed)}, nil
+	})
+}
+
+func (c *clientRPC) rename2(ctx context.Context, req *hdfs.Rename2RequestProto) (*hdfs.Rename2ResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.Rename2ResponseProto, error) {
+		if req.GetMoveToTrash() {
+			return nil, unsupported("rename2 with moveToTrash")
+		}
+		u := c.caller(ctx)
+		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			return t.PlanRename2(u, req.GetSrc(), req.GetDst(), req.GetOverwriteDest(), now)
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		return &hdfs.Rename2ResponseProto{}, nil
+	})
+}
+
+func (c *clientRPC) setPermission(ctx context.Context, req *hdfs.SetPermissionRequestProto) (*hdfs.SetPermissionResponseProto, error) {
+	u := c.caller(ctx)
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanSetPermission(u, req.GetSrc(), fileMode(req.GetPermission()))
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.SetPermissionResponseProto{}, nil
+}
+
+func (c *clientRPC) setOwner(ctx context.Context, req *hdfs.SetOwnerRequestProto) (*hdfs.SetOwnerResponseProto, error) {
+	if req.GetUsername() == "" && req.GetGroupname() == "" {
+		return nil, remoteerr.New(remoteerr.ClassHadoopIllegalArg, "User and group cannot both be empty")
+	}
+	u := c.caller(ctx)
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanSetOwner(u, req.GetSrc(), req.GetUsername(), req.GetGroupname())
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.SetOwnerResponseProto{}, nil
+}
+
+func (c *clientRPC) setTimes(ctx context.Context, req *hdfs.SetTimesRequestProto) (*hdfs.SetTimesResponseProto, error) {
+	u := c.caller(ctx)
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanSetTimes(u, req.GetSrc(), int64(req.GetMtime()), int64(req.GetAtime()))
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.SetTimesResponseProto{}, nil
+}
+
+func (c *clientRPC) setReplication(ctx context.Context, req *hdfs.SetReplicationRequestProto) (*hdfs.SetReplicationResponseProto, error) {
+	if err := c.checkReplication(req.GetSrc(), req.GetReplication()); err != nil {
+		return nil, err
+	}
+	u := c.caller(ctx)
+	var ok bool
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		r, ops, err := t.PlanSetReplication(u, req.GetSrc(), uint16(req.GetReplication()))
+		ok = r
+		return ops, err
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.SetReplicationResponseProto{Result: proto.Bool(ok)}, nil
+}
+
+func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentSummaryRequestProto) (*hdfs.GetContentSummaryResponseProto, error) {
+	u := c.caller(ctx)
+	var s namespace.Summary
+	var err error
+	c.ns.read(func(t *namespace.Tree) { s, err = t.ContentSummary(u, req.GetPath()) })
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.GetContentSummaryResponseProto{Summary: &hdfs.ContentSummaryProto{
+		Length:         proto.Uint64(uint64(s.Length)),
+		FileCount:      proto.Uint64(uint64(s.FileCount)),
+		DirectoryCount: proto.Uint64(uint64(s.DirectoryCount)),
+		Quota:          proto.Uint64(quotaValue(s.Quota)),
+		SpaceConsumed:  proto.Uint64(uint64(s.SpaceConsumed)),
+		SpaceQuota:     proto.Uint64(quotaValue(s.SpaceQuota)),
+	}}, nil
+}
+
+func (c *clientRPC) getQuotaUsage(ctx context.Context, req *hdfs.GetQuotaUsageRequestProto) (*hdfs.GetQuotaUsageResponseProto, error) {
+	u := c.caller(ctx)
+	var q namespace.QuotaUsage
+	var err error
+	c.ns.read(func(t *namespace.Tree) { q, err = t.QuotaUsage(u, req.GetPath()) })
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.GetQuotaUsageResponseProto{Usage: &hdfs.QuotaUsageProto{
+		FileAndDirectoryCount: proto.Uint64(uint64(q.FileAndDirectoryCount)),
+		Quota:                 proto.Uint64(quotaValue(q.Quota)),
+		SpaceConsumed:         proto.Uint64(uint64(q.SpaceConsumed)),
+		SpaceQuota:            proto.Uint64(quotaValue(q.SpaceQuota)),
+	}}, nil
+}
+
+func (c *clientRPC) setQuota(ctx context.Context, req *hdfs.SetQuotaRequestProto) (*hdfs.SetQuotaResponseProto, error) {
+	if req.StorageType != nil {
+		return nil, unsupported("setQuota by storage type")
+	}
+	u := c.caller(ctx)
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanSetQuota(u, req.GetPath(), int64(req.GetNamespaceQuota()), int64(req.GetStoragespaceQuota()))
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.SetQuotaResponseProto{}, nil
+}
+
+func (c *clientRPC) getFsStats(ctx context.Context, _ *hdfs.GetFsStatusRequestProto) (*hdfs.GetFsStatsResponseProto, error) {
+	// No DataNodes serve this NameNode yet, so there is no capacity and no
+	// block can be under-replicated, corrupt or missing.
+	zero := proto.Uint64(0)
+	return &hdfs.GetFsStatsResponseProto{
+		Capacity: zero, Used: zero, Remaining: zero, UnderReplicated: zero,
+		CorruptBlocks: zero, MissingBlocks: zero, MissingReplOneBlocks: zero,
+		BlocksInFuture: zero, PendingDeletionBlocks: zero,
+	}, nil
+}
+
+func (c *clientRPC) getFsReplicatedBlockStats(ctx context.Context, _ *hdfs.GetFsReplicatedBlockStatsRequestProto) (*hdfs.GetFsReplicatedBlockStatsResponseProto, error) {
+	zero := proto.Uint64(0)
+	return &hdfs.GetFsReplicatedBlockStatsResponseProto{
+		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, MissingReplOneBlocks: zero,
+		BlocksInFuture: zero, PendingDeletionBlocks: zero,
+	}, nil
+}
+
+func (c *clientRPC) getFsECBlockGroupStats(ctx context.Context, _ *hdfs.GetFsECBlockGroupStatsRequestProto) (*hdfs.GetFsECBlockGroupStatsResponseProto, error) {
+	zero := proto.Uint64(0)
+	return &hdfs.GetFsECBlockGroupStatsResponseProto{
+		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, BlocksInFuture: zero, PendingDeletionBlocks: zero,
+	}, nil
+}
+
+// statFile is Stat that insists on an existing regular file.
+func (c *clientRPC) statFile(ctx context.Context, src string) (namespace.FileInfo, error) {
+	u := c.caller(ctx)
+	var fi namespace.FileInfo
+	var err error
+	c.ns.read(func(t *namespace.Tree) { fi, err = t.Stat(u, src) })
+	if err != nil {
+		return fi, toRemote(err)
+	}
+	if fi.IsDir {
+		return fi, remoteerr.New(remoteerr.ClassFileNotFound, "Path is not a file: %s", src)
+	}
+	return fi, nil
+}
+
+func (c *clientRPC) getPreferredBlockSize(ctx context.Context, req *hdfs.GetPreferredBlockSizeRequestProto) (*hdfs.GetPreferredBlockSizeResponseProto, error) {
+	fi, err := c.statFile(ctx, req.GetFilename())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfs.GetPreferredBlockSizeResponseProto{Bsize: proto.Uint64(uint64(fi.BlockSize))}, nil
+}
+
+func (c *clientRPC) renewLease(ctx context.Context, req *hdfs.RenewLeaseRequestProto) (*hdfs.RenewLeaseResponseProto, error) {
+	// Leases do not expire yet (lease recovery lands with its own work), so
+	// there is nothing to postpone: a renewal is always granted.
+	return &hdfs.RenewLeaseResponseProto{}, nil
+}
+
+func (c *clientRPC) isFileClosed(ctx context.Context, req *hdfs.IsFileClosedRequestProto) (*hdfs.IsFileClosedResponseProto, error) {
+	fi, err := c.statFile(ctx, req.GetSrc())
+	if err != nil {
+		return nil, err
+	}
+	return &hdfs.IsFileClosedResponseProto{Result: proto.Bool(!fi.UnderConstruction)}, nil
+}
+
+func (c *clientRPC) setSafeMode(ctx context.Context, req *hdfs.SetSafeModeRequestProto) (*hdfs.SetSafeModeResponseProto, error) {
+	switch req.GetAction() {
+	case hdfs.SafeModeActionProto_SAFEMODE_GET:
+	case hdfs.SafeModeActionProto_SAFEMODE_ENTER:
+		if err := c.checkSuper(ctx); err != nil {
+			return nil, err
+		}
+		c.ns.setSafeMode(true)
+	case hdfs.SafeModeActionProto_SAFEMODE_LEAVE, hdfs.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
+		if err := c.checkSuper(ctx); err != nil {
+			return nil, err
+		}
+		c.ns.setSafeMode(false)
+	default:
+		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "unknown safe mode action %v", req.GetAction())
+	}
+	return &hdfs.SetSafeModeResponseProto{Result: proto.Bool(c.ns.inSafeMode())}, nil
+}
+
+func (c *clientRPC) saveNamespace(ctx context.Context, req *hdfs.SaveNamespaceRequestProto) (*hdfs.SaveNamespaceResponseProto, error) {
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
+	if !c.ns.inSafeMode() {
+		return nil, remoteerr.New(remoteerr.ClassIOException, "Safe mode should be turned ON in order to create namespace image.")
+	}
+	if err := c.nn.saveNamespace(ctx); err != nil {
+		return nil, err
+	}
+	return &hdfs.SaveNamespaceResponseProto{Saved: proto.Bool(true)}, nil
+}
+
+func (c *clientRPC) rollEdits(ctx context.Context, _ *hdfs.RollEditsRequestProto) (*hdfs.RollEditsResponseProto, error) {
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
+	first, err := c.nn.rollEdits()
+	if err != nil {
+		return nil, err
+	}
+	return &hdfs.RollEditsResponseProto{NewSegmentTxId: proto.Uint64(uint64(first))}, nil
+}
+
+func (c *clientRPC) getCurrentEditLogTxid(ctx context.Context, _ *hdfs.GetCurrentEditLogTxidRequestProto) (*hdfs.GetCurrentEditLogTxidResponseProto, error) {
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
+	return &hdfs.GetCurrentEditLogTxidResponseProto{Txid: proto.Int64(c.ns.elog.Stats().LastTxID)}, nil
+}
+
+// metaSave writes the NameNode's state to a file in the log directory
+// ($HADOOP_LOG_DIR, else the NameNode's working directory), as Hadoop does.
+func (c *clientRPC) metaSave(ctx context.Context, req *hdfs.MetaSaveRequestProto) (*hdfs.MetaSaveResponseProto, error) {
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
+	name := req.GetFilename()
+	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
+		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "metasave file name %q must be a plain file name", name)
+	}
+	dir := os.Getenv("HADOOP_LOG_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, remoteerr.New(remoteerr.ClassIOException, "metasave: %v", err)
+	}
+	var t namespaceTotals
+	c.ns.read(func(tr *namespace.Tree) { t = totalsOf(tr) })
+	st := c.ns.elog.Stats()
+	fmt.Fprintf(f, "%d files and directories, %d blocks = %d total\n", t.inodes, 0, t.inodes)
+	fmt.Fprintf(f, "Files under construction: %d\n", t.uc)
+	fmt.Fprintf(f, "Edit log: last txid %d, durable txid %d, %d journal(s)\n", st.LastTxID, st.SyncedTxID, st.Journals)
+	fmt.Fprintf(f, "Live Datanodes: 0\nDead Datanodes: 0\n")
+	fmt.Fprintf(f, "Metasave: Blocks waiting for reconstruction: 0\n")
+	fmt.Fprintf(f, "Metasave: Blocks being reconstructed: 0\n")
+	fmt.Fprintf(f, "Metasave: Blocks 0 waiting deletion from 0 datanodes.\n")
+	err = f.Close()
+	if err != nil {
+		return nil, remoteerr.New(remoteerr.ClassIOException, "metasave: %v", err)
+	}
+	c.nn.deps.Logger.Info("metasave written", "file", path)
+	return &hdfs.MetaSaveResponseProto{}, nil
+}
+
+type namespaceTotals struct{ inodes, uc int64 }
+
+func totalsOf(t *namespace.Tree) namespaceTotals {
+	return namespaceTotals{inodes: t.NumInodes(), uc: int64(t.NumUnderConstruction())}
+}
+
+func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*hdfs.ConcatResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.ConcatResponseProto, error) {
+		u := c.caller(ctx)
+		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			return t.PlanConcat(u, req.GetTrg(), req.GetSrcs(), now)
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		return &hdfs.ConcatResponseProto{}, nil
+	})
+}
+
+func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hdfs.FsyncResponseProto, error) {
+	fi, err := c.statFile(ctx, req.GetSrc())
+	if err != nil {
+		return nil, err
+	}
+	if !fi.UnderConstruction || fi.ClientName != req.GetClient() {
+		return nil, remoteerr.New(remoteerr.ClassLeaseExpired, "Client (=%s) is not the lease owner of %s", req.GetClient(), req.GetSrc())
+	}
+	// A file without blocks has nothing to persist: its metadata is already
+	// in the edit log.
+	return &hdfs.FsyncResponseProto{}, nil
+}
+
+func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
+	// No DataNode can register with this NameNode yet.
+	return &hdfs.GetDatanodeReportResponseProto{}, nil
+}
+
+func (c *clientRPC) getHAServiceState(ctx context.Context, _ *hdfs.HAServiceStateRequestProto) (*hdfs.HAServiceStateResponseProto, error) {
+	return &hdfs.HAServiceStateResponseProto{State: common.HAServiceStateProto_ACTIVE.Enum()}, nil
+}
+
+func (c *clientRPC) msync(ctx context.Context, _ *hdfs.MsyncRequestProto) (*hdfs.MsyncResponseProto, error) {
+	// An active NameNode is always in sync with itself.
+	return &hdfs.MsyncResponseProto{}, nil
+}
+
+func (c *clientRPC) getDataEncryptionKey(ctx context.Context, _ *hdfs.GetDataEncryptionKeyRequestProto) (*hdfs.GetDataEncryptionKeyResponseProto, error) {
+	// dfs.encrypt.data.transfer is off: there is no key to hand out.
+	return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
+}
+
+var _ = math.MaxInt64

@@ -1,0 +1,249 @@
+package namenode
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+// Config is everything the NameNode reads from the configuration, typed. Build it
+// with ConfigFrom; tests may fill it directly.
+type Config struct {
+	// NameDirs are the image directories (dfs.namenode.name.dir; file:// URIs or
+	// plain paths; default file://${hadoop.tmp.dir}/dfs/name).
+	NameDirs []string
+	// EditsDirs are the edit-log directories (dfs.namenode.edits.dir; default the
+	// name dirs).
+	EditsDirs []string
+	// EditsDirMinimum is how many edits dirs must stay writable
+	// (dfs.namenode.edits.dir.minimum, default 1); below it the NameNode stops.
+	EditsDirMinimum int
+	// RPCAddress is the ClientProtocol listen address (dfs.namenode.rpc-address;
+	// else the authority of fs.defaultFS; else 0.0.0.0:8020).
+	RPCAddress string
+	// HTTPAddress is the web address (dfs.namenode.http-address, 0.0.0.0:9870).
+	HTTPAddress string
+	// Handlers is the RPC handler count (dfs.namenode.handler.count, 10).
+	Handlers int
+	// QueueSizePerHandler is ipc.server.handler.queue.size (100).
+	QueueSizePerHandler int
+	// MaxDataLength is ipc.maximum.data.length (128 MiB).
+	MaxDataLength int
+
+	// SuperUser is the NameNode's OS user, always a superuser.
+	SuperUser string
+	// SuperGroup is dfs.permissions.superusergroup (supergroup): members are
+	// superusers.
+	SuperGroup string
+	// PermissionsEnabled is dfs.permissions.enabled (true).
+	PermissionsEnabled bool
+	// AccessTimePrecision is dfs.namenode.accesstime.precision (1 hour; 0 turns
+	// access times off).
+	AccessTimePrecision time.Duration
+	// MaxComponentLength is dfs.namenode.fs-limits.max-component-length (255).
+	MaxComponentLength int
+	// MaxDirItems is dfs.namenode.fs-limits.max-directory-items (1048576).
+	MaxDirItems int
+	// MinBlockSize is dfs.namenode.fs-limits.min-block-size (1 MiB).
+	MinBlockSize int64
+	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
+	ListLimit int
+
+	// BlockSize, Replication, BytesPerChecksum, WritePacketSize, FileBufferSize
+	// and TrashInterval are the server defaults handed to clients.
+	BlockSize        int64
+	Replication      int
+	MaxReplication   int
+	BytesPerChecksum int
+	WritePacketSize  int
+	FileBufferSize   int
+	TrashInterval    time.Duration
+
+	// CheckpointsRetained is dfs.namenode.num.checkpoints.retained (2).
+	CheckpointsRetained int
+	// ExtraEditsRetained is dfs.namenode.num.extra.edits.retained (1000000).
+	ExtraEditsRetained int64
+
+	// RetryCacheEnabled is dfs.namenode.enable.retrycache (true).
+	RetryCacheEnabled bool
+	// RetryCacheExpiry is dfs.namenode.retrycache.expirytime.millis (10 min).
+	RetryCacheExpiry time.Duration
+}
+
+// ConfigFrom builds a Config from Hadoop configuration. Errors name the key.
+func ConfigFrom(c *conf.Conf) (Config, error) {
+	var cfg Config
+	var errs []error
+	num := func(key string) int64 {
+		v, err := c.Int(key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	size := func(key string) int64 {
+		v, err := c.Size(key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	dur := func(key string) time.Duration {
+		v, err := c.Duration(key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	flag := func(key string) bool {
+		v, err := c.Bool(key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+
+	var err error
+	if cfg.NameDirs, err = dirList(c, conf.DFSNameNodeNameDir); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.EditsDirs, err = dirList(c, conf.DFSNameNodeEditsDir); err != nil {
+		errs = append(errs, err)
+	}
+	cfg.EditsDirMinimum = int(num(conf.DFSNameNodeEditsDirMinimum))
+	cfg.RPCAddress = rpcAddress(c)
+	cfg.HTTPAddress = c.String(conf.DFSNameNodeHTTPAddress)
+	cfg.Handlers = int(num(conf.DFSNameNodeHandlerCount))
+	cfg.QueueSizePerHandler = int(num(conf.IPCServerHandlerQueueSize))
+	cfg.MaxDataLength = int(size(conf.IPCMaximumDataLength))
+
+	cfg.SuperUser = currentUser()
+	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
+	cfg.PermissionsEnabled = flag(conf.DFSPermissionsEnabled)
+	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)
+	cfg.MaxComponentLength = int(num(conf.DFSNameNodeMaxComponentLength))
+	cfg.MaxDirItems = int(num(conf.DFSNameNodeMaxDirectoryItems))
+	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
+	cfg.ListLimit = int(num(conf.DFSListLimit))
+
+	cfg.BlockSize = size(conf.DFSBlockSize)
+	cfg.Replication = int(num(conf.DFSReplication))
+	cfg.MaxReplication = int(num(conf.DFSReplicationMax))
+	cfg.BytesPerChecksum = int(num(conf.DFSBytesPerChecksum))
+	cfg.WritePacketSize = int(num(conf.DFSClientWritePacketSize))
+	cfg.FileBufferSize = int(num("io.file.buffer.size"))
+	cfg.TrashInterval = dur(conf.FSTrashInterval)
+
+	cfg.CheckpointsRetained = int(num(conf.DFSNameNodeNumCheckpointsRetained))
+	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
+	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
+	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate rejects values the NameNode cannot run with, naming the key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	bad := func(key string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("namenode: %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if len(cfg.NameDirs) == 0 {
+		bad(conf.DFSNameNodeNameDir, "no name directory configured")
+	}
+	if len(cfg.EditsDirs) == 0 {
+		bad(conf.DFSNameNodeEditsDir, "no edits directory configured")
+	}
+	if cfg.EditsDirMinimum < 1 || cfg.EditsDirMinimum > len(cfg.EditsDirs) {
+		bad(conf.DFSNameNodeEditsDirMinimum, "%d is not between 1 and the %d configured edits dirs", cfg.EditsDirMinimum, len(cfg.EditsDirs))
+	}
+	if cfg.Handlers < 1 {
+		bad(conf.DFSNameNodeHandlerCount, "%d must be at least 1", cfg.Handlers)
+	}
+	if cfg.QueueSizePerHandler < 1 {
+		bad(conf.IPCServerHandlerQueueSize, "%d must be at least 1", cfg.QueueSizePerHandler)
+	}
+	if cfg.MaxDataLength < 1024 {
+		bad(conf.IPCMaximumDataLength, "%d is too small", cfg.MaxDataLength)
+	}
+	if cfg.ListLimit < 1 {
+		bad(conf.DFSListLimit, "%d must be at least 1", cfg.ListLimit)
+	}
+	if cfg.BlockSize < cfg.MinBlockSize {
+		bad(conf.DFSBlockSize, "%d is below %s %d", cfg.BlockSize, conf.DFSNameNodeMinBlockSize, cfg.MinBlockSize)
+	}
+	if cfg.BytesPerChecksum <= 0 || cfg.BlockSize%int64(cfg.BytesPerChecksum) != 0 {
+		bad(conf.DFSBytesPerChecksum, "%d must be positive and divide %s %d", cfg.BytesPerChecksum, conf.DFSBlockSize, cfg.BlockSize)
+	}
+	if cfg.Replication < 1 || cfg.Replication > cfg.MaxReplication {
+		bad(conf.DFSReplication, "%d is not between 1 and %s %d", cfg.Replication, conf.DFSReplicationMax, cfg.MaxReplication)
+	}
+	if cfg.CheckpointsRetained < 1 {
+		bad(conf.DFSNameNodeNumCheckpointsRetained, "%d must be at least 1", cfg.CheckpointsRetained)
+	}
+	if cfg.ExtraEditsRetained < 0 {
+		bad(conf.DFSNameNodeNumExtraEditsRetained, "%d must not be negative", cfg.ExtraEditsRetained)
+	}
+	return errors.Join(errs...)
+}
+
+// dirList reads a comma list of directories given as file:// URIs or paths.
+func dirList(c *conf.Conf, key string) ([]string, error) {
+	var dirs []string
+	for _, v := range c.Strings(key) {
+		d, err := localDir(v)
+		if err != nil {
+			return nil, fmt.Errorf("namenode: %s: %w (from %s)", key, err, c.Source(key))
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
+}
+
+// localDir turns "file:///a/b", "file:/a/b" or "/a/b" into "/a/b".
+func localDir(v string) (string, error) {
+	if !strings.Contains(v, ":") {
+		if !strings.HasPrefix(v, "/") {
+			return "", fmt.Errorf("%q is not an absolute path", v)
+		}
+		return v, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", v, err)
+	}
+	if u.Scheme != "file" {
+		return "", fmt.Errorf("%q: only file:// directories are supported", v)
+	}
+	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		return "", fmt.Errorf("%q has no absolute path", v)
+	}
+	return u.Path, nil
+}
+
+func rpcAddress(c *conf.Conf) string {
+	if v := c.String(conf.DFSNameNodeRPCAddress); v != "" {
+		return v
+	}
+	if u, err := url.Parse(c.String(conf.FSDefaultFS)); err == nil && u.Scheme == "hdfs" && u.Host != "" {
+		if u.Port() == "" {
+			return u.Host + ":8020"
+		}
+		return u.Host
+	}
+	return "0.0.0.0:8020"
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "hdfs"
+}

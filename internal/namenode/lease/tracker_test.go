@@ -1,0 +1,66 @@
+package lease
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRecoveryTrackerScript drives a RecoveryTracker (t= seconds; the timeout
+// is the default 90 s unless timeout= is given).
+//
+//	start b=B gs=G p=P t=T    Start
+//	pending b=B t=T           Pending
+//	lookup b=B                Lookup
+//	done b=B                  Done
+//	due t=T                   Due
+func TestRecoveryTrackerScript(t *testing.T) {
+	tr := NewRecoveryTracker()
+	runScript(t, "tracker.txt", func(t *testing.T, c *scriptCase) string {
+		timeout := DefaultRecoveryTimeout
+		if c.has("timeout") {
+			timeout = time.Duration(c.int(t, "timeout")) * time.Second
+		}
+		b := func() int64 { return c.int(t, "b") }
+		switch c.cmd {
+		case "start":
+			tr.Start(b(), c.int(t, "gs"), int(c.int(t, "p")), c.at(t))
+			return fmt.Sprintf("len=%d", tr.Len())
+		case "pending":
+			return fmt.Sprintf("pending=%v", tr.Pending(b(), c.at(t), timeout))
+		case "lookup":
+			a, ok := tr.Lookup(b())
+			if !ok {
+				return "none"
+			}
+			return formatAttempt(a)
+		case "done":
+			return fmt.Sprintf("done=%v len=%d", tr.Done(b()), tr.Len())
+		case "due":
+			var parts []string
+			for _, a := range tr.Due(c.at(t), timeout) {
+				parts = append(parts, formatAttempt(a))
+			}
+			return fmt.Sprintf("due=[%s] len=%d", strings.Join(parts, "; "), tr.Len())
+		}
+		t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+		return ""
+	})
+}
+
+func formatAttempt(a Attempt) string {
+	return fmt.Sprintf("blk=%d recovery=%d primary=%d started=%s", a.BlockID, a.RecoveryID, a.Primary, secs(a.Started))
+}
+
+func TestRecoveryTimeout(t *testing.T) {
+	if DefaultRecoveryTimeout != RecoveryTimeout(3*time.Second) {
+		t.Fatalf("DefaultRecoveryTimeout = %v", DefaultRecoveryTimeout)
+	}
+	if got := RecoveryTimeout(3 * time.Second); got != 90*time.Second {
+		t.Fatalf("RecoveryTimeout(3s) = %v, want 90s", got)
+	}
+	if got := RecoveryTimeout(time.Second); got != 30*time.Second {
+		t.Fatalf("RecoveryTimeout(1s) = %v, want 30s", got)
+	}
+}

@@ -1,0 +1,209 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
+	"github.com/hdfsgo/hdfsgo/internal/storage"
+)
+
+// NameNode is a running NameNode.
+type NameNode struct {
+	cfg     Config
+	deps    Deps
+	version *storage.Version
+	locks   []io.Closer
+	ns      *namesystem
+	rpc     *ipc.Server
+	addr    net.Addr
+	retry   *retrycache.Cache
+	groups  *groupCache
+
+	// ckptMu serializes saveNamespace and rollEdits.
+	ckptMu sync.Mutex
+
+	serveErr  chan error
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start loads the namespace from the configured directories and serves RPC.
+func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
+	deps.fill()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ld, err := load(&cfg, &deps)
+	if err != nil {
+		return nil, err
+	}
+	nn := &NameNode{
+		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks,
+		serveErr: make(chan error, 1), done: make(chan struct{}),
+		groups: newGroupCache(deps.Clock, 5*time.Minute),
+	}
+	nn.ns = newNamesystem(cfg, deps.Clock, deps.Logger, ld.tree, ld.elog)
+	if cfg.RetryCacheEnabled {
+		nn.retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
+	}
+	next := ld.lastTxID + 1
+	if err := ld.elog.StartSegment(next); err != nil {
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, err
+	}
+	writeSeenTxID(&cfg, &deps, next)
+
+	l := deps.Listener
+	if l == nil {
+		if l, err = net.Listen("tcp", cfg.RPCAddress); err != nil {
+			ld.elog.Close()
+			closeAll(ld.locks)
+			return nil, fmt.Errorf("namenode: listen on %s (dfs.namenode.rpc-address): %w", cfg.RPCAddress, err)
+		}
+	}
+	nn.rpc = ipc.NewServer(ipc.ServerConfig{
+		Handlers:            cfg.Handlers,
+		QueueSizePerHandler: cfg.QueueSizePerHandler,
+		MaxDataLength:       cfg.MaxDataLength,
+		Logger:              deps.Logger,
+	})
+	nn.addr = l.Addr()
+	registerClientProtocol(nn)
+	go func() { nn.serveErr <- nn.rpc.Serve(l) }()
+	go nn.watch()
+	deps.Logger.Info("NameNode started", "rpc", l.Addr().String(), "namespaceID", ld.version.NamespaceID,
+		"clusterID", ld.version.ClusterID, "blockPoolID", ld.version.BlockPoolID, "segment", next)
+	return nn, nil
+}
+
+// watch ends the NameNode's life when the log fails or the server stops.
+func (nn *NameNode) watch() {
+	select {
+	case <-nn.ns.failedCh:
+	case err := <-nn.serveErr:
+		if err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			nn.ns.fail(fmt.Errorf("namenode: RPC server stopped: %w", err))
+		}
+	case <-nn.done:
+		return
+	}
+	nn.Close()
+}
+
+// RPCAddr is the address RPC is served on.
+func (nn *NameNode) RPCAddr() net.Addr { return nn.addr }
+
+// Done is closed when the NameNode has stopped (Close, or a fatal error).
+func (nn *NameNode) Done() <-chan struct{} { return nn.done }
+
+// Err is the fatal error that stopped the NameNode, if any.
+func (nn *NameNode) Err() error { return nn.ns.Err() }
+
+// ClusterID, NamespaceID and BlockPoolID identify the namespace.
+func (nn *NameNode) ClusterID() string   { return nn.version.ClusterID }
+func (nn *NameNode) NamespaceID() int32  { return nn.version.NamespaceID }
+func (nn *NameNode) BlockPoolID() string { return nn.version.BlockPoolID }
+
+// Close stops serving (finishing calls in flight), closes the edit log
+// (finalizing its segment) and unlocks the directories.
+func (nn *NameNode) Close() error {
+	nn.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var errs []error
+		if err := nn.rpc.Shutdown(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+		if err := nn.ns.elog.Close(); err != nil && nn.ns.Err() == nil {
+			errs = append(errs, err)
+		}
+		closeAll(nn.locks)
+		nn.closeErr = errors.Join(errs...)
+		close(nn.done)
+		nn.deps.Logger.Info("NameNode stopped")
+	})
+	return nn.closeErr
+}
+
+// saveNamespace writes a new image of the current state in every name dir: it
+// rolls the edit log so the image ends exactly at a segment boundary, saves,
+// then purges old images and edits. Writers are held off only while the log
+// rolls; the image is written under the read lock.
+func (nn *NameNode) saveNamespace(ctx context.Context) error {
+	nn.ckptMu.Lock()
+	defer nn.ckptMu.Unlock()
+	ns := nn.ns
+	ns.mu.Lock()
+	first, err := ns.elog.RollSegment()
+	if err != nil {
+		ns.mu.Unlock()
+		ns.fail(err)
+		return err
+	}
+	// The image covers everything before the new segment's first txid.
+	txid := first - 1
+	ns.mu.Unlock()
+	writeSeenTxID(&nn.cfg, &nn.deps, first)
+
+	ns.mu.RLock()
+	h := ns.mu.tree.ImageHeader(txid)
+	h.LayoutVersion = storage.NameNodeLayoutVersion
+	h.NamespaceID = nn.version.NamespaceID
+	// The roll put a StartLogSegment record at txid+1 in the new segment,
+	// which changes nothing in the tree, so the tree under the read lock is
+	// the state at txid as long as no writer got in: writers need the write
+	// lock, so take the image before releasing the read lock.
+	err = fsimage.Save(nn.deps.FS, nn.cfg.NameDirs, h, ns.mu.tree.Export)
+	ns.mu.RUnlock()
+	if err != nil {
+		var se *fsimage.SaveError
+		if !errors.As(err, &se) || len(se.Succeeded) == 0 {
+			return fmt.Errorf("namenode: saveNamespace: %w", err)
+		}
+		nn.deps.Logger.Error("saveNamespace failed in some name dirs", "err", err)
+	}
+	nn.deps.Logger.Info("saved the namespace", "txid", txid)
+	nn.purge(txid)
+	return nil
+}
+
+// purge applies the retention rules after an image at txid was saved.
+func (nn *NameNode) purge(txid int64) {
+	oldest, err := fsimage.Purge(nn.deps.FS, nn.cfg.NameDirs, nn.cfg.CheckpointsRetained)
+	if err != nil {
+		nn.deps.Logger.Warn("purging old images", "err", err)
+	}
+	keepFrom := oldest + 1 - nn.cfg.ExtraEditsRetained
+	if keepFrom > 1 {
+		if err := nn.ns.elog.PurgeBefore(keepFrom); err != nil {
+			nn.deps.Logger.Warn("purging old edits", "err", err)
+		}
+	}
+}
+
+// rollEdits finalizes the open segment and starts a new one; it returns the new
+// segment's first txid.
+func (nn *NameNode) rollEdits() (int64, error) {
+	nn.ckptMu.Lock()
+	defer nn.ckptMu.Unlock()
+	ns := nn.ns
+	ns.mu.Lock()
+	first, err := ns.elog.RollSegment()
+	ns.mu.Unlock()
+	if err != nil {
+		ns.fail(err)
+		return 0, err
+	}
+	writeSeenTxID(&nn.cfg, &nn.deps, first)
+	return first, nil
+}

@@ -1,0 +1,448 @@
+package namenode
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/internal/clock"
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/storage"
+	"github.com/hdfsgo/hdfsgo/internal/vfs"
+)
+
+// Deps are the NameNode's connections to the outside world.
+type Deps struct {
+	FS     vfs.FS
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Listener, when set, is used for RPC instead of listening on
+	// Config.RPCAddress (tests pass one bound to port 0).
+	Listener net.Listener
+}
+
+func (d *Deps) fill() {
+	if d.FS == nil {
+		d.FS = vfs.Default
+	}
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+}
+
+// Errors of start-up and format.
+var (
+	// ErrNotFormatted: a name or edits directory holds no VERSION file.
+	ErrNotFormatted = errors.New("namenode: NameNode is not formatted")
+	// ErrInconsistentDirs: the directories' VERSION files disagree.
+	ErrInconsistentDirs = errors.New("namenode: storage directories disagree")
+	// ErrFormatRefused: format would wipe a directory and was not allowed to.
+	ErrFormatRefused = errors.New("namenode: format aborted")
+	// ErrMissingEdits: seen_txid says edits exist that no edits dir holds.
+	ErrMissingEdits = errors.New("namenode: edits are missing")
+)
+
+// FormatOptions are `hdfs namenode -format`'s choices.
+type FormatOptions struct {
+	// ClusterID to use; empty means a new one.
+	ClusterID string
+	// Force wipes existing directories without asking.
+	Force bool
+	// Confirm, when set, is asked before wiping each non-empty directory;
+	// when nil and not Force, non-empty directories make Format fail.
+	Confirm func(dir string) bool
+}
+
+// allDirs is every distinct name and edits directory, in configuration order.
+func (cfg *Config) allDirs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range append(append([]string{}, cfg.NameDirs...), cfg.EditsDirs...) {
+		d = filepath.Clean(d)
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func isNameDir(cfg *Config, d string) bool {
+	for _, n := range cfg.NameDirs {
+		if filepath.Clean(n) == d {
+			return true
+		}
+	}
+	return false
+}
+
+// lockDirs locks every directory; on failure it releases what it took.
+func lockDirs(fsys vfs.FS, dirs []string) ([]io.Closer, error) {
+	var locks []io.Closer
+	for _, d := range dirs {
+		if err := fsys.MkdirAll(d, 0o700); err != nil {
+			closeAll(locks)
+			return nil, fmt.Errorf("namenode: create %s: %w", d, err)
+		}
+		l, err := storage.Lock(fsys, d)
+		if err != nil {
+			closeAll(locks)
+			return nil, err
+		}
+		locks = append(locks, l)
+	}
+	return locks, nil
+}
+
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// Format makes every name and edits directory a fresh, empty namespace: VERSION,
+// an empty image fsimage_0 in the name dirs, seen_txid 0.
+func Format(ctx context.Context, cfg Config, deps Deps, opts FormatOptions) error {
+	deps.fill()
+	fsys := deps.FS
+	dirs := cfg.allDirs()
+	locks, err := lockDirs(fsys, dirs)
+	if err != nil {
+		return err
+	}
+	defer closeAll(locks)
+
+	for _, d := range dirs {
+		a, err := storage.Dir{Root: d}.Analyze(fsys)
+		if err != nil {
+			return err
+		}
+		names, _ := fsys.List(d)
+		empty := a.State != storage.StateFormatted
+		for _, n := range names {
+			if n != storage.LockFileName {
+				empty = false
+			}
+		}
+		if empty || opts.Force {
+			continue
+		}
+		if opts.Confirm == nil || !opts.Confirm(d) {
+			return fmt.Errorf("%w: %s is not empty (use -force to wipe it)", ErrFormatRefused, d)
+		}
+	}
+
+	clusterID := opts.ClusterID
+	if clusterID == "" {
+		if clusterID, err = storage.NewClusterID(rand.Reader); err != nil {
+			return err
+		}
+	}
+	nsID, err := storage.NewNamespaceID(rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := deps.Clock.Now()
+	bpID, err := storage.NewBlockPoolID(rand.Reader, blockPoolIP(cfg.RPCAddress), now)
+	if err != nil {
+		return err
+	}
+	v := &storage.Version{
+		LayoutVersion: storage.NameNodeLayoutVersion,
+		NamespaceID:   nsID,
+		ClusterID:     clusterID,
+		CTime:         0,
+		StorageType:   storage.StorageTypeNameNode,
+		BlockPoolID:   bpID,
+	}
+	var nameDirs []string
+	for _, d := range dirs {
+		sd := storage.Dir{Root: d}
+		if err := sd.Format(fsys, v, now, true); err != nil {
+			return err
+		}
+		if err := storage.NewNameDir(d).WriteSeenTxID(fsys, 0); err != nil {
+			return err
+		}
+		if isNameDir(&cfg, d) {
+			nameDirs = append(nameDirs, d)
+		}
+	}
+	tree := namespace.New(treeConfig(&cfg))
+	h := tree.ImageHeader(0)
+	h.LayoutVersion = storage.NameNodeLayoutVersion
+	h.NamespaceID = nsID
+	if err := fsimage.Save(fsys, nameDirs, h, tree.Export); err != nil {
+		return err
+	}
+	deps.Logger.Info("formatted the namespace", "clusterID", clusterID, "namespaceID", nsID,
+		"blockPoolID", bpID, "dirs", strings.Join(dirs, ","))
+	return nil
+}
+
+// blockPoolIP is the address part of a block pool id: the RPC host if it is an
+// IP other than the wildcard, else 127.0.0.1.
+func blockPoolIP(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err == nil {
+		if ip := net.ParseIP(h); ip != nil && !ip.IsUnspecified() {
+			return ip.String()
+		}
+	}
+	return "127.0.0.1"
+}
+
+func treeConfig(cfg *Config) namespace.Config {
+	return namespace.Config{
+		SuperUser:           cfg.SuperUser,
+		SuperGroup:          cfg.SuperGroup,
+		PermissionsEnabled:  cfg.PermissionsEnabled,
+		MaxComponentLength:  cfg.MaxComponentLength,
+		MaxDirItems:         cfg.MaxDirItems,
+		AccessTimePrecision: cfg.AccessTimePrecision.Milliseconds(),
+	}
+}
+
+// loaded is the state start-up hands to the running NameNode.
+type loaded struct {
+	version   *storage.Version
+	tree      *namespace.Tree
+	elog      *editlog.Log
+	locks     []io.Closer
+	imageTxID int64
+	lastTxID  int64 // last txid replayed (before the new segment)
+	replayed  int64 // edits replayed on top of the image
+}
+
+// load locks the dirs, checks them, loads the newest image, replays the edits
+// and leaves the edit log BETWEEN_LOG_SEGMENTS. On error everything is released.
+func load(cfg *Config, deps *Deps) (_ *loaded, err error) {
+	fsys, logger := deps.FS, deps.Logger
+	dirs := cfg.allDirs()
+	locks, err := lockDirs(fsys, dirs)
+	if err != nil {
+		return nil, err
+	}
+	ld := &loaded{locks: locks}
+	defer func() {
+		if err != nil {
+			if ld.elog != nil {
+				ld.elog.Close()
+			}
+			closeAll(locks)
+		}
+	}()
+
+	// VERSION: every dir formatted, all agreeing.
+	var seen int64 = -1
+	for _, d := range dirs {
+		sd := storage.Dir{Root: d}
+		v, err := sd.ReadVersion(fsys)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("%w: %s has no %s (run `hdfs namenode -format`)", ErrNotFormatted, d, sd.VersionPath())
+			}
+			return nil, err
+		}
+		if err := v.CheckType(sd.VersionPath(), storage.StorageTypeNameNode); err != nil {
+			return nil, err
+		}
+		if v.LayoutVersion != storage.NameNodeLayoutVersion {
+			return nil, fmt.Errorf("namenode: %s has layoutVersion %d; this NameNode reads %d", sd.VersionPath(), v.LayoutVersion, storage.NameNodeLayoutVersion)
+		}
+		if ld.version == nil {
+			ld.version = v
+		} else if v.NamespaceID != ld.version.NamespaceID || v.ClusterID != ld.version.ClusterID || v.BlockPoolID != ld.version.BlockPoolID {
+			return nil, fmt.Errorf("%w: %s has namespaceID=%d clusterID=%s blockpoolID=%s but %s has namespaceID=%d clusterID=%s blockpoolID=%s",
+				ErrInconsistentDirs, sd.VersionPath(), v.NamespaceID, v.ClusterID, v.BlockPoolID,
+				dirs[0], ld.version.NamespaceID, ld.version.ClusterID, ld.version.BlockPoolID)
+		}
+		if err := sd.RemoveTmpFiles(fsys); err != nil {
+			return nil, err
+		}
+		if s, err := storage.NewNameDir(d).ReadSeenTxID(fsys); err == nil && s > seen {
+			seen = s
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+
+	// Image.
+	for _, d := range cfg.NameDirs {
+		if err := fsimage.CleanCheckpoints(fsys, d); err != nil {
+			return nil, err
+		}
+	}
+	tcfg := treeConfig(cfg)
+	imageTxID, err := fsimage.Load(fsys, cfg.NameDirs, func(h fsimage.Header, r *fsimage.Reader) error {
+		if h.NamespaceID != ld.version.NamespaceID {
+			return fmt.Errorf("namenode: image has namespaceID %d, VERSION says %d", h.NamespaceID, ld.version.NamespaceID)
+		}
+		t, err := namespace.NewFromImage(tcfg, h, r.Next)
+		if err != nil {
+			return err
+		}
+		ld.tree = t
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ld.imageTxID = imageTxID
+
+	// Edits.
+	var journals []editlog.Journal
+	for _, d := range cfg.EditsDirs {
+		journals = append(journals, editlog.NewFileJournal(fsys, storage.Dir{Root: d}.Current()))
+	}
+	elog, err := editlog.New(editlog.Config{
+		MinJournals:  cfg.EditsDirMinimum,
+		AutoRollTxns: editlog.DefaultAutoRollTxns,
+		Logger:       logger,
+	}, journals)
+	if err != nil {
+		return nil, err
+	}
+	ld.elog = elog
+	if err := elog.InitForWrite(); err != nil {
+		return nil, err
+	}
+	last, err := elog.ReadOps(imageTxID, func(txid int64, o op.Op) error {
+		if err := ld.tree.Apply(o); err != nil {
+			return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), err)
+		}
+		ld.replayed++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if seen > last && seen > imageTxID {
+		// seen_txid is written when a segment starts, after its first record
+		// is durable; an edit log that ends before it lost edits.
+		return nil, fmt.Errorf("%w: seen_txid says transaction %d was logged, but the edit log ends at %d", ErrMissingEdits, seen, last)
+	}
+	ld.lastTxID = last
+	logger.Info("loaded the namespace", "image", imageTxID, "edits", ld.replayed, "lastTxID", last,
+		"inodes", ld.tree.NumInodes())
+	return ld, nil
+}
+
+// writeSeenTxID records txid in every dir; a dir that fails is logged (it will
+// be caught by the edit log too, which uses the same disk).
+func writeSeenTxID(cfg *Config, deps *Deps, txid int64) {
+	for _, d := range cfg.allDirs() {
+		if err := storage.NewNameDir(d).WriteSeenTxID(deps.FS, txid); err != nil {
+			deps.Logger.Error("cannot write seen_txid", "dir", d, "err", err)
+		}
+	}
+}
+
+// RecoverOptions are `hdfs namenode -recover`'s choices.
+type RecoverOptions struct {
+	// Confirm asks the operator; nil means yes to everything (-force).
+	Confirm func(question string) bool
+}
+
+// Recover starts the namespace like a normal start-up but, when the edit log is
+// corrupt before its end, offers to cut it there: the damaged segment is
+// truncated at the bad record and every later segment of that directory is set
+// aside as <name>.corrupt. Edits after the cut are lost; that is the point of
+// recovery mode. It finishes with a saved namespace so the next start is clean.
+func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) error {
+	deps.fill()
+	for attempt := 0; attempt < 100; attempt++ {
+		ld, err := load(&cfg, &deps)
+		var ce *editlog.CorruptionError
+		if errors.As(err, &ce) {
+			q := fmt.Sprintf("The edit log is corrupt: %v.\nCut it at offset %d of %s, losing every later edit in that directory?", ce, ce.Offset, ce.File)
+			if opts.Confirm != nil && !opts.Confirm(q) {
+				return fmt.Errorf("namenode: recovery aborted by the operator: %w", err)
+			}
+			if err := cutSegment(deps.FS, ce.File, ce.Offset); err != nil {
+				return err
+			}
+			deps.Logger.Warn("cut the edit log", "file", ce.File, "offset", ce.Offset)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		nn := &NameNode{cfg: cfg, deps: deps, locks: ld.locks, version: ld.version}
+		nn.ns = newNamesystem(cfg, deps.Clock, deps.Logger, ld.tree, ld.elog)
+		next := ld.lastTxID + 1
+		if err := ld.elog.StartSegment(next); err != nil {
+			ld.elog.Close()
+			closeAll(ld.locks)
+			return err
+		}
+		writeSeenTxID(&cfg, &deps, next)
+		err = nn.saveNamespace(ctx)
+		if cerr := ld.elog.Close(); err == nil {
+			err = cerr
+		}
+		closeAll(ld.locks)
+		if err == nil {
+			deps.Logger.Info("recovery complete", "lastTxID", ld.lastTxID)
+		}
+		return err
+	}
+	return errors.New("namenode: recovery gave up after 100 cuts")
+}
+
+// cutSegment truncates the segment file at off, turns a finalized segment back
+// into an in-progress one (start-up recovery finalizes it at its real end) and
+// sets aside every later segment in the same directory.
+func cutSegment(fsys vfs.FS, file string, off int64) error {
+	f, err := fsys.OpenReadWrite(file)
+	if err != nil {
+		return fmt.Errorf("namenode: recover: %w", err)
+	}
+	if err := f.Truncate(off); err != nil {
+		f.Close()
+		return fmt.Errorf("namenode: recover: truncate %s: %w", file, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("namenode: recover: sync %s: %w", file, err)
+	}
+	f.Close()
+	dir, name := filepath.Split(file)
+	first, _, inProgress, ok := editlog.ParseSegmentName(name)
+	if !ok {
+		return fmt.Errorf("namenode: recover: %s is not an edit segment", file)
+	}
+	if !inProgress {
+		if err := fsys.Rename(file, filepath.Join(dir, editlog.InProgressName(first))); err != nil {
+			return err
+		}
+	}
+	names, err := fsys.List(dir)
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f2, _, _, ok := editlog.ParseSegmentName(n)
+		if ok && f2 > first {
+			if err := fsys.Rename(filepath.Join(dir, n), filepath.Join(dir, n+".corrupt")); err != nil {
+				return err
+			}
+		}
+	}
+	return fsys.SyncDir(dir)
+}
