@@ -135,8 +135,8 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "-confKey") {
 		t.Fatalf("getconf -help: code %d out %q", code, out)
 	}
-	out, _, code = run(t, nil, "namenode", "-help")
+	out, _, code = run(t, nil, "zkfc", "-help")
 	if code != 0 || !strings.Contains(out, "not supported yet") {
-		t.Fatalf("namenode -help: code %d out %q", code, out)
+		t.Fatalf("zkfc -help: code %d out %q", code, out)
 	}
 }

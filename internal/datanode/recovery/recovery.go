@@ -133,7 +133,10 @@ func (a Action) String() string {
 // Plan is the primary's decision for one block.
 type Plan struct {
 	Action Action
-	// BlockID is the id of the recovered block (NewBlockID for copy-on-truncate).
+	// Block is the block as the command named it.
+	Block Block
+	// BlockID is the id the updated replicas get (updateReplicaUnderRecovery's
+	// newBlockId): NewBlockID for copy-on-truncate, else Block.ID.
 	BlockID int64
 	// NewGenStamp is the recovery id, the replicas' new stamp.
 	NewGenStamp int64
@@ -146,7 +149,9 @@ type Plan struct {
 
 // Commit is the commitBlockSynchronization call that ends a recovery.
 type Commit struct {
-	BlockID     int64 // the recovered block (as the NameNode named it)
+	// BlockID and GenStamp name the block as the NameNode sent it.
+	BlockID     int64
+	GenStamp    int64
 	NewGenStamp int64
 	NewLength   int64
 	CloseFile   bool
@@ -164,10 +169,11 @@ func Decide(b Block, answers []Answer) (Plan, error) {
 		switch a.Outcome {
 		case InProgress:
 			return Plan{Action: PlanAbort}, nil
-		case CallFailed:
-			failed++
-			continue
 		case NoReplica:
+			continue
+		case Replied:
+		default: // CallFailed, or an outcome this code does not know
+			failed++
 			continue
 		}
 		r := a.ReplicaInfo
@@ -190,7 +196,7 @@ func Decide(b Block, answers []Answer) (Plan, error) {
 	if b.CopyOnTruncate() {
 		id = b.NewBlockID
 	}
-	p := Plan{BlockID: id, NewGenStamp: b.RecoveryID}
+	p := Plan{Block: b, BlockID: id, NewGenStamp: b.RecoveryID}
 	if len(usable) == 0 {
 		p.Action = PlanDelete
 		return p, nil
@@ -253,19 +259,20 @@ func Decide(b Block, answers []Answer) (Plan, error) {
 }
 
 // Commit builds the commitBlockSynchronization call once the participants
-// were updated; updated are the nodes whose update succeeded. The call names
-// the block as the NameNode sent it (b.ID, b.GenStamp are the caller's);
-// here BlockID is the plan's. A PlanUpdate with no success is
-// ErrAllUpdatesFailed; a PlanAbort has nothing to commit (error).
+// were updated; updated are the nodes whose update succeeded. A PlanUpdate
+// with no success is ErrAllUpdatesFailed; a PlanAbort has nothing to commit.
 func (p Plan) Commit(updated []int) (Commit, error) {
+	c := Commit{BlockID: p.Block.ID, GenStamp: p.Block.GenStamp, NewGenStamp: p.NewGenStamp, CloseFile: true}
 	switch p.Action {
 	case PlanDelete:
-		return Commit{BlockID: p.BlockID, NewGenStamp: p.NewGenStamp, NewLength: 0, CloseFile: true, DeleteBlock: true}, nil
+		c.DeleteBlock = true
+		return c, nil
 	case PlanUpdate:
 		if len(updated) == 0 {
-			return Commit{}, fmt.Errorf("%w: blk_%d, participants %v", ErrAllUpdatesFailed, p.BlockID, p.Participants)
+			return Commit{}, fmt.Errorf("%w: blk_%d_%d, participants %v", ErrAllUpdatesFailed, p.Block.ID, p.Block.GenStamp, p.Participants)
 		}
-		return Commit{BlockID: p.BlockID, NewGenStamp: p.NewGenStamp, NewLength: p.NewLength, CloseFile: true, Nodes: updated}, nil
+		c.NewLength, c.Nodes = p.NewLength, updated
+		return c, nil
 	}
 	return Commit{}, fmt.Errorf("recovery: plan %v has nothing to commit", p.Action)
 }
