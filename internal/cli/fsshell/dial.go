@@ -31,40 +31,11 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 		user = os.Getenv("HADOOP_USER_NAME")
 	}
 	opts := client.Options{User: user}
-	defFS := strings.TrimSpace(c.String(conf.FSDefaultFS))
-	u, err := url.Parse(defFS)
-	isHDFS := err == nil && strings.EqualFold(u.Scheme, "hdfs") && u.Host != ""
-	if isHDFS && slices.Contains(c.Nameservices(), u.Host) {
-		all, err := c.NameNodeRPCAddresses()
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range all {
-			if a.Nameservice == u.Host {
-				opts.Addresses = append(opts.Addresses, a.Address)
-			}
-		}
-		if len(opts.Addresses) == 0 {
-			return nil, fmt.Errorf("%w (nameservice %s of %s)", conf.ErrNoNameNode, u.Host, conf.FSDefaultFS)
-		}
-		opts.Authority = u.Host
-	} else if isHDFS {
-		port := u.Port()
-		if port == "" {
-			port = client.DefaultPort
-		}
-		addr := net.JoinHostPort(u.Hostname(), port)
-		opts.Addresses = []string{addr}
-		opts.Authority = u.Host
-	} else {
-		all, err := c.NameNodeRPCAddresses()
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range all {
-			opts.Addresses = append(opts.Addresses, a.Address)
-		}
+	addrs, authority, err := NameNodeAddresses(c)
+	if err != nil {
+		return nil, err
 	}
+	opts.Addresses, opts.Authority = addrs, authority
 	mask := strings.TrimSpace(c.String(conf.FSPermissionsUmaskMode))
 	if mask != "" {
 		v, err := strconv.ParseUint(mask, 8, 16)
@@ -84,4 +55,43 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 	}
 	opts.BlockSize = bs
 	return client.New(opts)
+}
+
+// NameNodeAddresses picks the NameNode RPC addresses a client of c talks to,
+// and the authority that hdfs:// URIs of that file system carry (see
+// DialFromConf for the rules).
+func NameNodeAddresses(c *conf.Conf) (addrs []string, authority string, err error) {
+	defFS := strings.TrimSpace(c.String(conf.FSDefaultFS))
+	u, err := url.Parse(defFS)
+	isHDFS := err == nil && strings.EqualFold(u.Scheme, "hdfs") && u.Host != ""
+	switch {
+	case isHDFS && slices.Contains(c.Nameservices(), u.Host):
+		all, err := c.NameNodeRPCAddresses()
+		if err != nil {
+			return nil, "", err
+		}
+		for _, a := range all {
+			if a.Nameservice == u.Host {
+				addrs = append(addrs, a.Address)
+			}
+		}
+		if len(addrs) == 0 {
+			return nil, "", fmt.Errorf("%w (nameservice %s of %s)", conf.ErrNoNameNode, u.Host, conf.FSDefaultFS)
+		}
+		return addrs, u.Host, nil
+	case isHDFS:
+		port := u.Port()
+		if port == "" {
+			port = client.DefaultPort
+		}
+		return []string{net.JoinHostPort(u.Hostname(), port)}, u.Host, nil
+	}
+	all, err := c.NameNodeRPCAddresses()
+	if err != nil {
+		return nil, "", err
+	}
+	for _, a := range all {
+		addrs = append(addrs, a.Address)
+	}
+	return addrs, "", nil
 }
