@@ -11,7 +11,7 @@ func init() {
 		{name: "cacheadmin", group: "Admin Commands", summary: "configure the HDFS cache"},
 		{name: "crypto", group: "Admin Commands", summary: "configure HDFS encryption zones"},
 		{name: "debug", group: "Admin Commands", summary: "run a debug admin command (e.g. recoverLease)"},
-		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client"},
+		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client", run: runDfsadmin, usage: dfsadminUsage},
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
 		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility"},

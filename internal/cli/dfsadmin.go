@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+const dfsadminUsage = `Usage: hdfs dfsadmin
+Note: Administrative commands can only be run as the HDFS superuser.
+	[-report [-live] [-dead]]
+	[-safemode <enter | leave | get | wait | forceExit>]
+	[-saveNamespace]
+	[-rollEdits]
+	[-metasave filename]
+	[-help [cmd]]
+`
+
+const clientProtocol = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+
+// nnClient dials the configured NameNode as the invoking user.
+func nnClient(inv *Invocation) (*ipc.Client, string, error) {
+	addrs, authority, err := fsshell.NameNodeAddresses(inv.Conf)
+	if err != nil {
+		return nil, "", err
+	}
+	u := inv.Env.Getenv("HADOOP_USER_NAME")
+	if u == "" {
+		if cu, err := user.Current(); err == nil {
+			u = cu.Username
+		}
+	}
+	if authority == "" {
+		authority = addrs[0]
+	}
+	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: u, Protocol: clientProtocol})
+	return c, "hdfs://" + authority, nil
+}
+
+func runDfsadmin(inv *Invocation) int {
+	args := inv.Args
+	if len(args) == 0 || args[0] == "-help" {
+		fmt.Fprint(inv.Env.Stdout, dfsadminUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd := args[0]
+	switch cmd {
+	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave":
+	default:
+		if strings.HasPrefix(cmd, "-") {
+			fmt.Fprintf(inv.Env.Stderr, "dfsadmin: %s is not supported yet\n", cmd)
+		} else {
+			fmt.Fprintf(inv.Env.Stderr, "%s: Unknown command\n", cmd)
+			fmt.Fprint(inv.Env.Stderr, dfsadminUsage)
+		}
+		return exitFail
+	}
+	c, uri, err := nnClient(inv)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "dfsadmin: %v\n", err)
+		return exitFail
+	}
+	defer c.Close()
+	ctx := context.Background()
+	w := inv.Env.Stdout
+	fail := func(err error) int {
+		fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", cmd[1:], errMessage(err))
+		return exitFail
+	}
+	switch cmd {
+	case "-safemode":
+		if len(args) != 2 {
+			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]")
+			return exitUsage
+		}
+		return safemode(ctx, inv, c, args[1])
+	case "-saveNamespace":
+		if err := c.Call(ctx, "saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{}); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(w, "Save namespace successful")
+	case "-rollEdits":
+		var resp hdfs.RollEditsResponseProto
+		if err := c.Call(ctx, "rollEdits", &hdfs.RollEditsRequestProto{}, &resp); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(w, "Successfully rolled edit logs.\nNew segment starts at txid %d\n", resp.GetNewSegmentTxId())
+	case "-metasave":
+		if len(args) != 2 {
+			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-metasave filename]")
+			return exitUsage
+		}
+		if err := c.Call(ctx, "metaSave", &hdfs.MetaSaveRequestProto{Filename: proto.String(args[1])}, &hdfs.MetaSaveResponseProto{}); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(w, "Created metasave file %s in the log directory of namenode %s\n", args[1], uri)
+	case "-report":
+		return report(ctx, inv, c, args[1:])
+	}
+	return exitOK
+}
+
+func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string) int {
+	var a hdfs.SafeModeActionProto
+	switch strings.ToLower(action) {
+	case "enter":
+		a = hdfs.SafeModeActionProto_SAFEMODE_ENTER
+	case "leave":
+		a = hdfs.SafeModeActionProto_SAFEMODE_LEAVE
+	case "forceexit":
+		a = hdfs.SafeModeActionProto_SAFEMODE_FORCE_EXIT
+	case "get", "wait":
+		a = hdfs.SafeModeActionProto_SAFEMODE_GET
+	default:
+		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]")
+		return exitUsage
+	}
+	call := func() (bool, error) {
+		var resp hdfs.SetSafeModeResponseProto
+		err := c.Call(ctx, "setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &resp)
+		return resp.GetResult(), err
+	}
+	on, err := call()
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "safemode: %s\n", errMessage(err))
+		return exitFail
+	}
+	if strings.EqualFold(action, "wait") {
+		// Safe mode ends on its own at start-up; wait for it, as Hadoop does.
+		for on {
+			time.Sleep(5 * time.Second)
+			if on, err = call(); err != nil {
+				fmt.Fprintf(inv.Env.Stderr, "safemode: %s\n", errMessage(err))
+				return exitFail
+			}
+		}
+	}
+	if on {
+		fmt.Fprintln(inv.Env.Stdout, "Safe mode is ON")
+	} else {
+		fmt.Fprintln(inv.Env.Stdout, "Safe mode is OFF")
+	}
+	return exitOK
+}
+
+// humanBytes formats a size like Hadoop's StringUtils.byteDesc.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	units := "KMGTPE"
+	v, i := float64(n)/unit, 0
+	for v >= unit && i < len(units)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %cB", v, units[i])
+}
+
+func percent(part, whole int64) string {
+	if whole <= 0 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%.2f%%", float64(part)*100/float64(whole))
+}
+
+func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) int {
+	live, dead := true, true
+	for _, a := range args {
+		switch a {
+		case "-live":
+			dead = false
+		case "-dead":
+			live = false
+		default:
+			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-report] [-live] [-dead]")
+			return exitUsage
+		}
+	}
+	if !live && !dead {
+		live, dead = true, true
+	}
+	var st hdfs.GetFsStatsResponseProto
+	if err := c.Call(ctx, "getFsStats", &hdfs.GetFsStatusRequestProto{}, &st); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
+		return exitFail
+	}
+	w := inv.Env.Stdout
+	capacity, used, remaining := int64(st.GetCapacity()), int64(st.GetUsed()), int64(st.GetRemaining())
+	present := used + remaining
+	fmt.Fprintf(w, "Configured Capacity: %d (%s)\n", capacity, humanBytes(capacity))
+	fmt.Fprintf(w, "Present Capacity: %d (%s)\n", present, humanBytes(present))
+	fmt.Fprintf(w, "DFS Remaining: %d (%s)\n", remaining, humanBytes(remaining))
+	fmt.Fprintf(w, "DFS Used: %d (%s)\n", used, humanBytes(used))
+	fmt.Fprintf(w, "DFS Used%%: %s\n", percent(used, present))
+	fmt.Fprintf(w, "Replicated Blocks:\n")
+	fmt.Fprintf(w, "\tUnder replicated blocks: %d\n", st.GetUnderReplicated())
+	fmt.Fprintf(w, "\tBlocks with corrupt replicas: %d\n", st.GetCorruptBlocks())
+	fmt.Fprintf(w, "\tMissing blocks: %d\n", st.GetMissingBlocks())
+	fmt.Fprintf(w, "\tMissing blocks (with replication factor 1): %d\n", st.GetMissingReplOneBlocks())
+	fmt.Fprintf(w, "\tPending deletion blocks: %d\n", st.GetPendingDeletionBlocks())
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "-------------------------------------------------")
+	kinds := []struct {
+		on    bool
+		typ   hdfs.DatanodeReportTypeProto
+		title string
+	}{
+		{live, hdfs.DatanodeReportTypeProto_LIVE, "Live"},
+		{dead, hdfs.DatanodeReportTypeProto_DEAD, "Dead"},
+	}
+	for _, k := range kinds {
+		if !k.on {
+			continue
+		}
+		var rep hdfs.GetDatanodeReportResponseProto
+		if err := c.Call(ctx, "getDatanodeReport", &hdfs.GetDatanodeReportRequestProto{Type: k.typ.Enum()}, &rep); err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
+			return exitFail
+		}
+		fmt.Fprintf(w, "%s datanodes (%d):\n\n", k.title, len(rep.GetDi()))
+		for _, d := range rep.GetDi() {
+			writeDatanode(w, d)
+		}
+	}
+	return exitOK
+}
+
+func writeDatanode(w io.Writer, d *hdfs.DatanodeInfoProto) {
+	id := d.GetId()
+	capacity, used, remaining, nonDFS := int64(d.GetCapacity()), int64(d.GetDfsUsed()), int64(d.GetRemaining()), int64(d.GetNonDfsUsed())
+	fmt.Fprintf(w, "Name: %s:%d (%s)\n", id.GetIpAddr(), id.GetXferPort(), id.GetHostName())
+	fmt.Fprintf(w, "Hostname: %s\n", id.GetHostName())
+	if loc := d.GetLocation(); loc != "" {
+		fmt.Fprintf(w, "Rack: %s\n", loc)
+	}
+	status := "Normal"
+	switch d.GetAdminState() {
+	case hdfs.DatanodeInfoProto_DECOMMISSION_INPROGRESS:
+		status = "Decommission in progress"
+	case hdfs.DatanodeInfoProto_DECOMMISSIONED:
+		status = "Decommissioned"
+	}
+	fmt.Fprintf(w, "Decommission Status : %s\n", status)
+	fmt.Fprintf(w, "Configured Capacity: %d (%s)\n", capacity, humanBytes(capacity))
+	fmt.Fprintf(w, "DFS Used: %d (%s)\n", used, humanBytes(used))
+	fmt.Fprintf(w, "Non DFS Used: %d (%s)\n", nonDFS, humanBytes(nonDFS))
+	fmt.Fprintf(w, "DFS Remaining: %d (%s)\n", remaining, humanBytes(remaining))
+	fmt.Fprintf(w, "DFS Used%%: %s\n", percent(used, capacity))
+	fmt.Fprintf(w, "DFS Remaining%%: %s\n", percent(remaining, capacity))
+	fmt.Fprintf(w, "Xceivers: %d\n", d.GetXceiverCount())
+	if lu := int64(d.GetLastUpdate()); lu > 0 {
+		fmt.Fprintf(w, "Last contact: %s\n", time.UnixMilli(lu).Format("Mon Jan 02 15:04:05 MST 2006"))
+	}
+	fmt.Fprintln(w)
+}
+
+// errMessage is what Hadoop's tools print for an error: a NameNode's
+// exception message without its class name.
+func errMessage(err error) string {
+	var re *remoteerr.Error
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
+}
