@@ -94,9 +94,9 @@ func isNameDir(cfg *Config, d string) bool {
 func lockDirs(fsys vfs.FS, dirs []string) ([]io.Closer, error) {
 	var locks []io.Closer
 	for _, d := range dirs {
-		if err := fsys.MkdirAll(d, 0o700); err != nil {
+		if err := storage.MkdirAllSync(fsys, d, 0o700); err != nil {
 			closeAll(locks)
-			return nil, fmt.Errorf("namenode: create %s: %w", d, err)
+			return nil, err
 		}
 		l, err := storage.Lock(fsys, d)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
@@ -73,4 +74,42 @@ func ReadFile(fsys vfs.FS, path string) ([]byte, error) {
 // isNotExist reports whether err says a file does not exist, through any wrapping.
 func isNotExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// MkdirAllSync creates dir and any missing parents, and makes every directory
+// it created durable by syncing its parent: after a crash the whole path is
+// there or the call did not return. dir's own entry in its parent is synced
+// even when dir already existed, since whoever made it may not have.
+func MkdirAllSync(fsys vfs.FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil {
+			break
+		} else if !isNotExist(err) {
+			return fmt.Errorf("storage: stat %s: %w", d, err)
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		if parent := filepath.Dir(dir); parent != dir {
+			if err := fsys.SyncDir(parent); err != nil {
+				return fmt.Errorf("storage: sync dir %s: %w", parent, err)
+			}
+		}
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("storage: create %s: %w", dir, err)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		parent := filepath.Dir(missing[i])
+		if err := fsys.SyncDir(parent); err != nil {
+			return fmt.Errorf("storage: sync dir %s: %w", parent, err)
+		}
+	}
+	return nil
 }

@@ -72,13 +72,8 @@ func (d Dir) Format(fsys vfs.FS, v *Version, now time.Time, force bool) error {
 	if err := v.Validate(d.VersionPath()); err != nil {
 		return err
 	}
-	if err := fsys.MkdirAll(d.Root, 0o700); err != nil {
-		return fmt.Errorf("storage: create %s: %w", d.Root, err)
-	}
-	if parent := filepath.Dir(d.Root); parent != d.Root {
-		if err := fsys.SyncDir(parent); err != nil {
-			return fmt.Errorf("storage: sync dir %s: %w", parent, err)
-		}
+	if err := MkdirAllSync(fsys, d.Root, 0o700); err != nil {
+		return err
 	}
 	names, err := fsys.List(d.Root)
 	if err != nil {

@@ -53,6 +53,27 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 	return nil
 }
 
+// AllocateBlock chooses the pipeline for a new block of file fileID (addBlock)
+// and records the block UNDER_CONSTRUCTION with those targets. The caller holds
+// the lock it appends the allocation op under; replay uses AddBlock. Fewer
+// usable nodes than MinReplication fail with ErrNotEnoughTargets and record
+// nothing; otherwise up to replication targets are returned in pipeline order.
+func (m *Manager) AllocateBlock(fileID int64, blk Block, replication int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) ([]DatanodeID, error) {
+	if _, ok := m.blocks[blk.ID]; ok {
+		return nil, fmt.Errorf("%w: blk_%d", ErrBlockExists, blk.ID)
+	}
+	n := int(m.clipRepl(replication))
+	targets := m.ChooseTargets(n, writer, excluded, favored, blockSize, now)
+	if len(targets) < m.cfg.MinReplication {
+		return nil, fmt.Errorf("%w: could only be written to %d of the %d minReplication nodes; %d datanode(s) running and %d excluded",
+			ErrNotEnoughTargets, len(targets), m.cfg.MinReplication, m.NumLiveDatanodes(), len(excluded))
+	}
+	if err := m.AddBlock(fileID, blk, n, UnderConstruction, targets); err != nil {
+		return nil, err
+	}
+	return targets, nil
+}
+
 // BlockInfo returns what the manager knows about a block.
 func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 	b := m.blocks[id]
@@ -134,7 +155,7 @@ func (m *Manager) verifyReplicas(b *blockInfo) {
 		}
 		switch {
 		case r.state == Finalized && (rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes):
-			r.flags |= rCorrupt
+			m.markCorrupt(b, i, rb)
 		case r.state != Finalized && rb.GenStamp < b.GenStamp:
 			m.removeReplicaAt(b, i)
 		}
@@ -201,7 +222,7 @@ func (m *Manager) RemoveBlocks(ids []int64) {
 
 // SetReplication changes the expected replication of blocks (setReplication):
 // missing replicas are queued for reconstruction and excess ones for deletion
-// (once out of safe mode).
+// (no command goes out before safe mode ends).
 func (m *Manager) SetReplication(ids []int64, n int) {
 	r := m.clipRepl(n)
 	for _, id := range ids {

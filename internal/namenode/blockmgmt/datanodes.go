@@ -149,6 +149,15 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 		dn.prevScheduled, dn.scheduled, dn.lastRoll = dn.scheduled, 0, now
 	}
 	var cmds []Command
+	// Transfers of blocks deleted since they were scheduled are dropped.
+	live := dn.transfers[:0]
+	for _, t := range dn.transfers {
+		if m.blocks[t.Block.ID] != nil {
+			live = append(live, t)
+		}
+	}
+	clear(dn.transfers[len(live):])
+	dn.transfers = live
 	if n := m.cfg.ReplicationMaxStreams - xmitsInProgress; n > 0 && len(dn.transfers) > 0 {
 		n = min(n, len(dn.transfers))
 		for _, t := range dn.transfers[:n] {
@@ -251,8 +260,8 @@ func (m *Manager) Stats(now time.Time) Stats {
 		s.Remaining += in.Remaining
 		s.PendingDeletion += int64(len(dn.invSet) + len(dn.invReady))
 	}
-	s.UnderReplicated = int64(m.needed.size())
 	s.MissingBlocks = int64(m.needed.levels[levelCorrupt].Len())
+	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
 	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
 		if b := m.blocks[e.Value.(int64)]; b != nil && b.repl == 1 {
 			s.MissingReplOneBlocks++

@@ -16,14 +16,15 @@
 //   - blockReport (decoded from the long-array encoding) → ProcessFullBlockReport;
 //   - blockReceivedAndDeleted               → ProcessIncremental;
 //   - reportBadBlocks (client and DataNode) → ReportBadBlocks;
-//   - addBlock                              → ChooseTargets, then AddBlock once the
-//     allocation op is logged;
+//   - addBlock                              → AllocateBlock (ChooseTargets and
+//     AddBlock; replay calls AddBlock alone);
 //   - complete / addBlock of the next block  → CommitBlock, IsComplete;
 //   - delete, setReplication, getBlockLocations, getDatanodeReport, getFsStats,
 //     setSafeMode                           → RemoveBlocks, SetReplication,
 //     GetBlockLocations, DatanodeReport, Stats, EnterSafeMode/LeaveSafeMode;
 //   - three periodic drivers, each a goroutine of the caller: CheckHeartbeats
-//     (every dfs.namenode.heartbeat.recheck-interval), ComputeWork (every
+//     (every few seconds; a node is dead once silent for longer than
+//     Config.DeadInterval, however often it is called), ComputeWork (every
 //     dfs.namenode.redundancy.interval.seconds) and Tick (safe mode, every second).
 //
 // # Purity and concurrency
@@ -103,14 +104,35 @@
 // from the node with the least remaining space. Nothing is replicated or
 // deleted while in safe mode.
 //
+// # Safe mode
+//
+// A new Manager is in start-up safe mode while the caller loads the namespace
+// (AddBlock for every block). Activate ends loading: with the thresholds
+// already met (an empty namespace) safe mode ends at once; otherwise it ends
+// SafeModeExtension after the share of COMPLETE blocks with MinReplication
+// live replicas reaches SafeModeThresholdPct (in Hadoop's single-precision
+// arithmetic: 5 blocks × 0.999 → 4 needed) and at least SafeModeMinDataNodes
+// nodes are live. Reports and Tick advance it. On leaving, every block is
+// examined once and the redundancy queues are built. Manual safe mode
+// (EnterSafeMode) lasts until LeaveSafeMode, which also ends start-up safe mode.
+//
+// # Memory
+//
+// A block with three replicas costs about 180 bytes (BenchmarkMemoryPerBlock):
+// the map entry, a 64-byte blockInfo, 16 bytes per replica and an 8-byte
+// back-pointer per replica in its storage's list, which is what makes a dead
+// node's or a full report's removals proportional to that storage's replicas.
+//
 // # Example
 //
 //	m := blockmgmt.New(blockmgmt.DefaultConfig(), rand.New(rand.NewPCG(1, 2)))
-//	m.RegisterDatanode(dn, now)
-//	cmds, err := m.Heartbeat(dn.UUID, reports, 0, 0, now)
-//	targets, err := m.ChooseTargets(3, clientIP, nil, nil, blockSize, now)
-//	// ... log the allocation op, then:
-//	err = m.AddBlock(fileID, blk, 3, blockmgmt.UnderConstruction, targets)
-//	m.ProcessIncremental(dn.UUID, storageID, []blockmgmt.ReceivedDeleted{{Block: blk, Status: blockmgmt.Received}}, now)
-//	ok := m.IsComplete(blk.ID)
+//	// load the namespace: m.AddBlock(fileID, blk, repl, blockmgmt.Complete, nil) ...
+//	m.Activate(now)
+//	err := m.RegisterDatanode(dn, now)
+//	cmds, err := m.Heartbeat(dn.UUID, reports, xceivers, xmits, now)
+//	targets, err := m.AllocateBlock(fileID, blk, 3, clientIP, nil, nil, blockSize, now)
+//	res, err := m.ProcessIncremental(dn.UUID, storageID,
+//		[]blockmgmt.ReceivedDeleted{{Block: final, Status: blockmgmt.Received}}, now)
+//	state, err := m.CommitBlock(final) // COMPLETE when a finalized replica is in
+//	work := m.ComputeWork(now)           // every 3 s; commands go out in heartbeats
 package blockmgmt

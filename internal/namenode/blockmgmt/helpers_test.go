@@ -217,6 +217,15 @@ func (m *Manager) checkInvariants() error {
 		return fmt.Errorf("counters complete/safe/corrupt = %d/%d/%d, recomputed %d/%d/%d",
 			m.completeBlocks, m.safeBlocks, m.corruptBlocks, complete, safe, corrupt)
 	}
+	for k := range m.corruptRep {
+		b := m.blocks[k.id]
+		if b == nil {
+			return fmt.Errorf("corrupt record of forgotten blk_%d", k.id)
+		}
+		if i := b.find(k.st); i < 0 || b.replicas[i].flags&rCorrupt == 0 {
+			return fmt.Errorf("corrupt record of blk_%d without a corrupt replica", k.id)
+		}
+	}
 	for id := range m.needed.where {
 		if m.blocks[id] == nil {
 			return fmt.Errorf("queued blk_%d is not in the map", id)

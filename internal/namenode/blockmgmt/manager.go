@@ -88,6 +88,10 @@ type Manager struct {
 	// ucReps: what each replica of a block not yet committed reported, checked
 	// against the block when the client commits it.
 	ucReps map[int64][]ucRep
+	// corruptRep: the block as reported for replicas found corrupt by a
+	// report, so that their deletion names the replica's own stamp (a
+	// DataNode refuses to delete a replica whose stamp differs).
+	corruptRep map[repKey]Block
 
 	nodes     map[string]*datanode   // by uuid, dead ones included
 	byXfer    map[string]*datanode   // by ip:xferPort
@@ -119,6 +123,12 @@ type ucRep struct {
 	blk Block
 }
 
+// repKey names one replica.
+type repKey struct {
+	st *storage
+	id int64
+}
+
 // pendingWork is a scheduled reconstruction waiting for its targets.
 type pendingWork struct {
 	targets  []string // uuids not yet reported
@@ -138,6 +148,7 @@ func New(cfg Config, rnd *rand.Rand) *Manager {
 		blocks:      make(map[int64]*blockInfo),
 		expected:    make(map[int64][]string),
 		ucReps:      make(map[int64][]ucRep),
+		corruptRep:  make(map[repKey]Block),
 		nodes:       make(map[string]*datanode),
 		byXfer:      make(map[string]*datanode),
 		byIP:        make(map[string][]*datanode),
@@ -215,6 +226,9 @@ func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flag
 func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
 	r := b.replicas[i]
 	st := r.st
+	if r.flags&rCorrupt != 0 && len(m.corruptRep) > 0 {
+		delete(m.corruptRep, repKey{st, b.ID})
+	}
 	last := len(st.blocks) - 1
 	if int(r.idx) != last {
 		moved := st.blocks[last]
@@ -247,9 +261,15 @@ func (m *Manager) queueInvalidate(dn *datanode, blk Block) bool {
 
 // invalidateReplicaAt removes replica i from the block and orders its deletion.
 func (m *Manager) invalidateReplicaAt(b *blockInfo, i int) {
-	dn := b.replicas[i].st.dn
+	r := b.replicas[i]
+	blk := b.Block
+	if r.flags&rCorrupt != 0 {
+		if rb, ok := m.corruptRep[repKey{r.st, b.ID}]; ok {
+			blk = rb
+		}
+	}
 	m.removeReplicaAt(b, i)
-	m.queueInvalidate(dn, b.Block)
+	m.queueInvalidate(r.st.dn, blk)
 }
 
 func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl) }
@@ -280,7 +300,7 @@ func (m *Manager) refresh(b *blockInfo) {
 		}
 		corrupt = 0
 	}
-	if b.state == Complete && live > exp && m.populating && !m.InSafeMode() {
+	if b.state == Complete && live > exp && m.populating {
 		m.removeExcess(b, live-exp)
 		live = exp
 	}
@@ -301,6 +321,15 @@ func (m *Manager) setFlag(b *blockInfo, f uint8, on bool, counter *int64) {
 	case !on && was:
 		b.flags &^= f
 		*counter--
+	}
+}
+
+// markCorrupt flags replica i, remembering the block as its node reported it.
+func (m *Manager) markCorrupt(b *blockInfo, i int, reported Block) {
+	r := &b.replicas[i]
+	r.flags |= rCorrupt
+	if reported != b.Block {
+		m.corruptRep[repKey{r.st, b.ID}] = reported
 	}
 }
 

@@ -290,6 +290,10 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	}
 	need := exp - live - pend
 	if level == levelBadlyDistributed && need <= 0 && pend == 0 {
+		if !m.oneRack(b) { // the racks changed since it was queued
+			m.refresh(b)
+			return false
+		}
 		need = 1
 	}
 	if b.state != Complete || need <= 0 {

@@ -86,19 +86,20 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	if mark {
 		flags = rMark
 	}
-	if v == vCorrupt {
-		res.Corrupt++
-		flags |= rCorrupt
-	}
 	if i >= 0 {
 		r := &b.replicas[i]
 		r.state = state
 		r.flags = r.flags&rCorrupt | flags
 	} else {
 		m.addReplica(b, st, state, flags)
+		i = len(b.replicas) - 1
 		if v == vGood {
 			res.Added++
 		}
+	}
+	if v == vCorrupt {
+		res.Corrupt++
+		m.markCorrupt(b, i, rb)
 	}
 	if b.state == UnderConstruction || b.state == UnderRecovery {
 		m.noteUC(b.ID, st, rb)

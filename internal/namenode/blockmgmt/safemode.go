@@ -2,6 +2,7 @@ package blockmgmt
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -97,8 +98,15 @@ func (m *Manager) leaveStartup() {
 		return
 	}
 	m.populating = true
-	for _, b := range m.blocks {
-		m.refresh(b)
+	// In id order, so that the queues (and so the work) do not depend on map
+	// iteration order.
+	ids := make([]int64, 0, len(m.blocks))
+	for id := range m.blocks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		m.refresh(m.blocks[id])
 	}
 }
 

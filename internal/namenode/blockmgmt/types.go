@@ -210,7 +210,7 @@ type Stats struct {
 	Capacity             int64
 	Used                 int64
 	Remaining            int64
-	UnderReplicated      int64
+	UnderReplicated      int64 // queued for reconstruction, missing blocks excluded
 	CorruptBlocks        int64
 	MissingBlocks        int64
 	MissingReplOneBlocks int64

@@ -1,0 +1,88 @@
+package blockmgmt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// benchManager has nodes dn0..dn(n-1) and blocks 0..blocks-1 with three
+// replicas each, out of safe mode.
+func benchManager(b *testing.B, nodes, blocks int) (*Manager, [][]ReportedReplica) {
+	b.Helper()
+	m := New(DefaultConfig(), rand.New(rand.NewPCG(1, 2)))
+	for i := range nodes {
+		id := DatanodeID{UUID: fmt.Sprintf("dn%d", i), IPAddr: fmt.Sprintf("10.0.%d.%d", i/250, i%250), XferPort: 9866}
+		if err := m.RegisterDatanode(id, t0, StorageReport{StorageID: fmt.Sprintf("s%d", i), Capacity: 1 << 40, Remaining: 1 << 40}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reports := make([][]ReportedReplica, nodes)
+	for i := range blocks {
+		blk := Block{ID: int64(1<<30 + i), NumBytes: 128 << 20, GenStamp: 1001}
+		if err := m.AddBlock(int64(i/10), blk, 3, Complete, nil); err != nil {
+			b.Fatal(err)
+		}
+		for r := range 3 {
+			n := (i + r) % nodes
+			reports[n] = append(reports[n], ReportedReplica{Block: blk, State: Finalized})
+		}
+	}
+	m.Activate(t0)
+	return m, reports
+}
+
+// BenchmarkFullBlockReport100k: one storage re-reporting 100,000 replicas it
+// already holds (the steady-state six-hourly report).
+func BenchmarkFullBlockReport100k(b *testing.B) {
+	m, reps := benchManager(b, 3, 100_000)
+	for n := range 3 {
+		if _, err := m.ProcessFullBlockReport(fmt.Sprintf("dn%d", n), fmt.Sprintf("s%d", n), reps[n], t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := m.ProcessFullBlockReport("dn0", "s0", reps[0], t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/replica")
+}
+
+// BenchmarkFirstBlockReport100k: the first report after a restart, when every
+// replica is new to the map.
+func BenchmarkFirstBlockReport100k(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		m, reps := benchManager(b, 3, 100_000)
+		b.StartTimer()
+		if _, err := m.ProcessFullBlockReport("dn0", "s0", reps[0], t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMemoryPerBlock measures the heap held per block with 1,000,000
+// blocks of three replicas each on 30 nodes.
+func BenchmarkMemoryPerBlock(b *testing.B) {
+	const blocks = 1_000_000
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m, reps := benchManager(b, 30, blocks)
+		for n := range reps {
+			if _, err := m.ProcessFullBlockReport(fmt.Sprintf("dn%d", n), fmt.Sprintf("s%d", n), reps[n], t0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reps = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/blocks, "bytes/block")
+		runtime.KeepAlive(m)
+	}
+}

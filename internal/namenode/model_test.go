@@ -1,0 +1,806 @@
+package namenode_test
+
+// The model-based test: thousands of random namespace operations, successful and
+// failing, go both to a real NameNode (over RPC) and to a small reference model
+// of HDFS's rules. After every batch the NameNode's namespace, walked through
+// getListing/getFileInfo, must equal the model's; at random points the NameNode
+// restarts — cleanly (edits only), after saveNamespace (image + edits), after a
+// crash that keeps only what was synced, and after a crash with a torn record
+// appended to the open segment — and its full namespace dump must equal the
+// one it had before.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/clock"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/vfs"
+)
+
+// ---- the reference model ----
+
+type mnode struct {
+	dir          bool
+	mode         uint16
+	owner, group string
+	repl         uint16
+	uc           string // client holding the file open, "" when closed
+	nsQuota      int64  // -1 unset
+}
+
+type model struct {
+	nodes map[string]*mnode // by absolute path; "/" always present
+}
+
+func newModel(super string) *model {
+	return &model{nodes: map[string]*mnode{"/": {dir: true, mode: 0o755, owner: super, group: "supergroup", nsQuota: -1}}}
+}
+
+func parentOf(p string) string { return path.Dir(p) }
+
+func (m *model) children(p string) []string {
+	var out []string
+	prefix := p + "/"
+	if p == "/" {
+		prefix = "/"
+	}
+	for q := range m.nodes {
+		if q != "/" && strings.HasPrefix(q, prefix) && !strings.Contains(q[len(prefix):], "/") {
+			out = append(out, q)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *model) subtree(p string) []string {
+	var out []string
+	for q := range m.nodes {
+		if q == p || (p == "/" && q != "/") || strings.HasPrefix(q, p+"/") {
+			out = append(out, q)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ancestors of p (not p itself), root first.
+func ancestors(p string) []string {
+	var out []string
+	for q := parentOf(p); ; q = parentOf(q) {
+		out = append([]string{q}, out...)
+		if q == "/" {
+			return out
+		}
+	}
+}
+
+// quotaOK reports whether adding k inodes below dir d (d included in the
+// count's ancestors) fits every namespace quota on d and its ancestors,
+// skipping the ancestors in skip (common ancestors of a rename).
+func (m *model) quotaOK(d string, k int, skip map[string]bool) bool {
+	if k <= 0 {
+		return true // nothing consumed: quotas are not checked (even if already exceeded)
+	}
+	for _, a := range append(ancestors(d+"/x"), d)[0:] {
+		if skip[a] {
+			continue
+		}
+		n := m.nodes[a]
+		if n == nil || n.nsQuota < 0 {
+			continue
+		}
+		if int64(len(m.subtree(a))+k) > n.nsQuota {
+			return false
+		}
+	}
+	return true
+}
+
+// outcome classes compared between the model and the NameNode.
+const (
+	ok           = "ok"
+	falseResult  = "false"
+	notFound     = "notfound"
+	exists       = "exists"
+	beingCreated = "beingcreated"
+	notEmpty     = "notempty"
+	parentNotDir = "parentnotdir"
+	quota        = "quota"
+	ioError      = "ioerror"
+	leaseErr     = "lease"
+	permission   = "permission"
+	otherErr     = "other"
+)
+
+func classify(err error) string {
+	switch {
+	case err == nil:
+		return ok
+	case errors.Is(err, remoteerr.ErrAlreadyBeingCreated):
+		return beingCreated
+	case errors.Is(err, fs.ErrNotExist):
+		return notFound
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return notEmpty
+	case errors.Is(err, fs.ErrExist):
+		return exists
+	case errors.Is(err, remoteerr.ErrParentNotDirectory):
+		return parentNotDir
+	case errors.Is(err, remoteerr.ErrQuotaExceeded):
+		return quota
+	case errors.Is(err, remoteerr.ErrLeaseExpired):
+		return leaseErr
+	case errors.Is(err, fs.ErrPermission):
+		return permission
+	}
+	var re *remoteerr.Error
+	if errors.As(err, &re) && re.Class == remoteerr.ClassIOException {
+		return ioError
+	}
+	return otherErr
+}
+
+// resolveParent finds why a new path p cannot get a parent: notFound when a
+// missing ancestor would be needed, parentNotDir when an ancestor is a file.
+func (m *model) parentProblem(p string, createParent bool) (missing []string, class string) {
+	for _, a := range ancestors(p) {
+		n := m.nodes[a]
+		if n == nil {
+			if !createParent {
+				return nil, notFound
+			}
+			missing = append(missing, a)
+			continue
+		}
+		if !n.dir {
+			return nil, parentNotDir
+		}
+	}
+	return missing, ""
+}
+
+// throughFile reports whether resolving p meets a file before its last
+// component. Hadoop reports that as ParentNotDirectoryException for calls
+// that create the path and as AccessControlException for the others.
+func (m *model) throughFile(p string) bool {
+	for _, a := range ancestors(p) {
+		n := m.nodes[a]
+		if n == nil {
+			return false
+		}
+		if !n.dir {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) mkdirs(p string, mode uint16, createParent bool, user string) string {
+	if n := m.nodes[p]; n != nil {
+		if n.dir {
+			return ok
+		}
+		return exists
+	}
+	missing, class := m.parentProblem(p, createParent)
+	if class != "" {
+		return class
+	}
+	all := append(missing, p)
+	top := parentOf(all[0])
+	if !m.quotaOK(top, len(all), nil) {
+		return quota
+	}
+	for _, d := range all {
+		md := mode
+		if d != p {
+			md = mode | 0o300
+		}
+		m.nodes[d] = &mnode{dir: true, mode: md, owner: user, group: m.nodes[parentOf(d)].group, nsQuota: -1}
+	}
+	return ok
+}
+
+func (m *model) create(p string, overwrite bool, client, user string) string {
+	if n := m.nodes[p]; n != nil {
+		if n.dir {
+			return exists
+		}
+		if !overwrite {
+			if n.uc != "" {
+				return beingCreated
+			}
+			return exists
+		}
+		delete(m.nodes, p)
+		m.nodes[p] = &mnode{mode: 0o644, owner: user, group: m.nodes[parentOf(p)].group, repl: 3, uc: client, nsQuota: -1}
+		return ok
+	}
+	if _, class := m.parentProblem(p, false); class != "" {
+		return class
+	}
+	if !m.quotaOK(parentOf(p), 1, nil) {
+		return quota
+	}
+	m.nodes[p] = &mnode{mode: 0o644, owner: user, group: m.nodes[parentOf(p)].group, repl: 3, uc: client, nsQuota: -1}
+	return ok
+}
+
+func (m *model) complete(p, client string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	if !n.dir && n.uc == "" {
+		// Already closed with the same (no) last block: Hadoop takes this
+		// for a retried complete and answers true.
+		return ok
+	}
+	if n.dir || n.uc != client {
+		return leaseErr
+	}
+	n.uc = ""
+	return ok
+}
+
+func (m *model) delete(p string, recursive bool) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil || p == "/" {
+		return falseResult
+	}
+	if n.dir && !recursive && len(m.children(p)) > 0 {
+		return notEmpty
+	}
+	for _, q := range m.subtree(p) {
+		delete(m.nodes, q)
+	}
+	return ok
+}
+
+func isUnder(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+func (m *model) rename2(src, dst string, overwrite bool) string {
+	if m.throughFile(src) {
+		return permission
+	}
+	if m.throughFile(dst) {
+		return parentNotDir
+	}
+	s := m.nodes[src]
+	if s == nil {
+		return notFound
+	}
+	if src == dst {
+		return exists
+	}
+	if src == "/" || isUnder(dst, src) {
+		return ioError
+	}
+	if d := m.nodes[dst]; d != nil {
+		// Hadoop's order: type mismatch, then the overwrite flag, then emptiness.
+		if d.dir != s.dir {
+			return ioError
+		}
+		if !overwrite {
+			return exists
+		}
+		if d.dir && len(m.children(dst)) > 0 {
+			return ioError
+		}
+	}
+	if _, class := m.parentProblem(dst, false); class != "" {
+		return class
+	}
+	// Quota: the moved inodes count against the destination's ancestors that
+	// are not also ancestors of the source; an overwritten dst frees its slot.
+	moved := m.subtree(src)
+	k := len(moved)
+	if m.nodes[dst] != nil {
+		k--
+	}
+	common := map[string]bool{}
+	for _, a := range ancestors(src) {
+		if isUnder(dst, a) {
+			common[a] = true
+		}
+	}
+	if !m.quotaOK(parentOf(dst), k, common) {
+		return quota
+	}
+	if m.nodes[dst] != nil {
+		delete(m.nodes, dst)
+	}
+	for _, q := range moved {
+		n := m.nodes[q]
+		delete(m.nodes, q)
+		m.nodes[dst+strings.TrimPrefix(q, src)] = n
+	}
+	return ok
+}
+
+func (m *model) setPermission(p string, mode uint16) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	n.mode = mode
+	return ok
+}
+
+func (m *model) setOwner(p, user, group string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	if user != "" {
+		n.owner = user
+	}
+	if group != "" {
+		n.group = group
+	}
+	return ok
+}
+
+func (m *model) setReplication(p string, r uint16) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil || n.dir {
+		return falseResult
+	}
+	n.repl = r
+	return ok
+}
+
+func (m *model) setQuota(p string, ns int64) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	if !n.dir {
+		return otherErr
+	}
+	n.nsQuota = ns
+	return ok
+}
+
+func (m *model) setTimes(p string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	if m.nodes[p] == nil {
+		return notFound
+	}
+	return ok
+}
+
+// quotaDump lists every inode with its namespace usage and quota.
+func (m *model) quotaDump() string {
+	var b strings.Builder
+	var paths []string
+	for p := range m.nodes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		n := m.nodes[p]
+		fmt.Fprintf(&b, "%s dir=%v usage=%d nsQuota=%d\n", p, n.dir, len(m.subtree(p)), n.nsQuota)
+	}
+	return b.String()
+}
+
+// dump lists every inode as the NameNode's RPC view shows it.
+func (m *model) dump() string {
+	var b strings.Builder
+	var paths []string
+	for p := range m.nodes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		n := m.nodes[p]
+		fmt.Fprintf(&b, "%s %s\n", p, describe(n.dir, n.mode, n.owner, n.group, n.repl, n.uc != ""))
+	}
+	return b.String()
+}
+
+func describe(dir bool, mode uint16, owner, group string, repl uint16, open bool) string {
+	if dir {
+		return fmt.Sprintf("d %04o %s:%s", mode, owner, group)
+	}
+	return fmt.Sprintf("f %04o %s:%s r%d open=%v", mode, owner, group, repl, open)
+}
+
+// ---- driving the NameNode ----
+
+type harness struct {
+	t     *testing.T
+	cfg   namenode.Config
+	fsys  *vfs.MemFS
+	clk   *clock.Manual
+	nn    *namenode.NameNode
+	rpc   *ipc.Client
+	super string
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{t: t, fsys: vfs.NewMem(), clk: clock.NewManual(time.Unix(1_700_000_000, 0))}
+	cfg, err := namenode.ConfigFrom(conf.Defaults().With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: "/nn/name1,/nn/name2"},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSListLimit, Value: "7"}, // exercise paging
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cfg = cfg
+	h.super = cfg.SuperUser
+	if err := namenode.Format(context.Background(), cfg, h.deps(nil), namenode.FormatOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) deps(l net.Listener) namenode.Deps {
+	return namenode.Deps{FS: h.fsys, Clock: h.clk, Logger: quietLogger(), Listener: l}
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	nn, err := namenode.Start(context.Background(), h.cfg, h.deps(l))
+	if err != nil {
+		l.Close()
+		h.t.Fatalf("restart: %v", err)
+	}
+	h.nn = nn
+	h.rpc = ipc.NewClient(ipc.ClientConfig{Addresses: []string{nn.RPCAddr().String()}, User: h.super, Protocol: namenode.ClientProtocolName})
+}
+
+func (h *harness) stop() {
+	if h.rpc != nil {
+		h.rpc.Close()
+		h.rpc = nil
+	}
+	if h.nn != nil {
+		h.nn.Close()
+		h.nn = nil
+	}
+}
+
+func (h *harness) call(method string, req, resp proto.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return h.rpc.Call(ctx, method, req, resp)
+}
+
+func (h *harness) dumpFull() string {
+	var b bytes.Buffer
+	if err := h.nn.DumpNamespace(&b); err != nil {
+		h.t.Fatal(err)
+	}
+	return b.String()
+}
+
+// walk lists the namespace through getFileInfo and paged getListing.
+func (h *harness) walk() string {
+	var b strings.Builder
+	var visit func(p string)
+	visit = func(p string) {
+		var fi hdfs.GetFileInfoResponseProto
+		if err := h.call("getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(p)}, &fi); err != nil {
+			h.t.Fatalf("getFileInfo %s: %v", p, err)
+		}
+		st := fi.GetFs()
+		dir := st.GetFileType() == hdfs.HdfsFileStatusProto_IS_DIR
+		var open hdfs.IsFileClosedResponseProto
+		isOpen := false
+		if !dir {
+			if err := h.call("isFileClosed", &hdfs.IsFileClosedRequestProto{Src: proto.String(p)}, &open); err != nil {
+				h.t.Fatalf("isFileClosed %s: %v", p, err)
+			}
+			isOpen = !open.GetResult()
+		}
+		fmt.Fprintf(&b, "%s %s\n", p, describe(dir, uint16(st.GetPermission().GetPerm()), st.GetOwner(), st.GetGroup(), uint16(st.GetBlockReplication()), isOpen))
+		if !dir {
+			return
+		}
+		after := []byte{}
+		for i := 0; i < 1000; i++ {
+			var ls hdfs.GetListingResponseProto
+			if err := h.call("getListing", &hdfs.GetListingRequestProto{Src: proto.String(p), StartAfter: after, NeedLocation: proto.Bool(false)}, &ls); err != nil {
+				h.t.Fatalf("getListing %s: %v", p, err)
+			}
+			for _, c := range ls.GetDirList().GetPartialListing() {
+				visit(path.Join(p, string(c.GetPath())))
+				after = c.GetPath()
+			}
+			if ls.GetDirList().GetRemainingEntries() == 0 {
+				return
+			}
+		}
+		h.t.Fatalf("listing of %s did not end", p)
+	}
+	visit("/")
+	// The walk visits in listing order (byte order of names), which is not
+	// the byte order of whole paths: sort to compare with the model.
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// ---- random operations ----
+
+var names = []string{"a", "b", "c", "d"}
+
+func randPath(r *rand.Rand) string {
+	depth := 1 + r.Intn(3)
+	p := ""
+	for i := 0; i < depth; i++ {
+		p += "/" + names[r.Intn(len(names))]
+	}
+	return p
+}
+
+type step struct {
+	desc  string
+	model func(m *model) string
+	nn    func(h *harness) string
+}
+
+func boolResult(ok bool, err error) string {
+	if err != nil {
+		return classify(err)
+	}
+	if !ok {
+		return falseResult
+	}
+	return "ok"
+}
+
+func randomStep(r *rand.Rand, super string) step {
+	p, q := randPath(r), randPath(r)
+	mode := uint16(r.Intn(0o1000))
+	client := fmt.Sprintf("client-%d", r.Intn(2))
+	switch r.Intn(12) {
+	case 0, 1:
+		cp := r.Intn(2) == 0
+		return step{fmt.Sprintf("mkdirs %s %04o createParent=%v", p, mode, cp),
+			func(m *model) string { return m.mkdirs(p, mode, cp, super) },
+			func(h *harness) string {
+				err := h.call("mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String(p), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(uint32(mode) | 0x80000000)}, CreateParent: proto.Bool(cp)}, &hdfs.MkdirsResponseProto{})
+				return classify(err)
+			}}
+	case 2, 3:
+		ow := r.Intn(4) == 0
+		return step{fmt.Sprintf("create %s overwrite=%v %s", p, ow, client),
+			func(m *model) string { return m.create(p, ow, client, super) },
+			func(h *harness) string {
+				flag := uint32(1)
+				if ow {
+					flag |= 2
+				}
+				err := h.call("create", &hdfs.CreateRequestProto{Src: proto.String(p), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o644)},
+					ClientName: proto.String(client), CreateFlag: proto.Uint32(flag), CreateParent: proto.Bool(false),
+					Replication: proto.Uint32(3), BlockSize: proto.Uint64(134217728)}, &hdfs.CreateResponseProto{})
+				return classify(err)
+			}}
+	case 4:
+		return step{fmt.Sprintf("complete %s %s", p, client),
+			func(m *model) string { return m.complete(p, client) },
+			func(h *harness) string {
+				var resp hdfs.CompleteResponseProto
+				err := h.call("complete", &hdfs.CompleteRequestProto{Src: proto.String(p), ClientName: proto.String(client)}, &resp)
+				return boolResult(resp.GetResult(), err)
+			}}
+	case 5:
+		rec := r.Intn(2) == 0
+		return step{fmt.Sprintf("delete %s recursive=%v", p, rec),
+			func(m *model) string { return m.delete(p, rec) },
+			func(h *harness) string {
+				var resp hdfs.DeleteResponseProto
+				err := h.call("delete", &hdfs.DeleteRequestProto{Src: proto.String(p), Recursive: proto.Bool(rec)}, &resp)
+				return boolResult(resp.GetResult(), err)
+			}}
+	case 6, 7:
+		ow := r.Intn(2) == 0
+		return step{fmt.Sprintf("rename2 %s %s overwrite=%v", p, q, ow),
+			func(m *model) string { return m.rename2(p, q, ow) },
+			func(h *harness) string {
+				err := h.call("rename2", &hdfs.Rename2RequestProto{Src: proto.String(p), Dst: proto.String(q), OverwriteDest: proto.Bool(ow)}, &hdfs.Rename2ResponseProto{})
+				return classify(err)
+			}}
+	case 8:
+		return step{fmt.Sprintf("setPermission %s %04o", p, mode),
+			func(m *model) string { return m.setPermission(p, mode) },
+			func(h *harness) string {
+				return classify(h.call("setPermission", &hdfs.SetPermissionRequestProto{Src: proto.String(p), Permission: &hdfs.FsPermissionProto{Perm: proto.Uint32(uint32(mode))}}, &hdfs.SetPermissionResponseProto{}))
+			}}
+	case 9:
+		u, g := []string{"", "alice", "bob"}[r.Intn(3)], []string{"", "staff", "wheel"}[r.Intn(3)]
+		if u == "" && g == "" {
+			u = "carol"
+		}
+		return step{fmt.Sprintf("setOwner %s %q %q", p, u, g),
+			func(m *model) string { return m.setOwner(p, u, g) },
+			func(h *harness) string {
+				return classify(h.call("setOwner", &hdfs.SetOwnerRequestProto{Src: proto.String(p), Username: proto.String(u), Groupname: proto.String(g)}, &hdfs.SetOwnerResponseProto{}))
+			}}
+	case 10:
+		if r.Intn(2) == 0 {
+			rep := uint16(1 + r.Intn(5))
+			return step{fmt.Sprintf("setReplication %s %d", p, rep),
+				func(m *model) string { return m.setReplication(p, rep) },
+				func(h *harness) string {
+					var resp hdfs.SetReplicationResponseProto
+					err := h.call("setReplication", &hdfs.SetReplicationRequestProto{Src: proto.String(p), Replication: proto.Uint32(uint32(rep))}, &resp)
+					return boolResult(resp.GetResult(), err)
+				}}
+		}
+		ns := int64(2 + r.Intn(6))
+		if r.Intn(3) == 0 {
+			ns = -1 // clear
+		}
+		return step{fmt.Sprintf("setQuota %s ns=%d", p, ns),
+			func(m *model) string { return m.setQuota(p, ns) },
+			func(h *harness) string {
+				return classify(h.call("setQuota", &hdfs.SetQuotaRequestProto{Path: proto.String(p), NamespaceQuota: proto.Uint64(uint64(ns)),
+					StoragespaceQuota: proto.Uint64(uint64(1<<63 - 1))}, &hdfs.SetQuotaResponseProto{}))
+			}}
+	default:
+		return step{fmt.Sprintf("setTimes %s", p),
+			func(m *model) string { return m.setTimes(p) },
+			func(h *harness) string {
+				return classify(h.call("setTimes", &hdfs.SetTimesRequestProto{Src: proto.String(p), Mtime: proto.Uint64(uint64(r.Int63n(1 << 40))), Atime: proto.Uint64(1 << 40)}, &hdfs.SetTimesResponseProto{}))
+			}}
+	}
+}
+
+// ---- restarts ----
+
+func (h *harness) restartClean() {
+	h.stop()
+	h.start()
+}
+
+func (h *harness) restartAfterSave() {
+	for _, a := range []hdfs.SafeModeActionProto{hdfs.SafeModeActionProto_SAFEMODE_ENTER} {
+		if err := h.call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &hdfs.SetSafeModeResponseProto{}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if err := h.call("saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{}); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: hdfs.SafeModeActionProto_SAFEMODE_LEAVE.Enum()}, &hdfs.SetSafeModeResponseProto{}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.restartClean()
+}
+
+// restartAfterCrash keeps only what was synced; with torn, a partial record is
+// appended to every in-progress segment, as a crash in mid-write leaves.
+func (h *harness) restartAfterCrash(torn bool) {
+	clone := h.fsys.CrashClone()
+	h.stop() // the old NameNode writes to the old file system only
+	h.fsys = clone
+	if torn {
+		for _, d := range []string{"/nn/name1/current", "/nn/name2/current"} {
+			names, err := clone.List(d)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			for _, n := range names {
+				if !strings.HasPrefix(n, "edits_inprogress_") {
+					continue
+				}
+				f, err := clone.OpenReadWrite(filepath.Join(d, n))
+				if err != nil {
+					h.t.Fatal(err)
+				}
+				st, _ := f.Stat()
+				if _, err := f.Seek(st.Size(), 0); err != nil {
+					h.t.Fatal(err)
+				}
+				f.Write([]byte{0x03, 0, 0, 0, 0, 0, 0, 0x7f}) // an opcode and half a txid
+				f.Sync()
+				f.Close()
+			}
+		}
+	}
+	h.start()
+}
+
+func TestModelWithRestarts(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("HDFSGO_MODEL_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("seed %d (set HDFSGO_MODEL_SEED to replay)", seed)
+	r := rand.New(rand.NewSource(seed))
+	steps := 5000
+	if testing.Short() {
+		steps = 600
+	}
+	h := newHarness(t)
+	m := newModel(h.super)
+	restarts := map[string]int{}
+	for i := 0; i < steps; i++ {
+		s := randomStep(r, h.super)
+		want := s.model(m)
+		got := s.nn(h)
+		h.clk.Advance(time.Second)
+		if got != want {
+			t.Fatalf("step %d: %s: NameNode says %s, model says %s\nmodel before the step's effect:\n%s", i, s.desc, got, want, m.quotaDump())
+		}
+		if i%100 == 99 {
+			if got, want := h.walk(), m.dump(); got != want {
+				t.Fatalf("step %d: namespace differs from the model\nNameNode:\n%s\nmodel:\n%s", i, got, want)
+			}
+		}
+		if i%150 == 149 {
+			before := h.dumpFull()
+			kind := []string{"clean", "saveNamespace", "crash", "torn"}[r.Intn(4)]
+			switch kind {
+			case "clean":
+				h.restartClean()
+			case "saveNamespace":
+				h.restartAfterSave()
+			case "crash":
+				h.restartAfterCrash(false)
+			case "torn":
+				h.restartAfterCrash(true)
+			}
+			restarts[kind]++
+			if after := h.dumpFull(); after != before {
+				t.Fatalf("step %d: namespace changed across a %s restart\nbefore:\n%s\nafter:\n%s", i, kind, before, after)
+			}
+		}
+	}
+	t.Logf("restarts: %v", restarts)
+	if got, want := h.walk(), m.dump(); got != want {
+		t.Fatalf("final namespace differs from the model\nNameNode:\n%s\nmodel:\n%s", got, want)
+	}
+}
