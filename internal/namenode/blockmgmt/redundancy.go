@@ -187,24 +187,20 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 			if len(pool) == 0 {
 				pool = cands
 			}
-			var oldest time.Time
-			var least int64 = math.MaxInt64
+			// The most out-of-date node when it is stale, else the fullest.
+			oldest, least := -1, -1
 			for _, i := range pool {
 				dn := b.replicas[i].st.dn
-				if pick < 0 || dn.lastUpdate.Before(oldest) {
-					oldest = dn.lastUpdate
+				if oldest < 0 || dn.lastUpdate.Before(b.replicas[oldest].st.dn.lastUpdate) {
+					oldest = i
 				}
-				if rem := dn.remainingSum(); rem < least {
-					least, pick = rem, i
+				if least < 0 || dn.remainingSum() < b.replicas[least].st.dn.remainingSum() {
+					least = i
 				}
 			}
-			// Prefer the most out-of-date node when one is stale.
-			for _, i := range pool {
-				dn := b.replicas[i].st.dn
-				if dn.lastUpdate.Equal(oldest) && m.nowHint.Sub(oldest) > m.cfg.StaleInterval {
-					pick = i
-					break
-				}
+			pick = least
+			if m.nowHint.Sub(b.replicas[oldest].st.dn.lastUpdate) > m.cfg.StaleInterval {
+				pick = oldest
 			}
 		}
 		m.invalidateReplicaAt(b, pick)

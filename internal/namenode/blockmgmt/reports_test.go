@@ -359,8 +359,7 @@ func TestGetBlockLocationsOrder(t *testing.T) {
 	// b2 goes stale.
 	h.advance(31 * time.Second)
 	h.heartbeatAll("b2")
-	for seed := range 10 {
-		_ = seed
+	for range 10 { // ties are shuffled: the order must hold every time
 		lbs, err := h.m.GetBlockLocations([]int64{b.ID}, h.id("b1").IPAddr, h.now)
 		if err != nil {
 			t.Fatal(err)
@@ -415,5 +414,35 @@ func TestRemoveBlocks(t *testing.T) {
 	}
 	if err := h.m.AddBlock(3, Block{ID: 1, GenStamp: 1}, 1, Complete, nil); !errors.Is(err, ErrBlockExists) {
 		t.Fatalf("duplicate id: %v", err)
+	}
+}
+
+func TestExcessChoice(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		hint  string
+		stale bool
+		want  []string
+	}{
+		{name: "least remaining on the crowded rack", want: []string{"a1", "b1"}},
+		{name: "deletion hint", hint: "uuid-a1", want: []string{"a2", "b1"}},
+		{name: "hint that would lose a rack is ignored", hint: "uuid-b1", want: []string{"a1", "b1"}},
+		{name: "stale node first", stale: true, want: []string{"a2", "b1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := activeHarness(t, DefaultConfig(), 24, "a1", "a2", "b1")
+			h.space["a2"] = 10 * gib
+			h.heartbeatAll()
+			b := Block{ID: 1200, NumBytes: 1, GenStamp: 1}
+			h.addComplete(1, b, 2, "a1", "b1")
+			if c.stale {
+				h.advance(time.Minute)
+				h.heartbeatAll("a1")
+			}
+			h.ibr("a2", ReceivedDeleted{Block: b, Status: Received, DeleteHint: c.hint})
+			if got := h.holders(b.ID); !slices.Equal(got, c.want) {
+				t.Fatalf("holders %v, want %v", got, c.want)
+			}
+		})
 	}
 }
