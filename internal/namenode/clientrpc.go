@@ -14,6 +14,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -41,7 +42,6 @@ func registerClientProtocol(nn *NameNode) {
 	ipc.Handle(s, "getListing", c.getListing)
 	ipc.Handle(s, "mkdirs", c.mkdirs)
 	ipc.Handle(s, "create", c.create)
-	ipc.Handle(s, "complete", c.complete)
 	ipc.Handle(s, "delete", c.delete)
 	ipc.Handle(s, "rename", c.rename)
 	ipc.Handle(s, "rename2", c.rename2)
@@ -64,7 +64,6 @@ func registerClientProtocol(nn *NameNode) {
 	ipc.Handle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
 	ipc.Handle(s, "metaSave", c.metaSave)
 	ipc.Handle(s, "concat", c.concat)
-	ipc.Handle(s, "fsync", c.fsync)
 	ipc.Handle(s, "getDatanodeReport", c.getDatanodeReport)
 	ipc.Handle(s, "getHAServiceState", c.getHAServiceState)
 	ipc.Handle(s, "msync", c.msync)
@@ -76,9 +75,8 @@ func registerClientProtocol(nn *NameNode) {
 			return nil, unsupported(name)
 		})
 	}
-	for _, m := range []string{"getBlockLocations", "addBlock", "append", "truncate", "abandonBlock",
-		"updateBlockForPipeline", "updatePipeline", "recoverLease", "getAdditionalDatanode",
-		"reportBadBlocks", "getDatanodeStorageReport"} {
+	registerBlockCalls(c, s)
+	for _, m := range []string{"truncate", "recoverLease", "getDatanodeStorageReport"} {
 		notYet(m)
 	}
 }
@@ -297,30 +295,15 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 	})
 }
 
-func (c *clientRPC) complete(ctx context.Context, req *hdfs.CompleteRequestProto) (*hdfs.CompleteResponseProto, error) {
-	u := c.caller(ctx)
-	var done bool
-	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
-		ok, ops, err := t.PlanComplete(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), toBlock(req.GetLast()), now)
-		done = ok
-		return ops, err
-	})
-	if err != nil {
-		return nil, toRemote(err)
-	}
-	return &hdfs.CompleteResponseProto{Result: proto.Bool(done)}, nil
-}
-
 func (c *clientRPC) delete(ctx context.Context, req *hdfs.DeleteRequestProto) (*hdfs.DeleteResponseProto, error) {
 	return atMostOnce(c, ctx, func() (*hdfs.DeleteResponseProto, error) {
 		u := c.caller(ctx)
 		var deleted bool
-		var eff namespace.Effects
-		err := c.ns.mutateEffects(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 			ok, ops, err := t.PlanDelete(u, req.GetSrc(), req.GetRecursive(), now)
 			deleted = ok
 			return ops, err
-		}, &eff)
+		})
 		if err != nil {
 			return nil, toRemote(err)
 		}
@@ -402,10 +385,20 @@ func (c *clientRPC) setReplication(ctx context.Context, req *hdfs.SetReplication
 	}
 	u := c.caller(ctx)
 	var ok bool
-	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
 		r, ops, err := t.PlanSetReplication(u, req.GetSrc(), uint16(req.GetReplication()))
 		ok = r
-		return ops, err
+		if err != nil || !r {
+			return ops, err
+		}
+		if blocks, err := t.Blocks(req.GetSrc()); err == nil && len(blocks) > 0 {
+			ids := make([]int64, len(blocks))
+			for i, b := range blocks {
+				ids[i] = b.ID
+			}
+			bm.SetReplication(ids, int(req.GetReplication()))
+		}
+		return ops, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -461,26 +454,33 @@ func (c *clientRPC) setQuota(ctx context.Context, req *hdfs.SetQuotaRequestProto
 	return &hdfs.SetQuotaResponseProto{}, nil
 }
 
+func (c *clientRPC) stats() blockmgmt.Stats {
+	c.ns.mu.RLock()
+	defer c.ns.mu.RUnlock()
+	return c.ns.mu.bm.Stats(c.ns.clock.Now())
+}
+
 func (c *clientRPC) getFsStats(ctx context.Context, _ *hdfs.GetFsStatusRequestProto) (*hdfs.GetFsStatsResponseProto, error) {
-	// No DataNodes serve this NameNode yet, so there is no capacity and no
-	// block can be under-replicated, corrupt or missing.
-	zero := proto.Uint64(0)
+	st := c.stats()
+	u := func(v int64) *uint64 { return proto.Uint64(uint64(v)) }
 	return &hdfs.GetFsStatsResponseProto{
-		Capacity: zero, Used: zero, Remaining: zero, UnderReplicated: zero,
-		CorruptBlocks: zero, MissingBlocks: zero, MissingReplOneBlocks: zero,
-		BlocksInFuture: zero, PendingDeletionBlocks: zero,
+		Capacity: u(st.Capacity), Used: u(st.Used), Remaining: u(st.Remaining), UnderReplicated: u(st.UnderReplicated),
+		CorruptBlocks: u(st.CorruptBlocks), MissingBlocks: u(st.MissingBlocks), MissingReplOneBlocks: u(st.MissingReplOneBlocks),
+		BlocksInFuture: u(st.BlocksInFuture), PendingDeletionBlocks: u(st.PendingDeletion),
 	}, nil
 }
 
 func (c *clientRPC) getFsReplicatedBlockStats(ctx context.Context, _ *hdfs.GetFsReplicatedBlockStatsRequestProto) (*hdfs.GetFsReplicatedBlockStatsResponseProto, error) {
-	zero := proto.Uint64(0)
+	st := c.stats()
+	u := func(v int64) *uint64 { return proto.Uint64(uint64(v)) }
 	return &hdfs.GetFsReplicatedBlockStatsResponseProto{
-		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, MissingReplOneBlocks: zero,
-		BlocksInFuture: zero, PendingDeletionBlocks: zero,
+		LowRedundancy: u(st.UnderReplicated), CorruptBlocks: u(st.CorruptBlocks), MissingBlocks: u(st.MissingBlocks),
+		MissingReplOneBlocks: u(st.MissingReplOneBlocks), BlocksInFuture: u(st.BlocksInFuture), PendingDeletionBlocks: u(st.PendingDeletion),
 	}, nil
 }
 
 func (c *clientRPC) getFsECBlockGroupStats(ctx context.Context, _ *hdfs.GetFsECBlockGroupStatsRequestProto) (*hdfs.GetFsECBlockGroupStatsResponseProto, error) {
+	// Erasure coding is not implemented: there are no block groups.
 	zero := proto.Uint64(0)
 	return &hdfs.GetFsECBlockGroupStatsResponseProto{
 		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, BlocksInFuture: zero, PendingDeletionBlocks: zero,
@@ -527,16 +527,14 @@ func (c *clientRPC) isFileClosed(ctx context.Context, req *hdfs.IsFileClosedRequ
 func (c *clientRPC) setSafeMode(ctx context.Context, req *hdfs.SetSafeModeRequestProto) (*hdfs.SetSafeModeResponseProto, error) {
 	switch req.GetAction() {
 	case hdfs.SafeModeActionProto_SAFEMODE_GET:
-	case hdfs.SafeModeActionProto_SAFEMODE_ENTER:
+	case hdfs.SafeModeActionProto_SAFEMODE_ENTER, hdfs.SafeModeActionProto_SAFEMODE_LEAVE, hdfs.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
 		if err := c.checkSuper(ctx); err != nil {
 			return nil, err
 		}
-		c.ns.setSafeMode(true)
-	case hdfs.SafeModeActionProto_SAFEMODE_LEAVE, hdfs.SafeModeActionProto_SAFEMODE_FORCE_EXIT:
-		if err := c.checkSuper(ctx); err != nil {
+		a := req.GetAction()
+		if err := c.ns.setSafeMode(a == hdfs.SafeModeActionProto_SAFEMODE_ENTER, a == hdfs.SafeModeActionProto_SAFEMODE_FORCE_EXIT); err != nil {
 			return nil, err
 		}
-		c.ns.setSafeMode(false)
 	default:
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "unknown safe mode action %v", req.GetAction())
 	}
@@ -596,13 +594,15 @@ func (c *clientRPC) metaSave(ctx context.Context, req *hdfs.MetaSaveRequestProto
 	var t namespaceTotals
 	c.ns.read(func(tr *namespace.Tree) { t = totalsOf(tr) })
 	st := c.ns.elog.Stats()
-	fmt.Fprintf(f, "%d files and directories, %d blocks = %d total\n", t.inodes, 0, t.inodes)
+	bs := c.stats()
+	fmt.Fprintf(f, "%d files and directories, %d blocks = %d total\n", t.inodes, bs.TotalBlocks, t.inodes+bs.TotalBlocks)
 	fmt.Fprintf(f, "Files under construction: %d\n", t.uc)
 	fmt.Fprintf(f, "Edit log: last txid %d, durable txid %d, %d journal(s)\n", st.LastTxID, st.SyncedTxID, st.Journals)
-	fmt.Fprintf(f, "Live Datanodes: 0\nDead Datanodes: 0\n")
-	fmt.Fprintf(f, "Metasave: Blocks waiting for reconstruction: 0\n")
-	fmt.Fprintf(f, "Metasave: Blocks being reconstructed: 0\n")
-	fmt.Fprintf(f, "Metasave: Blocks 0 waiting deletion from 0 datanodes.\n")
+	fmt.Fprintf(f, "Live Datanodes: %d\nDead Datanodes: %d\n", bs.LiveNodes, bs.DeadNodes)
+	fmt.Fprintf(f, "Metasave: Blocks waiting for reconstruction: %d\n", bs.UnderReplicated)
+	fmt.Fprintf(f, "Metasave: Blocks being reconstructed: %d\n", bs.PendingReplication)
+	fmt.Fprintf(f, "Metasave: Blocks %d waiting deletion.\n", bs.PendingDeletion)
+	fmt.Fprintf(f, "Metasave: corrupt blocks %d, missing blocks %d\n", bs.CorruptBlocks, bs.MissingBlocks)
 	err = f.Close()
 	if err != nil {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "metasave: %v", err)
@@ -630,22 +630,27 @@ func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*
 	})
 }
 
-func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hdfs.FsyncResponseProto, error) {
-	fi, err := c.statFile(ctx, req.GetSrc())
-	if err != nil {
-		return nil, err
-	}
-	if !fi.UnderConstruction || fi.ClientName != req.GetClient() {
-		return nil, remoteerr.New(remoteerr.ClassLeaseExpired, "Client (=%s) is not the lease owner of %s", req.GetClient(), req.GetSrc())
-	}
-	// A file without blocks has nothing to persist: its metadata is already
-	// in the edit log.
-	return &hdfs.FsyncResponseProto{}, nil
-}
-
 func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
-	// No DataNode can register with this NameNode yet.
-	return &hdfs.GetDatanodeReportResponseProto{}, nil
+	kind := blockmgmt.ReportAll
+	switch req.GetType() {
+	case hdfs.DatanodeReportTypeProto_LIVE:
+		kind = blockmgmt.ReportLive
+	case hdfs.DatanodeReportTypeProto_DEAD:
+		kind = blockmgmt.ReportDead
+	case hdfs.DatanodeReportTypeProto_ALL:
+	default:
+		// Decommissioning and maintenance are not implemented: no node is
+		// in those states.
+		return &hdfs.GetDatanodeReportResponseProto{}, nil
+	}
+	c.ns.mu.RLock()
+	infos := c.ns.mu.bm.DatanodeReport(kind, c.ns.clock.Now())
+	c.ns.mu.RUnlock()
+	resp := &hdfs.GetDatanodeReportResponseProto{}
+	for _, d := range infos {
+		resp.Di = append(resp.Di, datanodeInfoProto(d))
+	}
+	return resp, nil
 }
 
 func (c *clientRPC) getHAServiceState(ctx context.Context, _ *hdfs.HAServiceStateRequestProto) (*hdfs.HAServiceStateResponseProto, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 )
 
 // Config is everything the NameNode reads from the configuration, typed. Build it
@@ -73,6 +74,19 @@ type Config struct {
 	RetryCacheEnabled bool
 	// RetryCacheExpiry is dfs.namenode.retrycache.expirytime.millis (10 min).
 	RetryCacheExpiry time.Duration
+
+	// Blocks configures block management: replication, liveness, placement
+	// and safe mode (dfs.namenode.replication.*, dfs.heartbeat.interval,
+	// dfs.namenode.heartbeat.recheck-interval, dfs.namenode.safemode.*, ...).
+	Blocks blockmgmt.Config
+	// RedundancyInterval is dfs.namenode.redundancy.interval.seconds (3 s):
+	// how often replication and deletion work is computed.
+	RedundancyInterval time.Duration
+	// TopologyTable is net.topology.table.file.name: "host rack" lines.
+	TopologyTable string
+	// TopologyScript is net.topology.script.file.name: run with IP addresses
+	// as arguments, it prints one rack per address.
+	TopologyScript string
 }
 
 // ConfigFrom builds a Config from Hadoop configuration. Errors name the key.
@@ -143,6 +157,36 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
 	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
 	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)
+
+	b := blockmgmt.DefaultConfig()
+	b.DefaultReplication = cfg.Replication
+	b.MinReplication = int(num(conf.DFSNameNodeReplicationMin))
+	b.MaxReplication = cfg.MaxReplication
+	b.HeartbeatInterval = dur(conf.DFSHeartbeatInterval)
+	b.HeartbeatRecheckInterval = dur(conf.DFSNameNodeHeartbeatRecheckInterval)
+	b.StaleInterval = dur(conf.DFSNameNodeStaleDataNodeInterval)
+	b.AvoidStaleForRead = flag(conf.DFSNameNodeAvoidReadStaleDataNode)
+	b.AvoidStaleForWrite = flag(conf.DFSNameNodeAvoidWriteStaleDataNode)
+	b.ReplicationMaxStreams = int(num(conf.DFSNameNodeReplicationMaxStreams))
+	b.ReplicationMaxStreamsHardLimit = int(num(conf.DFSNameNodeReplicationMaxStreamsHardLimit))
+	b.ReplicationWorkMultiplier = int(num(conf.DFSNameNodeReplicationWorkMultiplier))
+	if v, err := c.Float(conf.DFSNameNodeInvalidateWorkPct); err == nil {
+		b.InvalidateWorkPct = v
+	} else {
+		errs = append(errs, err)
+	}
+	b.PendingReconstructionTimeout = dur(conf.DFSNameNodeReconstructionPendingTimeout)
+	if v, err := c.Float(conf.DFSNameNodeSafeModeThresholdPct); err == nil {
+		b.SafeModeThresholdPct = v
+	} else {
+		errs = append(errs, err)
+	}
+	b.SafeModeExtension = dur(conf.DFSNameNodeSafeModeExtension)
+	b.SafeModeMinDataNodes = int(num(conf.DFSNameNodeSafeModeMinDataNodes))
+	cfg.Blocks = b
+	cfg.RedundancyInterval = dur(conf.DFSNameNodeRedundancyInterval)
+	cfg.TopologyTable = c.String(conf.NetTopologyTableFileName)
+	cfg.TopologyScript = c.String(conf.NetTopologyScriptFileName)
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
@@ -187,6 +231,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.CheckpointsRetained < 1 {
 		bad(conf.DFSNameNodeNumCheckpointsRetained, "%d must be at least 1", cfg.CheckpointsRetained)
+	}
+	if err := cfg.Blocks.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.RedundancyInterval <= 0 {
+		bad(conf.DFSNameNodeRedundancyInterval, "%v must be positive", cfg.RedundancyInterval)
 	}
 	if cfg.ExtraEditsRetained < 0 {
 		bad(conf.DFSNameNodeNumExtraEditsRetained, "%d must not be negative", cfg.ExtraEditsRetained)

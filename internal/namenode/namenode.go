@@ -30,6 +30,8 @@ type NameNode struct {
 	// ckptMu serializes saveNamespace and rollEdits.
 	ckptMu sync.Mutex
 
+	monStop   chan struct{}
+	monDone   chan struct{}
 	serveErr  chan error
 	done      chan struct{}
 	closeOnce sync.Once
@@ -51,6 +53,14 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		serveErr: make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 	}
+	racks, err := newRackResolver(&cfg)
+	if err != nil {
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, err
+	}
+	cfg.Blocks.Topology = racks.rack
+	nn.cfg = cfg
 	nn.ns = newNamesystem(cfg, deps.Clock, deps.Logger, ld.tree, ld.elog)
 	if cfg.RetryCacheEnabled {
 		nn.retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
@@ -79,7 +89,10 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	})
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)
+	registerDatanodeProtocol(nn)
 	go func() { nn.serveErr <- nn.rpc.Serve(l) }()
+	nn.monStop, nn.monDone = make(chan struct{}), make(chan struct{})
+	go nn.monitor(nn.monStop, nn.monDone)
 	go nn.watch()
 	deps.Logger.Info("NameNode started", "rpc", l.Addr().String(), "namespaceID", ld.version.NamespaceID,
 		"clusterID", ld.version.ClusterID, "blockPoolID", ld.version.BlockPoolID, "segment", next)
@@ -121,6 +134,8 @@ func (nn *NameNode) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var errs []error
+		close(nn.monStop)
+		<-nn.monDone
 		if err := nn.rpc.Shutdown(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
 			errs = append(errs, err)
 		}

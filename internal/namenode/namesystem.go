@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"context"
+	"math/rand/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
@@ -29,8 +31,10 @@ type namesystem struct {
 	// holds it during I/O.
 	mu struct {
 		sync.RWMutex
-		tree     *namespace.Tree
-		safeMode bool // entered by an administrator; left only by one
+		tree *namespace.Tree
+		// bm is the block manager: block → DataNodes, DataNode liveness,
+		// replication work and safe mode. It shares the namesystem lock.
+		bm *blockmgmt.Manager
 	}
 
 	// failed is set once the log can no longer make edits durable; every
@@ -43,6 +47,22 @@ type namesystem struct {
 func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *namespace.Tree, elog *editlog.Log) *namesystem {
 	n := &namesystem{cfg: cfg, clock: clk, log: logger, elog: elog, failedCh: make(chan struct{})}
 	n.mu.tree = tree
+	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)))
+	// The second relation is rebuilt from the first: every block the
+	// namespace knows, without locations until DataNodes report them.
+	tree.EachFileWithBlocks(func(id uint64, repl uint16, blocks []op.Block, uc bool) {
+		for i, b := range blocks {
+			st := blockmgmt.Complete
+			if uc && i == len(blocks)-1 {
+				st = blockmgmt.UnderConstruction
+			}
+			if err := n.mu.bm.AddBlock(int64(id), blockmgmt.Block(b), int(repl), st, nil); err != nil {
+				logger.Error("block map rebuild", "block", b.ID, "err", err)
+			}
+		}
+	})
+	n.mu.bm.SetMaxGenStamp(tree.GenStamp())
+	n.mu.bm.Activate(clk.Now())
 	return n
 }
 
@@ -75,27 +95,42 @@ type plan func(t *namespace.Tree, now int64) (ops []op.Op, err error)
 
 // mutate runs one mutation: plan, log and apply under the write lock, then wait
 // for the ops to be durable. It returns the plan's error unchanged; log
-// failures come back as errFailed-wrapped I/O errors.
+// failures come back as errFailed-wrapped I/O errors. Blocks the ops free go to
+// the block manager for deletion on their DataNodes.
 func (n *namesystem) mutate(ctx context.Context, p plan) error {
-	return n.mutateEffects(ctx, p, nil)
+	return n.mutateBlocks(ctx, func(t *namespace.Tree, _ *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		return p(t, now)
+	})
 }
 
-// mutateEffects is mutate that also reports what the ops removed.
-func (n *namesystem) mutateEffects(ctx context.Context, p plan, eff *namespace.Effects) error {
+// blockPlan is a plan that also consults or updates the block manager.
+type blockPlan func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error)
+
+// mutateBlocks is mutate for plans that need the block manager.
+func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
 	if err := n.Err(); err != nil {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
 	n.mu.Lock()
-	if n.mu.safeMode {
+	if n.mu.bm.InSafeMode() {
+		_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
 		n.mu.Unlock()
-		return remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", n.safeModeTipLocked())
+		return remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
 	}
-	ops, err := p(n.mu.tree, n.nowMillis())
+	ops, err := p(n.mu.tree, n.mu.bm, n.nowMillis())
 	if err != nil {
 		n.mu.Unlock()
 		return err
 	}
-	last, err := n.logAndApplyLocked(ops, eff)
+	var eff namespace.Effects
+	last, err := n.logAndApplyLocked(ops, &eff)
+	if len(eff.FreedBlocks) > 0 {
+		ids := make([]int64, len(eff.FreedBlocks))
+		for i, b := range eff.FreedBlocks {
+			ids[i] = b.ID
+		}
+		n.mu.bm.RemoveBlocks(ids)
+	}
 	n.mu.Unlock()
 	if err != nil {
 		return err
@@ -139,30 +174,32 @@ func (n *namesystem) read(f func(t *namespace.Tree)) {
 	f(n.mu.tree)
 }
 
-// safeModeTipLocked explains how safe mode ends.
-func (n *namesystem) safeModeTipLocked() string {
-	return "It was turned on manually. Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."
-}
-
-// safeModeStatus reports safe mode as `hdfs dfsadmin -safemode get` prints it.
+// inSafeMode reports whether the namespace is read-only: at start-up until
+// enough blocks are reported, or when an administrator turned it on.
 func (n *namesystem) inSafeMode() bool {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.mu.safeMode
+	return n.mu.bm.InSafeMode()
 }
 
-func (n *namesystem) setSafeMode(on bool) {
+// setSafeMode enters or leaves safe mode (dfsadmin -safemode enter|leave|forceExit).
+func (n *namesystem) setSafeMode(on, force bool) error {
 	n.mu.Lock()
-	changed := n.mu.safeMode != on
-	n.mu.safeMode = on
-	n.mu.Unlock()
-	if changed {
-		if on {
+	defer n.mu.Unlock()
+	was := n.mu.bm.InSafeMode()
+	if on {
+		n.mu.bm.EnterSafeMode()
+	} else if err := n.mu.bm.LeaveSafeMode(force); err != nil {
+		return remoteerr.New(remoteerr.ClassIOException, "%v", err)
+	}
+	if now := n.mu.bm.InSafeMode(); now != was {
+		if now {
 			n.log.Info("safe mode is ON (entered manually)")
 		} else {
 			n.log.Info("safe mode is OFF")
 		}
 	}
+	return nil
 }
 
 // dump writes the whole namespace, deterministically (for tests and -metasave).

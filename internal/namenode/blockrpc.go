@@ -1,0 +1,443 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// The block half of ClientNamenodeProtocol: calls that touch both the
+// namespace (file → blocks, logged) and the block manager (block → DataNodes).
+
+func registerBlockCalls(c *clientRPC, s *ipc.Service) {
+	ipc.Handle(s, "addBlock", c.addBlock)
+	ipc.Handle(s, "complete", c.complete)
+	ipc.Handle(s, "getBlockLocations", c.getBlockLocations)
+	ipc.Handle(s, "abandonBlock", c.abandonBlock)
+	ipc.Handle(s, "updateBlockForPipeline", c.updateBlockForPipeline)
+	ipc.Handle(s, "updatePipeline", c.updatePipeline)
+	ipc.Handle(s, "getAdditionalDatanode", c.getAdditionalDatanode)
+	ipc.Handle(s, "reportBadBlocks", c.reportBadBlocks)
+	ipc.Handle(s, "fsync", c.fsync)
+	ipc.Handle(s, "append", c.append)
+}
+
+func (c *clientRPC) pool() string { return c.nn.version.BlockPoolID }
+
+func idsToInfos(ids []blockmgmt.DatanodeID, bm *blockmgmt.Manager) []blockmgmt.DatanodeInfo {
+	out := make([]blockmgmt.DatanodeInfo, len(ids))
+	topo := bm.Config().Topology
+	for i, id := range ids {
+		out[i] = blockmgmt.DatanodeInfo{ID: id}
+		if topo != nil {
+			out[i].Location = topo(id.IPAddr)
+		}
+	}
+	return out
+}
+
+func datanodeIDs(ps []*hdfs.DatanodeInfoProto) []blockmgmt.DatanodeID {
+	out := make([]blockmgmt.DatanodeID, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, datanodeIDFromProto(p.GetId()))
+	}
+	return out
+}
+
+// fileOf finds the under-construction file the caller writes and its info.
+func fileOf(t *namespace.Tree, u namespace.Caller, src, client string, fileID uint64) (string, namespace.FileInfo, []op.Block, error) {
+	path, blocks, err := t.UCBlocks(u, src, client, fileID)
+	if err != nil {
+		return "", namespace.FileInfo{}, nil, err
+	}
+	fi, err := t.Stat(u, path)
+	return path, fi, blocks, err
+}
+
+func lengthBefore(blocks []op.Block, n int) int64 {
+	var off int64
+	for _, b := range blocks[:n] {
+		off += b.NumBytes
+	}
+	return off
+}
+
+func (c *clientRPC) addBlock(ctx context.Context, req *hdfs.AddBlockRequestProto) (*hdfs.AddBlockResponseProto, error) {
+	u := c.caller(ctx)
+	machine := clientMachine(ctx)
+	prev := toBlock(req.GetPrevious())
+	var resp *hdfs.LocatedBlockProto
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		nb, ops, err := t.PlanAddBlock(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), prev)
+		if err != nil {
+			return nil, err
+		}
+		path, fi, blocks, err := fileOf(t, u, req.GetSrc(), req.GetClientName(), req.GetFileId())
+		if err != nil {
+			return nil, err
+		}
+		nowT := c.ns.clock.Now()
+		if len(ops) == 0 { // a retried allocation: answer with the same block
+			locs, err := bm.GetBlockLocations([]int64{nb.ID}, machine, nowT)
+			if err != nil || len(locs) != 1 {
+				return nil, remoteerr.New(remoteerr.ClassIOException, "block %d of %s is not known: %v", nb.ID, path, err)
+			}
+			resp = locatedBlock(c.pool(), locs[0], lengthBefore(blocks, len(blocks)-1))
+			return nil, nil
+		}
+		if prev != nil {
+			if _, err := bm.CommitBlock(blockmgmt.Block(*prev)); err != nil {
+				return nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d_%d: %v", prev.ID, prev.GenStamp, err)
+			}
+		}
+		excluded := datanodeIDs(req.GetExcludeNodes())
+		targets, err := bm.AllocateBlock(int64(fi.ID), blockmgmt.Block(nb), int(fi.Replication), machine, excluded, nil, fi.BlockSize, nowT)
+		if err != nil {
+			if errors.Is(err, blockmgmt.ErrNotEnoughTargets) {
+				return nil, remoteerr.New(remoteerr.ClassIOException,
+					"File %s could only be written to %d of the %d minReplication nodes. There are %d datanode(s) running and %d node(s) are excluded in this operation.",
+					path, len(targets), bm.Config().MinReplication, bm.NumLiveDatanodes(), len(excluded))
+			}
+			return nil, remoteerr.New(remoteerr.ClassIOException, "%v", err)
+		}
+		off := lengthBefore(blocks, len(blocks))
+		if prev != nil {
+			off += prev.NumBytes - blocks[len(blocks)-1].NumBytes
+		}
+		resp = targetsBlock(c.pool(), blockmgmt.Block(nb), off, idsToInfos(targets, bm))
+		return ops, nil
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.AddBlockResponseProto{Block: resp}, nil
+}
+
+func (c *clientRPC) complete(ctx context.Context, req *hdfs.CompleteRequestProto) (*hdfs.CompleteResponseProto, error) {
+	u := c.caller(ctx)
+	last := toBlock(req.GetLast())
+	var done bool
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		ok, ops, err := t.PlanComplete(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), last, now)
+		done = ok
+		if err != nil || len(ops) == 0 {
+			return nil, err
+		}
+		cl := ops[len(ops)-1].(*op.Close)
+		if n := len(cl.Blocks); n > 0 {
+			if _, err := bm.CommitBlock(blockmgmt.Block(cl.Blocks[n-1])); err != nil {
+				return nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d: %v", cl.Blocks[n-1].ID, err)
+			}
+			// The file closes only when its last block has its minimal
+			// replicas and every earlier block is complete (Hadoop's
+			// checkFileProgress); otherwise the client asks again.
+			if !bm.IsMinimallyReplicated(cl.Blocks[n-1].ID) {
+				done = false
+				return nil, nil
+			}
+			for _, b := range cl.Blocks[:n-1] {
+				if !bm.IsComplete(b.ID) && !bm.IsMinimallyReplicated(b.ID) {
+					done = false
+					return nil, nil
+				}
+			}
+		}
+		return ops, nil
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.CompleteResponseProto{Result: proto.Bool(done)}, nil
+}
+
+func (c *clientRPC) getBlockLocations(ctx context.Context, req *hdfs.GetBlockLocationsRequestProto) (*hdfs.GetBlockLocationsResponseProto, error) {
+	u := c.caller(ctx)
+	machine := clientMachine(ctx)
+	var lbs *hdfs.LocatedBlocksProto
+	var path string
+	var err error
+	c.ns.read(func(t *namespace.Tree) {
+		var fi namespace.FileInfo
+		var blocks []op.Block
+		fi, blocks, err = t.FileBlocks(u, req.GetSrc())
+		if err != nil {
+			return
+		}
+		path = req.GetSrc()
+		ids := make([]int64, len(blocks))
+		for i, b := range blocks {
+			ids[i] = b.ID
+		}
+		var locs []blockmgmt.LocatedBlock
+		locs, err = c.ns.mu.bm.GetBlockLocations(ids, machine, c.ns.clock.Now())
+		if err != nil {
+			err = remoteerr.New(remoteerr.ClassIOException, "%v", err)
+			return
+		}
+		lbs = locatedBlocks(c.pool(), fi, blocks, locs, int64(req.GetOffset()), int64(req.GetLength()))
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	// Access time, at the configured precision; not in safe mode.
+	if c.nn.cfg.AccessTimePrecision > 0 && !c.ns.inSafeMode() {
+		aerr := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			if o := t.PlanAccess(path, now); o != nil {
+				return []op.Op{o}, nil
+			}
+			return nil, nil
+		})
+		if aerr != nil && errors.Is(aerr, errFailed) {
+			return nil, aerr
+		}
+	}
+	return &hdfs.GetBlockLocationsResponseProto{Locations: lbs}, nil
+}
+
+// locatedBlocks picks the blocks overlapping [offset, offset+length).
+func locatedBlocks(pool string, fi namespace.FileInfo, blocks []op.Block, locs []blockmgmt.LocatedBlock, offset, length int64) *hdfs.LocatedBlocksProto {
+	out := &hdfs.LocatedBlocksProto{
+		FileLength:          proto.Uint64(uint64(fi.Length)),
+		UnderConstruction:   proto.Bool(fi.UnderConstruction),
+		IsLastBlockComplete: proto.Bool(!fi.UnderConstruction),
+		Blocks:              []*hdfs.LocatedBlockProto{},
+	}
+	end := offset + length
+	var start int64
+	for i, b := range blocks {
+		bEnd := start + b.NumBytes
+		if (bEnd > offset || (b.NumBytes == 0 && start >= offset)) && start < end || (length == 0 && start == offset) {
+			out.Blocks = append(out.Blocks, locatedBlock(pool, locs[i], start))
+		}
+		if i == len(blocks)-1 {
+			out.LastBlock = locatedBlock(pool, locs[i], start)
+		}
+		start = bEnd
+	}
+	return out
+}
+
+// ucBlockFile finds the file owning blockID and checks that client holds it.
+func ucBlockFile(t *namespace.Tree, bm *blockmgmt.Manager, u namespace.Caller, blockID int64, client string) (string, namespace.FileInfo, []op.Block, error) {
+	info, ok := bm.BlockInfo(blockID)
+	if !ok {
+		return "", namespace.FileInfo{}, nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d does not exist or is not under construction", blockID)
+	}
+	path, _, ok := t.FileByID(uint64(info.FileID))
+	if !ok {
+		return "", namespace.FileInfo{}, nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d does not belong to a file under construction", blockID)
+	}
+	return fileOf(t, u, path, client, uint64(info.FileID))
+}
+
+func (c *clientRPC) updateBlockForPipeline(ctx context.Context, req *hdfs.UpdateBlockForPipelineRequestProto) (*hdfs.UpdateBlockForPipelineResponseProto, error) {
+	u := c.caller(ctx)
+	b := toBlock(req.GetBlock())
+	var resp *hdfs.LocatedBlockProto
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		_, _, blocks, err := ucBlockFile(t, bm, u, b.ID, req.GetClientName())
+		if err != nil {
+			return nil, err
+		}
+		if len(blocks) == 0 || blocks[len(blocks)-1].ID != b.ID {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d is not the last block of its file", b.ID)
+		}
+		// A new generation stamp for the pipeline the client is about to
+		// rebuild; the block keeps its stamp until updatePipeline.
+		gs := t.NextGenStamp()
+		locs, err := bm.GetBlockLocations([]int64{b.ID}, clientMachine(ctx), c.ns.clock.Now())
+		if err != nil || len(locs) != 1 {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", b.ID, err)
+		}
+		lb := locs[0]
+		lb.Block.GenStamp = gs
+		lb.Block.NumBytes = b.NumBytes
+		resp = locatedBlock(c.pool(), lb, lengthBefore(blocks, len(blocks)-1))
+		return []op.Op{&op.SetGenstamp{GenStamp: gs}}, nil
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.UpdateBlockForPipelineResponseProto{Block: resp}, nil
+}
+
+func (c *clientRPC) updatePipeline(ctx context.Context, req *hdfs.UpdatePipelineRequestProto) (*hdfs.UpdatePipelineResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.UpdatePipelineResponseProto, error) {
+		u := c.caller(ctx)
+		oldB, newB := toBlock(req.GetOldBlock()), toBlock(req.GetNewBlock())
+		if oldB.ID != newB.ID {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "updatePipeline: block id changed from %d to %d", oldB.ID, newB.ID)
+		}
+		targets := make([]blockmgmt.DatanodeID, 0, len(req.GetNewNodes()))
+		for _, id := range req.GetNewNodes() {
+			targets = append(targets, datanodeIDFromProto(id))
+		}
+		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+			path, fi, _, err := ucBlockFile(t, bm, u, oldB.ID, req.GetClientName())
+			if err != nil {
+				return nil, err
+			}
+			ops, err := t.PlanUpdateLastBlock(u, path, req.GetClientName(), fi.ID, oldB.ID, newB.GenStamp, newB.NumBytes)
+			if err != nil {
+				return nil, err
+			}
+			if err := bm.UpdatePipeline(oldB.ID, newB.GenStamp, newB.NumBytes, targets); err != nil {
+				return nil, remoteerr.New(remoteerr.ClassIOException, "updatePipeline: %v", err)
+			}
+			return ops, nil
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		return &hdfs.UpdatePipelineResponseProto{}, nil
+	})
+}
+
+func (c *clientRPC) getAdditionalDatanode(ctx context.Context, req *hdfs.GetAdditionalDatanodeRequestProto) (*hdfs.GetAdditionalDatanodeResponseProto, error) {
+	u := c.caller(ctx)
+	b := toBlock(req.GetBlk())
+	existing := datanodeIDs(req.GetExistings())
+	excluded := append(append([]blockmgmt.DatanodeID{}, existing...), datanodeIDs(req.GetExcludes())...)
+	var resp *hdfs.LocatedBlockProto
+	var err error
+	c.ns.mu.Lock()
+	func() {
+		defer c.ns.mu.Unlock()
+		t, bm := c.ns.mu.tree, c.ns.mu.bm
+		var fi namespace.FileInfo
+		var blocks []op.Block
+		_, fi, blocks, err = fileOf(t, u, req.GetSrc(), req.GetClientName(), req.GetFileId())
+		if err != nil {
+			return
+		}
+		n := int(req.GetNumAdditionalNodes())
+		added := bm.ChooseTargets(n, clientMachine(ctx), excluded, nil, fi.BlockSize, c.ns.clock.Now())
+		if len(added) < n {
+			err = remoteerr.New(remoteerr.ClassIOException, "Failed to find %d additional datanode(s) for %s: %d available", n, req.GetSrc(), len(added))
+			return
+		}
+		all := append(append([]blockmgmt.DatanodeID{}, existing...), added...)
+		resp = targetsBlock(c.pool(), blockmgmt.Block(*b), lengthBefore(blocks, max(len(blocks)-1, 0)), idsToInfos(all, bm))
+	}()
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.GetAdditionalDatanodeResponseProto{Block: resp}, nil
+}
+
+func (c *clientRPC) abandonBlock(ctx context.Context, req *hdfs.AbandonBlockRequestProto) (*hdfs.AbandonBlockResponseProto, error) {
+	u := c.caller(ctx)
+	b := toBlock(req.GetB())
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		ops, err := t.PlanAbandonBlock(u, req.GetSrc(), req.GetHolder(), req.GetFileId(), b.ID)
+		if err == nil && len(ops) > 0 {
+			bm.RemoveBlocks([]int64{b.ID})
+		}
+		return ops, err
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.AbandonBlockResponseProto{}, nil
+}
+
+func (c *clientRPC) reportBadBlocks(ctx context.Context, req *hdfs.ReportBadBlocksRequestProto) (*hdfs.ReportBadBlocksResponseProto, error) {
+	return &hdfs.ReportBadBlocksResponseProto{}, c.nn.reportBad(req.GetBlocks())
+}
+
+// reportBad marks replicas corrupt (from clients and DataNodes alike).
+func (nn *NameNode) reportBad(blocks []*hdfs.LocatedBlockProto) error {
+	ns := nn.ns
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for _, lb := range blocks {
+		b := toBlock(lb.GetB())
+		var uuids []string
+		for _, l := range lb.GetLocs() {
+			uuids = append(uuids, l.GetId().GetDatanodeUuid())
+		}
+		if err := ns.mu.bm.ReportBadBlocks(blockmgmt.Block(*b), uuids); err != nil {
+			nn.deps.Logger.Warn("reportBadBlocks", "block", b.ID, "err", err)
+		} else {
+			nn.deps.Logger.Info("replica reported corrupt", "block", b.ID, "nodes", uuids)
+		}
+	}
+	return nil
+}
+
+func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hdfs.FsyncResponseProto, error) {
+	u := c.caller(ctx)
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		path, fi, blocks, err := fileOf(t, u, req.GetSrc(), req.GetClient(), req.GetFileId())
+		if err != nil {
+			return nil, err
+		}
+		if req.GetLastBlockLength() < 0 || len(blocks) == 0 {
+			return nil, nil
+		}
+		lb := blocks[len(blocks)-1]
+		return t.PlanUpdateLastBlock(u, path, req.GetClient(), fi.ID, lb.ID, lb.GenStamp, req.GetLastBlockLength())
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.FsyncResponseProto{}, nil
+}
+
+func (c *clientRPC) append(ctx context.Context, req *hdfs.AppendRequestProto) (*hdfs.AppendResponseProto, error) {
+	return atMostOnce(c, ctx, func() (*hdfs.AppendResponseProto, error) {
+		u := c.caller(ctx)
+		machine := clientMachine(ctx)
+		newBlock := req.GetFlag()&0x20 != 0 // CreateFlag.NEW_BLOCK
+		var resp hdfs.AppendResponseProto
+		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+			ops, err := t.PlanAppend(u, req.GetSrc(), req.GetClientName(), machine, newBlock)
+			if err != nil {
+				return nil, err
+			}
+			fi, blocks, err := t.FileBlocks(u, req.GetSrc())
+			if err != nil {
+				return nil, err
+			}
+			if n := len(blocks); n > 0 && !newBlock && blocks[n-1].NumBytes < fi.BlockSize {
+				// The partial last block is written again: it goes back to
+				// under construction, with its replicas as the pipeline.
+				lb := blocks[n-1]
+				locs, err := bm.GetBlockLocations([]int64{lb.ID}, machine, c.ns.clock.Now())
+				if err != nil || len(locs) != 1 {
+					return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", lb.ID, err)
+				}
+				if err := bm.AddBlock(int64(fi.ID), blockmgmt.Block(lb), int(fi.Replication), blockmgmt.UnderConstruction, nil); err != nil {
+					return nil, remoteerr.New(remoteerr.ClassIOException, "append: %v", err)
+				}
+				resp.Block = locatedBlock(c.pool(), locs[0], lengthBefore(blocks, n-1))
+			}
+			return ops, nil
+		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
+		var st *hdfs.HdfsFileStatusProto
+		c.ns.read(func(t *namespace.Tree) {
+			if fi, err := t.Stat(u, req.GetSrc()); err == nil {
+				st = fileStatus(fi, nil)
+			}
+		})
+		if st == nil {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "%s is gone", req.GetSrc())
+		}
+		resp.Stat = st
+		return &resp, nil
+	})
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,44 @@
+package namenode
+
+import (
+	"time"
+)
+
+// monitor is the NameNode's background loop over block management: safe-mode
+// progress, dead-DataNode detection and replication/deletion work. It takes the
+// namesystem lock for each step and never holds it while waiting. Started by
+// Start, stopped by Close.
+func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.Second
+	if nn.cfg.RedundancyInterval < tick {
+		tick = nn.cfg.RedundancyInterval
+	}
+	t := nn.deps.Clock.NewTicker(tick)
+	defer t.Stop()
+	var lastWork time.Time
+	ns := nn.ns
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C():
+		}
+		now := nn.deps.Clock.Now()
+		ns.mu.Lock()
+		wasSafe := ns.mu.bm.InSafeMode()
+		ns.mu.bm.Tick(now)
+		if wasSafe && !ns.mu.bm.InSafeMode() {
+			nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
+		}
+		dead := ns.mu.bm.CheckHeartbeats(now)
+		if now.Sub(lastWork) >= nn.cfg.RedundancyInterval {
+			lastWork = now
+			ns.mu.bm.ComputeWork(now)
+		}
+		ns.mu.Unlock()
+		for _, d := range dead {
+			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package namespace
+
+import (
+	"fmt"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// UCBlocks returns the path and block list of the file under construction
+// fileID (or at path, for clients that send no id) held by clientName. The
+// slice must not be modified.
+func (t *Tree) UCBlocks(c Caller, path, clientName string, fileID uint64) (string, []op.Block, error) {
+	w, err := t.ucByIDOrPath(path, fileID)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := t.traverse(c, w, false); err != nil {
+		return "", nil, err
+	}
+	f, err := t.checkLease(w, clientName, fileID)
+	if err != nil {
+		return "", nil, err
+	}
+	return w.path, f.blocks, nil
+}
+
+// PlanAbandonBlock plans abandonBlock: the lease holder gives up the last block
+// of its file (a pipeline it could not set up). Abandoning a block the file no
+// longer has is a no-op, as for a retried call.
+func (t *Tree) PlanAbandonBlock(c Caller, path, clientName string, fileID uint64, blockID int64) ([]op.Op, error) {
+	p, blocks, err := t.UCBlocks(c, path, clientName, fileID)
+	if err != nil {
+		return nil, err
+	}
+	n := len(blocks)
+	if n == 0 || blocks[n-1].ID != blockID {
+		for _, b := range blocks {
+			if b.ID == blockID {
+				return nil, newErr(fmt.Sprintf("Cannot abandon block %d of %s: it is not the last block", blockID, p), ErrBlockMismatch)
+			}
+		}
+		return nil, nil
+	}
+	return []op.Op{&op.UpdateBlocks{Path: p, Blocks: cloneBlocks(blocks[:n-1])}}, nil
+}
+
+// PlanUpdateLastBlock plans the change of an under-construction file's last
+// block to a new generation stamp and length (updatePipeline after a pipeline
+// was rebuilt, fsync recording a length). The block must be the file's last
+// and its stamp may only grow.
+func (t *Tree) PlanUpdateLastBlock(c Caller, path, clientName string, fileID uint64, blockID, newGenStamp, newLength int64) ([]op.Op, error) {
+	p, blocks, err := t.UCBlocks(c, path, clientName, fileID)
+	if err != nil {
+		return nil, err
+	}
+	n := len(blocks)
+	if n == 0 || blocks[n-1].ID != blockID {
+		return nil, newErr(fmt.Sprintf("Block %d is not the last block of %s", blockID, p), ErrBlockMismatch)
+	}
+	lb := blocks[n-1]
+	if newGenStamp < lb.GenStamp {
+		return nil, newErr(fmt.Sprintf("Update of blk_%d_%d to an older generation stamp %d", lb.ID, lb.GenStamp, newGenStamp), ErrBlockMismatch)
+	}
+	if newGenStamp > t.genStamp {
+		return nil, newErr(fmt.Sprintf("Generation stamp %d of blk_%d was never handed out (newest is %d)", newGenStamp, lb.ID, t.genStamp), ErrBlockMismatch)
+	}
+	if newGenStamp == lb.GenStamp && newLength == lb.NumBytes {
+		return nil, nil
+	}
+	nb := cloneBlocks(blocks)
+	nb[n-1].GenStamp = newGenStamp
+	nb[n-1].NumBytes = newLength
+	return []op.Op{&op.UpdateBlocks{Path: p, Blocks: nb}}, nil
+}
+
+// FileBlocks returns the id, replication, preferred block size, block list and
+// under-construction state of the file at path, checking traverse permission
+// and READ on the file (getBlockLocations). The slice must not be modified.
+func (t *Tree) FileBlocks(c Caller, path string) (FileInfo, []op.Block, error) {
+	w, err := t.resolveExisting(c, path, "File does not exist: %s")
+	if err != nil {
+		return FileInfo{}, nil, err
+	}
+	f := w.last()
+	if f.isDir() {
+		return FileInfo{}, nil, newErr("Path is not a file: "+w.path, ErrNotFound, ErrNotFile)
+	}
+	if err := t.checkPerm(c, w, permCheck{self: Read}); err != nil {
+		return FileInfo{}, nil, err
+	}
+	return t.info(f), f.blocks, nil
+}
+
+// EachFileWithBlocks calls fn for every file that has blocks, with its inode
+// id, replication, blocks and whether it is under construction (to rebuild the
+// block manager's map at start-up).
+func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks []op.Block, uc bool)) {
+	var walk func(n *inode)
+	walk = func(n *inode) {
+		if n.isDir() {
+			for _, c := range n.dir.children {
+				walk(c)
+			}
+			return
+		}
+		if len(n.blocks) > 0 {
+			fn(n.id, n.repl, n.blocks, n.uc != nil)
+		}
+	}
+	walk(t.root)
+}
