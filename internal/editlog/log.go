@@ -210,7 +210,11 @@ func (l *Log) InitForWrite() error {
 	var bad []Journal
 	var causes []error
 	for _, j := range l.journalsSnapshot() {
-		if _, err := j.RecoverInProgress(); err != nil {
+		segs, err := j.RecoverInProgress()
+		for _, s := range segs {
+			l.log.Info("editlog: recovered in-progress segment", "journal", j.String(), "first", s.First, "last", s.Last, "name", s.Name)
+		}
+		if err != nil {
 			if errors.Is(err, ErrCorrupt) {
 				return err
 			}

@@ -44,7 +44,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ld, err := load(&cfg, &deps)
+	ld, err := load(&cfg, &deps, false)
 	if err != nil {
 		return nil, err
 	}

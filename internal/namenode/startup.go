@@ -230,7 +230,7 @@ type loaded struct {
 
 // load locks the dirs, checks them, loads the newest image, replays the edits
 // and leaves the edit log BETWEEN_LOG_SEGMENTS. On error everything is released.
-func load(cfg *Config, deps *Deps) (_ *loaded, err error) {
+func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 	fsys, logger := deps.FS, deps.Logger
 	dirs := cfg.allDirs()
 	locks, err := lockDirs(fsys, dirs)
@@ -331,7 +331,7 @@ func load(cfg *Config, deps *Deps) (_ *loaded, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if seen > last && seen > imageTxID {
+	if seen > last && seen > imageTxID && !recovering {
 		// seen_txid is written when a segment starts, after its first record
 		// is durable; an edit log that ends before it lost edits.
 		return nil, fmt.Errorf("%w: seen_txid says transaction %d was logged, but the edit log ends at %d", ErrMissingEdits, seen, last)
@@ -366,7 +366,9 @@ type RecoverOptions struct {
 func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) error {
 	deps.fill()
 	for attempt := 0; attempt < 100; attempt++ {
-		ld, err := load(&cfg, &deps)
+		// A cut may drop whole later segments, so seen_txid is not held
+		// against the log here; the recovered start rewrites it.
+		ld, err := load(&cfg, &deps, true)
 		var ce *editlog.CorruptionError
 		if errors.As(err, &ce) {
 			q := fmt.Sprintf("The edit log is corrupt: %v.\nCut it at offset %d of %s, losing every later edit in that directory?", ce, ce.Offset, ce.File)

@@ -87,13 +87,21 @@ func requireAllAcked(t *testing.T, what string, errs []error) {
 // With dfs.namenode.edits.dir.minimum=1 (the default) the NameNode drops the
 // failed journal, says so in its log naming the dir, and keeps acknowledging
 // ops; after SIGTERM it exits 0, and the surviving dir alone restarts it with
-// every acknowledged op in place.
+// every acknowledged op in place. Once the tmpfs has space again, the failed
+// dir can be configured back: the NameNode starts on both (the stale dir's
+// segment, torn by the short write, is recovered; the longer copy wins) and
+// keeps every op across a further kill -9.
 //
 // With dfs.namenode.edits.dir.minimum=2 the failure leaves too few journals:
 // no op is acknowledged after it (the calls fail, as do later ones), the
 // NameNode exits with a non-zero status, and the surviving dir restarts it
 // with every acknowledged op in place (an unanswered op may or may not have
 // happened, as after a crash).
+//
+// With both name dirs on full tmpfs mounts the NameNode likewise stops
+// without acknowledging more; once space is freed it restarts on both
+// (whose segments end in records cut short by the failed writes) with every
+// acknowledged op in place.
 func TestFailedNameDir(t *testing.T) {
 	needBinary(t)
 	seed := testSeed(t)
@@ -134,6 +142,23 @@ func TestFailedNameDir(t *testing.T) {
 		nn.start()
 		verify(t, nn.addr, ws, func(w *worker) (int, int) { return len(w.ops), len(w.ops) })
 		requireAllAcked(t, "after the restart", round(t, nn.addr, ws, 20, 0, 0, rng, nn.kill9))
+		if code := nn.stop(); code != 0 {
+			t.Fatalf("NameNode exited %d after SIGTERM, want 0", code)
+		}
+
+		// With space again, the failed dir can be configured back: its
+		// stale segment, torn by the failed write, is recovered, and the
+		// other dir's longer log wins.
+		if err := os.Remove(filepath.Join(bad, "filler")); err != nil {
+			t.Fatal(err)
+		}
+		nn.nameDirs = []string{good, bad}
+		nn.start()
+		verify(t, nn.addr, ws, func(w *worker) (int, int) { return len(w.ops), len(w.ops) })
+		requireAllAcked(t, "with the dir back", round(t, nn.addr, ws, 20, 0, 0, rng, nn.kill9))
+		nn.kill9()
+		nn.start()
+		verify(t, nn.addr, ws, func(w *worker) (int, int) { return len(w.ops), len(w.ops) })
 		if code := nn.stop(); code != 0 {
 			t.Fatalf("NameNode exited %d after SIGTERM, want 0", code)
 		}
@@ -184,6 +209,50 @@ func TestFailedNameDir(t *testing.T) {
 
 		nn.nameDirs = []string{good}
 		delete(nn.props, "dfs.namenode.edits.dir.minimum")
+		nn.start()
+		verify(t, nn.addr, ws, afterCrash)
+		requireAllAcked(t, "after the restart", round(t, nn.addr, ws, 20, 0, 0, rng, nn.kill9))
+		if code := nn.stop(); code != 0 {
+			t.Fatalf("NameNode exited %d after SIGTERM, want 0", code)
+		}
+	})
+
+	t.Run("all", func(t *testing.T) {
+		rng := rand.New(rand.NewSource(seed))
+		dirs := []string{t.TempDir(), t.TempDir()}
+		for _, d := range dirs {
+			mountTmpfs(t, d, "4m")
+		}
+		nn := newNameNode(t, dirs, nil)
+		nn.start()
+		ws := newWorkers(4, seed)
+		setupWorkers(t, nn.addr, ws)
+		requireAllAcked(t, "before the failure", round(t, nn.addr, ws, 50, 0, 0, rng, nn.kill9))
+
+		for _, d := range dirs {
+			fillUp(t, d)
+		}
+		const bound = 5000
+		for i, err := range round(t, nn.addr, ws, bound, 0, 0, rng, nn.kill9) {
+			if err == nil {
+				t.Fatalf("worker %d: %d ops acknowledged with every name dir full", i, bound)
+			}
+		}
+		if code := nn.waitExit(); code == 0 {
+			t.Errorf("NameNode exited 0 after its edit log failed; want a failure status")
+		}
+		for _, d := range dirs {
+			if _, ok := logLine(nn.log(), "dropping failed journal", filepath.Join(d, "current")); !ok {
+				t.Errorf("the NameNode log names no failed journal %s:\n%s", d, tail(nn.log(), 4000))
+			}
+		}
+
+		// Space again: both dirs hold segments cut short by failed writes.
+		for _, d := range dirs {
+			if err := os.Remove(filepath.Join(d, "filler")); err != nil {
+				t.Fatal(err)
+			}
+		}
 		nn.start()
 		verify(t, nn.addr, ws, afterCrash)
 		requireAllAcked(t, "after the restart", round(t, nn.addr, ws, 20, 0, 0, rng, nn.kill9))

@@ -35,5 +35,10 @@
 //
 // Each test documents the fault it injects and the checks it makes. The tests
 // need 2 cores for well under a minute; the failed-disk test needs root (it
-// mounts a tmpfs) and skips with a message otherwise.
+// mounts a tmpfs) and skips with a message otherwise. Every test logs its
+// seed; CRASHTEST_SEED=<seed> repeats its op and kill choices, and
+// CRASHTEST_HDFS=<path> tests that hdfs binary instead of building one:
+//
+//	go test ./internal/namenode/crashtest/ -run TestKill9 -v
+//	CRASHTEST_SEED=42 CRASHTEST_HDFS=/opt/hdfsgo/bin/hdfs go test ./internal/namenode/crashtest/
 package crashtest

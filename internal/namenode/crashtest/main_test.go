@@ -12,8 +12,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// hdfsBin is the path of the hdfs binary built once per test binary by
-// TestMain; empty under -short, where every test skips.
+// hdfsBin is the path of the hdfs binary: $CRASHTEST_HDFS when set, else
+// built once per test binary by TestMain; empty under -short, where every
+// test skips.
 var hdfsBin string
 
 func TestMain(m *testing.M) {
@@ -22,7 +23,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if !testing.Short() {
+	if bin := os.Getenv("CRASHTEST_HDFS"); bin != "" && !testing.Short() {
+		// Test a binary built elsewhere (another revision, a release).
+		hdfsBin = bin
+	} else if !testing.Short() {
 		dir, err := os.MkdirTemp("", "crashtest-bin-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "crashtest:", err)

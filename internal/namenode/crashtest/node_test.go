@@ -183,9 +183,9 @@ func (n *nameNode) launch(rpcAddr string) *process {
 	return p
 }
 
-// start runs the NameNode and waits until it serves. A port another program
-// took between probing and binding is retried with a new one.
-func (n *nameNode) start() {
+// tryStart runs the NameNode and returns 0 once it serves, or the exit code
+// and output of a NameNode that exited during start-up.
+func (n *nameNode) tryStart() (int, string) {
 	n.t.Helper()
 	for attempt := 1; ; attempt++ {
 		addr := freeAddr(n.t)
@@ -193,18 +193,30 @@ func (n *nameNode) start() {
 		select {
 		case <-p.out.seen:
 			n.addr = addr
-			return
+			return 0, p.out.String()
 		case <-p.exited:
 			out := p.out.String()
 			if attempt < bindAttempts && strings.Contains(out, "dfs.namenode.rpc-address") && strings.Contains(out, "address already in use") {
 				continue
 			}
-			n.t.Fatalf("NameNode exited during start-up (%v):\n%s", p.err, tail(out, 6000))
+			if code := p.exitCode(); code != 0 {
+				return code, out
+			}
+			n.t.Fatalf("NameNode exited 0 during start-up:\n%s", tail(out, 6000))
 		case <-time.After(startTimeout):
 			p.kill()
 			p.wait(exitTimeout)
 			n.t.Fatalf("NameNode not started within %v:\n%s", startTimeout, tail(p.out.String(), 6000))
 		}
+	}
+}
+
+// start runs the NameNode and waits until it serves. A port another program
+// took between probing and binding is retried with a new one.
+func (n *nameNode) start() {
+	n.t.Helper()
+	if code, out := n.tryStart(); code != 0 {
+		n.t.Fatalf("NameNode exited %d during start-up:\n%s", code, tail(out, 6000))
 	}
 }
 

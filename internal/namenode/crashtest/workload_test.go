@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os/user"
 	"path"
 	"sort"
 	"strings"
@@ -558,4 +559,61 @@ func round(t *testing.T, addr string, ws []*worker, perWorker int, killAfter int
 		c.Close()
 	}
 	return errs
+}
+
+// startRoller calls rollEdits (as the NameNode's own user, a superuser)
+// every interval until the returned stop is called; stop returns how many
+// rolls were answered with success. Failed calls are expected once the
+// NameNode is killed and are not counted.
+func startRoller(t *testing.T, addr string, interval time.Duration) (stop func() int) {
+	t.Helper()
+	c := newAdminClient(t, addr)
+	quit := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		rolls := 0
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				done <- rolls
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			var resp hdfs.RollEditsResponseProto
+			if c.Call(ctx, "rollEdits", &hdfs.RollEditsRequestProto{}, &resp) == nil {
+				rolls++
+			}
+			cancel()
+		}
+	}()
+	var once sync.Once
+	rolls := 0
+	stop = func() int {
+		once.Do(func() {
+			close(quit)
+			rolls = <-done
+			c.Close()
+		})
+		return rolls
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// newAdminClient is newClient as the user running the tests, which is the
+// NameNode's user and so a superuser.
+func newAdminClient(t *testing.T, addr string) *ipc.Client {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ipc.NewClient(ipc.ClientConfig{
+		Addresses: []string{addr}, User: u.Username,
+		Protocol:    "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+		DialTimeout: 5 * time.Second, MaxRetries: -1,
+	})
 }
