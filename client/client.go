@@ -96,6 +96,10 @@ type FileSystem struct {
 		sync.Mutex
 		defaults *ServerDefaults // cached getServerDefaults answer
 	}
+	lease struct {
+		sync.Mutex
+		s leaseState
+	}
 	closed atomic.Bool
 }
 
@@ -191,7 +195,9 @@ func idempotent(method string) bool {
 	switch method {
 	case "getFileInfo", "getListing", "mkdirs", "setPermission", "setOwner",
 		"setTimes", "setReplication", "getContentSummary", "getQuotaUsage",
-		"setQuota", "getFsStats", "getServerDefaults", "complete", "checkAccess":
+		"setQuota", "getFsStats", "getServerDefaults", "complete", "checkAccess",
+		"getBlockLocations", "renewLease", "fsync", "updateBlockForPipeline", "truncate",
+		"reportBadBlocks", "abandonBlock", "addBlock", "recoverLease":
 		return true
 	}
 	return false
@@ -226,6 +232,7 @@ func (f *FileSystem) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
+	f.stopLeases()
 	return f.rpc.Close()
 }
 

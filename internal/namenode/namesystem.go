@@ -2,11 +2,11 @@ package namenode
 
 import (
 	"context"
-	"math/rand/v2"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
