@@ -34,7 +34,7 @@ func init() {
 
 		// Daemon commands.
 		{name: "balancer", group: "Daemon Commands", summary: "run a cluster balancing utility"},
-		{name: "datanode", group: "Daemon Commands", summary: "run a DFS DataNode"},
+		{name: "datanode", group: "Daemon Commands", summary: "run a DFS DataNode", run: runDatanode, usage: datanodeUsage},
 		{name: "dfsrouter", group: "Daemon Commands", summary: "run the DFS router"},
 		{name: "diskbalancer", group: "Daemon Commands", summary: "distribute data evenly among disks on a given node"},
 		{name: "httpfs", group: "Daemon Commands", summary: "run HttpFS server, the HDFS HTTP gateway"},
@@ -50,6 +50,6 @@ func init() {
 		// hdfsgo's own.
 		{name: "bench", group: "hdfsgo Commands", summary: "run a benchmark (namenode, io)"},
 		{name: "help", group: "hdfsgo Commands", summary: "print this usage", run: func(*Invocation) int { return exitOK }},
-		{name: "minicluster", group: "hdfsgo Commands", summary: "run a NameNode and DataNodes in one process"},
+		{name: "minicluster", group: "hdfsgo Commands", summary: "run a NameNode and DataNodes in one process", run: runMinicluster, usage: miniclusterUsage},
 	}
 }

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hdfsgo/hdfsgo/internal/datanode"
+)
+
+const datanodeUsage = `Usage: hdfs datanode
+
+Runs a DataNode in the foreground until SIGINT or SIGTERM, with its volumes
+(dfs.datanode.data.dir) and NameNode (fs.defaultFS, or the HA rpc-address keys)
+from the configuration.
+`
+
+func runDatanode(inv *Invocation) int {
+	if len(inv.Args) > 0 {
+		fmt.Fprint(inv.Env.Stderr, datanodeUsage)
+		return exitUsage
+	}
+	cfg, err := datanode.ConfigFrom(inv.Conf)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs datanode: %v\n", err)
+		return exitFail
+	}
+	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger})
+	if err != nil {
+		inv.Logger.Error("DataNode failed to start", "err", err)
+		return exitFail
+	}
+	inv.Logger.Info("DataNode up", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String())
+	var sig <-chan struct{}
+	if inv.Env.Signals != nil {
+		ch, stop := inv.Env.Signals()
+		defer stop()
+		done := make(chan struct{})
+		go func() {
+			select {
+			case s := <-ch:
+				inv.Logger.Info("shutting down", "signal", s.String())
+			case <-dn.Done():
+			}
+			close(done)
+		}()
+		sig = done
+	}
+	select {
+	case <-sig:
+	case <-dn.Done():
+	}
+	if err := dn.Close(); err != nil {
+		inv.Logger.Error("DataNode stopped with an error", "err", err)
+		return exitFail
+	}
+	if err := dn.Err(); err != nil {
+		inv.Logger.Error("DataNode failed", "err", err)
+		return exitFail
+	}
+	return exitOK
+}

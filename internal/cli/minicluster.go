@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/minicluster"
+)
+
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT]
+
+Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
+
+  -dir DIR        keep all data under DIR (default: a fresh temporary directory)
+  -keep           keep DIR when stopping (a temporary DIR is removed otherwise);
+                  with an existing DIR, reuse its formatted NameNode
+  -datanodes N    number of DataNodes (default 3)
+  -nnport PORT    NameNode RPC port (default 8020; 0 picks a free port)
+
+It writes a client configuration to DIR/conf: point HADOOP_CONF_DIR at it.
+`
+
+func runMinicluster(inv *Invocation) int {
+	fs := flag.NewFlagSet("minicluster", flag.ContinueOnError)
+	fs.SetOutput(inv.Env.Stderr)
+	fs.Usage = func() { fmt.Fprint(inv.Env.Stderr, miniclusterUsage) }
+	dir := fs.String("dir", "", "")
+	keep := fs.Bool("keep", false, "")
+	n := fs.Int("datanodes", 3, "")
+	port := fs.Int("nnport", 8020, "")
+	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
+		return exitUsage
+	}
+	if *n < 0 || *port < 0 || *port > 65535 {
+		fmt.Fprint(inv.Env.Stderr, miniclusterUsage)
+		return exitUsage
+	}
+	temp := false
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "hdfsgo-minicluster-")
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
+			return exitFail
+		}
+		*dir, temp = d, true
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
+		return exitFail
+	}
+	datanodes := *n
+	if datanodes == 0 {
+		datanodes = -1
+	}
+	// Everything the user configured (--config, -D) applies to every role,
+	// except the addresses and directories the cluster assigns.
+	var overrides []conf.KeyValue
+	for _, k := range inv.Conf.Keys() {
+		if src := inv.Conf.Source(k); src != conf.SourceDefault {
+			v, _ := inv.Conf.Get(k)
+			overrides = append(overrides, conf.KeyValue{Key: k, Value: v})
+		}
+	}
+	ctx := context.Background()
+	c, err := minicluster.Start(ctx, minicluster.Options{
+		Dir: abs, DataNodes: datanodes, NameNodePort: *port, Conf: overrides,
+		Reuse: *keep, Logger: inv.Logger,
+	})
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
+		if *port == 8020 {
+			fmt.Fprintln(inv.Env.Stderr, "(if port 8020 is taken, try -nnport 0)")
+		}
+		return exitFail
+	}
+	confDir := filepath.Join(abs, "conf")
+	if err := c.WriteConfig(confDir); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: writing %s: %v\n", confDir, err)
+		c.Close()
+		return exitFail
+	}
+	w := inv.Env.Stdout
+	fmt.Fprintf(w, "hdfsgo minicluster is up: 1 NameNode, %d DataNode(s)\n", len(c.DataNodes()))
+	fmt.Fprintf(w, "  fs.defaultFS    %s\n", c.URI())
+	for i, dn := range c.DataNodes() {
+		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s\n", i, dn.XferAddr(), dn.IPCAddr())
+	}
+	fmt.Fprintf(w, "  data            %s\n", abs)
+	fmt.Fprintf(w, "  web UI          not served yet\n")
+	fmt.Fprintf(w, "\nexport HADOOP_CONF_DIR=%s\nthen e.g.: hdfs dfs -put FILE /  and  hdfs dfs -ls /\n\nCtrl-C stops the cluster.\n", confDir)
+
+	var sigs <-chan os.Signal
+	if inv.Env.Signals != nil {
+		ch, stop := inv.Env.Signals()
+		defer stop()
+		sigs = ch
+	}
+	nn := c.NameNode()
+	select {
+	case s := <-sigs:
+		inv.Logger.Info("stopping the minicluster", "signal", s.String())
+	case <-nn.Done():
+		inv.Logger.Error("the NameNode stopped", "err", nn.Err())
+	}
+	code := exitOK
+	if err := c.Close(); err != nil {
+		inv.Logger.Error("stopping", "err", err)
+		code = exitFail
+	}
+	if temp && !*keep {
+		os.RemoveAll(abs)
+	} else {
+		fmt.Fprintf(w, "data kept in %s (restart with: hdfs minicluster -dir %s -keep)\n", abs, abs)
+	}
+	return code
+}

@@ -1,0 +1,303 @@
+// Package minicluster runs a whole hdfsgo cluster in one process: a NameNode and
+// N DataNodes, each with its own directories under one base dir, talking to each
+// other only over real TCP sockets on the loopback interface, exactly as separate
+// processes would. It serves `hdfs minicluster` and the integration tests.
+//
+// DataNode i listens on 127.0.0.(11+i) when that address can be bound (every
+// 127/8 address is loopback on Linux), so the NameNode sees distinct hosts;
+// elsewhere all roles use 127.0.0.1.
+//
+// A Cluster is safe for concurrent use. Close stops every role.
+//
+//	c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, DataNodes: 3})
+//	defer c.Close()
+//	fmt.Println(c.URI()) // hdfs://127.0.0.1:NNNN
+package minicluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datanode"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+)
+
+// Options describe a cluster.
+type Options struct {
+	// Dir holds every role's directories (nn/, dn0/, dn1/, ..., conf/).
+	Dir string
+	// DataNodes is how many DataNodes to run (default 3 when zero; negative
+	// means none).
+	DataNodes int
+	// NameNodePort is the NameNode's RPC port on 127.0.0.1 (0: any free port).
+	NameNodePort int
+	// Conf overrides configuration for every role (e.g. test-sized
+	// heartbeat intervals).
+	Conf []conf.KeyValue
+	// Reuse keeps an existing formatted NameNode directory instead of
+	// formatting it (restarting a kept cluster).
+	Reuse bool
+	// Logger receives every role's log (discarded when nil).
+	Logger *slog.Logger
+}
+
+// Cluster is a running cluster.
+type Cluster struct {
+	opts   Options
+	conf   *conf.Conf
+	logger *slog.Logger
+	nnAddr string
+
+	mu struct {
+		sync.Mutex
+		nn  *namenode.NameNode
+		dns []*datanode.DataNode // nil where stopped
+	}
+}
+
+// Start formats (unless Reuse finds a formatted NameNode) and starts the cluster,
+// and waits until every DataNode has registered and reported.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("minicluster: no directory given")
+	}
+	if opts.DataNodes == 0 {
+		opts.DataNodes = 3
+	}
+	if opts.DataNodes < 0 {
+		opts.DataNodes = 0
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := &Cluster{opts: opts, logger: opts.Logger}
+	c.conf = conf.Defaults().With(opts.Conf...)
+	c.mu.dns = make([]*datanode.DataNode, opts.DataNodes)
+	if err := c.startNameNode(ctx); err != nil {
+		return nil, err
+	}
+	for i := range opts.DataNodes {
+		if err := c.StartDataNode(ctx, i); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	if err := c.WaitActive(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) nnConfig() (namenode.Config, error) {
+	dir := filepath.Join(c.opts.Dir, "nn", "name")
+	cfg, err := namenode.ConfigFrom(c.conf.With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:" + strconv.Itoa(c.opts.NameNodePort)},
+	))
+	return cfg, err
+}
+
+func (c *Cluster) startNameNode(ctx context.Context) error {
+	cfg, err := c.nnConfig()
+	if err != nil {
+		return err
+	}
+	deps := namenode.Deps{Logger: c.logger.With("role", "namenode")}
+	formatted := false
+	if c.opts.Reuse {
+		if _, err := os.Stat(filepath.Join(cfg.NameDirs[0], "current", "VERSION")); err == nil {
+			formatted = true
+		}
+	}
+	if !formatted {
+		if err := namenode.Format(ctx, cfg, deps, namenode.FormatOptions{Force: true}); err != nil {
+			return err
+		}
+	}
+	addr := cfg.RPCAddress
+	if c.nnAddr != "" {
+		addr = c.nnAddr // a restart keeps the port clients know
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("minicluster: NameNode: listen on %s: %w", addr, err)
+	}
+	deps.Listener = l
+	nn, err := namenode.Start(ctx, cfg, deps)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	c.nnAddr = nn.RPCAddr().String()
+	c.mu.Lock()
+	c.mu.nn = nn
+	c.mu.Unlock()
+	return nil
+}
+
+// dnHost is the loopback address DataNode i listens on.
+func dnHost(i int) string {
+	h := "127.0.0." + strconv.Itoa(11+i)
+	if i < 200 {
+		if l, err := net.Listen("tcp", h+":0"); err == nil {
+			l.Close()
+			return h
+		}
+	}
+	return "127.0.0.1"
+}
+
+// StartDataNode starts (or restarts, on its old directories) DataNode i.
+func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
+	host := dnHost(i)
+	data := filepath.Join(c.opts.Dir, "dn"+strconv.Itoa(i), "data")
+	cfg, err := datanode.ConfigFrom(c.conf.With(
+		conf.KeyValue{Key: conf.DFSDataNodeDataDir, Value: data},
+		conf.KeyValue{Key: conf.DFSDataNodeAddress, Value: host + ":0"},
+		conf.KeyValue{Key: conf.DFSDataNodeIPCAddress, Value: host + ":0"},
+		conf.KeyValue{Key: conf.DFSDataNodeHTTPAddress, Value: host + ":0"},
+		conf.KeyValue{Key: conf.DFSDataNodeHostname, Value: host},
+		conf.KeyValue{Key: conf.FSDefaultFS, Value: c.URI()},
+	))
+	if err != nil {
+		return err
+	}
+	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i)})
+	if err != nil {
+		return fmt.Errorf("minicluster: DataNode %d: %w", i, err)
+	}
+	c.mu.Lock()
+	if i >= len(c.mu.dns) {
+		c.mu.dns = append(c.mu.dns, make([]*datanode.DataNode, i+1-len(c.mu.dns))...)
+	}
+	c.mu.dns[i] = dn
+	c.mu.Unlock()
+	return nil
+}
+
+// WaitActive waits until every running DataNode has registered and sent its
+// first block report.
+func (c *Cluster) WaitActive(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for _, dn := range c.DataNodes() {
+		if dn == nil {
+			continue
+		}
+		if err := dn.WaitReady(ctx); err != nil {
+			return fmt.Errorf("minicluster: DataNode %s did not come up: %w", dn.DatanodeUUID(), err)
+		}
+	}
+	return nil
+}
+
+// StopDataNode stops DataNode i cleanly (its data stays for a restart).
+func (c *Cluster) StopDataNode(i int) error {
+	c.mu.Lock()
+	dn := c.mu.dns[i]
+	c.mu.dns[i] = nil
+	c.mu.Unlock()
+	if dn == nil {
+		return nil
+	}
+	return dn.Close()
+}
+
+// RestartNameNode stops the NameNode and starts it again on its directories and
+// port.
+func (c *Cluster) RestartNameNode(ctx context.Context) error {
+	c.mu.Lock()
+	nn := c.mu.nn
+	c.mu.nn = nil
+	c.mu.Unlock()
+	if nn != nil {
+		nn.Close()
+	}
+	c.opts.Reuse = true
+	return c.startNameNode(ctx)
+}
+
+// NameNode is the running NameNode (nil while stopped).
+func (c *Cluster) NameNode() *namenode.NameNode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.nn
+}
+
+// DataNodes lists the DataNodes by index; stopped ones are nil.
+func (c *Cluster) DataNodes() []*datanode.DataNode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*datanode.DataNode(nil), c.mu.dns...)
+}
+
+// NameNodeAddr is the NameNode's RPC address.
+func (c *Cluster) NameNodeAddr() string { return c.nnAddr }
+
+// URI is the cluster's fs.defaultFS.
+func (c *Cluster) URI() string { return "hdfs://" + c.nnAddr }
+
+// WriteConfig writes core-site.xml (fs.defaultFS) and hdfs-site.xml (the
+// overrides the cluster runs with) into dir, for clients to use as
+// HADOOP_CONF_DIR.
+func (c *Cluster) WriteConfig(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	core := conf.Defaults().With(conf.KeyValue{Key: conf.FSDefaultFS, Value: c.URI()})
+	if err := writeXML(filepath.Join(dir, conf.CoreSiteFile), core, conf.FSDefaultFS); err != nil {
+		return err
+	}
+	var keys []string
+	for _, kv := range c.opts.Conf {
+		keys = append(keys, kv.Key)
+	}
+	keys = append(keys, conf.DFSNameNodeRPCAddress)
+	hdfsConf := c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddr})
+	return writeXML(filepath.Join(dir, conf.HDFSSiteFile), hdfsConf, keys...)
+}
+
+func writeXML(path string, c *conf.Conf, keys ...string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := c.WriteXML(f, keys...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Close stops every role: DataNodes first, then the NameNode.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	dns, nn := c.mu.dns, c.mu.nn
+	c.mu.dns, c.mu.nn = make([]*datanode.DataNode, len(dns)), nil
+	c.mu.Unlock()
+	var errs []error
+	for _, dn := range dns {
+		if dn != nil {
+			if err := dn.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if nn != nil {
+		if err := nn.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
