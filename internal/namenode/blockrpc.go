@@ -400,6 +400,11 @@ func (c *clientRPC) append(ctx context.Context, req *hdfs.AppendRequestProto) (*
 		newBlock := req.GetFlag()&0x20 != 0 // CreateFlag.NEW_BLOCK
 		var resp hdfs.AppendResponseProto
 		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+			// An abandoned file whose soft limit passed is closed first; the
+			// append then goes on (HDFS does the same).
+			if _, err := c.ns.takeOverExpiredLocked(req.GetSrc(), req.GetClientName(), c.ns.clock.Now()); err != nil {
+				return nil, err
+			}
 			ops, err := t.PlanAppend(u, req.GetSrc(), req.GetClientName(), machine, newBlock)
 			if err != nil {
 				return nil, err

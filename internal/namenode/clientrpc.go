@@ -76,7 +76,8 @@ func registerClientProtocol(nn *NameNode) {
 		})
 	}
 	registerBlockCalls(c, s)
-	for _, m := range []string{"truncate", "recoverLease", "getDatanodeStorageReport"} {
+	ipc.Handle(s, "recoverLease", c.recoverLease)
+	for _, m := range []string{"truncate", "getDatanodeStorageReport"} {
 		notYet(m)
 	}
 }
@@ -277,6 +278,16 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 		machine := clientMachine(ctx)
 		var st *hdfs.HdfsFileStatusProto
 		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			if !flags.Overwrite {
+				closed, err := c.ns.takeOverExpiredLocked(src, req.GetClientName(), c.ns.clock.Now())
+				if err != nil {
+					return nil, err
+				}
+				if closed {
+					// As in HDFS: the abandoned file is closed, and it exists.
+					return nil, remoteerr.New(remoteerr.ClassFileAlreadyExists, "%s for client %s already exists", src, machine)
+				}
+			}
 			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
 		})
@@ -508,12 +519,6 @@ func (c *clientRPC) getPreferredBlockSize(ctx context.Context, req *hdfs.GetPref
 		return nil, err
 	}
 	return &hdfs.GetPreferredBlockSizeResponseProto{Bsize: proto.Uint64(uint64(fi.BlockSize))}, nil
-}
-
-func (c *clientRPC) renewLease(ctx context.Context, req *hdfs.RenewLeaseRequestProto) (*hdfs.RenewLeaseResponseProto, error) {
-	// Leases do not expire yet (lease recovery lands with its own work), so
-	// there is nothing to postpone: a renewal is always granted.
-	return &hdfs.RenewLeaseResponseProto{}, nil
 }
 
 func (c *clientRPC) isFileClosed(ctx context.Context, req *hdfs.IsFileClosedRequestProto) (*hdfs.IsFileClosedResponseProto, error) {

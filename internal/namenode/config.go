@@ -87,6 +87,22 @@ type Config struct {
 	// TopologyScript is net.topology.script.file.name: run with IP addresses
 	// as arguments, it prints one rack per address.
 	TopologyScript string
+
+	// LeaseRecheckInterval is dfs.namenode.lease-recheck-interval-ms (2 s):
+	// how often expired leases are looked for.
+	LeaseRecheckInterval time.Duration
+	// LeaseHardLimit is dfs.namenode.lease-hard-limit-sec (1200 s): after it
+	// the NameNode recovers an abandoned file on its own.
+	LeaseHardLimit time.Duration
+
+	// Testing holds knobs no configuration file can set.
+	Testing struct {
+		// LeaseSoftLimit replaces Hadoop's fixed 60 s soft limit.
+		LeaseSoftLimit time.Duration
+		// RecoveryTimeout replaces 30 × dfs.heartbeat.interval, after
+		// which a block recovery is retried with another primary.
+		RecoveryTimeout time.Duration
+	}
 }
 
 // ConfigFrom builds a Config from Hadoop configuration. Errors name the key.
@@ -187,6 +203,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.RedundancyInterval = dur(conf.DFSNameNodeRedundancyInterval)
 	cfg.TopologyTable = c.String(conf.NetTopologyTableFileName)
 	cfg.TopologyScript = c.String(conf.NetTopologyScriptFileName)
+	cfg.LeaseRecheckInterval = dur(conf.DFSNameNodeLeaseRecheckInterval)
+	cfg.LeaseHardLimit = dur(conf.DFSNameNodeLeaseHardLimit)
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
@@ -234,6 +252,12 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Blocks.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.LeaseRecheckInterval <= 0 {
+		bad(conf.DFSNameNodeLeaseRecheckInterval, "%v must be positive", cfg.LeaseRecheckInterval)
+	}
+	if cfg.LeaseHardLimit <= 0 {
+		bad(conf.DFSNameNodeLeaseHardLimit, "%v must be positive", cfg.LeaseHardLimit)
 	}
 	if cfg.RedundancyInterval <= 0 {
 		bad(conf.DFSNameNodeRedundancyInterval, "%v must be positive", cfg.RedundancyInterval)

@@ -41,9 +41,7 @@ func registerDatanodeProtocol(nn *NameNode) {
 	ipc.Handle(s, "errorReport", d.errorReport)
 	ipc.Handle(s, "reportBadBlocks", d.reportBadBlocks)
 	ipc.Handle(s, "cacheReport", d.cacheReport)
-	ipc.Handle(s, "commitBlockSynchronization", func(ctx context.Context, req *datanode.CommitBlockSynchronizationRequestProto) (*datanode.CommitBlockSynchronizationResponseProto, error) {
-		return nil, unsupported("commitBlockSynchronization")
-	})
+	ipc.Handle(s, "commitBlockSynchronization", d.commitBlockSynchronization)
 }
 
 func (d *datanodeRPC) namespaceInfo() *hdfs.NamespaceInfoProto {
@@ -187,6 +185,8 @@ func (d *datanodeRPC) command(c blockmgmt.Command) *datanode.DatanodeCommandProt
 		return &datanode.DatanodeCommandProto{CmdType: datanode.DatanodeCommandProto_BlockCommand.Enum(), BlkCmd: cmd}
 	case blockmgmt.Register:
 		return registerCommand()
+	case blockmgmt.RecoverBlock:
+		return d.recoverCommand(c)
 	}
 	panic(fmt.Sprintf("namenode: unknown DataNode command %T", c))
 }

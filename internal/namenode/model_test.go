@@ -466,10 +466,13 @@ func newHarness(t *testing.T) *harness {
 		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: "/nn/name1,/nn/name2"},
 		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
 		conf.KeyValue{Key: conf.DFSListLimit, Value: "7"}, // exercise paging
+		// The model has no clock: leases must not expire during the run.
+		conf.KeyValue{Key: conf.DFSNameNodeLeaseHardLimit, Value: "1000000000"},
 	))
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Testing.LeaseSoftLimit = 1 << 58 // below the hard limit
 	h.cfg = cfg
 	h.super = cfg.SuperUser
 	if err := namenode.Format(context.Background(), cfg, h.deps(nil), namenode.FormatOptions{Force: true}); err != nil {
@@ -625,6 +628,9 @@ func randomStep(r *rand.Rand, super string) step {
 				err := h.call("create", &hdfs.CreateRequestProto{Src: proto.String(p), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o644)},
 					ClientName: proto.String(client), CreateFlag: proto.Uint32(flag), CreateParent: proto.Bool(false),
 					Replication: proto.Uint32(3), BlockSize: proto.Uint64(134217728)}, &hdfs.CreateResponseProto{})
+				if os.Getenv("HDFSGO_MODEL_DEBUG") != "" && err != nil {
+					h.t.Logf("create %s: %v", p, err)
+				}
 				return classify(err)
 			}}
 	case 4:

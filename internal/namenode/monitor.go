@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"context"
 	"time"
 )
 
@@ -11,12 +12,10 @@ import (
 func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	tick := time.Second
-	if nn.cfg.RedundancyInterval < tick {
-		tick = nn.cfg.RedundancyInterval
-	}
+	tick = min(tick, nn.cfg.RedundancyInterval, nn.cfg.LeaseRecheckInterval)
 	t := nn.deps.Clock.NewTicker(tick)
 	defer t.Stop()
-	var lastWork time.Time
+	var lastWork, lastLease time.Time
 	ns := nn.ns
 	for {
 		select {
@@ -39,6 +38,10 @@ func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		ns.mu.Unlock()
 		for _, d := range dead {
 			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
+		}
+		if now.Sub(lastLease) >= nn.cfg.LeaseRecheckInterval {
+			lastLease = now
+			ns.leaseMonitorPass(context.Background())
 		}
 	}
 }

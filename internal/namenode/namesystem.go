@@ -14,6 +14,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/lease"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
@@ -35,6 +36,9 @@ type namesystem struct {
 		// bm is the block manager: block → DataNodes, DataNode liveness,
 		// replication work and safe mode. It shares the namesystem lock.
 		bm *blockmgmt.Manager
+		// leases and recoveries track files open for write (package lease).
+		leases     *lease.Manager
+		recoveries *lease.RecoveryTracker
 	}
 
 	// failed is set once the log can no longer make edits durable; every
@@ -62,6 +66,13 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 		}
 	})
 	n.mu.bm.SetMaxGenStamp(tree.GenStamp())
+	n.mu.leases = lease.NewManager(lease.Limits{Soft: cfg.Testing.LeaseSoftLimit, Hard: cfg.LeaseHardLimit})
+	n.mu.recoveries = lease.NewRecoveryTracker()
+	var ucs []lease.UC
+	tree.UnderConstruction(func(id uint64, path, client string) {
+		ucs = append(ucs, lease.UC{FileID: id, Holder: client})
+	})
+	n.mu.leases.Rebuild(ucs, clk.Now())
 	n.mu.bm.Activate(clk.Now())
 	return n
 }
@@ -108,11 +119,21 @@ type blockPlan func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.O
 
 // mutateBlocks is mutate for plans that need the block manager.
 func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
+	return n.doMutate(ctx, p, false)
+}
+
+// mutateBlocksAnyMode is mutateBlocks that runs in safe mode too (DataNode
+// reports of block recovery, which Hadoop accepts in safe mode).
+func (n *namesystem) mutateBlocksAnyMode(ctx context.Context, p blockPlan) error {
+	return n.doMutate(ctx, p, true)
+}
+
+func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool) error {
 	if err := n.Err(); err != nil {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
 	n.mu.Lock()
-	if n.mu.bm.InSafeMode() {
+	if !anyMode && n.mu.bm.InSafeMode() {
 		_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
 		n.mu.Unlock()
 		return remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
@@ -131,6 +152,9 @@ func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
 		}
 		n.mu.bm.RemoveBlocks(ids)
 	}
+	for _, id := range eff.RemovedUC {
+		n.mu.leases.RemoveFile(id)
+	}
 	n.mu.Unlock()
 	if err != nil {
 		return err
@@ -142,12 +166,22 @@ func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
 // does not apply after its plan accepted it is a bug that would make the log
 // and the tree disagree: the NameNode stops.
 func (n *namesystem) logAndApplyLocked(ops []op.Op, eff *namespace.Effects) (last int64, err error) {
+	now := n.clock.Now()
 	for _, o := range ops {
+		var e namespace.Effects
 		last = n.elog.Append(o)
-		if err := n.mu.tree.ApplyEffects(o, eff); err != nil {
+		if err := n.mu.tree.ApplyEffects(o, &e); err != nil {
 			err = fmt.Errorf("namenode: op %v (txid %d) planned but did not apply: %w", o.Code(), last, err)
 			n.fail(err)
 			return 0, fmt.Errorf("%w: %v", errFailed, err)
+		}
+		n.noteLeaseLocked(o, now)
+		for _, id := range e.RemovedUC {
+			n.mu.leases.RemoveFile(id)
+		}
+		if eff != nil {
+			eff.FreedBlocks = append(eff.FreedBlocks, e.FreedBlocks...)
+			eff.RemovedUC = append(eff.RemovedUC, e.RemovedUC...)
 		}
 	}
 	return last, nil

@@ -165,6 +165,10 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 		}
 		dn.transfers = append(dn.transfers[:0], dn.transfers[n:]...)
 	}
+	for _, r := range dn.recoveries {
+		cmds = append(cmds, r)
+	}
+	dn.recoveries = dn.recoveries[:0]
 	if len(dn.invReady) > 0 {
 		n := min(len(dn.invReady), m.cfg.BlocksInvalidatePerHeartbeat)
 		blks := make([]Block, n)

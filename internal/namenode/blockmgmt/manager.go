@@ -59,6 +59,9 @@ type datanode struct {
 
 	// transfers are scheduled copies not yet sent (DNA_TRANSFER).
 	transfers []Transfer
+	// recoveries are block recoveries this node leads, not yet sent
+	// (DNA_RECOVERBLOCK).
+	recoveries []RecoverBlock
 	// invList/invSet: replicas to delete on this node, not yet handed to the
 	// node (InvalidateBlocks). invList keeps arrival order; an entry is valid
 	// while its id is in invSet.

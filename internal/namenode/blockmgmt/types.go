@@ -128,9 +128,7 @@ type ReceivedDeleted struct {
 }
 
 // Command is an order for a DataNode, delivered in a heartbeat reply. The set is
-// closed: Transfer, Invalidate and Register. Block recovery (DNA_RECOVERBLOCK)
-// will be one more struct here, produced by the lease-recovery entry point and
-// queued on the primary's descriptor like Transfer.
+// closed: Transfer, Invalidate, Register and RecoverBlock.
 type Command interface{ command() }
 
 // Transfer (DNA_TRANSFER) asks the node to copy Block to Targets, in pipeline
@@ -148,7 +146,19 @@ type Invalidate struct {
 // Register (DNA_REGISTER) asks the node to register again.
 type Register struct{}
 
-func (Transfer) command()   {}
+// RecoverBlock (DNA_RECOVERBLOCK) makes the node the primary of a block
+// recovery: it asks every holder for its replica, agrees a length, brings all
+// replicas to NewGenStamp and that length, and reports with
+// commitBlockSynchronization. NewLength is -1 except for a truncate recovery.
+type RecoverBlock struct {
+	Block       Block
+	NewGenStamp int64
+	Holders     []DatanodeID
+	NewLength   int64
+}
+
+func (RecoverBlock) command() {}
+func (Transfer) command()     {}
 func (Invalidate) command() {}
 func (Register) command()   {}
 

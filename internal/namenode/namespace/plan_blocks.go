@@ -109,3 +109,49 @@ func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks 
 	}
 	walk(t.root)
 }
+
+// InodeID returns the id of the inode at path, without permission checks (for
+// the NameNode's own bookkeeping).
+func (t *Tree) InodeID(path string) (uint64, bool) {
+	w, err := t.resolve(path, false)
+	if err != nil || w.last() == nil {
+		return 0, false
+	}
+	return w.last().id, true
+}
+
+// PlanCloseUnderConstruction plans the NameNode closing the file under
+// construction fileID itself, after lease recovery, with blocks as its final
+// block list: an op.Close, whoever holds the lease.
+func (t *Tree) PlanCloseUnderConstruction(fileID uint64, blocks []op.Block, now int64) ([]op.Op, error) {
+	f, ok := t.uc[fileID]
+	if !ok {
+		return nil, newErr(fmt.Sprintf("inode %d is not a file under construction", fileID), ErrNotUnderConstruction)
+	}
+	path := joinPath(dirPath(f.uc.parent), f.name)
+	return []op.Op{&op.Close{Path: path, Mtime: now, Atime: f.atime, Blocks: cloneBlocks(blocks)}}, nil
+}
+
+// PlanReassignLease plans moving the lease on the file under construction
+// fileID to newHolder (the NameNode takes over a file it recovers).
+func (t *Tree) PlanReassignLease(fileID uint64, newHolder string) ([]op.Op, error) {
+	f, ok := t.uc[fileID]
+	if !ok {
+		return nil, newErr(fmt.Sprintf("inode %d is not a file under construction", fileID), ErrNotUnderConstruction)
+	}
+	if f.uc.client == newHolder {
+		return nil, nil
+	}
+	path := joinPath(dirPath(f.uc.parent), f.name)
+	return []op.Op{&op.ReassignLease{Holder: f.uc.client, Path: path, NewHolder: newHolder}}, nil
+}
+
+// UnderConstructionFile reports the path, holder and blocks of the file under
+// construction fileID (nil slice aliasing the tree: do not modify).
+func (t *Tree) UnderConstructionFile(fileID uint64) (path, holder string, repl uint16, blocks []op.Block, ok bool) {
+	f, ok := t.uc[fileID]
+	if !ok {
+		return "", "", 0, nil, false
+	}
+	return joinPath(dirPath(f.uc.parent), f.name), f.uc.client, f.repl, f.blocks, true
+}

@@ -1,0 +1,94 @@
+package blockmgmt
+
+import (
+	"fmt"
+	"time"
+)
+
+// Holders returns the live nodes holding a replica of block id, or expected to
+// (a pipeline's targets before they report), with whether each is stale —
+// the candidates for a block recovery, in a stable order.
+func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
+	b := m.blocks[id]
+	if b == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var ids []DatanodeID
+	var stale []bool
+	add := func(uuid string) {
+		dn := m.nodes[uuid]
+		if dn == nil || dn.dead || seen[uuid] {
+			return
+		}
+		seen[uuid] = true
+		ids = append(ids, dn.id)
+		stale = append(stale, m.isStale(dn, now))
+	}
+	for _, r := range b.replicas {
+		if r.flags&rCorrupt == 0 {
+			add(r.st.dn.id.UUID)
+		}
+	}
+	for _, u := range m.expected[id] {
+		add(u)
+	}
+	return ids, stale
+}
+
+// StartRecovery marks block id UNDER_RECOVERY with recoveryID as the generation
+// stamp it will get, and queues the recovery on the primary (delivered with its
+// next heartbeat). holders are the nodes the primary must ask.
+func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []DatanodeID, newLength int64) error {
+	b := m.blocks[id]
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	dn := m.nodes[primary]
+	if dn == nil || dn.dead {
+		return fmt.Errorf("%w: primary %s", ErrUnregistered, primary)
+	}
+	if recoveryID <= b.GenStamp {
+		return fmt.Errorf("%w: recovery id %d not above %d for blk_%d", ErrGenStamp, recoveryID, b.GenStamp, id)
+	}
+	b.state = UnderRecovery
+	dn.recoveries = append(dn.recoveries, RecoverBlock{Block: b.Block, NewGenStamp: recoveryID, Holders: append([]DatanodeID(nil), holders...), NewLength: newLength})
+	return nil
+}
+
+// CommitRecovery records the outcome of a block recovery
+// (commitBlockSynchronization): the block gets newGenStamp and newLength, its
+// replicas are those of targets (replicas with older stamps are stale and get
+// deleted when reported), and it is COMPLETE once minimally replicated.
+func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []DatanodeID) error {
+	b := m.blocks[id]
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	if newGenStamp < b.GenStamp {
+		return fmt.Errorf("%w: recovery stamp %d below blk_%d's %d", ErrGenStamp, newGenStamp, id, b.GenStamp)
+	}
+	b.GenStamp, b.NumBytes = newGenStamp, newLength
+	// Keep the replicas already reported with the new stamp and length; the
+	// others are stale (their next report marks them corrupt, and they are
+	// deleted once enough good copies exist).
+	reported := map[*storage]Block{}
+	for _, r := range m.ucReps[id] {
+		reported[r.st] = r.blk
+	}
+	for i := len(b.replicas) - 1; i >= 0; i-- {
+		rb, ok := reported[b.replicas[i].st]
+		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || b.replicas[i].state != Finalized {
+			m.removeReplicaAt(b, i)
+		}
+	}
+	delete(m.ucReps, id)
+	uuids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		uuids = append(uuids, t.UUID)
+	}
+	m.expected[id] = uuids
+	b.state = Committed
+	m.refresh(b)
+	return nil
+}
