@@ -159,8 +159,8 @@ type RecoverBlock struct {
 
 func (RecoverBlock) command() {}
 func (Transfer) command()     {}
-func (Invalidate) command() {}
-func (Register) command()   {}
+func (Invalidate) command()   {}
+func (Register) command()     {}
 
 // AdminState is a node's administrative state (DatanodeInfoProto.AdminState).
 // Only Normal is produced until decommissioning is implemented.
