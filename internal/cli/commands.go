@@ -10,7 +10,7 @@ func init() {
 		// Admin commands.
 		{name: "cacheadmin", group: "Admin Commands", summary: "configure the HDFS cache"},
 		{name: "crypto", group: "Admin Commands", summary: "configure HDFS encryption zones"},
-		{name: "debug", group: "Admin Commands", summary: "run a debug admin command (e.g. recoverLease)"},
+		{name: "debug", group: "Admin Commands", summary: "run a debug admin command (e.g. recoverLease)", run: runDebug, usage: debugUsage},
 		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client", run: runDfsadmin, usage: dfsadminUsage},
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
