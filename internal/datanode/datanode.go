@@ -1,0 +1,461 @@
+package datanode
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hdfsgo/hdfsgo/internal/clock"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
+)
+
+// Protocol names (the Java interface names Hadoop RPC carries).
+const (
+	DatanodeProtocol       = "org.apache.hadoop.hdfs.server.protocol.DatanodeProtocol"
+	InterDatanodeProtocol  = "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol"
+	ClientDatanodeProtocol = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+)
+
+// SoftwareVersion is the Hadoop release whose DataNode protocols this one
+// speaks; the NameNode compares it with its own at registration.
+const SoftwareVersion = "3.3.6"
+
+// Errors of the DataNode.
+var (
+	// ErrClusterMismatch: a volume was formatted for another cluster than the
+	// NameNode's.
+	ErrClusterMismatch = errors.New("datanode: volume belongs to another cluster")
+	// ErrPoolNotReady: a request names a block pool the DataNode has not
+	// joined (yet).
+	ErrPoolNotReady = errors.New("datanode: block pool not ready")
+	// ErrClosed: the DataNode was shut down.
+	ErrClosed = errors.New("datanode: closed")
+	// ErrUnsupported: an op, stage or command this DataNode does not implement.
+	ErrUnsupported = errors.New("datanode: unsupported")
+)
+
+// Deps are the DataNode's injected collaborators. Zero fields take defaults.
+type Deps struct {
+	// Clock drives heartbeats, block reports and retry backoff (clock.Real).
+	Clock clock.Clock
+	// Logger receives the DataNode's events (discarded when nil).
+	Logger *slog.Logger
+	// XferListener, if set, is used instead of listening on
+	// Config.XferAddress; IPCListener likewise for Config.IPCAddress.
+	XferListener net.Listener
+	IPCListener  net.Listener
+	// Rand is the source of the ids a format hands out (crypto/rand).
+	Rand io.Reader
+	// VolumeTesting is passed to every volume (tests only).
+	VolumeTesting storage.VolumeTesting
+}
+
+// DataNode is one running DataNode: its volumes, the streaming server, the
+// IPC server and one actor per NameNode. Safe for concurrent use.
+type DataNode struct {
+	cfg  Config
+	clk  clock.Clock
+	log  *slog.Logger
+	rnd  io.Reader
+	uuid string
+	vols []*storage.Volume
+
+	xferL  net.Listener
+	ipcL   net.Listener
+	ipcSrv *ipc.Server
+	xs     *xceiverServer
+	actors []*bpActor
+
+	cancel context.CancelFunc // ends the DataNode's context (Close, fail)
+	wg     sync.WaitGroup     // actors, command workers, servers
+	done   chan struct{}
+	ready  chan struct{}
+	nReady atomic.Int32
+
+	xmits atomic.Int32 // outgoing transfers in progress
+
+	mu struct {
+		sync.Mutex
+		ds      *storage.Dataset
+		pools   map[string]*storage.BlockPool
+		err     error
+		deletes map[deleteKey]string // invalidated replica → storage id, until deleted
+	}
+}
+
+type deleteKey struct {
+	pool string
+	id   int64
+}
+
+// Start opens and locks the volumes, starts the streaming and IPC servers and
+// one actor per NameNode, and returns. ctx's values are inherited by the
+// DataNode's work; its end does not stop the DataNode (Close does). The actors handshake with their
+// NameNode (retrying until it answers), format empty volumes, join the block
+// pool, register and report; WaitReady waits for that. A fatal problem found
+// later (a volume of another cluster) stops the DataNode: Done is closed and
+// Err says why.
+func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dn := &DataNode{cfg: cfg, clk: deps.Clock, log: deps.Logger, rnd: deps.Rand,
+		done: make(chan struct{}), ready: make(chan struct{})}
+	if dn.clk == nil {
+		dn.clk = clock.Real{}
+	}
+	if dn.log == nil {
+		dn.log = slog.New(slog.DiscardHandler)
+	}
+	if dn.rnd == nil {
+		dn.rnd = rand.Reader
+	}
+	dn.mu.pools = map[string]*storage.BlockPool{}
+	dn.mu.deletes = map[deleteKey]string{}
+	ok := false
+	defer func() {
+		if !ok {
+			dn.closeResources()
+		}
+	}()
+	for _, d := range cfg.DataDirs {
+		v, err := storage.OpenVolume(storage.VolumeConfig{Dir: d, Reserved: cfg.Reserved, Testing: deps.VolumeTesting})
+		if err != nil {
+			return nil, fmt.Errorf("datanode: volume %s: %w", d, err)
+		}
+		dn.vols = append(dn.vols, v)
+	}
+	if err := dn.pickUUID(); err != nil {
+		return nil, err
+	}
+	var err error
+	if dn.xferL = deps.XferListener; dn.xferL == nil {
+		if dn.xferL, err = net.Listen("tcp", cfg.XferAddress); err != nil {
+			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.XferAddress, err)
+		}
+	}
+	if dn.ipcL = deps.IPCListener; dn.ipcL == nil {
+		if dn.ipcL, err = net.Listen("tcp", cfg.IPCAddress); err != nil {
+			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.IPCAddress, err)
+		}
+	}
+	ok = true
+
+	ctx, dn.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	dn.xs = newXceiverServer(dn, dn.xferL, cfg.MaxTransferThreads)
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log})
+	dn.registerIPC()
+	dn.wg.Add(2)
+	go func() { defer dn.wg.Done(); dn.xs.serve(ctx) }()
+	go func() {
+		defer dn.wg.Done()
+		if err := dn.ipcSrv.Serve(dn.ipcL); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			dn.log.Error("ipc server stopped", "err", err)
+		}
+	}()
+	for _, addr := range cfg.NameNodes {
+		a := newBPActor(dn, addr)
+		dn.actors = append(dn.actors, a)
+	}
+	for _, a := range dn.actors {
+		dn.wg.Add(1)
+		go func() { defer dn.wg.Done(); a.run(ctx) }()
+	}
+	go dn.supervise(ctx)
+	dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid)
+	return dn, nil
+}
+
+// supervise waits for the DataNode's end and releases everything.
+func (dn *DataNode) supervise(ctx context.Context) {
+	<-ctx.Done()
+	dn.xs.close()
+	_ = dn.ipcSrv.Close()
+	dn.wg.Wait()
+	dn.xs.wait()
+	for _, a := range dn.actors {
+		_ = a.nn.Close()
+	}
+	dn.closeResources()
+	close(dn.done)
+}
+
+// closeResources closes the dataset (or the volumes) and the listeners.
+func (dn *DataNode) closeResources() {
+	if dn.xferL != nil {
+		_ = dn.xferL.Close()
+	}
+	if dn.ipcL != nil {
+		_ = dn.ipcL.Close()
+	}
+	dn.mu.Lock()
+	ds := dn.mu.ds
+	dn.mu.Unlock()
+	if ds != nil {
+		if err := ds.Close(); err != nil {
+			dn.log.Warn("closing dataset", "err", err)
+		}
+		return
+	}
+	for _, v := range dn.vols {
+		_ = v.Close()
+	}
+}
+
+// Close stops the DataNode and waits until every goroutine has returned and
+// the volumes are unlocked.
+func (dn *DataNode) Close() error {
+	dn.cancel()
+	<-dn.done
+	return nil
+}
+
+// Done is closed once the DataNode has stopped (Close, or a fatal error).
+func (dn *DataNode) Done() <-chan struct{} { return dn.done }
+
+// Err is the fatal error that stopped the DataNode, or nil.
+func (dn *DataNode) Err() error {
+	dn.mu.Lock()
+	defer dn.mu.Unlock()
+	return dn.mu.err
+}
+
+// WaitReady waits until every NameNode actor has registered and sent its
+// first block report, the DataNode stopped (its Err, or ErrClosed), or ctx
+// ended.
+func (dn *DataNode) WaitReady(ctx context.Context) error {
+	select {
+	case <-dn.ready:
+		return nil
+	case <-dn.done:
+		if err := dn.Err(); err != nil {
+			return err
+		}
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fail records a fatal error and stops the DataNode.
+func (dn *DataNode) fail(err error) {
+	dn.mu.Lock()
+	if dn.mu.err == nil {
+		dn.mu.err = err
+	}
+	dn.mu.Unlock()
+	dn.log.Error("datanode stopping", "err", err)
+	dn.cancel()
+}
+
+func (dn *DataNode) actorReady() {
+	if int(dn.nReady.Add(1)) == len(dn.actors) {
+		close(dn.ready)
+	}
+}
+
+// XferAddr is the streaming server's address.
+func (dn *DataNode) XferAddr() net.Addr { return dn.xferL.Addr() }
+
+// IPCAddr is the IPC server's address.
+func (dn *DataNode) IPCAddr() net.Addr { return dn.ipcL.Addr() }
+
+// DatanodeUUID is the DataNode's id (the volumes' datanodeUuid).
+func (dn *DataNode) DatanodeUUID() string { return dn.uuid }
+
+// StorageIDs are the volumes' storage ids, in configuration order ("" for a
+// volume not formatted yet).
+func (dn *DataNode) StorageIDs() []string {
+	ids := make([]string, len(dn.vols))
+	for i, v := range dn.vols {
+		ids[i] = v.StorageID()
+	}
+	return ids
+}
+
+// BlockPool returns a joined block pool (tests, tools).
+func (dn *DataNode) BlockPool(id string) (*storage.BlockPool, error) { return dn.pool(id) }
+
+// pickUUID takes the datanodeUuid of the formatted volumes (they must agree)
+// or makes a new one.
+func (dn *DataNode) pickUUID() error {
+	for _, v := range dn.vols {
+		ver := v.Version()
+		if ver == nil || ver.DatanodeUUID == "" {
+			continue
+		}
+		if dn.uuid != "" && ver.DatanodeUUID != dn.uuid {
+			return fmt.Errorf("datanode: volume %s has datanodeUuid %s, another volume %s: %w",
+				v.Dir(), ver.DatanodeUUID, dn.uuid, storage.ErrBadVolume)
+		}
+		dn.uuid = ver.DatanodeUUID
+	}
+	if dn.uuid != "" {
+		return nil
+	}
+	var err error
+	dn.uuid, err = hstorage.NewDatanodeUUID(dn.rnd)
+	return err
+}
+
+// joinPool prepares the volumes for the namespace the NameNode described
+// (formatting empty ones, refusing those of another cluster), creates the
+// dataset on first use and adds the block pool.
+func (dn *DataNode) joinPool(ns *hdfs.NamespaceInfoProto) (*storage.BlockPool, error) {
+	dn.mu.Lock()
+	defer dn.mu.Unlock()
+	bpid := ns.GetBlockPoolID()
+	if bp := dn.mu.pools[bpid]; bp != nil {
+		return bp, nil
+	}
+	si := ns.GetStorageInfo()
+	cid := si.GetClusterID()
+	if dn.mu.ds == nil {
+		for _, v := range dn.vols {
+			ver := v.Version()
+			if ver == nil {
+				sid, err := hstorage.NewStorageID(dn.rnd)
+				if err != nil {
+					return nil, err
+				}
+				nv := &hstorage.Version{LayoutVersion: hstorage.DataNodeLayoutVersion, ClusterID: cid,
+					CTime: 0, StorageType: hstorage.StorageTypeDataNode, StorageID: sid, DatanodeUUID: dn.uuid}
+				if err := v.Format(nv, dn.clk.Now()); err != nil {
+					return nil, fmt.Errorf("datanode: formatting volume %s: %w", v.Dir(), err)
+				}
+				dn.log.Info("formatted volume", "dir", v.Dir(), "storageID", sid, "clusterID", cid)
+				continue
+			}
+			if ver.ClusterID != cid {
+				return nil, fmt.Errorf("%w: %s has clusterID %s, the NameNode's is %s",
+					ErrClusterMismatch, v.Dir(), ver.ClusterID, cid)
+			}
+		}
+		ds, err := storage.NewDataset(storage.Config{OnDeleted: dn.onDeleted}, dn.vols)
+		if err != nil {
+			return nil, err
+		}
+		dn.mu.ds = ds
+	} else if v := dn.vols[0].Version(); v != nil && v.ClusterID != cid {
+		return nil, fmt.Errorf("%w: block pool %s has clusterID %s, the volumes' is %s",
+			ErrClusterMismatch, bpid, cid, v.ClusterID)
+	}
+	bpv := &hstorage.Version{LayoutVersion: hstorage.DataNodeLayoutVersion, NamespaceID: int32(si.GetNamespceID()),
+		CTime: int64(si.GetCTime()), BlockPoolID: bpid, StorageType: hstorage.StorageTypeBlockPool}
+	bp, res, err := dn.mu.ds.AddBlockPool(bpv, dn.clk.Now())
+	if err != nil {
+		return nil, fmt.Errorf("datanode: adding block pool %s: %w", bpid, err)
+	}
+	for _, p := range res.Problems {
+		dn.log.Warn("block pool scan", "pool", bpid, "problem", p)
+	}
+	dn.log.Info("joined block pool", "pool", bpid, "replicas", res.Replicas)
+	dn.mu.pools[bpid] = bp
+	return bp, nil
+}
+
+// pool returns a joined block pool.
+func (dn *DataNode) pool(id string) (*storage.BlockPool, error) {
+	dn.mu.Lock()
+	defer dn.mu.Unlock()
+	if bp := dn.mu.pools[id]; bp != nil {
+		return bp, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrPoolNotReady, id)
+}
+
+// actorsOf returns the actors serving block pool id.
+func (dn *DataNode) actorsOf(id string) []*bpActor {
+	var out []*bpActor
+	for _, a := range dn.actors {
+		if a.poolID() == id {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// invalidate carries out a DNA_INVALIDATE; the DELETED reports follow from
+// the volumes' deleters (onDeleted).
+func (dn *DataNode) invalidate(poolID string, blocks []storage.Block) error {
+	bp, err := dn.pool(poolID)
+	if err != nil {
+		return err
+	}
+	dn.mu.Lock()
+	for _, b := range blocks {
+		if r, ok := bp.Get(b.ID); ok && r.GenStamp == b.GenStamp {
+			dn.mu.deletes[deleteKey{poolID, b.ID}] = r.StorageID
+		}
+	}
+	dn.mu.Unlock()
+	return bp.Invalidate(blocks)
+}
+
+// onDeleted is the volumes' callback once an invalidated replica is gone.
+func (dn *DataNode) onDeleted(poolID string, b storage.Block) {
+	dn.mu.Lock()
+	k := deleteKey{poolID, b.ID}
+	sid := dn.mu.deletes[k]
+	delete(dn.mu.deletes, k)
+	dn.mu.Unlock()
+	for _, a := range dn.actorsOf(poolID) {
+		a.queueIBR(ibrEntry{storageID: sid, block: b, status: ibrDeleted})
+	}
+}
+
+// notifyReceiving queues RECEIVING_BLOCK for a replica a pipeline started.
+func (dn *DataNode) notifyReceiving(poolID string, r storage.Replica) {
+	for _, a := range dn.actorsOf(poolID) {
+		a.queueIBR(ibrEntry{storageID: r.StorageID, block: r.Block, status: ibrReceiving})
+	}
+}
+
+// notifyReceived reports a finalized replica to every NameNode of its pool
+// and waits for their answers, so the NameNode knows the replica before the
+// writer's last ack goes out. A failed call leaves the report queued for the
+// actor to retry.
+func (dn *DataNode) notifyReceived(ctx context.Context, poolID string, r storage.Replica, delHint string) {
+	for _, a := range dn.actorsOf(poolID) {
+		a.sendIBRNow(ctx, ibrEntry{storageID: r.StorageID, block: r.Block, status: ibrReceived, delHint: delHint})
+	}
+}
+
+// hostName is dfs.datanode.hostname or the host's name.
+func (dn *DataNode) hostName() string {
+	if dn.cfg.Hostname != "" {
+		return dn.cfg.Hostname
+	}
+	if h, err := os.Hostname(); err == nil {
+		return h
+	}
+	return "localhost"
+}
+
+// portOf returns the port of a host:port address (0 if none).
+func portOf(addr string) uint32 {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(p, 10, 16)
+	return uint32(n)
+}
+
+func tcpPort(a net.Addr) uint32 {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return uint32(t.Port)
+	}
+	return portOf(a.String())
+}

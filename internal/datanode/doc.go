@@ -1,0 +1,125 @@
+// Package datanode is the DataNode daemon: it owns the volumes of
+// dfs.datanode.data.dir (through package storage), serves the streaming
+// DataTransferProtocol (reads, write pipelines, checksums, transfers) on the
+// xfer port, serves ClientDatanodeProtocol.getReplicaVisibleLength and
+// InterDatanodeProtocol on the IPC port, and keeps every NameNode informed
+// through DatanodeProtocol: handshake, registration, heartbeats, full and
+// incremental block reports, and the commands the NameNode answers with.
+//
+// Callers: the `hdfs datanode` command and the mini cluster build a Config
+// with ConfigFrom and call Start; Close stops the DataNode. A DataNode is safe
+// for concurrent use.
+//
+// # Start-up
+//
+//	Start: open + lock every volume (in_use.lock; a second DataNode is refused)
+//	       datanodeUuid from the volumes' VERSION, or a new one
+//	       listen on the xfer and IPC addresses, start both servers
+//	       one actor per NameNode address ──▶ returns
+//	actor: versionRequest, retried with backoff until the NameNode answers
+//	       first pool: format empty volumes (VERSION: storageID, clusterID,
+//	       datanodeUuid, layoutVersion -57); a volume of another cluster stops
+//	       the DataNode (Err names the directory and both cluster ids)
+//	       AddBlockPool (startup scan) → registerDatanode → full block report
+//	       (WaitReady returns) → heartbeats every dfs.heartbeat.interval
+//
+// # Goroutines
+//
+//   - one supervisor, which waits for the end (Close or a fatal error) and
+//     releases everything in order, then closes Done;
+//   - one actor per NameNode (bpActor.run): heartbeats, reports, commands;
+//   - the streaming accept loop, one goroutine per connection (at most
+//     dfs.datanode.max.transfer.threads; one more is answered with an ERROR
+//     response naming the limit), plus one ack responder per write pipeline
+//     stage;
+//   - the IPC server's own goroutines;
+//   - one worker per DNA_TRANSFER block and per DNA_RECOVERBLOCK block.
+//
+// Every goroutine ends before Close returns. Locks: DataNode.mu guards the
+// dataset, the joined pools and the fatal error; bpActor.mu the registration
+// and the queued incremental reports; bpActor.sendMu serialises
+// blockReceivedAndDeleted calls (taken before bpActor.mu); xceiverServer.mu
+// the open connections. None is held across network I/O except sendMu.
+//
+// # Write pipeline stage (WRITE_BLOCK)
+//
+//	upstream ──packet──▶ receiver ──packet──▶ downstream (targets[0], targets[1:] forwarded)
+//	                        │ WritePacket (checksums verified), Finalize on the last packet,
+//	                        │ RECEIVED reported and answered before the last ack
+//	                        ▼
+//	                    ack queue ──▶ responder: wait downstream ack (same seqno),
+//	upstream ◀────────── ack {seqno, [this node's status, downstream replies...]}
+//
+// Acks go out in packet order as soon as the packet is on local disk and
+// acknowledged downstream; heartbeat packets (seqno -1) are forwarded and
+// acknowledged the same way. A checksum mismatch is answered with
+// ERROR_CHECKSUM and ends the write; when the data came from another
+// DataNode (replication), that node's replica is reported with
+// reportBadBlocks. Writes from a DataNode (replication,
+// clientName "") and TRANSFER_FINALIZED create TEMPORARY replicas, finalized
+// on the last packet, and get no acks, as in HDFS; TRANSFER_FINALIZED gets a
+// closing BlockOpResponseProto. TRANSFER_RBW and the recovery stages
+// (PIPELINE_SETUP_*_RECOVERY, PIPELINE_CLOSE*) are answered ERROR_UNSUPPORTED.
+//
+// # Incremental block reports
+//
+// RECEIVING_BLOCK (a client pipeline started) and DELETED_BLOCK (an
+// invalidated replica's files are gone) are queued and sent by the actor at
+// once. RECEIVED_BLOCK of a finished write is sent by the pipeline stage
+// itself, which waits for the NameNode's answer before acknowledging the last
+// packet (a writer completes its file as soon as it has that ack); the queued
+// entries go in the same call, in order, and concurrent finishers share
+// calls. A failed report stays queued and is retried by the actor.
+//
+// # Read (READ_BLOCK)
+//
+//	BlockOpResponseProto{SUCCESS, readOpChecksumInfo{checksum, chunkOffset}}
+//	packet(offset chunkOffset, ≤ 64 KiB of whole chunks) ... packet(...)
+//	packet(offset end, dataLen 0, lastPacketInBlock)
+//
+// The data of each packet is sent with sendfile(2) after its prefix (lengths,
+// header, checksums read from the meta file). The connection stays open for
+// another op (4 s keepalive); a ClientReadStatusProto in between is read and
+// ignored.
+//
+// # Full block report
+//
+// Reports use the legacy long-list encoding of StorageBlockReportProto.blocks
+// (EncodeBlockReport), one StorageBlockReportProto per volume; the
+// blocksBuffers form is not produced:
+//
+//	F  U  | id len gs | ... (F) | -1 -1 -1 | id len gs state | ... (U)
+//
+// # Balancer ops
+//
+// COPY_BLOCK sends a finalized replica like a read of the whole block;
+// REPLACE_BLOCK copies a block from the named proxy with COPY_BLOCK into a
+// TEMPORARY replica, finalizes it, reports it RECEIVED with the request's
+// delHint and answers SUCCESS. Moves are neither throttled
+// (dfs.datanode.balance.bandwidthPerSec) nor counted against a limit, and no
+// IN_PROGRESS keepalive responses are sent during a long copy.
+//
+// # Not implemented (answered with an error or logged, never silently)
+//
+// The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED); write
+// pipeline recovery stages and TRANSFER_RBW (ERROR_UNSUPPORTED);
+// copy-on-truncate recovery; block tokens and SASL on the data path; the
+// HTTP server (dfs.datanode.http.address is only parsed and reported);
+// ClientDatanodeProtocol methods other than getReplicaVisibleLength
+// (RpcNoSuchMethodException); DNA_FINALIZE, cache and erasure-coding commands
+// ("unsupported command" at warn level).
+//
+// # Example
+//
+//	cfg, err := datanode.ConfigFrom(c)
+//	if err != nil {
+//		return err
+//	}
+//	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: logger})
+//	if err != nil {
+//		return err
+//	}
+//	defer dn.Close()
+//	<-dn.Done()
+//	return dn.Err()
+package datanode

@@ -1,0 +1,287 @@
+package datanode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"google.golang.org/protobuf/proto"
+)
+
+// Streaming timeouts (Hadoop's defaults: dfs.client.socket-timeout 60 s,
+// dfs.datanode.socket.write.timeout 480 s, keepalive 4 s).
+const (
+	opTimeout       = 60 * time.Second
+	keepAlive       = 4 * time.Second
+	writeTimeout    = 480 * time.Second
+	connectTimeout  = 60 * time.Second
+	rejectTimeout   = 5 * time.Second
+	readBufferSize  = 128 << 10
+	maxPacketData   = 64 << 10  // data bytes per read packet
+	defaultBlockRes = 128 << 20 // space reserved for a new replica (dfs.blocksize's default)
+)
+
+// xceiverServer accepts streaming connections and runs one goroutine per
+// connection, at most max at a time.
+type xceiverServer struct {
+	dn  *DataNode
+	l   net.Listener
+	max int
+	n   atomic.Int32
+	wg  sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		conns  map[net.Conn]struct{}
+	}
+}
+
+func newXceiverServer(dn *DataNode, l net.Listener, max int) *xceiverServer {
+	xs := &xceiverServer{dn: dn, l: l, max: max}
+	xs.mu.conns = map[net.Conn]struct{}{}
+	return xs
+}
+
+// active is the number of connections being served (the heartbeat's
+// xceiverCount).
+func (xs *xceiverServer) active() int { return int(xs.n.Load()) }
+
+func (xs *xceiverServer) serve(ctx context.Context) {
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := xs.l.Accept()
+		if err != nil {
+			xs.mu.Lock()
+			closed := xs.mu.closed
+			xs.mu.Unlock()
+			if closed {
+				return
+			}
+			if errors.Is(err, net.ErrClosed) {
+				xs.dn.fail(fmt.Errorf("datanode: streaming server: %w", err))
+				return
+			}
+			// Out of file descriptors and the like: wait and go on.
+			xs.dn.log.Error("xceiver accept failed", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		if !xs.track(c) {
+			_ = c.Close()
+			return
+		}
+		xs.wg.Add(1)
+		if int(xs.n.Add(1)) > xs.max {
+			xs.n.Add(-1)
+			go xs.reject(c)
+			continue
+		}
+		go func() {
+			defer xs.n.Add(-1)
+			xs.handle(ctx, c)
+		}()
+	}
+}
+
+func (xs *xceiverServer) track(c net.Conn) bool {
+	xs.mu.Lock()
+	defer xs.mu.Unlock()
+	if xs.mu.closed {
+		return false
+	}
+	xs.mu.conns[c] = struct{}{}
+	return true
+}
+
+func (xs *xceiverServer) untrack(c net.Conn) {
+	xs.mu.Lock()
+	delete(xs.mu.conns, c)
+	xs.mu.Unlock()
+	_ = c.Close()
+	xs.wg.Done()
+}
+
+// close stops accepting and closes every connection.
+func (xs *xceiverServer) close() {
+	xs.mu.Lock()
+	xs.mu.closed = true
+	for c := range xs.mu.conns {
+		_ = c.Close()
+	}
+	xs.mu.Unlock()
+	_ = xs.l.Close()
+}
+
+func (xs *xceiverServer) wait() { xs.wg.Wait() }
+
+// reject answers the op of a connection over the limit with an error.
+func (xs *xceiverServer) reject(c net.Conn) {
+	defer xs.untrack(c)
+	_ = c.SetDeadline(time.Now().Add(rejectTimeout))
+	br := bufio.NewReader(c)
+	if _, _, err := datatransfer.ReadOpRaw(br, datatransfer.DefaultMaxMessageSize); err != nil {
+		return
+	}
+	msg := fmt.Sprintf("xceiver count %d exceeds the limit of concurrent xceivers: %d", xs.max+1, xs.max)
+	xs.dn.log.Warn("connection refused", "remote", c.RemoteAddr().String(), "reason", msg)
+	_ = datatransfer.WriteResponse(c, &hdfs.BlockOpResponseProto{Status: hdfs.Status_ERROR.Enum(), Message: proto.String(msg)})
+}
+
+// xceiver serves one connection.
+type xceiver struct {
+	dn   *DataNode
+	conn net.Conn
+	br   *bufio.Reader
+	log  *slog.Logger
+}
+
+func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
+	defer xs.untrack(c)
+	x := &xceiver{dn: xs.dn, conn: c, br: bufio.NewReaderSize(c, readBufferSize),
+		log: xs.dn.log.With("remote", c.RemoteAddr().String())}
+	first := true
+	for {
+		d := keepAlive
+		if first {
+			d = opTimeout
+		}
+		_ = c.SetReadDeadline(time.Now().Add(d))
+		b, err := x.br.Peek(1)
+		if err != nil {
+			return
+		}
+		if b[0] != 0 && first {
+			// Not an op header (whose version starts with a 0 byte): most
+			// likely the SASL handshake of an encrypting client.
+			x.log.Warn("connection does not start with an op header (SASL data transfer protection is not supported)",
+				"firstByte", b[0])
+			return
+		}
+		if b[0] != 0 {
+			// A ClientReadStatusProto after a read (its length prefix is
+			// never 0, an op header always starts with a 0 byte).
+			var st hdfs.ClientReadStatusProto
+			if err := datatransfer.ReadDelimited(x.br, datatransfer.DefaultMaxMessageSize, &st); err != nil {
+				return
+			}
+			continue
+		}
+		first = false
+		op, msg, err := datatransfer.ReadOp(x.br, datatransfer.DefaultMaxMessageSize)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				x.log.Debug("bad op", "err", err)
+				if errors.Is(err, datatransfer.ErrUnknownOp) || errors.Is(err, datatransfer.ErrNoMessage) {
+					x.respondErr(hdfs.Status_ERROR_UNSUPPORTED, err.Error())
+				}
+			}
+			return
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		keep, err := x.dispatch(ctx, op, msg)
+		if err != nil {
+			x.log.Debug("op failed", "op", op.String(), "err", err)
+		}
+		if !keep || err != nil {
+			return
+		}
+	}
+}
+
+func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Message) (keep bool, err error) {
+	switch op {
+	case datatransfer.OpWriteBlock:
+		return false, x.writeBlock(ctx, msg.(*hdfs.OpWriteBlockProto))
+	case datatransfer.OpReadBlock:
+		return x.readBlock(msg.(*hdfs.OpReadBlockProto))
+	case datatransfer.OpBlockChecksum:
+		return true, x.blockChecksum(msg.(*hdfs.OpBlockChecksumProto))
+	case datatransfer.OpTransferBlock:
+		return false, x.transferBlock(ctx, msg.(*hdfs.OpTransferBlockProto))
+	case datatransfer.OpCopyBlock:
+		return false, x.copyBlock(msg.(*hdfs.OpCopyBlockProto))
+	case datatransfer.OpReplaceBlock:
+		return false, x.replaceBlock(ctx, msg.(*hdfs.OpReplaceBlockProto))
+	default:
+		err := fmt.Errorf("%w: op %v is not implemented by this DataNode", ErrUnsupported, op)
+		x.respondErr(hdfs.Status_ERROR_UNSUPPORTED, err.Error())
+		return false, err
+	}
+}
+
+func (x *xceiver) respondErr(st hdfs.Status, msg string) {
+	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
+	_ = datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)})
+}
+
+// blockOf converts an ExtendedBlockProto.
+func blockOf(eb *hdfs.ExtendedBlockProto) storage.Block {
+	return storage.Block{ID: int64(eb.GetBlockId()), GenStamp: int64(eb.GetGenerationStamp()), NumBytes: int64(eb.GetNumBytes())}
+}
+
+func extBlock(pool string, b storage.Block) *hdfs.ExtendedBlockProto {
+	return &hdfs.ExtendedBlockProto{PoolId: proto.String(pool), BlockId: proto.Uint64(uint64(b.ID)),
+		GenerationStamp: proto.Uint64(uint64(b.GenStamp)), NumBytes: proto.Uint64(uint64(b.NumBytes))}
+}
+
+func emptyToken() *common.TokenProto {
+	return &common.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
+}
+
+// xferAddrOf is the streaming address of a DataNode as the NameNode or a
+// client describes it.
+func xferAddrOf(d *hdfs.DatanodeInfoProto) string {
+	id := d.GetId()
+	return net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetXferPort())))
+}
+
+func (x *xceiver) blockChecksum(req *hdfs.OpBlockChecksumProto) error {
+	eb := req.GetHeader().GetBlock()
+	if t := req.GetBlockChecksumOptions().GetBlockChecksumType(); t != hdfs.BlockChecksumTypeProto_MD5CRC {
+		err := fmt.Errorf("%w: block checksum type %v", ErrUnsupported, t)
+		x.respondErr(hdfs.Status_ERROR_UNSUPPORTED, err.Error())
+		return err
+	}
+	bp, err := x.dn.pool(eb.GetPoolId())
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	rr, err := bp.OpenReader(blockOf(eb))
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	defer rr.Close()
+	crcs, err := rr.BlockChecksums(nil)
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	cr, err := datatransfer.BlockChecksumResponse(rr.Checksum(), crcs)
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
+	return datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_SUCCESS.Enum(), ChecksumResponse: cr})
+}

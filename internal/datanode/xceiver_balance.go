@@ -1,0 +1,118 @@
+package datanode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"google.golang.org/protobuf/proto"
+)
+
+// copyBlock serves COPY_BLOCK, the balancer's read of a whole replica from a
+// proxy: the read response, then the block's packets from offset 0 and the
+// empty last packet.
+func (x *xceiver) copyBlock(req *hdfs.OpCopyBlockProto) error {
+	eb := req.GetHeader().GetBlock()
+	bp, err := x.dn.pool(eb.GetPoolId())
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	rr, err := bp.OpenReader(blockOf(eb))
+	if err != nil {
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	defer rr.Close()
+	if rr.Replica().State != storage.Finalized {
+		err := fmt.Errorf("datanode: COPY_BLOCK of %v: replica is %v, not finalized: %w", blockOf(eb), rr.Replica().State, storage.ErrWrongState)
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	x.dn.xmits.Add(1)
+	defer x.dn.xmits.Add(-1)
+	_ = x.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if err := datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_SUCCESS.Enum(),
+		ReadOpChecksumInfo: &hdfs.ReadOpChecksumInfoProto{Checksum: rr.Checksum().Proto(), ChunkOffset: proto.Uint64(0)}}); err != nil {
+		return err
+	}
+	s := newBlockSender(rr)
+	defer s.close()
+	_, err = s.send(x.conn, 0, rr.Length(), 0, true)
+	return err
+}
+
+// replaceBlock serves REPLACE_BLOCK (the balancer moving a replica here):
+// the block is copied from the proxy with COPY_BLOCK into a TEMPORARY
+// replica, finalized, reported RECEIVED with the deletion hint, and the
+// balancer is answered.
+func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProto) error {
+	eb := req.GetHeader().GetBlock()
+	fail := func(st hdfs.Status, err error) error {
+		x.respondErr(st, err.Error())
+		return err
+	}
+	bp, err := x.dn.pool(eb.GetPoolId())
+	if err != nil {
+		return fail(hdfs.Status_ERROR, err)
+	}
+	b := blockOf(eb)
+	if r, ok := bp.Get(b.ID); ok && r.GenStamp >= b.GenStamp {
+		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: %w here (%v)", b, storage.ErrReplicaExists, r.State))
+	}
+	addr := xferAddrOf(req.GetSource())
+	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	var d net.Dialer
+	proxy, err := d.DialContext(dctx, "tcp", addr)
+	cancel()
+	if err != nil {
+		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: connecting to proxy %s: %w", b, addr, err))
+	}
+	defer proxy.Close()
+	stop := context.AfterFunc(ctx, func() { _ = proxy.Close() })
+	defer stop()
+	_ = proxy.SetDeadline(time.Now().Add(opTimeout))
+	if err := datatransfer.WriteOp(proxy, datatransfer.OpCopyBlock, &hdfs.OpCopyBlockProto{
+		Header: &hdfs.BaseHeaderProto{Block: eb, Token: emptyToken()}}); err != nil {
+		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: proxy %s: %w", b, addr, err))
+	}
+	pbr := bufio.NewReaderSize(proxy, readBufferSize)
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(pbr, datatransfer.DefaultMaxMessageSize, &resp); err != nil {
+		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: proxy %s: %w", b, addr, err))
+	}
+	if resp.GetStatus() != hdfs.Status_SUCCESS {
+		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: proxy %s refused the copy: %v %s", b, addr, resp.GetStatus(), resp.GetMessage()))
+	}
+	_ = proxy.SetDeadline(time.Time{})
+	ck, err := datatransfer.ChecksumFromProto(resp.GetReadOpChecksumInfo().GetChecksum())
+	if err != nil {
+		return fail(hdfs.Status_ERROR, err)
+	}
+	need := b.NumBytes
+	if need <= 0 {
+		need = defaultBlockRes
+	}
+	w, err := bp.CreateTemporary(b, ck, need)
+	if err != nil {
+		st := hdfs.Status_ERROR
+		if errors.Is(err, storage.ErrReplicaExists) {
+			st = hdfs.Status_ERROR_EXISTS
+		}
+		return fail(st, err)
+	}
+	defer func() { _ = w.Close() }() // a copy not finalized is deleted
+	r := &receiver{x: x, src: proxy, in: pbr, w: w, bp: bp, delHint: req.GetDelHint()}
+	if err := r.receive(ctx); err != nil {
+		return fail(hdfs.Status_ERROR, err)
+	}
+	x.log.Info("block moved here", "block", w.Replica().Block.String(), "proxy", addr, "delHint", req.GetDelHint())
+	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
+	return datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_SUCCESS.Enum(), FirstBadLink: proto.String("")})
+}
