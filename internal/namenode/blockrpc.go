@@ -421,7 +421,7 @@ func (c *clientRPC) append(ctx context.Context, req *hdfs.AppendRequestProto) (*
 				if err != nil || len(locs) != 1 {
 					return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", lb.ID, err)
 				}
-				if err := bm.AddBlock(int64(fi.ID), blockmgmt.Block(lb), int(fi.Replication), blockmgmt.UnderConstruction, nil); err != nil {
+				if err := bm.ReopenForAppend(lb.ID); err != nil {
 					return nil, remoteerr.New(remoteerr.ClassIOException, "append: %v", err)
 				}
 				resp.Block = locatedBlock(c.pool(), locs[0], lengthBefore(blocks, n-1))

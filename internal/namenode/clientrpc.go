@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -71,13 +72,14 @@ func registerClientProtocol(nn *NameNode) {
 
 	// The data path lands with the DataNodes: until then these calls say so.
 	notYet := func(name string) {
-		ipc.Handle(s, name, func(ctx context.Context, req *hdfs.GetBlockLocationsRequestProto) (*hdfs.GetBlockLocationsResponseProto, error) {
+		ipc.Handle(s, name, func(ctx context.Context, req *emptypb.Empty) (*emptypb.Empty, error) {
 			return nil, unsupported(name)
 		})
 	}
 	registerBlockCalls(c, s)
 	ipc.Handle(s, "recoverLease", c.recoverLease)
-	for _, m := range []string{"truncate", "getDatanodeStorageReport"} {
+	ipc.Handle(s, "truncate", c.truncate)
+	for _, m := range []string{"getDatanodeStorageReport"} {
 		notYet(m)
 	}
 }

@@ -46,6 +46,12 @@ func (n *namesystem) noteLeaseLocked(o op.Op, now time.Time) {
 		if id, ok := t.InodeID(o.Path); ok {
 			l.RemoveFile(id)
 		}
+	case *op.Truncate:
+		if o.TruncateBlock != nil {
+			if id, ok := t.InodeID(o.Path); ok {
+				l.AddLease(o.ClientName, id, now)
+			}
+		}
 	case *op.ReassignLease:
 		if id, ok := t.InodeID(o.Path); ok {
 			if err := l.ReassignLease(id, o.Holder, o.NewHolder, now); err != nil {
@@ -377,3 +383,48 @@ func (d *datanodeRPC) recoverCommand(r blockmgmt.RecoverBlock) *datanode.Datanod
 }
 
 var _ = fmt.Sprint
+
+func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto) (*hdfs.TruncateResponseProto, error) {
+	u := c.caller(ctx)
+	newLength := int64(req.GetNewLength()) // a negative length arrives as its uint64 cast
+	var done bool
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		ok, ops, err := t.PlanTruncate(u, req.GetSrc(), newLength, req.GetClientName(), clientMachine(ctx), now)
+		done = ok
+		if err != nil || ok {
+			return ops, err
+		}
+		// The cut falls inside a block: the file stays open while the
+		// block's replicas are cut to the new length by block recovery.
+		var tb *op.Block
+		for _, o := range ops {
+			if tr, isTr := o.(*op.Truncate); isTr {
+				tb = tr.TruncateBlock
+			}
+		}
+		if tb == nil {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no block to cut", req.GetSrc())
+		}
+		nowT := c.ns.clock.Now()
+		holders, stale := bm.Holders(tb.ID, nowT)
+		if len(holders) == 0 {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no live replica of blk_%d", req.GetSrc(), tb.ID)
+		}
+		primary := 0
+		for i, s := range stale {
+			if !s {
+				primary = i
+				break
+			}
+		}
+		if err := bm.StartRecovery(tb.ID, tb.GenStamp, holders[primary].UUID, holders, tb.NumBytes); err != nil {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate: %v", err)
+		}
+		c.ns.mu.recoveries.Start(tb.ID, tb.GenStamp, primary, nowT)
+		return ops, nil
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	return &hdfs.TruncateResponseProto{Result: proto.Bool(done)}, nil
+}

@@ -92,3 +92,30 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	m.refresh(b)
 	return nil
 }
+
+// ReopenForAppend turns the COMPLETE last block of a file being appended to back
+// into UNDER_CONSTRUCTION: its current replica holders become the pipeline, and
+// replicas are expected to come back with a longer length (and possibly a new
+// generation stamp via UpdatePipeline).
+func (m *Manager) ReopenForAppend(id int64) error {
+	b := m.blocks[id]
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	if b.state == UnderConstruction {
+		return nil
+	}
+	if b.state != Complete && b.state != Committed {
+		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state, id)
+	}
+	var uuids []string
+	for _, r := range b.replicas {
+		if r.flags&rCorrupt == 0 && !r.st.dn.dead {
+			uuids = append(uuids, r.st.dn.id.UUID)
+		}
+	}
+	m.expected[id] = uuids
+	b.state = UnderConstruction
+	m.refresh(b)
+	return nil
+}
