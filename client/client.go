@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -42,6 +43,17 @@ var (
 	ErrBadResponse = errors.New("client: malformed response from the NameNode")
 	// ErrClosed: the FileSystem was closed.
 	ErrClosed = errors.New("client: file system closed")
+	// ErrDataNode: a DataNode refused an op or broke the protocol.
+	ErrDataNode = errors.New("client: datanode error")
+	// ErrNoReplica: no location of a block could serve it.
+	ErrNoReplica = errors.New("client: could not obtain block")
+	// ErrPipeline: a write pipeline failed and could not be recovered.
+	ErrPipeline = errors.New("client: write pipeline failed")
+	// ErrNotComplete: complete kept answering false until the retries ran
+	// out (the last block did not reach its minimal replication).
+	ErrNotComplete = errors.New("client: file could not be completed")
+	// ErrWriterClosed: Write, Flush or Sync after Close.
+	ErrWriterClosed = errors.New("client: writer closed")
 )
 
 // caller is the RPC seam: *ipc.Client in production, an in-process fake
@@ -77,6 +89,9 @@ type Options struct {
 	// ClientName is the lease-holder name. Empty means
 	// DFSClient_NONMAPREDUCE_<random>_<n>, the shape of Hadoop's client.
 	ClientName string
+	// LeaseRenewInterval is how often renewLease is called while a file is
+	// open for writing. Zero means 30 s, half the NameNode's soft limit.
+	LeaseRenewInterval time.Duration
 }
 
 // FileSystem is a client of one HDFS namespace. It is safe for concurrent
@@ -91,6 +106,9 @@ type FileSystem struct {
 	replication uint16
 	blockSize   int64
 	clientName  string
+	renewEvery  time.Duration
+	heartbeat   time.Duration // idle time before a write pipeline heartbeat
+	retryWindow time.Duration // base wait between a reader's rounds over the locations
 
 	mu struct {
 		sync.Mutex
@@ -156,7 +174,13 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		replication: opts.Replication,
 		blockSize:   opts.BlockSize,
 		clientName:  opts.ClientName,
+		renewEvery:  opts.LeaseRenewInterval,
 	}
+	if f.renewEvery <= 0 {
+		f.renewEvery = leaseRenewInterval
+	}
+	f.heartbeat = heartbeatInterval
+	f.retryWindow = retryWindow
 	if f.clientName == "" {
 		// Hadoop's client appends a random int and its thread id; a small
 		// random number stands in for the thread id.
@@ -239,6 +263,9 @@ func (f *FileSystem) Close() error {
 func (f *FileSystem) call(ctx context.Context, method string, req, resp proto.Message) error {
 	if f.closed.Load() {
 		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return f.rpc.Call(ctx, method, req, resp)
 }

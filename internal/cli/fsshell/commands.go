@@ -90,18 +90,69 @@ func commands() []*command {
 				"  -z  is zero bytes long"},
 		{name: "setrep", usage: "[-R] [-w] <rep> <path> ...", run: runSetrep,
 			desc: "Set the replication of each file; a directory means every file below it.\n" +
-				"-w: Wait for the replication to complete (not supported yet).\n" +
+				"-w: Wait until every block has the new number of replicas; this may\n" +
+				"take a long time.\n" +
 				"-R: Accepted for compatibility; has no effect."},
+		{name: "put", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runPut,
+			desc: "Copy local files to the file system; \"-\" as the only source reads stdin.\n" +
+				"With several sources, <dst> must be a directory.\n" +
+				"  -p  Keep access and modification times and permissions.\n" +
+				"  -f  Overwrite an existing destination.\n" +
+				"  -l  Accepted for compatibility (lazy persist); no effect.\n" +
+				"  -d  Accepted for compatibility; no effect."},
+		{name: "copyFromLocal", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runPut,
+			desc: "The same as -put."},
+		{name: "moveFromLocal", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runMoveFromLocal,
+			desc: "The same as -put, then deletes each local source once it is copied."},
+		{name: "get", usage: "[-f] [-p] [-ignoreCrc] [-crc] <src> ... <localdst>", run: runGet,
+			desc: "Copy files from the file system to the local one. With several sources\n" +
+				"<localdst> must be a directory.\n" +
+				"  -p  Keep access and modification times and permissions.\n" +
+				"  -f  Overwrite an existing destination.\n" +
+				"  -ignoreCrc, -crc  Accepted for compatibility; every chunk is verified\n" +
+				"      and no .crc file is written."},
+		{name: "copyToLocal", usage: "[-f] [-p] [-ignoreCrc] [-crc] <src> ... <localdst>", run: runGet,
+			desc: "The same as -get."},
+		{name: "getmerge", usage: "[-nl] [-skip-empty-file] <src> <localdst>", run: runGetmerge,
+			desc: "Concatenate the files of each source directory (or the source files)\n" +
+				"into one local file.\n" +
+				"-nl: Add a newline after each file.\n" +
+				"-skip-empty-file: Add nothing for empty files."},
+		{name: "cat", usage: "[-ignoreCrc] <src> ...", run: runCat,
+			desc: "Write the content of each file to stdout."},
+		{name: "text", usage: "[-ignoreCrc] <src> ...", run: runText,
+			desc: "Write each file to stdout as text; gzip-compressed files are\n" +
+				"decompressed."},
+		{name: "head", usage: "<file>", run: runHead,
+			desc: "Show the first kilobyte of the file."},
+		{name: "tail", usage: "[-f] <file>", run: runTail,
+			desc: "Show the last kilobyte of the file.\n" +
+				"-f: Keep showing data as it is appended, checking once a second,\n" +
+				"until interrupted."},
+		{name: "appendToFile", usage: "<localsrc> ... <dst>", run: runAppendToFile,
+			desc: "Append the local files to <dst>, creating it if needed;\n" +
+				"\"-\" reads stdin."},
+		{name: "checksum", usage: "<src> ...", run: runChecksum,
+			desc: "Print the MD5-of-MD5-of-CRC checksum of each file: path, algorithm and\n" +
+				"the checksum bytes in hex."},
+		{name: "cp", usage: "[-f] [-p] [-d] <src> ... <dst>", run: runCp,
+			desc: "Copy the files matching each pattern to <dst>; directories are copied\n" +
+				"with everything below them. With several sources <dst> must be a\n" +
+				"directory.\n" +
+				"  -f  Overwrite an existing destination.\n" +
+				"  -p  Keep modification and access times and permissions.\n" +
+				"  -d  Accepted for compatibility; no effect."},
+		{name: "truncate", usage: "[-w] <length> <path> ...", run: runTruncate,
+			desc: "Cut each file to <length> bytes.\n" +
+				"-w: Wait for the block recovery to complete, if one is needed."},
 		{name: "help", usage: "[cmd ...]",
 			desc: "Show the help of the given commands, or of all."},
 		{name: "usage", usage: "[cmd ...]",
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"appendToFile", "cat", "checksum", "concat", "copyFromLocal", "copyToLocal",
-		"cp", "createSnapshot", "deleteSnapshot", "expunge", "find", "get",
-		"getfacl", "getfattr", "getmerge", "head", "moveFromLocal", "moveToLocal",
-		"put", "renameSnapshot", "setfacl", "setfattr", "tail", "text", "truncate",
+		"concat", "createSnapshot", "deleteSnapshot", "expunge", "find",
+		"getfacl", "getfattr", "moveToLocal", "renameSnapshot", "setfacl", "setfattr",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

@@ -6,8 +6,9 @@
 // FileSystem with DialFromConf from the loaded configuration.
 //
 // Concurrency: Run executes one command line and returns; it keeps no state
-// between calls, starts no goroutines and may be called concurrently with
-// different Envs.
+// between calls and may be called concurrently with different Envs. The
+// goroutines of the client's readers and writers it uses are stopped
+// before Run returns.
 //
 // # Commands
 //
@@ -15,9 +16,27 @@
 // -rm [-f] [-r|-R] [-skipTrash], -rmr, -rmdir [--ignore-fail-on-non-empty],
 // -mv, -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
 // -touch [-a] [-m] [-c] [-t TIMESTAMP], -count [-q] [-h] [-v] [-u],
-// -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z, -setrep [-R] N,
-// -help, -usage. Commands that need the DataNode data path (-put, -get,
-// -cat, -cp, -tail, ...) answer "<cmd>: not supported yet" with status 1.
+// -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z,
+// -setrep [-R] [-w] N, -help, -usage, and the data commands:
+// -put/-copyFromLocal [-f] [-p] (stdin with "-"), -moveFromLocal,
+// -get/-copyToLocal [-f] [-p], -getmerge [-nl] [-skip-empty-file], -cat,
+// -text (gzip is decompressed), -head, -tail [-f], -appendToFile (stdin
+// with "-"), -checksum, -cp [-f] [-p], -truncate [-w]. The others
+// (-find, -concat, ACLs, xattrs, snapshots, -expunge, -moveToLocal) answer
+// "<cmd>: not supported yet" with status 1.
+//
+// Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to
+// the target when complete, as Hadoop does; -get does the same locally.
+// put, get and cp draw a progress bar on stderr for files of 64 MiB and
+// more, only when stdout is a terminal. -checksum prints, tab-separated,
+// the path, the algorithm and the checksum bytes in hex:
+//
+//	/d/b.txt	MD5-of-0MD5-of-512CRC32C	00000200000000000000000027c076e4987344253650d3335a5d08ce
+//
+// -setrep -w polls the block locations every 10 s (Env.PollInterval)
+// printing "Waiting for <path> ...", a dot per round and " done";
+// -truncate -w polls the length every second; -tail -f every second until
+// the context ends.
 //
 // Paths may be absolute, relative to /user/<user>, or hdfs://host:port/...
 // URIs of the configured file system. Arguments with * ? [..] {a,b} are
@@ -43,8 +62,9 @@
 //     both the client's fs.trash.interval (Env.TrashInterval) and the
 //     NameNode's trash interval are 0 (Hadoop's default); otherwise it
 //     refuses that path and says so.
-//   - -setrep -w (wait for replication) is refused as not supported yet,
-//     without changing anything.
+//   - -put, -get and -cp do not take -t/-q (thread count and queue size);
+//     -p keeps times and permissions, not owners.
+//   - -tail does not take -s.
 //   - -touchz on an existing empty file sets its times to now (Hadoop
 //     re-creates it).
 //   - -mv uses rename2 without overwrite and checks the target first: an

@@ -14,9 +14,15 @@ import (
 // Env is everything a command touches besides the file system.
 type Env struct {
 	Stdout, Stderr io.Writer
-	// Stdin is for commands reading "-" (none of the supported ones do
-	// yet).
+	// Stdin is what -put and -appendToFile read for "-".
 	Stdin io.Reader
+	// PollInterval is how often -tail -f, -setrep -w and -truncate -w
+	// look again; zero means Hadoop's (1 s, 10 s, 1 s).
+	PollInterval time.Duration
+	// Terminal reports whether stdout is a terminal (progress bars are
+	// shown only then); nil means checking whether Stdout is a character
+	// device.
+	Terminal func() bool
 	// Now is the clock for -touch and -touchz; nil means time.Now.
 	Now func() time.Time
 	// TZ is the zone of -ls dates and of -touch -t timestamps; nil means

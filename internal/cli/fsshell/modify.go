@@ -381,11 +381,8 @@ func runSetrep(c *cmd, args []string) error {
 	if n < 1 {
 		return usagef("replication must be >= 1")
 	}
-	if f.on("w") {
-		c.fail("-w (waiting for the replication to complete) is not supported yet; nothing changed")
-		return nil
-	}
 	rep := uint16(n)
+	var waitList []*item
 	c.forEachArg(rest[1:], func(it *item) error {
 		return c.walk(it, true, func(it *item) error {
 			s := it.status()
@@ -403,8 +400,14 @@ func runSetrep(c *cmd, args []string) error {
 				return &shellError{msg: "Could not set replication for: " + it.str}
 			}
 			c.printf("Replication %d set: %s\n", rep, it.str)
+			if f.on("w") {
+				waitList = append(waitList, it)
+			}
 			return nil
 		})
 	}, nil)
+	if len(waitList) > 0 {
+		c.waitReplication(waitList, int(rep))
+	}
 	return nil
 }
