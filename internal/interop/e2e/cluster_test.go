@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"bufio"
-	"flag"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"

@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		n, threads int
+		want       []int
+	}{
+		{10, 3, []int{0, 4, 7, 10}},
+		{2, 4, []int{0, 1, 2, 2, 2}},
+		{16, 16, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+		{0, 2, []int{0, 0, 0}},
+	}
+	for _, tc := range tests {
+		got := split(tc.n, tc.threads)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("split(%d, %d) = %v, want %v", tc.n, tc.threads, got, tc.want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	tests := []struct {
+		n, perDir int
+		first     string
+		last      string
+	}{
+		{1, 4, "/b/ThroughputBenchDir0/f0", "/b/ThroughputBenchDir0/f0"},
+		{16, 4, "/b/ThroughputBenchDir0/f0", "/b/ThroughputBenchDir3/f15"},
+		{17, 4, "/b/ThroughputBenchDir0/ThroughputBenchDir0/f0", "/b/ThroughputBenchDir1/ThroughputBenchDir0/f16"},
+		{100, 1000, "/b/ThroughputBenchDir0/f0", "/b/ThroughputBenchDir0/f99"},
+		{3, 1, "/b/ThroughputBenchDir0/f0", "/b/ThroughputBenchDir2/f2"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.perDir), func(t *testing.T) {
+			g := newNames("/b", "f", tc.n, tc.perDir)
+			if got := g.path(0); got != tc.first {
+				t.Errorf("first = %s, want %s", got, tc.first)
+			}
+			if got := g.path(tc.n - 1); got != tc.last {
+				t.Errorf("last = %s, want %s", got, tc.last)
+			}
+			// Every path is distinct, no directory holds more than perDir
+			// files or (for perDir > 1) more than perDir subdirectories.
+			seen := map[string]bool{}
+			files := map[string]int{}
+			subdirs := map[string]map[string]bool{}
+			for i := 0; i < tc.n; i++ {
+				p := g.path(i)
+				if seen[p] {
+					t.Fatalf("path %s twice", p)
+				}
+				seen[p] = true
+				files[path.Dir(p)]++
+				for d := path.Dir(p); d != "/b"; d = path.Dir(d) {
+					if subdirs[path.Dir(d)] == nil {
+						subdirs[path.Dir(d)] = map[string]bool{}
+					}
+					subdirs[path.Dir(d)][d] = true
+				}
+			}
+			for d, c := range files {
+				if c > tc.perDir {
+					t.Errorf("%s holds %d files", d, c)
+				}
+			}
+			for d, s := range subdirs {
+				if tc.perDir > 1 && len(s) > tc.perDir {
+					t.Errorf("%s holds %d directories", d, len(s))
+				}
+			}
+			if len(files) != g.numDirs() {
+				t.Errorf("%d leaf dirs, numDirs says %d", len(files), g.numDirs())
+			}
+		})
+	}
+}
+
+// stat pulls "name: number" lines out of a report.
+func stat(t *testing.T, report, section, name string) string {
+	t.Helper()
+	i := strings.Index(report, "--- "+section+" stats")
+	if i < 0 {
+		t.Fatalf("no %s stats in\n%s", section, report)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `: (\S+)`).FindStringSubmatch(report[i:])
+	if m == nil {
+		t.Fatalf("no %q in the %s stats of\n%s", name, section, report)
+	}
+	return m[1]
+}
+
+func TestRunNameNodeOps(t *testing.T) {
+	tests := []struct {
+		op     string
+		shared bool
+	}{
+		{OpCreate, false},
+		{OpCreate, true},
+		{OpMkdirs, false},
+		{OpOpen, false},
+		{OpDelete, false},
+		{OpFileStatus, true},
+		{OpRename, false},
+		{OpListing, false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/shared=%v", tc.op, tc.shared), func(t *testing.T) {
+			var out bytes.Buffer
+			opts := Options{Op: tc.op, Threads: 3, Files: 25, FilesPerDir: 4, SharedConnection: tc.shared, TempDir: t.TempDir(), Close: true}
+			if err := RunNameNode(context.Background(), opts, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if got := stat(t, out.String(), tc.op, "# operations"); got != "25" {
+				t.Fatalf("# operations: %s, want 25\n%s", got, out.String())
+			}
+			stat(t, out.String(), tc.op, "Ops per sec")
+			stat(t, out.String(), tc.op, "Average Time")
+		})
+	}
+}
+
+// TestRunNameNodeOpenUnsupported runs open against a server whose
+// getBlockLocations answers UnsupportedOperationException, as a NameNode
+// without a data path does: open is reported and skipped.
+func TestRunNameNodeOpenUnsupported(t *testing.T) {
+	srv := ipc.NewServer(ipc.ServerConfig{Handlers: 2, Logger: quiet()})
+	ipc.Handle(srv.Service(namenode.ClientProtocolName), "getBlockLocations",
+		func(ctx context.Context, req *hdfs.GetBlockLocationsRequestProto) (*hdfs.GetBlockLocationsResponseProto, error) {
+			return nil, fmt.Errorf("getBlockLocations: %w", errors.ErrUnsupported)
+		})
+	l, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+
+	var out bytes.Buffer
+	err = RunNameNode(context.Background(), Options{Op: OpOpen, Threads: 2, Files: 4, Addrs: []string{l.Addr().String()}}, &out)
+	if !errors.Is(err, ErrOpUnsupported) || err.Error() != "open: getBlockLocations not supported by this NameNode" {
+		t.Fatalf("err = %v, want the open op reported unsupported", err)
+	}
+	if !strings.Contains(out.String(), "open: getBlockLocations not supported by this NameNode (skipped)") {
+		t.Fatalf("report does not say open was skipped:\n%s", out.String())
+	}
+}
+
+// TestRunNameNodeExternal runs every op against a NameNode the benchmark did
+// not start.
+func TestRunNameNodeExternal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg, err := namenode.ConfigFrom(defaultsWithDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SuperUser = "benchuser"
+	if err := namenode.Format(ctx, cfg, namenode.Deps{Logger: quiet()}, namenode.FormatOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn, err := namenode.Start(ctx, cfg, namenode.Deps{Listener: l, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn.Close()
+
+	var out bytes.Buffer
+	opts := Options{Op: OpAll, Threads: 4, Files: 30, Addrs: []string{nn.RPCAddr().String()}, User: "benchuser"}
+	if err := RunNameNode(ctx, opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, op := range allOps {
+		if got := stat(t, report, op, "# operations"); got != "30" {
+			t.Errorf("%s: # operations %s, want 30", op, got)
+		}
+	}
+	if !strings.Contains(report, "(external)") {
+		t.Errorf("report:\n%s", report)
+	}
+	// Without -keepResults every op removed its directory.
+	if exists(t, nn.RPCAddr().String(), "benchuser", BaseDir+"/create") {
+		t.Errorf("%s/create is still there", BaseDir)
+	}
+}
+
+func TestRunNameNodeBadOptions(t *testing.T) {
+	tests := []struct {
+		opts Options
+		want error
+	}{
+		{Options{Op: "nosuch"}, ErrUnknownOp},
+		{Options{Op: OpCreate, Threads: -1}, ErrBadOptions},
+		{Options{Op: OpCreate, FilesPerDir: -3}, ErrBadOptions},
+		{Options{Op: OpRestart, Addrs: []string{"127.0.0.1:1"}}, ErrBadOptions},
+	}
+	for _, tc := range tests {
+		if err := RunNameNode(context.Background(), tc.opts, &bytes.Buffer{}); !errors.Is(err, tc.want) {
+			t.Errorf("%+v: err %v, want %v", tc.opts, err, tc.want)
+		}
+	}
+}
+
+func TestMemory(t *testing.T) {
+	var out bytes.Buffer
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 2000, FilesPerDir: 100}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := stat(t, out.String(), OpMemory, "# files"); got != "2000" {
+		t.Fatalf("# files %s\n%s", got, out.String())
+	}
+	// 20 leaf dirs, the base dir, /nnThroughputBenchmark and /.
+	if got := stat(t, out.String(), OpMemory, "# directories"); got != "23" {
+		t.Fatalf("# directories %s\n%s", got, out.String())
+	}
+}
+
+func TestRestart(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Op: OpRestart, Files: 300, FilesPerDir: 50, Threads: 4, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, section := range []string{"restart stats (image + edits)", "restart stats (image only)"} {
+		i := strings.Index(report, section)
+		if i < 0 {
+			t.Fatalf("no %q in\n%s", section, report)
+		}
+		// 300 files, 6 leaf dirs, the base, /nnThroughputBenchmark and /.
+		if !strings.Contains(report[i:], "# inodes: 309 (300 files)") {
+			t.Fatalf("%s: wrong counts in\n%s", section, report)
+		}
+	}
+	// 270 files went into the first image: edits hold the other 30.
+	m := regexp.MustCompile(`edits bytes \(not yet in an image\): (\d+)`).FindAllStringSubmatch(report, -1)
+	if len(m) != 2 || m[0][1] == "0" || len(m[0][1]) <= len(m[1][1]) {
+		t.Fatalf("edits sizes %v; want the first restart to replay more edits than the second\n%s", m, report)
+	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func defaultsWithDir(dir string) *conf.Conf {
+	return conf.Defaults().With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+	)
+}
+
+// exists asks the NameNode at addr whether src exists.
+func exists(t *testing.T, addr, user, src string) bool {
+	t.Helper()
+	c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: user, Protocol: namenode.ClientProtocolName})
+	defer c.Close()
+	var resp hdfs.GetFileInfoResponseProto
+	if err := c.Call(context.Background(), "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(src)}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Fs != nil
+}
+
+// TestInProcessNeverTouchesConfiguredDirs: the in-process NameNode is
+// formatted (wiped) on a temporary directory even when the site files name a
+// real name dir and mark it final.
+func TestInProcessNeverTouchesConfiguredDirs(t *testing.T) {
+	confDir, real := t.TempDir(), t.TempDir()
+	marker := filepath.Join(real, "keep")
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	site := `<configuration>
+  <property><name>dfs.namenode.name.dir</name><value>` + real + `</value><final>true</final></property>
+  <property><name>dfs.namenode.edits.dir.minimum</name><value>1</value><final>true</final></property>
+</configuration>`
+	if err := os.WriteFile(filepath.Join(confDir, "hdfs-site.xml"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := conf.Load(conf.Options{Dir: confDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := RunNameNode(context.Background(), Options{Op: OpMkdirs, Files: 3, Conf: c, TempDir: t.TempDir()}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the configured name dir was touched: %v", err)
+	}
+	if ents, _ := os.ReadDir(real); len(ents) != 1 {
+		t.Fatalf("the configured name dir holds %d entries, want only the marker", len(ents))
+	}
+}

@@ -1,0 +1,58 @@
+// Package bench owns hdfsgo's benchmarks of a running system: today the
+// NameNode's (`hdfs bench namenode`), modelled on Hadoop's
+// NNThroughputBenchmark. The command line lives in internal/cli, which calls
+// RunNameNode; docs/PERFORMANCE.md records the figures and how they were
+// taken.
+//
+// # What an op measures
+//
+// Every RPC op works under /nnThroughputBenchmark/<op> on a NameNode reached
+// over Hadoop RPC (package ipc), either one at Options.Addrs or one started in
+// this process on a formatted temporary directory (removed afterwards). An op
+// first prepares its namespace, untimed (open, delete, fileStatus, rename and
+// listing need Files created and completed files), then Threads goroutines
+// share Files calls as evenly as possible, each through its own ipc.Client
+// and TCP connection unless SharedConnection is set. It prints, as Hadoop
+// does:
+//
+//	--- create stats ---
+//	# operations: 100000          calls made
+//	Elapsed Time: 5131 ms         first call sent to last answer received
+//	Ops per sec: 19488.3          operations / elapsed time
+//	Average Time: 0.819 ms        mean latency of one call
+//
+// The calls:
+//
+//	create      create(CREATE|OVERWRITE, createParent), no blocks; with Close
+//	            also complete
+//	mkdirs      mkdirs(createParent), DirsPerDir directories per directory
+//	open        getFileInfo + getBlockLocations, what a client's open asks;
+//	            skipped with a clear message when the NameNode answers
+//	            getBlockLocations with UnsupportedOperationException
+//	delete      delete(recursive=false) of each file
+//	fileStatus  getFileInfo of each file
+//	rename      rename(f, f+".r")
+//	listing     getListing of the leaf directories, round robin
+//
+// Files are laid out FilesPerDir to a directory, directories at most
+// FilesPerDir to a directory:
+// /nnThroughputBenchmark/create/ThroughputBenchDir0/ThroughputBenchDir3/ThroughputBench13.
+//
+// Two ops are not RPC throughput: memory builds Files empty files straight
+// into a namespace.Tree with the ops the NameNode would log and reports the
+// live heap per file; restart fills an in-process NameNode over RPC (90 % of
+// the files then saveNamespace, the rest only in the edit log), stops it and
+// times namenode.Start until the first call is answered, then does the same
+// with everything in the image.
+//
+// # Concurrency
+//
+// RunNameNode is safe to call from several goroutines only with distinct
+// Options; the memory and restart figures read the process heap and are
+// meaningful only when nothing else runs. Every goroutine it starts ends
+// before it returns.
+//
+// # Example
+//
+//	err := bench.RunNameNode(ctx, bench.Options{Op: bench.OpCreate, Threads: 16, Files: 100000}, os.Stdout)
+package bench

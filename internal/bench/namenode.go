@@ -1,0 +1,727 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+)
+
+// Errors of RunNameNode.
+var (
+	// ErrUnknownOp: Options.Op names no benchmark.
+	ErrUnknownOp = errors.New("bench: unknown op")
+	// ErrBadOptions: an option is out of range.
+	ErrBadOptions = errors.New("bench: bad options")
+	// ErrOpUnsupported: the NameNode does not support what the op measures
+	// (see skipError).
+	ErrOpUnsupported = errors.New("bench: op not supported by this NameNode")
+	// ErrCheck: the NameNode's answer contradicts what the op just did.
+	ErrCheck = errors.New("bench: unexpected NameNode answer")
+)
+
+// skipError says why an op cannot run against this NameNode; it matches
+// ErrOpUnsupported.
+type skipError struct {
+	msg   string
+	cause error
+}
+
+func (e *skipError) Error() string        { return e.msg }
+func (e *skipError) Unwrap() error        { return e.cause }
+func (e *skipError) Is(target error) bool { return target == ErrOpUnsupported }
+
+// BaseDir is the directory every op works under, one subdirectory per op.
+const BaseDir = "/nnThroughputBenchmark"
+
+// Op names.
+const (
+	OpCreate     = "create"
+	OpMkdirs     = "mkdirs"
+	OpOpen       = "open"
+	OpDelete     = "delete"
+	OpFileStatus = "fileStatus"
+	OpRename     = "rename"
+	OpListing    = "listing"
+	OpAll        = "all"
+	OpMemory     = "memory"
+	OpRestart    = "restart"
+)
+
+// allOps is what OpAll runs, in Hadoop's order (listing is ours).
+var allOps = []string{OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing}
+
+// Defaults of Options.
+const (
+	// DefaultThreads is 16 where Hadoop's benchmark uses 3: our figures are
+	// quoted for 16 client threads, the count where group commit and the
+	// handler pool are both busy.
+	DefaultThreads     = 16
+	DefaultFiles       = 10
+	DefaultFilesPerDir = 4
+	DefaultDirsPerDir  = 2
+	// blockSize is what the benchmark's files ask for; files have no blocks.
+	blockSize = 128 << 20
+)
+
+// Options select and shape a NameNode benchmark.
+type Options struct {
+	// Op is one of the Op* names.
+	Op string
+	// Threads is the number of client threads (DefaultThreads when 0).
+	Threads int
+	// Files is the number of operations (files, or directories for mkdirs;
+	// DefaultFiles when 0).
+	Files int
+	// FilesPerDir is how many files one directory holds (DefaultFilesPerDir
+	// when 0); DirsPerDir is the same for mkdirs (DefaultDirsPerDir when 0).
+	FilesPerDir int
+	DirsPerDir  int
+	// Close completes each created file right after create in the create op
+	// (Hadoop's -close); the complete call then counts as part of the
+	// operation.
+	Close bool
+	// KeepResults leaves the op's directory in place afterwards.
+	KeepResults bool
+	// SharedConnection makes every thread call through one ipc.Client (one
+	// TCP connection, calls multiplexed); by default each thread has its
+	// own client and connection, like separate client processes.
+	SharedConnection bool
+
+	// Addrs are the RPC addresses (host:port, in failover order) of the
+	// NameNode to measure. None means: start one in this process on a
+	// formatted temporary directory, listening on 127.0.0.1:0, and remove it
+	// afterwards.
+	Addrs []string
+	// User is the user the calls run as. For an in-process NameNode it is
+	// also the NameNode's superuser. Empty means the OS user.
+	User string
+	// Conf is the configuration an in-process NameNode starts from (its
+	// name, edits and RPC address are replaced); nil means the defaults.
+	Conf *conf.Conf
+	// TempDir is where an in-process NameNode's directory is made; empty
+	// means os.TempDir().
+	TempDir string
+	// Logger receives the in-process NameNode's log; nil discards it.
+	Logger *slog.Logger
+	// CPUProfile, when set, receives a CPU profile of the timed phases.
+	CPUProfile io.Writer
+}
+
+func (o *Options) fill() error {
+	if o.Threads == 0 {
+		o.Threads = DefaultThreads
+	}
+	if o.Files == 0 {
+		o.Files = DefaultFiles
+	}
+	if o.FilesPerDir == 0 {
+		o.FilesPerDir = DefaultFilesPerDir
+	}
+	if o.DirsPerDir == 0 {
+		o.DirsPerDir = DefaultDirsPerDir
+	}
+	if o.Threads < 1 || o.Files < 1 || o.FilesPerDir < 1 || o.DirsPerDir < 1 {
+		return fmt.Errorf("%w: -threads, -files, -filesPerDir and -dirsPerDir must be positive", ErrBadOptions)
+	}
+	if o.User == "" {
+		o.User = osUser()
+	}
+	if o.Conf == nil {
+		o.Conf = conf.Defaults()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return nil
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "hdfs"
+}
+
+// RunNameNode runs the benchmark opts.Op names and writes its report to out.
+// An op the NameNode cannot serve is reported and skipped; the error is
+// ErrOpUnsupported only when nothing else ran.
+func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
+	if err := opts.fill(); err != nil {
+		return err
+	}
+	var ops []string
+	switch opts.Op {
+	case OpAll:
+		ops = allOps
+	case OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing:
+		ops = []string{opts.Op}
+	case OpMemory:
+		return runMemory(opts, out)
+	case OpRestart:
+		return runRestart(ctx, opts, out)
+	default:
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, all, memory or restart)", ErrUnknownOp, opts.Op)
+	}
+
+	tg, err := openTarget(ctx, &opts)
+	if err != nil {
+		return err
+	}
+	defer tg.close()
+	fmt.Fprintf(out, "NameNode: %s (%s), user %s, %s\n", strings.Join(tg.addrs, ","), tg.kind(), opts.User, connMode(&opts))
+
+	ran := 0
+	var unsupported error
+	for _, name := range ops {
+		r := &opRun{opts: &opts, tg: tg, name: name}
+		err := r.run(ctx, out)
+		if errors.Is(err, ErrOpUnsupported) {
+			fmt.Fprintf(out, "\n%v (skipped)\n", err)
+			unsupported = err
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("bench: %s: %w", name, err)
+		}
+		ran++
+	}
+	if ran == 0 && unsupported != nil {
+		return unsupported
+	}
+	return nil
+}
+
+func connMode(o *Options) string {
+	if o.SharedConnection {
+		return fmt.Sprintf("%d threads sharing one connection", o.Threads)
+	}
+	return fmt.Sprintf("%d threads, one connection each", o.Threads)
+}
+
+// target is the NameNode under test and the clients that call it.
+type target struct {
+	addrs   []string
+	dir     string // in-process: the temporary directory (removed on close)
+	cfg     namenode.Config
+	deps    namenode.Deps
+	nn      *namenode.NameNode
+	admin   *ipc.Client
+	clients []*ipc.Client // one per thread, or one shared
+	opts    *Options
+}
+
+func (tg *target) kind() string {
+	if tg.nn != nil {
+		return "in-process, name dir " + tg.dir
+	}
+	return "external"
+}
+
+// openTarget connects to opts.Addrs or starts an in-process NameNode.
+func openTarget(ctx context.Context, opts *Options) (*target, error) {
+	tg := &target{opts: opts, addrs: opts.Addrs}
+	if len(tg.addrs) == 0 {
+		if err := tg.startLocal(ctx); err != nil {
+			tg.close()
+			return nil, err
+		}
+	}
+	tg.connect()
+	return tg, nil
+}
+
+// startLocal formats a temporary directory and starts a NameNode on it.
+func (tg *target) startLocal(ctx context.Context) error {
+	dir, err := os.MkdirTemp(tg.opts.TempDir, "hdfsgo-bench-")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	tg.dir = dir
+	nameDir := filepath.Join(dir, "name")
+	c := tg.opts.Conf.With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: nameDir},
+		conf.KeyValue{Key: conf.DFSNameNodeEditsDir, Value: nameDir},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+	)
+	cfg, err := namenode.ConfigFrom(c)
+	if err != nil {
+		return err
+	}
+	// Set the directories again on the typed config: a key marked final in
+	// the site files keeps its value through With, and Format below wipes
+	// whatever directories the config names.
+	cfg.NameDirs, cfg.EditsDirs, cfg.EditsDirMinimum = []string{nameDir}, []string{nameDir}, 1
+	cfg.RPCAddress = "127.0.0.1:0"
+	cfg.SuperUser = tg.opts.User
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	tg.cfg = cfg
+	tg.deps = namenode.Deps{Logger: tg.opts.Logger}
+	if err := namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true}); err != nil {
+		return err
+	}
+	return tg.start(ctx)
+}
+
+// start starts the in-process NameNode on its (formatted) directory.
+func (tg *target) start(ctx context.Context) error {
+	l, err := listenLoopback()
+	if err != nil {
+		return err
+	}
+	deps := tg.deps
+	deps.Listener = l
+	nn, err := namenode.Start(ctx, tg.cfg, deps)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	tg.nn = nn
+	tg.addrs = []string{nn.RPCAddr().String()}
+	return nil
+}
+
+// stop closes the clients and the in-process NameNode, keeping its directory.
+func (tg *target) stop() error {
+	tg.disconnect()
+	if tg.nn == nil {
+		return nil
+	}
+	err := tg.nn.Close()
+	tg.nn = nil
+	return err
+}
+
+func (tg *target) connect() {
+	tg.admin = tg.newClient()
+	n := tg.opts.Threads
+	if tg.opts.SharedConnection {
+		n = 1
+	}
+	tg.clients = make([]*ipc.Client, n)
+	for i := range tg.clients {
+		tg.clients[i] = tg.newClient()
+	}
+}
+
+func (tg *target) disconnect() {
+	if tg.admin != nil {
+		tg.admin.Close()
+		tg.admin = nil
+	}
+	for _, c := range tg.clients {
+		c.Close()
+	}
+	tg.clients = nil
+}
+
+func (tg *target) newClient() *ipc.Client {
+	return ipc.NewClient(ipc.ClientConfig{
+		Addresses: tg.addrs,
+		User:      tg.opts.User,
+		Protocol:  namenode.ClientProtocolName,
+		// The benchmark never retries: a failure is a result.
+		MaxRetries: -1,
+	})
+}
+
+// client is thread t's client.
+func (tg *target) client(t int) *ipc.Client { return tg.clients[t%len(tg.clients)] }
+
+func (tg *target) close() {
+	if err := tg.stop(); err != nil {
+		tg.opts.Logger.Warn("stopping the NameNode", "err", err)
+	}
+	if tg.dir != "" {
+		os.RemoveAll(tg.dir)
+	}
+}
+
+// opRun is one op's benchmark.
+type opRun struct {
+	opts  *Options
+	tg    *target
+	name  string
+	base  string
+	gen   names
+	paths []string // gen's paths, made before the timed phase
+	dsts  []string // rename targets
+	dirs  []string // gen's leaf directories (listing)
+}
+
+// stats is what one timed phase measured.
+type stats struct {
+	ops        int
+	elapsed    time.Duration
+	cumulative time.Duration // sum of the per-call latencies
+}
+
+func (s stats) opsPerSec() float64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return float64(s.ops) / s.elapsed.Seconds()
+}
+
+func (s stats) average() time.Duration {
+	if s.ops == 0 {
+		return 0
+	}
+	return s.cumulative / time.Duration(s.ops)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
+
+func (r *opRun) run(ctx context.Context, out io.Writer) error {
+	o := r.opts
+	r.base = BaseDir + "/" + r.name
+	perDir := o.FilesPerDir
+	if r.name == OpMkdirs {
+		perDir = o.DirsPerDir
+	}
+	r.gen = newNames(r.base, "ThroughputBench", o.Files, perDir)
+	r.paths = make([]string, o.Files)
+	for i := range r.paths {
+		r.paths[i] = r.gen.path(i)
+	}
+	if r.name == OpRename {
+		r.dsts = make([]string, len(r.paths))
+		for i, p := range r.paths {
+			r.dsts[i] = p + ".r"
+		}
+	}
+	if r.name == OpListing {
+		r.dirs = make([]string, r.gen.numDirs())
+		for i := range r.dirs {
+			r.dirs[i] = r.gen.dir(i)
+		}
+	}
+
+	var call func(ctx context.Context, c *ipc.Client, thread, i int) error
+	var extra []string
+	switch r.name {
+	case OpCreate:
+		call = r.create
+		if r.tg.nn != nil {
+			fs, err := fsyncRate(r.tg.dir, time.Second)
+			if err != nil {
+				return err
+			}
+			extra = append(extra, fmt.Sprintf("Raw fsyncs/s in the name dir (200 B append + fdatasync, measured just before): %.0f", fs))
+		}
+	case OpMkdirs:
+		call = r.mkdirs
+	case OpOpen:
+		if err := r.probeBlockLocations(ctx); err != nil {
+			return err
+		}
+		call = r.open
+	case OpDelete:
+		call = r.delete
+	case OpFileStatus:
+		call = r.fileStatus
+	case OpRename:
+		call = r.rename
+	case OpListing:
+		call = r.listing
+	}
+	if err := r.clean(ctx); err != nil {
+		return err
+	}
+	if r.name != OpCreate && r.name != OpMkdirs {
+		if err := r.prepareFiles(ctx); err != nil {
+			return fmt.Errorf("preparing %d files: %w", o.Files, err)
+		}
+	}
+
+	if o.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(o.CPUProfile); err != nil {
+			return fmt.Errorf("bench: cpu profile: %w", err)
+		}
+	}
+	st, err := r.tg.timed(ctx, o.Files, call)
+	if o.CPUProfile != nil {
+		pprof.StopCPUProfile()
+		o.CPUProfile = nil // one profile per run
+	}
+	if err != nil {
+		return err
+	}
+	if !o.KeepResults {
+		if err := r.clean(ctx); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(out, "\n--- %s inputs ---\n", r.name)
+	switch r.name {
+	case OpMkdirs:
+		fmt.Fprintf(out, "nrDirs = %d\nnrThreads = %d\nnrDirsPerDir = %d\n", o.Files, o.Threads, o.DirsPerDir)
+	case OpListing:
+		fmt.Fprintf(out, "nrFiles = %d\nnrThreads = %d\nnrFilesPerDir = %d\nnrDirsListed = %d\n", o.Files, o.Threads, o.FilesPerDir, r.gen.numDirs())
+	default:
+		fmt.Fprintf(out, "nrFiles = %d\nnrThreads = %d\nnrFilesPerDir = %d\n", o.Files, o.Threads, o.FilesPerDir)
+	}
+	fmt.Fprintf(out, "--- %s stats ---\n", r.name)
+	fmt.Fprintf(out, "# operations: %d\n", st.ops)
+	fmt.Fprintf(out, "Elapsed Time: %d ms\n", st.elapsed.Milliseconds())
+	fmt.Fprintf(out, "Ops per sec: %.1f\n", st.opsPerSec())
+	fmt.Fprintf(out, "Average Time: %s ms\n", ms(st.average()))
+	for _, e := range extra {
+		fmt.Fprintln(out, e)
+	}
+	return nil
+}
+
+// split divides n operations over t threads as evenly as possible: thread i
+// gets the range [first[i], first[i+1]).
+func split(n, t int) []int {
+	first := make([]int, t+1)
+	for i := 0; i < t; i++ {
+		first[i+1] = first[i] + n/t
+		if i < n%t {
+			first[i+1]++
+		}
+	}
+	return first
+}
+
+// timed runs call for operations 0..n-1 over the threads and measures them.
+// The first error stops every thread and is returned.
+func (tg *target) timed(ctx context.Context, n int, call func(ctx context.Context, c *ipc.Client, thread, i int) error) (stats, error) {
+	t := tg.opts.Threads
+	first := split(n, t)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cum := make([]time.Duration, t)
+	done := make([]int, t)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for th := 0; th < t; th++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := tg.client(th)
+			for i := first[th]; i < first[th+1]; i++ {
+				if ctx.Err() != nil {
+					return
+				}
+				s := time.Now()
+				if err := call(ctx, c, th, i); err != nil {
+					cancel(fmt.Errorf("thread %d, operation %d: %w", th, i, err))
+					return
+				}
+				cum[th] += time.Since(s)
+				done[th]++
+			}
+		}()
+	}
+	wg.Wait()
+	st := stats{elapsed: time.Since(start)}
+	for th := range cum {
+		st.ops += done[th]
+		st.cumulative += cum[th]
+	}
+	if err := context.Cause(ctx); err != nil && ctx.Err() != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// clean removes the op's directory.
+func (r *opRun) clean(ctx context.Context) error {
+	var resp hdfs.DeleteResponseProto
+	err := r.tg.admin.Call(ctx, "delete", &hdfs.DeleteRequestProto{Src: proto.String(r.base), Recursive: proto.Bool(true)}, &resp)
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", r.base, err)
+	}
+	return nil
+}
+
+// prepareFiles creates (and completes) the op's files, untimed.
+func (r *opRun) prepareFiles(ctx context.Context) error {
+	_, err := r.tg.timed(ctx, r.opts.Files, func(ctx context.Context, c *ipc.Client, th, i int) error {
+		return createFile(ctx, c, r.paths[i], clientName(OpCreate, th), true)
+	})
+	return err
+}
+
+func clientName(op string, thread int) string { return fmt.Sprintf("%s-client-%d", op, thread) }
+
+// createFile creates src without blocks (CREATE|OVERWRITE, parents made) and,
+// when complete is set, closes it.
+func createFile(ctx context.Context, c *ipc.Client, src, client string, complete bool) error {
+	var cr hdfs.CreateResponseProto
+	err := c.Call(ctx, "create", &hdfs.CreateRequestProto{
+		Src:          proto.String(src),
+		Masked:       &hdfs.FsPermissionProto{Perm: proto.Uint32(0o644)},
+		ClientName:   proto.String(client),
+		CreateFlag:   proto.Uint32(0x01 | 0x02),
+		CreateParent: proto.Bool(true),
+		Replication:  proto.Uint32(3),
+		BlockSize:    proto.Uint64(blockSize),
+	}, &cr)
+	if err != nil || !complete {
+		return err
+	}
+	return completeFile(ctx, c, src, client, cr.GetFs().GetFileId())
+}
+
+func completeFile(ctx context.Context, c *ipc.Client, src, client string, fileID uint64) error {
+	for {
+		var resp hdfs.CompleteResponseProto
+		err := c.Call(ctx, "complete", &hdfs.CompleteRequestProto{
+			Src: proto.String(src), ClientName: proto.String(client), FileId: proto.Uint64(fileID),
+		}, &resp)
+		if err != nil || resp.GetResult() {
+			return err
+		}
+		// A file without blocks completes at once; false means the last
+		// block is not yet minimally replicated, so ask again.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *opRun) create(ctx context.Context, c *ipc.Client, th, i int) error {
+	return createFile(ctx, c, r.paths[i], clientName(r.name, th), r.opts.Close)
+}
+
+func (r *opRun) mkdirs(ctx context.Context, c *ipc.Client, th, i int) error {
+	var resp hdfs.MkdirsResponseProto
+	return c.Call(ctx, "mkdirs", &hdfs.MkdirsRequestProto{
+		Src:          proto.String(r.paths[i]),
+		Masked:       &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)},
+		CreateParent: proto.Bool(true),
+	}, &resp)
+}
+
+func (r *opRun) fileStatus(ctx context.Context, c *ipc.Client, th, i int) error {
+	var resp hdfs.GetFileInfoResponseProto
+	src := r.paths[i]
+	if err := c.Call(ctx, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(src)}, &resp); err != nil {
+		return err
+	}
+	if resp.Fs == nil {
+		return fmt.Errorf("%w: getFileInfo %s: no such file", ErrCheck, src)
+	}
+	return nil
+}
+
+// probeBlockLocations asks for the blocks of a path that does not exist: a
+// NameNode that serves getBlockLocations says FileNotFound.
+func (r *opRun) probeBlockLocations(ctx context.Context) error {
+	var resp hdfs.GetBlockLocationsResponseProto
+	err := r.tg.admin.Call(ctx, "getBlockLocations", &hdfs.GetBlockLocationsRequestProto{
+		Src: proto.String(r.base + "/probe-does-not-exist"), Offset: proto.Uint64(0), Length: proto.Uint64(blockSize),
+	}, &resp)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return &skipError{msg: "open: getBlockLocations not supported by this NameNode", cause: err}
+	}
+	if errors.Is(err, os.ErrNotExist) || err == nil {
+		return nil
+	}
+	return fmt.Errorf("getBlockLocations probe: %w", err)
+}
+
+// open is what a client's open does at the NameNode: getFileInfo, then
+// getBlockLocations of the first block.
+func (r *opRun) open(ctx context.Context, c *ipc.Client, th, i int) error {
+	if err := r.fileStatus(ctx, c, th, i); err != nil {
+		return err
+	}
+	var resp hdfs.GetBlockLocationsResponseProto
+	return c.Call(ctx, "getBlockLocations", &hdfs.GetBlockLocationsRequestProto{
+		Src: proto.String(r.paths[i]), Offset: proto.Uint64(0), Length: proto.Uint64(blockSize),
+	}, &resp)
+}
+
+func (r *opRun) delete(ctx context.Context, c *ipc.Client, th, i int) error {
+	var resp hdfs.DeleteResponseProto
+	src := r.paths[i]
+	if err := c.Call(ctx, "delete", &hdfs.DeleteRequestProto{Src: proto.String(src), Recursive: proto.Bool(false)}, &resp); err != nil {
+		return err
+	}
+	if !resp.GetResult() {
+		return fmt.Errorf("%w: delete %s returned false", ErrCheck, src)
+	}
+	return nil
+}
+
+func (r *opRun) rename(ctx context.Context, c *ipc.Client, th, i int) error {
+	var resp hdfs.RenameResponseProto
+	src := r.paths[i]
+	if err := c.Call(ctx, "rename", &hdfs.RenameRequestProto{Src: proto.String(src), Dst: proto.String(r.dsts[i])}, &resp); err != nil {
+		return err
+	}
+	if !resp.GetResult() {
+		return fmt.Errorf("%w: rename %s returned false", ErrCheck, src)
+	}
+	return nil
+}
+
+// listing lists leaf directory i mod the number of leaf directories: each
+// call returns up to FilesPerDir entries.
+func (r *opRun) listing(ctx context.Context, c *ipc.Client, th, i int) error {
+	var resp hdfs.GetListingResponseProto
+	d := r.dirs[i%len(r.dirs)]
+	if err := c.Call(ctx, "getListing", &hdfs.GetListingRequestProto{
+		Src: proto.String(d), StartAfter: []byte{}, NeedLocation: proto.Bool(false),
+	}, &resp); err != nil {
+		return err
+	}
+	if resp.DirList == nil || len(resp.DirList.PartialListing) == 0 {
+		return fmt.Errorf("%w: getListing %s: empty", ErrCheck, d)
+	}
+	return nil
+}
+
+// setSafeMode runs a safe mode action and returns whether safe mode is on.
+func setSafeMode(ctx context.Context, c *ipc.Client, a hdfs.SafeModeActionProto) (bool, error) {
+	var resp hdfs.SetSafeModeResponseProto
+	err := c.Call(ctx, "setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &resp)
+	return resp.GetResult(), err
+}
+
+// saveNamespace is `hdfs dfsadmin -safemode enter; -saveNamespace; -safemode
+// leave`.
+func saveNamespace(ctx context.Context, c *ipc.Client) error {
+	if _, err := setSafeMode(ctx, c, hdfs.SafeModeActionProto_SAFEMODE_ENTER); err != nil {
+		return fmt.Errorf("safemode enter: %w", err)
+	}
+	var resp hdfs.SaveNamespaceResponseProto
+	if err := c.Call(ctx, "saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &resp); err != nil {
+		return fmt.Errorf("saveNamespace: %w", err)
+	}
+	if _, err := setSafeMode(ctx, c, hdfs.SafeModeActionProto_SAFEMODE_LEAVE); err != nil {
+		return fmt.Errorf("safemode leave: %w", err)
+	}
+	return nil
+}
+
+func listenLoopback() (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("bench: listen: %w", err)
+	}
+	return l, nil
+}

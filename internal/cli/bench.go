@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hdfsgo/hdfsgo/internal/bench"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
+                            [-filesPerDir P] [-dirsPerDir P] [-close]
+                            [-keepResults] [-sharedConnection] [-logLevel L]
+                            [-cpuprofile FILE]
+       hdfs bench io (not supported yet)
+
+  Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
+  prepares its namespace untimed, then T client threads run N calls and the
+  throughput and mean latency are printed. With -fs hdfs://host:port (or an
+  hdfs:// fs.defaultFS) the NameNode there is measured; otherwise one is
+  started in this process on a temporary directory and removed afterwards.
+
+  -op OP              create, mkdirs, open, delete, fileStatus, rename,
+                      listing, all (the seven before), memory (heap per
+                      empty file, no RPC) or restart (start-up time of a
+                      NameNode holding N files, in-process only)
+  -threads T          client threads, each with its own connection (16)
+  -files N            operations; directories for mkdirs (10)
+  -filesPerDir P      files per directory (4)
+  -dirsPerDir P       directories per directory, for mkdirs (2)
+  -close              create: complete each file after creating it
+  -keepResults        leave the op's directory under /nnThroughputBenchmark
+  -sharedConnection   all threads call over one connection
+  -logLevel L         log level of the in-process NameNode (ERROR)
+  -cpuprofile FILE    write a CPU profile of the first timed phase (for
+                      restart: the first timed start)
+
+  Generic options (-fs hdfs://host:port, -D key=value) may come before
+  "namenode" or among the options above; -D settings also configure the
+  in-process NameNode (e.g. -D dfs.namenode.handler.count=32).
+`
+
+// runBench is `hdfs bench`.
+func runBench(inv *Invocation) int {
+	args := inv.Args
+	if len(args) == 0 {
+		fmt.Fprint(inv.Env.Stderr, benchUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "namenode":
+		return runBenchNameNode(inv, args[1:])
+	case "io":
+		fmt.Fprintln(inv.Env.Stderr, "hdfs bench io: not supported yet")
+		return exitFail
+	case "-help", "--help", "-h":
+		fmt.Fprint(inv.Env.Stdout, benchUsage)
+		return exitOK
+	}
+	fmt.Fprintf(inv.Env.Stderr, "hdfs bench: unknown benchmark %q\n", args[0])
+	fmt.Fprint(inv.Env.Stderr, benchUsage)
+	return exitUsage
+}
+
+func runBenchNameNode(inv *Invocation, args []string) int {
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: "+format+"\n", a...)
+		fmt.Fprint(inv.Env.Stderr, benchUsage)
+		return exitUsage
+	}
+	opts := bench.Options{}
+	level := slog.LevelError
+	var profile string
+	// -fs and -D are generic options, taken before "namenode" by Run; they
+	// are accepted among the benchmark's options too.
+	var overrides []conf.KeyValue
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() (string, bool) {
+			if i+1 >= len(args) {
+				return "", false
+			}
+			i++
+			return args[i], true
+		}
+		number := func(dst *int) bool {
+			v, ok := value()
+			if !ok {
+				return false
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return false
+			}
+			*dst = n
+			return true
+		}
+		ok := true
+		switch a {
+		case "-op":
+			opts.Op, ok = value()
+		case "-threads":
+			ok = number(&opts.Threads)
+		case "-files", "-dirs":
+			ok = number(&opts.Files)
+		case "-filesPerDir":
+			ok = number(&opts.FilesPerDir)
+		case "-dirsPerDir":
+			ok = number(&opts.DirsPerDir)
+		case "-close":
+			opts.Close = true
+		case "-keepResults":
+			opts.KeepResults = true
+		case "-sharedConnection":
+			opts.SharedConnection = true
+		case "-logLevel":
+			var v string
+			if v, ok = value(); ok {
+				l, err := parseLevel(v)
+				if err != nil {
+					return usage("%v", err)
+				}
+				level = l
+			}
+		case "-cpuprofile":
+			profile, ok = value()
+		case "-fs":
+			var v string
+			if v, ok = value(); ok {
+				overrides = append(overrides, conf.KeyValue{Key: conf.FSDefaultFS, Value: v})
+			}
+		case "-D":
+			var v string
+			if v, ok = value(); ok {
+				kv, err := conf.ParseKeyValue(v)
+				if err != nil {
+					return usage("%v", err)
+				}
+				overrides = append(overrides, kv)
+			}
+		case "-help", "--help", "-h":
+			fmt.Fprint(inv.Env.Stdout, benchUsage)
+			return exitOK
+		default:
+			return usage("unknown option %s", a)
+		}
+		if !ok {
+			return usage("%s needs a value (a positive number for counts)", a)
+		}
+	}
+	if opts.Op == "" {
+		return usage("-op is required")
+	}
+
+	c := inv.Conf
+	if len(overrides) > 0 {
+		c = c.With(overrides...)
+	}
+	opts.Conf = c
+	addrs, err := benchTarget(c)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
+		return exitFail
+	}
+	opts.Addrs = addrs
+	opts.User = inv.Env.Getenv("HADOOP_USER_NAME")
+	opts.Logger = slog.New(slog.NewTextHandler(inv.Env.Stderr, &slog.HandlerOptions{Level: level}))
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
+			return exitFail
+		}
+		defer f.Close()
+		opts.CPUProfile = f
+	}
+	var out io.Writer = inv.Env.Stdout
+	if err := bench.RunNameNode(context.Background(), opts, out); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// benchTarget is the NameNode addresses of fs.defaultFS when it is an
+// hdfs:// URI (every NameNode of the nameservice when its authority names
+// one), else nil: measure an in-process NameNode.
+func benchTarget(c *conf.Conf) ([]string, error) {
+	fs := c.String(conf.FSDefaultFS)
+	u, err := url.Parse(strings.TrimSpace(fs))
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", conf.FSDefaultFS, fs, err)
+	}
+	if !strings.EqualFold(u.Scheme, "hdfs") {
+		return nil, nil
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%s %q names no host", conf.FSDefaultFS, fs)
+	}
+	if u.Port() == "" {
+		for _, ns := range c.Nameservices() {
+			if ns != u.Hostname() {
+				continue
+			}
+			all, err := c.NameNodeRPCAddresses()
+			if err != nil {
+				return nil, err
+			}
+			var addrs []string
+			for _, a := range all {
+				if a.Nameservice == ns {
+					addrs = append(addrs, a.Address)
+				}
+			}
+			if len(addrs) > 0 {
+				return addrs, nil
+			}
+		}
+		return []string{net.JoinHostPort(u.Hostname(), conf.DefaultNameNodeRPCPort)}, nil
+	}
+	return []string{u.Host}, nil
+}
