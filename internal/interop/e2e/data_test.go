@@ -315,7 +315,9 @@ func (c *cluster) dnAddr(i int) string {
 // TestCorruptReplica: flip bytes in one replica's block file: a read still
 // returns the right data, the bad replica is reported and replaced.
 func TestCorruptReplica(t *testing.T) {
-	c := startCluster(t, 3, fastFailure)
+	// A fourth node takes the new copy: like HDFS, a corrupt replica is
+	// deleted only once a good copy replaces it.
+	c := startCluster(t, 4, fastFailure)
 	local, sum := randomFile(t, 600<<10, 4) // one block
 	c.dfs(t, "-put", local, "/c")
 	orig, _ := os.ReadFile(local)
@@ -345,8 +347,15 @@ func TestCorruptReplica(t *testing.T) {
 	if err := os.WriteFile(bad, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ourCat(t, "/c"); got != sum {
-		t.Fatalf("read with a corrupt replica: %s, want %s", got, sum)
+	// Readers start at the replica the NameNode lists first, which varies
+	// among equally near nodes: read until one meets the corrupt copy.
+	for i := 0; i < 50 && !strings.Contains(c.nn.logText(), "replica reported corrupt"); i++ {
+		if got := c.ourCat(t, "/c"); got != sum {
+			t.Fatalf("read with a corrupt replica: %s, want %s", got, sum)
+		}
+	}
+	if !strings.Contains(c.nn.logText(), "replica reported corrupt") {
+		t.Fatal("no reader reported the corrupt replica")
 	}
 	// The reader reported it: the NameNode replaces it with a good copy.
 	deadline := time.Now().Add(60 * time.Second)
