@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -322,5 +323,46 @@ func TestInProcessNeverTouchesConfiguredDirs(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(real); len(ents) != 1 {
 		t.Fatalf("the configured name dir holds %d entries, want only the marker", len(ents))
+	}
+}
+
+// BenchmarkLoopbackTCP measures one loopback TCP stream with 64 KiB and 1 MiB
+// writes: the raw bandwidth the data path's figures are judged against.
+func BenchmarkLoopbackTCP(b *testing.B) {
+	for _, size := range []int{64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("write=%dKiB", size>>10), func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			done := make(chan error, 1)
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					done <- err
+					return
+				}
+				_, err = io.Copy(io.Discard, c)
+				c.Close()
+				done <- err
+			}()
+			c, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Write(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.Close()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

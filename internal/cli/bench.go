@@ -19,7 +19,9 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-filesPerDir P] [-dirsPerDir P] [-close]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE]
-       hdfs bench io (not supported yet)
+       hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
+                            [-replication R] [-blockSize B] [-concurrency C]
+                            [-datanodes N] [-cpupid PID] [-dropcaches]
 
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
@@ -42,6 +44,15 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -cpuprofile FILE    write a CPU profile of the first timed phase (for
                       restart: the first timed start)
 
+  io measures the data path the way Hadoop's TestDFSIO does: N files of S
+  bytes (default 4 × 128m) written, then read, by C concurrent clients
+  (default 1), with replication R (3) and block size B (128m). It prints
+  throughput (Σbytes / Σ per-file time), the average per-file rate, the
+  aggregate rate and CPU seconds per GiB. Without -fs it starts a minicluster
+  of -datanodes N (3) DataNodes in this process; -cpupid reports the CPU use of
+  another process (a separate minicluster); -dropcaches empties the page cache
+  before reading (root).
+
   Generic options (-fs hdfs://host:port, -D key=value) may come before
   "namenode" or among the options above; -D settings also configure the
   in-process NameNode (e.g. -D dfs.namenode.handler.count=32).
@@ -58,8 +69,7 @@ func runBench(inv *Invocation) int {
 	case "namenode":
 		return runBenchNameNode(inv, args[1:])
 	case "io":
-		fmt.Fprintln(inv.Env.Stderr, "hdfs bench io: not supported yet")
-		return exitFail
+		return runBenchIO(inv, args[1:])
 	case "-help", "--help", "-h":
 		fmt.Fprint(inv.Env.Stdout, benchUsage)
 		return exitOK
@@ -226,4 +236,75 @@ func benchTarget(c *conf.Conf) ([]string, error) {
 		return []string{net.JoinHostPort(u.Hostname(), conf.DefaultNameNodeRPCPort)}, nil
 	}
 	return []string{u.Host}, nil
+}
+
+func runBenchIO(inv *Invocation, args []string) int {
+	o := bench.IOOptions{Files: 4, Size: 128 << 20, Replication: 3, BlockSize: 128 << 20, Concurrency: 1, Logger: inv.Logger}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs bench io: "+format+"\n", a...)
+		fmt.Fprint(inv.Env.Stderr, benchUsage)
+		return exitUsage
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() (string, bool) {
+			if i+1 >= len(args) {
+				return "", false
+			}
+			i++
+			return args[i], true
+		}
+		switch a {
+		case "-write":
+			o.Write = true
+		case "-read":
+			o.Read = true
+		case "-dropcaches":
+			o.DropCaches = true
+		case "-nrFiles", "-replication", "-concurrency", "-datanodes", "-cpupid":
+			v, ok := val()
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil || n < 0 {
+				return bad("%s needs a number", a)
+			}
+			switch a {
+			case "-nrFiles":
+				o.Files = n
+			case "-replication":
+				o.Replication = n
+			case "-concurrency":
+				o.Concurrency = n
+			case "-datanodes":
+				o.DataNodes = n
+			case "-cpupid":
+				o.CPUPid = n
+			}
+		case "-size", "-blockSize":
+			v, ok := val()
+			n, err := conf.ParseSize(strings.TrimSuffix(strings.ToLower(v), "b"))
+			if !ok || err != nil || n <= 0 {
+				return bad("%s needs a size such as 128m or 1g", a)
+			}
+			if a == "-size" {
+				o.Size = n
+			} else {
+				o.BlockSize = n
+			}
+		default:
+			return bad("unknown option %s", a)
+		}
+	}
+	if u, err := url.Parse(inv.Conf.String(conf.FSDefaultFS)); err == nil && u.Scheme == "hdfs" && u.Host != "" {
+		addrs, _, err := fsshellAddresses(inv)
+		if err != nil {
+			return bad("%v", err)
+		}
+		o.Addrs = addrs
+	}
+	o.User = inv.Env.Getenv("HADOOP_USER_NAME")
+	if err := bench.RunIO(context.Background(), o, inv.Env.Stdout); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs bench io: %v\n", err)
+		return exitFail
+	}
+	return exitOK
 }

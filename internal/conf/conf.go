@@ -468,3 +468,13 @@ func parseSize(v string) (int64, bool) {
 	}
 	return n * mul, true
 }
+
+// ParseSize reads a size the way Size does for a configuration value: a byte
+// count with an optional binary suffix (k, m, g, t, p, e), e.g. "128m".
+func ParseSize(v string) (int64, error) {
+	n, ok := parseSize(strings.TrimSpace(v))
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrInvalidSize, v)
+	}
+	return n, nil
+}
