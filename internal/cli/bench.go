@@ -255,6 +255,20 @@ func runBenchIO(inv *Invocation, args []string) int {
 			return args[i], true
 		}
 		switch a {
+		case "-fs", "-D":
+			// Generic options are also accepted among the io options.
+			v, ok := val()
+			if !ok {
+				return bad("%s needs a value", a)
+			}
+			kv := conf.KeyValue{Key: conf.FSDefaultFS, Value: v}
+			if a == "-D" {
+				var err error
+				if kv, err = conf.ParseKeyValue(v); err != nil {
+					return bad("%v", err)
+				}
+			}
+			inv.Conf = inv.Conf.With(kv)
 		case "-write":
 			o.Write = true
 		case "-read":
