@@ -259,6 +259,9 @@ func (cfg *Config) Validate() error {
 	if cfg.LeaseHardLimit <= 0 {
 		bad(conf.DFSNameNodeLeaseHardLimit, "%v must be positive", cfg.LeaseHardLimit)
 	}
+	if cfg.Testing.LeaseSoftLimit < 0 {
+		bad("lease soft limit", "%v must not be negative", cfg.Testing.LeaseSoftLimit)
+	}
 	if cfg.RedundancyInterval <= 0 {
 		bad(conf.DFSNameNodeRedundancyInterval, "%v must be positive", cfg.RedundancyInterval)
 	}

@@ -22,6 +22,10 @@ import (
 var hdfsBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("HDFSGO_E2E_WRITER") != "" {
+		writerMain()
+		return
+	}
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("e2e: skipped in -short mode (the tests run the built binary as processes)")

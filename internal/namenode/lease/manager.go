@@ -54,7 +54,9 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Validate rejects negative limits and a hard limit shorter than the soft one.
+// Validate rejects negative limits. A hard limit shorter than the soft one is
+// allowed (tests shorten it): the soft limit is then taken to equal it, since
+// the NameNode recovers the file first anyway.
 func (l Limits) Validate() error {
 	d := l.withDefaults()
 	switch {
@@ -62,8 +64,6 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("%w: soft limit %v is negative", ErrBadLimits, l.Soft)
 	case d.Hard < 0:
 		return fmt.Errorf("%w: dfs.namenode.lease-hard-limit-sec %v is negative", ErrBadLimits, l.Hard)
-	case d.Hard < d.Soft:
-		return fmt.Errorf("%w: dfs.namenode.lease-hard-limit-sec %v is shorter than the soft limit %v", ErrBadLimits, d.Hard, d.Soft)
 	}
 	return nil
 }
@@ -132,11 +132,15 @@ type Manager struct {
 // that fail Validate are replaced by the defaults too, so check them when the
 // configuration is read.
 func NewManager(l Limits) *Manager {
-	if l.Validate() != nil {
-		l = Limits{}
+	if err := l.Validate(); err != nil {
+		panic("lease: " + err.Error()) // callers validate their configuration first
+	}
+	l = l.withDefaults()
+	if l.Soft > l.Hard {
+		l.Soft = l.Hard
 	}
 	return &Manager{
-		limits:   l.withDefaults(),
+		limits:   l,
 		byHolder: make(map[string]*lease),
 		byFile:   make(map[uint64]*lease),
 		order:    list.New(),

@@ -153,7 +153,7 @@ func TestLimitsValidate(t *testing.T) {
 	}{
 		{Limits{}, true},
 		{Limits{Soft: time.Second, Hard: time.Second}, true},
-		{Limits{Hard: 30 * time.Second}, false}, // shorter than the default soft limit
+		{Limits{Hard: 30 * time.Second}, true}, // shorter than the default soft limit: soft follows it
 		{Limits{Soft: -time.Second}, false},
 		{Limits{Hard: -time.Second}, false},
 	}
@@ -166,9 +166,15 @@ func TestLimitsValidate(t *testing.T) {
 			t.Errorf("%+v: %v is not ErrBadLimits", c.l, err)
 		}
 	}
-	if got := NewManager(Limits{Hard: -1}).Limits(); got != (Limits{Soft: DefaultSoftLimit, Hard: DefaultHardLimit}) {
-		t.Errorf("bad limits not replaced by the defaults: %+v", got)
+	if got := NewManager(Limits{Hard: 30 * time.Second}).Limits(); got != (Limits{Soft: 30 * time.Second, Hard: 30 * time.Second}) {
+		t.Errorf("a hard limit below the soft one: limits %+v, want the soft limit cut to it", got)
 	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewManager accepted a negative hard limit")
+		}
+	}()
+	NewManager(Limits{Hard: -1})
 }
 
 func TestReassignNotHolder(t *testing.T) {
