@@ -80,6 +80,7 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 		defer c.Close()
 		addrs = []string{c.NameNodeAddr()}
 		where = fmt.Sprintf("in-process minicluster, %d DataNodes, in %s", n, dir)
+		o.User = "" // the process owner: the superuser of its own cluster
 	}
 	fsys, err := client.New(client.Options{Addresses: addrs, User: o.User})
 	if err != nil {

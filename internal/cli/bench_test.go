@@ -46,7 +46,8 @@ func TestBenchCommand(t *testing.T) {
 	}{
 		{"no args", nil, 1, nil, "Usage: hdfs bench [GENERIC OPTIONS] namenode"},
 		{"help", []string{"-help"}, 0, []string{"Usage: hdfs bench [GENERIC OPTIONS] namenode"}, ""},
-		{"io", []string{"io"}, 1, nil, "hdfs bench io: not supported yet\n"},
+		{"io", []string{"io", "-nrFiles", "2", "-size", "1m", "-replication", "1", "-datanodes", "1"}, 0, []string{"----- TestDFSIO ----- : write", "----- TestDFSIO ----- : read", "Number of files: 2"}, ""},
+		{"io bad size", []string{"io", "-size", "lots"}, 1, nil, "-size needs a size"},
 		{"unknown bench", []string{"disk"}, 1, nil, `unknown benchmark "disk"`},
 		{"no op", []string{"namenode"}, 1, nil, "-op is required"},
 		{"bad op", []string{"namenode", "-op", "frob"}, 1, nil, `unknown op "frob"`},

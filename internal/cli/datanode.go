@@ -30,32 +30,5 @@ func runDatanode(inv *Invocation) int {
 		return exitFail
 	}
 	inv.Logger.Info("DataNode up", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String())
-	var sig <-chan struct{}
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		done := make(chan struct{})
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info("shutting down", "signal", s.String())
-			case <-dn.Done():
-			}
-			close(done)
-		}()
-		sig = done
-	}
-	select {
-	case <-sig:
-	case <-dn.Done():
-	}
-	if err := dn.Close(); err != nil {
-		inv.Logger.Error("DataNode stopped with an error", "err", err)
-		return exitFail
-	}
-	if err := dn.Err(); err != nil {
-		inv.Logger.Error("DataNode failed", "err", err)
-		return exitFail
-	}
-	return exitOK
+	return serveUntilStopped(inv, "DataNode", dn)
 }

@@ -105,32 +105,5 @@ func runNamenode(inv *Invocation) int {
 		return exitFail
 	}
 	inv.Logger.Info("NameNode up", "rpc", nn.RPCAddr().String())
-	var sig <-chan struct{}
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		done := make(chan struct{})
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info("shutting down", "signal", s.String())
-			case <-nn.Done():
-			}
-			close(done)
-		}()
-		sig = done
-	}
-	select {
-	case <-sig:
-	case <-nn.Done():
-	}
-	if err := nn.Close(); err != nil {
-		inv.Logger.Error("NameNode stopped with an error", "err", err)
-		return exitFail
-	}
-	if err := nn.Err(); err != nil {
-		inv.Logger.Error("NameNode failed", "err", err)
-		return exitFail
-	}
-	return exitOK
+	return serveUntilStopped(inv, "NameNode", nn)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -477,4 +478,27 @@ func ParseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidSize, v)
 	}
 	return n, nil
+}
+
+// LocalDir turns a storage directory setting — a file:// URI ("file:///data/1",
+// "file:/data/1") or an absolute path — into the local path, as Hadoop reads
+// dfs.namenode.name.dir and dfs.datanode.data.dir entries.
+func LocalDir(v string) (string, error) {
+	if !strings.Contains(v, ":") {
+		if !strings.HasPrefix(v, "/") {
+			return "", fmt.Errorf("%q is not an absolute path", v)
+		}
+		return v, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", v, err)
+	}
+	if u.Scheme != "file" {
+		return "", fmt.Errorf("%q: only file:// directories are supported", v)
+	}
+	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		return "", fmt.Errorf("%q has no absolute path", v)
+	}
+	return u.Path, nil
 }

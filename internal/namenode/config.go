@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os/user"
-	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -275,34 +274,13 @@ func (cfg *Config) Validate() error {
 func dirList(c *conf.Conf, key string) ([]string, error) {
 	var dirs []string
 	for _, v := range c.Strings(key) {
-		d, err := localDir(v)
+		d, err := conf.LocalDir(v)
 		if err != nil {
 			return nil, fmt.Errorf("namenode: %s: %w (from %s)", key, err, c.Source(key))
 		}
 		dirs = append(dirs, d)
 	}
 	return dirs, nil
-}
-
-// localDir turns "file:///a/b", "file:/a/b" or "/a/b" into "/a/b".
-func localDir(v string) (string, error) {
-	if !strings.Contains(v, ":") {
-		if !strings.HasPrefix(v, "/") {
-			return "", fmt.Errorf("%q is not an absolute path", v)
-		}
-		return v, nil
-	}
-	u, err := url.Parse(v)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", v, err)
-	}
-	if u.Scheme != "file" {
-		return "", fmt.Errorf("%q: only file:// directories are supported", v)
-	}
-	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
-		return "", fmt.Errorf("%q has no absolute path", v)
-	}
-	return u.Path, nil
 }
 
 func rpcAddress(c *conf.Conf) string {
