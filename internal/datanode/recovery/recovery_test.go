@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+
+	"github.com/hdfsgo/hdfsgo/internal/scripttest"
 )
 
 // TestDecideScript runs the primary's length decision over the cases in
@@ -22,34 +24,34 @@ import (
 // The output is the plan and the commit made when every participant's update
 // succeeds, or the error.
 func TestDecideScript(t *testing.T) {
-	runScript(t, "decide.txt", func(t *testing.T, c *scriptCase) string {
-		switch c.cmd {
+	runScript(t, "decide.txt", func(t *testing.T, c *scripttest.Case) string {
+		switch c.Cmd {
 		case "decide":
 			return runDecide(t, c)
 		case "init":
 			cur := current(t, c)
-			return result(CheckInit(cur, c.int(t, "block"), c.int(t, "rid")))
+			return result(CheckInit(cur, c.Int(t, "block"), c.Int(t, "rid")))
 		case "update":
 			cur := current(t, c)
-			return result(CheckUpdate(cur, c.int(t, "rid"), c.int(t, "newgs"), c.int(t, "newlen"), c.boolOr(t, "cot", false)))
+			return result(CheckUpdate(cur, c.Int(t, "rid"), c.Int(t, "newgs"), c.Int(t, "newlen"), c.BoolOr(t, "cot", false)))
 		}
-		t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+		t.Fatalf("line %d: unknown command %q", c.Line, c.Cmd)
 		return ""
 	})
 }
 
-func runDecide(t *testing.T, c *scriptCase) string {
-	b := Block{ID: c.intOr(t, "id", 1073741825), GenStamp: c.int(t, "gs"), RecoveryID: c.int(t, "rid")}
-	if c.has("truncate") {
-		b.Truncate, b.NewLength = true, c.int(t, "truncate")
-		b.NewBlockID = c.intOr(t, "newid", 0)
+func runDecide(t *testing.T, c *scripttest.Case) string {
+	b := Block{ID: c.IntOr(t, "id", 1073741825), GenStamp: c.Int(t, "gs"), RecoveryID: c.Int(t, "rid")}
+	if c.Has("truncate") {
+		b.Truncate, b.NewLength = true, c.Int(t, "truncate")
+		b.NewBlockID = c.IntOr(t, "newid", 0)
 	}
 	var answers []Answer
-	for _, l := range c.input {
+	for _, l := range c.Input {
 		f := strings.Fields(l)
 		node, err := strconv.Atoi(f[0])
 		if err != nil {
-			t.Fatalf("line %d: %q: %v", c.line, l, err)
+			t.Fatalf("line %d: %q: %v", c.Line, l, err)
 		}
 		a := Answer{ReplicaInfo: ReplicaInfo{Node: node}}
 		switch {
@@ -64,7 +66,7 @@ func runDecide(t *testing.T, c *scriptCase) string {
 			a.Length, _ = strconv.ParseInt(f[2], 10, 64)
 			a.GenStamp, _ = strconv.ParseInt(f[3], 10, 64)
 		default:
-			t.Fatalf("line %d: bad answer %q", c.line, l)
+			t.Fatalf("line %d: bad answer %q", c.Line, l)
 		}
 		answers = append(answers, a)
 	}
@@ -87,23 +89,23 @@ func runDecide(t *testing.T, c *scriptCase) string {
 		cm.BlockID, cm.GenStamp, cm.NewGenStamp, cm.NewLength, cm.CloseFile, cm.DeleteBlock, cm.Nodes)
 }
 
-func parseState(t *testing.T, c *scriptCase, s string) storage.ReplicaState {
+func parseState(t *testing.T, c *scripttest.Case, s string) storage.ReplicaState {
 	t.Helper()
 	for st := storage.Finalized; st <= storage.Temporary; st++ {
 		if st.String() == s {
 			return st
 		}
 	}
-	t.Fatalf("line %d: bad replica state %q", c.line, s)
+	t.Fatalf("line %d: bad replica state %q", c.Line, s)
 	return 0
 }
 
-func current(t *testing.T, c *scriptCase) Current {
+func current(t *testing.T, c *scripttest.Case) Current {
 	return Current{
-		State:      parseState(t, c, c.str(t, "state")),
-		Length:     c.int(t, "len"),
-		GenStamp:   c.int(t, "gs"),
-		RecoveryID: c.intOr(t, "under", 0),
+		State:      parseState(t, c, c.Str(t, "state")),
+		Length:     c.Int(t, "len"),
+		GenStamp:   c.Int(t, "gs"),
+		RecoveryID: c.IntOr(t, "under", 0),
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/scripttest"
 )
 
 // TestManagerScript drives a Manager with a manual clock (t= seconds).
@@ -31,42 +33,42 @@ func TestManagerScript(t *testing.T) {
 	for _, name := range []string{"manager.txt", "monitor.txt"} {
 		t.Run(name, func(t *testing.T) {
 			m := NewManager(Limits{})
-			runScript(t, name, func(t *testing.T, c *scriptCase) string {
+			runScript(t, name, func(t *testing.T, c *scripttest.Case) string {
 				return managerCmd(t, &m, c)
 			})
 		})
 	}
 }
 
-func managerCmd(t *testing.T, mp **Manager, c *scriptCase) string {
+func managerCmd(t *testing.T, mp **Manager, c *scripttest.Case) string {
 	m := *mp
-	file := func() uint64 { return uint64(c.int(t, "f")) }
-	switch c.cmd {
+	file := func() uint64 { return uint64(c.Int(t, "f")) }
+	switch c.Cmd {
 	case "new":
 		*mp = NewManager(Limits{
-			Soft: time.Duration(c.intOr(t, "soft", 0)) * time.Second,
-			Hard: time.Duration(c.intOr(t, "hard", 0)) * time.Second,
+			Soft: time.Duration(c.IntOr(t, "soft", 0)) * time.Second,
+			Hard: time.Duration(c.IntOr(t, "hard", 0)) * time.Second,
 		})
 		l := (*mp).Limits()
 		return fmt.Sprintf("soft=%v hard=%v", l.Soft, l.Hard)
 	case "add":
-		m.AddLease(c.str(t, "h"), file(), c.at(t))
+		m.AddLease(c.Str(t, "h"), file(), at(t, c))
 		return dumpLeases(m)
 	case "renew":
-		ok := m.RenewLease(c.str(t, "h"), c.at(t))
+		ok := m.RenewLease(c.Str(t, "h"), at(t, c))
 		return fmt.Sprintf("renewed=%v\n%s", ok, dumpLeases(m))
 	case "remove":
-		ok := m.RemoveLease(c.str(t, "h"), file())
+		ok := m.RemoveLease(c.Str(t, "h"), file())
 		return fmt.Sprintf("removed=%v\n%s", ok, dumpLeases(m))
 	case "removefile":
 		ok := m.RemoveFile(file())
 		return fmt.Sprintf("removed=%v\n%s", ok, dumpLeases(m))
 	case "reassign":
-		to := c.str(t, "to")
+		to := c.Str(t, "to")
 		if to == "-" {
 			to = ""
 		}
-		if err := m.ReassignLease(file(), c.str(t, "from"), to, c.at(t)); err != nil {
+		if err := m.ReassignLease(file(), c.Str(t, "from"), to, at(t, c)); err != nil {
 			return "error: " + err.Error()
 		}
 		return dumpLeases(m)
@@ -74,55 +76,55 @@ func managerCmd(t *testing.T, mp **Manager, c *scriptCase) string {
 		h, ok := m.Holder(file())
 		return fmt.Sprintf("holder=%q ok=%v", h, ok)
 	case "files":
-		return fmt.Sprint(m.Files(c.str(t, "h")))
+		return fmt.Sprint(m.Files(c.Str(t, "h")))
 	case "soft":
-		return fmt.Sprintf("soft-expired=%v", m.SoftLimitExpired(c.str(t, "h"), c.at(t)))
+		return fmt.Sprintf("soft-expired=%v", m.SoftLimitExpired(c.Str(t, "h"), at(t, c)))
 	case "hard":
-		return fmt.Sprintf("hard-expired=%v", m.HardLimitExpired(c.str(t, "h"), c.at(t)))
+		return fmt.Sprintf("hard-expired=%v", m.HardLimitExpired(c.Str(t, "h"), at(t, c)))
 	case "expired":
-		return dumpExpired(m.ExpiredHardLimit(c.at(t), int(c.intOr(t, "max", 0))))
+		return dumpExpired(m.ExpiredHardLimit(at(t, c), int(c.IntOr(t, "max", 0))))
 	case "release":
-		now := c.at(t)
+		now := at(t, c)
 		stuck := map[uint64]bool{}
-		if c.has("stuck") {
-			for _, s := range strings.Split(c.args["stuck"], ",") {
+		if c.Has("stuck") {
+			for _, s := range strings.Split(c.Args["stuck"], ",") {
 				n, err := strconv.ParseUint(s, 10, 64)
 				if err != nil {
-					t.Fatalf("line %d: stuck: %v", c.line, err)
+					t.Fatalf("line %d: stuck: %v", c.Line, err)
 				}
 				stuck[n] = true
 			}
 		}
-		ex := m.ExpiredHardLimit(now, int(c.intOr(t, "max", 0)))
+		ex := m.ExpiredHardLimit(now, int(c.IntOr(t, "max", 0)))
 		for _, e := range ex {
 			for _, f := range e.FileIDs {
 				if stuck[f] {
 					continue
 				}
 				if err := m.ReassignLease(f, e.Holder, m.RecoveryHolder(now), now); err != nil {
-					t.Fatalf("line %d: %v", c.line, err)
+					t.Fatalf("line %d: %v", c.Line, err)
 				}
 			}
 		}
 		return dumpExpired(ex) + "\n" + dumpLeases(m)
 	case "rebuild":
 		var ucs []UC
-		for _, l := range c.input {
+		for _, l := range c.Input {
 			f, h, _ := strings.Cut(l, " ")
 			n, err := strconv.ParseUint(f, 10, 64)
 			if err != nil {
-				t.Fatalf("line %d: %v", c.line, err)
+				t.Fatalf("line %d: %v", c.Line, err)
 			}
 			ucs = append(ucs, UC{FileID: n, Holder: h})
 		}
-		m.Rebuild(ucs, c.at(t))
+		m.Rebuild(ucs, at(t, c))
 		return dumpLeases(m)
 	case "nnholder":
-		return m.RecoveryHolder(c.at(t))
+		return m.RecoveryHolder(at(t, c))
 	case "leases":
 		return dumpLeases(m)
 	}
-	t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+	t.Fatalf("line %d: unknown command %q", c.Line, c.Cmd)
 	return ""
 }
 

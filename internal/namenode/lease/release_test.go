@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/scripttest"
 )
 
 // TestDecideReleaseScript covers every row of the release table (package doc).
@@ -14,23 +16,23 @@ import (
 // STATE is NONE, COMPLETE, COMMITTED, UNDER_CONSTRUCTION or UNDER_RECOVERY; a
 // holder is live, stale or dead.
 func TestDecideReleaseScript(t *testing.T) {
-	runScript(t, "release.txt", func(t *testing.T, c *scriptCase) string {
-		if c.cmd != "decide" {
-			t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+	runScript(t, "release.txt", func(t *testing.T, c *scripttest.Case) string {
+		if c.Cmd != "decide" {
+			t.Fatalf("line %d: unknown command %q", c.Line, c.Cmd)
 		}
 		f := FileState{
-			NumBlocks:                int(c.intOr(t, "blocks", 1)),
-			EarlierIncomplete:        c.boolOr(t, "earlier", false),
+			NumBlocks:                int(c.IntOr(t, "blocks", 1)),
+			EarlierIncomplete:        c.BoolOr(t, "earlier", false),
 			Penultimate:              parseState(t, c, "pen"),
-			PenultimateMinReplicated: c.boolOr(t, "penmin", false),
+			PenultimateMinReplicated: c.BoolOr(t, "penmin", false),
 			Last:                     parseState(t, c, "last"),
-			LastFinalized:            int(c.intOr(t, "fin", 0)),
-			MinReplication:           int(c.intOr(t, "min", 1)),
-			LastNumBytes:             c.intOr(t, "bytes", 0),
-			PrevPrimary:              int(c.intOr(t, "prev", -1)),
-			RecoveryPending:          c.boolOr(t, "pending", false),
+			LastFinalized:            int(c.IntOr(t, "fin", 0)),
+			MinReplication:           int(c.IntOr(t, "min", 1)),
+			LastNumBytes:             c.IntOr(t, "bytes", 0),
+			PrevPrimary:              int(c.IntOr(t, "prev", -1)),
+			RecoveryPending:          c.BoolOr(t, "pending", false),
 		}
-		if h := c.args["holders"]; h != "" && h != "-" {
+		if h := c.Args["holders"]; h != "" && h != "-" {
 			for _, s := range strings.Split(h, ",") {
 				switch s {
 				case "live":
@@ -40,7 +42,7 @@ func TestDecideReleaseScript(t *testing.T) {
 				case "dead":
 					f.Holders = append(f.Holders, Holder{Dead: true})
 				default:
-					t.Fatalf("line %d: bad holder %q", c.line, s)
+					t.Fatalf("line %d: bad holder %q", c.Line, s)
 				}
 			}
 		}
@@ -48,9 +50,9 @@ func TestDecideReleaseScript(t *testing.T) {
 	})
 }
 
-func parseState(t *testing.T, c *scriptCase, k string) BlockState {
+func parseState(t *testing.T, c *scripttest.Case, k string) BlockState {
 	t.Helper()
-	v, ok := c.args[k]
+	v, ok := c.Args[k]
 	if !ok {
 		return NoBlock
 	}
@@ -59,7 +61,7 @@ func parseState(t *testing.T, c *scriptCase, k string) BlockState {
 			return s
 		}
 	}
-	t.Fatalf("line %d: bad block state %q", c.line, v)
+	t.Fatalf("line %d: bad block state %q", c.Line, v)
 	return NoBlock
 }
 

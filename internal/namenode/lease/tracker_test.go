@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/scripttest"
 )
 
 // TestRecoveryTrackerScript drives a RecoveryTracker (t= seconds; the timeout
@@ -17,18 +19,18 @@ import (
 //	due t=T                   Due
 func TestRecoveryTrackerScript(t *testing.T) {
 	tr := NewRecoveryTracker()
-	runScript(t, "tracker.txt", func(t *testing.T, c *scriptCase) string {
+	runScript(t, "tracker.txt", func(t *testing.T, c *scripttest.Case) string {
 		timeout := DefaultRecoveryTimeout
-		if c.has("timeout") {
-			timeout = time.Duration(c.int(t, "timeout")) * time.Second
+		if c.Has("timeout") {
+			timeout = time.Duration(c.Int(t, "timeout")) * time.Second
 		}
-		b := func() int64 { return c.int(t, "b") }
-		switch c.cmd {
+		b := func() int64 { return c.Int(t, "b") }
+		switch c.Cmd {
 		case "start":
-			tr.Start(b(), c.int(t, "gs"), int(c.int(t, "p")), c.at(t))
+			tr.Start(b(), c.Int(t, "gs"), int(c.Int(t, "p")), at(t, c))
 			return fmt.Sprintf("len=%d", tr.Len())
 		case "pending":
-			return fmt.Sprintf("pending=%v", tr.Pending(b(), c.at(t), timeout))
+			return fmt.Sprintf("pending=%v", tr.Pending(b(), at(t, c), timeout))
 		case "lookup":
 			a, ok := tr.Lookup(b())
 			if !ok {
@@ -39,12 +41,12 @@ func TestRecoveryTrackerScript(t *testing.T) {
 			return fmt.Sprintf("done=%v len=%d", tr.Done(b()), tr.Len())
 		case "due":
 			var parts []string
-			for _, a := range tr.Due(c.at(t), timeout) {
+			for _, a := range tr.Due(at(t, c), timeout) {
 				parts = append(parts, formatAttempt(a))
 			}
 			return fmt.Sprintf("due=[%s] len=%d", strings.Join(parts, "; "), tr.Len())
 		}
-		t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+		t.Fatalf("line %d: unknown command %q", c.Line, c.Cmd)
 		return ""
 	})
 }
