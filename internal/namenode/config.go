@@ -87,6 +87,11 @@ type Config struct {
 	// as arguments, it prints one rack per address.
 	TopologyScript string
 
+	// AutoRollTxns is when the open edit segment is rolled by itself:
+	// dfs.namenode.edit.log.autoroll.multiplier.threshold (0.5) ×
+	// dfs.namenode.checkpoint.txns (1,000,000).
+	AutoRollTxns int64
+
 	// LeaseRecheckInterval is dfs.namenode.lease-recheck-interval-ms (2 s):
 	// how often expired leases are looked for.
 	LeaseRecheckInterval time.Duration
@@ -203,6 +208,11 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.TopologyTable = c.String(conf.NetTopologyTableFileName)
 	cfg.TopologyScript = c.String(conf.NetTopologyScriptFileName)
 	cfg.LeaseRecheckInterval = dur(conf.DFSNameNodeLeaseRecheckInterval)
+	if mult, err := c.Float(conf.DFSNameNodeEditLogAutoRollMultiplier); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.AutoRollTxns = int64(mult * float64(num(conf.DFSNameNodeCheckpointTxns)))
+	}
 	cfg.LeaseHardLimit = dur(conf.DFSNameNodeLeaseHardLimit)
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -251,6 +261,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Blocks.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.AutoRollTxns < 1 {
+		bad(conf.DFSNameNodeEditLogAutoRollMultiplier, "× %s gives %d transactions per segment; it must be at least 1", conf.DFSNameNodeCheckpointTxns, cfg.AutoRollTxns)
 	}
 	if cfg.LeaseRecheckInterval <= 0 {
 		bad(conf.DFSNameNodeLeaseRecheckInterval, "%v must be positive", cfg.LeaseRecheckInterval)

@@ -39,6 +39,16 @@ func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		for _, d := range dead {
 			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
 		}
+		// Segments roll by themselves once they hold many transactions
+		// (dfs.namenode.edit.log.autoroll.multiplier.threshold ×
+		// dfs.namenode.checkpoint.txns), so no segment grows without bound.
+		if ns.elog.ShouldRoll() {
+			if first, err := nn.rollEdits(); err != nil {
+				nn.deps.Logger.Error("automatic edit log roll failed", "err", err)
+			} else {
+				nn.deps.Logger.Info("edit log rolled automatically", "newSegment", first)
+			}
+		}
 		if now.Sub(lastLease) >= nn.cfg.LeaseRecheckInterval {
 			lastLease = now
 			ns.leaseMonitorPass(context.Background())

@@ -311,7 +311,7 @@ func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 	}
 	elog, err := editlog.New(editlog.Config{
 		MinJournals:  cfg.EditsDirMinimum,
-		AutoRollTxns: editlog.DefaultAutoRollTxns,
+		AutoRollTxns: cfg.AutoRollTxns,
 		Logger:       logger,
 	}, journals)
 	if err != nil {
