@@ -44,19 +44,32 @@ func writerMain() {
 	r := rand.NewChaCha8([32]byte{7})
 	buf := make([]byte, 100_003)
 	var n int64
-	for {
+	total, _ := strconv.ParseInt(os.Getenv("HDFSGO_E2E_TOTAL"), 10, 64) // 0: forever
+	pause, _ := time.ParseDuration(os.Getenv("HDFSGO_E2E_PAUSE"))
+	for total == 0 || n < total {
 		r.Read(buf)
-		if _, err := w.Write(buf); err != nil {
+		chunk := buf
+		if total > 0 && n+int64(len(chunk)) > total {
+			chunk = chunk[:total-n]
+		}
+		if _, err := w.Write(chunk); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		n += int64(len(buf))
+		n += int64(len(chunk))
 		if err := w.Flush(); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
 		fmt.Printf("flushed %d\n", n)
+		time.Sleep(pause)
 	}
+	if err := w.Close(); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("closed")
+	os.Exit(0)
 }
 
 // expected returns the first n bytes the writer produces.
