@@ -182,6 +182,21 @@ func (f *FileSystem) RecoverLease(ctx context.Context, name string) (bool, error
 	return resp.GetResult(), nil
 }
 
+// IsFileClosed reports whether name is closed: not open for write and not
+// under lease or block recovery (e.g. after a truncate inside a block).
+func (f *FileSystem) IsFileClosed(ctx context.Context, name string) (bool, error) {
+	const op = "isFileClosed"
+	p, err := f.resolve(op, name)
+	if err != nil {
+		return false, err
+	}
+	resp := &hdfs.IsFileClosedResponseProto{}
+	if err := f.call(ctx, "isFileClosed", &hdfs.IsFileClosedRequestProto{Src: proto.String(p)}, resp); err != nil {
+		return false, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return resp.GetResult(), nil
+}
+
 // BlockLocation is one block of a file and where its replicas are.
 type BlockLocation struct {
 	Offset int64

@@ -386,6 +386,15 @@ func (c *Cluster) register(svc *ipc.Service) {
 		c.mu.renewed++
 		return &hdfs.RenewLeaseResponseProto{}, nil
 	})
+	ipc.Handle(svc, "isFileClosed", func(ctx context.Context, req *hdfs.IsFileClosedRequestProto) (*hdfs.IsFileClosedResponseProto, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n, err := c.fileLocked(path.Clean(req.GetSrc()))
+		if err != nil {
+			return nil, err
+		}
+		return &hdfs.IsFileClosedResponseProto{Result: proto.Bool(n.holder == "")}, nil
+	})
 	ipc.Handle(svc, "create", c.create)
 	ipc.Handle(svc, "append", c.append)
 	ipc.Handle(svc, "addBlock", c.addBlock)

@@ -792,7 +792,14 @@ func runTruncate(c *cmd, args []string) error {
 				c.failErr(it.str, err)
 				break
 			}
-			if fi.Size() == n {
+			// Done when the length is the new one and block recovery has
+			// closed the file again.
+			closed, cerr := c.fs.IsFileClosed(c.ctx, it.abs)
+			if cerr != nil {
+				c.failErr(it.str, cerr)
+				break
+			}
+			if fi.Size() == n && closed {
 				c.printf("Truncated %s to length: %d\n", it.str, n)
 				break
 			}
