@@ -20,78 +20,119 @@ type ackItem struct {
 	last   bool // the last packet, or a failed one: nothing follows
 }
 
-// responder is the ack goroutine of one pipeline stage (Hadoop's
+// responder is the ack side of one pipeline stage (Hadoop's
 // PacketResponder): for each packet, in order, it waits for the downstream
 // ack (if there is a downstream) and sends upstream this node's status
 // followed by the downstream's replies. It owns writes to the upstream
 // connection and reads from the downstream one.
+//
+// With a downstream it runs as its own goroutine (run), fed through q. At the
+// pipeline's tail there is nothing to wait for, and the receiving goroutine
+// calls handle itself right after storing each packet (inline): the ack goes
+// out as promptly and in the same order, without a goroutine hand-off per
+// packet.
 type responder struct {
 	up           net.Conn
 	mirror       *bufio.Reader // nil at the pipeline's tail
 	mirrorFailed atomic.Bool
 	w            *storage.ReplicaWriter
-	q            chan ackItem
-	done         chan struct{}
-	err          error // set before done is closed
+	inline       bool
+	q            chan ackItem  // nil when inline
+	done         chan struct{} // nil when inline
+	err          error         // set before done is closed (or handle returns false)
+
+	// Owned by whoever calls handle (run's goroutine, or the receiver inline).
+	finished bool // handle returned false: nothing more is sent
+	down     datatransfer.PipelineAck
+	ack      datatransfer.PipelineAck
+	buf      []byte
+	mirrorOK bool
+}
+
+func newResponder(up net.Conn, mirror *bufio.Reader, w *storage.ReplicaWriter) *responder {
+	r := &responder{up: up, mirror: mirror, w: w, mirrorOK: mirror != nil,
+		ack: datatransfer.PipelineAck{Replies: make([]hdfs.Status, 0, 8)}, buf: make([]byte, 0, 64)}
+	if mirror == nil {
+		r.inline = true
+	} else {
+		r.q = make(chan ackItem, ackQueueLen)
+		r.done = make(chan struct{})
+	}
+	return r
 }
 
 func (r *responder) run() {
 	defer close(r.done)
-	var down datatransfer.PipelineAck
-	ack := datatransfer.PipelineAck{Replies: make([]hdfs.Status, 0, 8)}
-	buf := make([]byte, 0, 64)
-	mirrorOK := r.mirror != nil
 	for it := range r.q {
-		ack.Seqno = it.seqno
-		ack.Replies = append(ack.Replies[:0], it.status)
-		if it.status == hdfs.Status_SUCCESS && r.mirror != nil {
-			if mirrorOK && !r.mirrorFailed.Load() {
-				err := datatransfer.ReadAck(r.mirror, datatransfer.DefaultMaxMessageSize, &down)
-				switch {
-				case err != nil:
-					mirrorOK = false
-					ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
-				case down.Seqno != it.seqno:
-					mirrorOK = false
-					err = fmt.Errorf("datanode: downstream acked seqno %d, expected %d", down.Seqno, it.seqno)
-					ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
-				default:
-					ack.Replies = append(ack.Replies, down.Replies...)
-				}
-				if err != nil && r.err == nil {
-					r.err = err
-				}
-			} else {
-				ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
-			}
-		}
-		ok := ack.Success()
-		if ok && it.end > 0 {
-			// Readers may see the bytes once every node has them, before the
-			// writer hears so (an hflush returns with the ack).
-			r.w.SetBytesAcked(it.end)
-		}
-		ack.Flags = nil
-		var err error
-		buf, err = datatransfer.AppendAck(buf[:0], &ack)
-		if err == nil {
-			_ = r.up.SetWriteDeadline(time.Now().Add(writeTimeout))
-			_, err = r.up.Write(buf)
-		}
-		if err != nil {
-			if r.err == nil {
-				r.err = fmt.Errorf("datanode: sending ack upstream: %w", err)
-			}
-			return
-		}
-		if !ok {
-			if r.err == nil {
-				r.err = fmt.Errorf("datanode: packet %d failed: %v", it.seqno, ack.Replies)
-			}
-			return
-		}
-		if it.last {
+		if !r.handle(it) {
 			return
 		}
 	}
+}
+
+// handle answers one packet upstream. It returns false once nothing more may
+// be sent: after the last packet, a failed one, or an error (left in r.err).
+func (r *responder) handle(it ackItem) bool {
+	if r.finished {
+		return false
+	}
+	if !r.handleOnce(it) {
+		r.finished = true
+		return false
+	}
+	return true
+}
+
+func (r *responder) handleOnce(it ackItem) bool {
+	ack := &r.ack
+	ack.Seqno = it.seqno
+	ack.Replies = append(ack.Replies[:0], it.status)
+	if it.status == hdfs.Status_SUCCESS && r.mirror != nil {
+		if r.mirrorOK && !r.mirrorFailed.Load() {
+			down := &r.down
+			err := datatransfer.ReadAck(r.mirror, datatransfer.DefaultMaxMessageSize, down)
+			switch {
+			case err != nil:
+				r.mirrorOK = false
+				ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
+			case down.Seqno != it.seqno:
+				r.mirrorOK = false
+				err = fmt.Errorf("datanode: downstream acked seqno %d, expected %d", down.Seqno, it.seqno)
+				ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
+			default:
+				ack.Replies = append(ack.Replies, down.Replies...)
+			}
+			if err != nil && r.err == nil {
+				r.err = err
+			}
+		} else {
+			ack.Replies = append(ack.Replies, hdfs.Status_ERROR)
+		}
+	}
+	ok := ack.Success()
+	if ok && it.end > 0 {
+		// Readers may see the bytes once every node has them, before the
+		// writer hears so (an hflush returns with the ack).
+		r.w.SetBytesAcked(it.end)
+	}
+	ack.Flags = nil
+	var err error
+	r.buf, err = datatransfer.AppendAck(r.buf[:0], ack)
+	if err == nil {
+		_ = r.up.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err = r.up.Write(r.buf)
+	}
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("datanode: sending ack upstream: %w", err)
+		}
+		return false
+	}
+	if !ok {
+		if r.err == nil {
+			r.err = fmt.Errorf("datanode: packet %d failed: %v", it.seqno, ack.Replies)
+		}
+		return false
+	}
+	return !it.last
 }

@@ -149,8 +149,10 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	}
 	r := &receiver{x: x, src: x.conn, in: x.br, w: w, bp: bp, mirror: mirror}
 	if acks {
-		r.resp = &responder{up: x.conn, mirror: mirrorBr, w: w, q: make(chan ackItem, ackQueueLen), done: make(chan struct{})}
-		go r.resp.run()
+		r.resp = newResponder(x.conn, mirrorBr, w)
+		if !r.resp.inline {
+			go r.resp.run()
+		}
 	}
 	err = r.receive(ctx)
 	if src := req.GetSource(); err != nil && !isClient && src != nil && errors.Is(err, datatransfer.ErrChecksum) {
@@ -161,11 +163,13 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 		x.dn.reportBadReplica(ctx, bp.ID, blk, src)
 	}
 	if r.resp != nil {
-		close(r.resp.q)
-		if err != nil && mirror != nil {
-			_ = mirror.Close() // unblocks a responder waiting for a downstream ack
+		if !r.resp.inline {
+			close(r.resp.q)
+			if err != nil && mirror != nil {
+				_ = mirror.Close() // unblocks a responder waiting for a downstream ack
+			}
+			<-r.resp.done
 		}
-		<-r.resp.done
 		if err == nil {
 			err = r.resp.err
 		}
@@ -200,6 +204,9 @@ type receiver struct {
 func (r *receiver) enqueue(it ackItem) bool {
 	if r.resp == nil {
 		return true
+	}
+	if r.resp.inline {
+		return r.resp.handle(it)
 	}
 	select {
 	case r.resp.q <- it:

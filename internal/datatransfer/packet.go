@@ -53,17 +53,49 @@ func (h PacketHeader) Proto() *hdfs.PacketHeaderProto {
 	return p
 }
 
+// Wire tags of the PacketHeaderProto fields, in field number order.
+const (
+	tagOffsetInBlock     = 1<<3 | 1 // fixed64
+	tagSeqno             = 2<<3 | 1 // fixed64
+	tagLastPacketInBlock = 3<<3 | 0 // varint
+	tagDataLen           = 4<<3 | 5 // fixed32
+	tagSyncBlock         = 5<<3 | 0 // varint
+	// packetHeaderLen is the encoded size of a header without syncBlock.
+	packetHeaderLen = 25
+)
+
 // AppendHeader appends the encoded PacketHeaderProto (without PLEN/HLEN).
+// The bytes are those proto.Marshal produces (fields in number order), built
+// by hand because every packet of a pipeline carries one.
 func (h PacketHeader) AppendHeader(dst []byte) ([]byte, error) {
-	out, err := marshalOpts.MarshalAppend(dst, h.Proto())
-	if err != nil {
-		return dst, fmt.Errorf("datatransfer: encode packet header: %w", err)
+	dst = append(dst, tagOffsetInBlock)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(h.OffsetInBlock))
+	dst = append(dst, tagSeqno)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(h.Seqno))
+	dst = append(dst, tagLastPacketInBlock, boolByte(h.LastPacketInBlock))
+	dst = append(dst, tagDataLen)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(h.DataLen))
+	if h.SyncBlock {
+		dst = append(dst, tagSyncBlock, 1)
 	}
-	return out, nil
+	return dst, nil
 }
 
-// ParsePacketHeader decodes a PacketHeaderProto.
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ParsePacketHeader decodes a PacketHeaderProto. The layout every HDFS
+// writer sends (the four required fields in order, optionally syncBlock) is
+// decoded directly; anything else goes through the protobuf library, which
+// enforces the required fields.
 func ParsePacketHeader(b []byte) (PacketHeader, error) {
+	if h, ok := parseCanonicalHeader(b); ok {
+		return h, nil
+	}
 	var p hdfs.PacketHeaderProto
 	if err := proto.Unmarshal(b, &p); err != nil {
 		return PacketHeader{}, fmt.Errorf("%w: header: %v", ErrBadPacket, err)
@@ -75,6 +107,29 @@ func ParsePacketHeader(b []byte) (PacketHeader, error) {
 		DataLen:           p.GetDataLen(),
 		SyncBlock:         p.GetSyncBlock(),
 	}, nil
+}
+
+// parseCanonicalHeader decodes b if it is laid out as AppendHeader writes.
+func parseCanonicalHeader(b []byte) (PacketHeader, bool) {
+	if len(b) != packetHeaderLen && len(b) != packetHeaderLen+2 {
+		return PacketHeader{}, false
+	}
+	if b[0] != tagOffsetInBlock || b[9] != tagSeqno || b[18] != tagLastPacketInBlock || b[19] > 1 || b[20] != tagDataLen {
+		return PacketHeader{}, false
+	}
+	h := PacketHeader{
+		OffsetInBlock:     int64(binary.LittleEndian.Uint64(b[1:])),
+		Seqno:             int64(binary.LittleEndian.Uint64(b[10:])),
+		LastPacketInBlock: b[19] == 1,
+		DataLen:           int32(binary.LittleEndian.Uint32(b[21:])),
+	}
+	if len(b) > packetHeaderLen {
+		if b[25] != tagSyncBlock || b[26] > 1 {
+			return PacketHeader{}, false
+		}
+		h.SyncBlock = b[26] == 1
+	}
+	return h, true
 }
 
 // AppendPacketPrefix appends everything of a packet that precedes its data:

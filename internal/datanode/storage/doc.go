@@ -46,6 +46,14 @@
 // the new ones, so the meta file always holds the checksums of the block's
 // own chunks.
 //
+// The writer allocates the block file's space some megabytes ahead of the
+// data (fallocate with FALLOC_FL_KEEP_SIZE, so the file's length is only what
+// was written) and gives the excess back when it finishes, however it
+// finishes: filling allocated space costs the kernel much less than delayed
+// allocation page by page. Nothing is synced (files, or the directories of
+// a finalized replica) unless the writer asks for it (hsync) or SyncOnClose
+// is set.
+//
 // # Torn replicas at restart
 //
 // A replica being written when the DataNode stopped may have a block file and
