@@ -247,6 +247,11 @@ func TestStockClientConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The stock client caches the server defaults without a lock on first
+	// use; fetch them once before sharing the client between goroutines.
+	if _, err := c.ServerDefaults(); err != nil {
+		t.Fatal(err)
+	}
 	const writers = 6
 	errs := make(chan error, writers)
 	for i := range writers {
