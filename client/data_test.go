@@ -558,10 +558,10 @@ func TestPipelineAllNodesFail(t *testing.T) {
 func TestPipelineCloseRecovery(t *testing.T) {
 	c, fsys := startCluster(t, clienttest.Config{DataNodes: 2, Replication: 2})
 	ctx := ctxT(t)
-	c.DataNode(0).FailWriteAfter.Store(1)
+	c.DataNode(0).FailLastPacket.Store(true)
 	data := pattern(2000, 3)
-	// One packet, then the end-of-block packet: the failure is seen while
-	// closing.
+	// One packet, acknowledged, then the end-of-block packet, which fails:
+	// the failure is seen while closing.
 	if err := fsys.WriteFile(ctx, "/cr", data, false); err != nil {
 		t.Fatal(err)
 	}

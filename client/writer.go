@@ -346,7 +346,7 @@ const maxRecoveries = 5
 // block a new generation stamp (updateBlockForPipeline), the remaining
 // nodes are set up again with a recovery stage, the NameNode records the
 // new pipeline (updatePipeline), and every packet not acknowledged is sent
-// again. A replacement node is added first when Hadoop's DEFAULT
+// again. Replacement nodes are added first while Hadoop's DEFAULT
 // replace-datanode-on-failure policy asks for one (shouldReplaceLocked),
 // on a best-effort basis. pending are packets that never reached the old
 // pipeline's queue.
@@ -369,16 +369,20 @@ func (w *Writer) recoverLocked(cause error, pending []*packet) error {
 		if len(nodes) == 0 {
 			break
 		}
-		if w.shouldReplaceLocked(len(nodes)) {
-			acked := w.mu.blockBytes
-			if len(unacked) > 0 {
-				acked = unacked[0].hdr.OffsetInBlock
+		acked := w.mu.blockBytes
+		if len(unacked) > 0 {
+			acked = unacked[0].hdr.OffsetInBlock
+		}
+		// Best effort: without a new node the pipeline goes on with the
+		// ones left. Unlike Hadoop, which adds one node per recovery,
+		// nodes are added until the policy is satisfied, so that a
+		// pipeline that lost several nodes at once is whole again.
+		for w.shouldReplaceLocked(len(nodes)) {
+			more, err := w.addDatanodeLocked(nodes, failed, acked)
+			if err != nil {
+				break
 			}
-			// Best effort: without a new node the pipeline goes on with
-			// the ones left.
-			if more, err := w.addDatanodeLocked(nodes, failed, acked); err == nil {
-				nodes = more
-			}
+			nodes = more
 		}
 		p, badIdx, err := w.rebuildLocked(nodes, unacked)
 		if err != nil {
@@ -645,13 +649,20 @@ func idsOf(locs []*hdfs.DatanodeInfoProto) []*hdfs.DatanodeIDProto {
 	return out
 }
 
-// endBlockLocked sends what is buffered and the empty last packet, waits
-// for every ack and closes the pipeline.
+// endBlockLocked sends what is buffered, waits until all of it is
+// acknowledged, then sends the empty last packet and waits for its ack, and
+// closes the pipeline. As in Hadoop's DataStreamer, the last packet goes
+// alone: a failure while it is unacknowledged is a close recovery
+// (PIPELINE_CLOSE_RECOVERY), where every node of the rebuilt pipeline
+// already holds the whole block.
 func (w *Writer) endBlockLocked() error {
 	if len(w.mu.buf) > 0 {
 		if err := w.sendLocked(false, false); err != nil {
 			return err
 		}
+	}
+	if err := w.waitLocked(); err != nil {
+		return err
 	}
 	if err := w.sendLocked(false, true); err != nil {
 		return err

@@ -45,6 +45,10 @@ type DataNode struct {
 	// data packets (the last one unacknowledged), as a crashing node
 	// would. It is reset to zero when it fires.
 	FailWriteAfter atomic.Int32
+	// FailLastPacket makes the next WRITE_BLOCK this node receives from a
+	// client drop the connection when the last packet of the block
+	// arrives, unacknowledged. It is reset when it fires.
+	FailLastPacket atomic.Bool
 	// RefuseWrites makes WRITE_BLOCK answer ERROR.
 	RefuseWrites atomic.Bool
 	// Stages records the stage of every WRITE_BLOCK received.
@@ -266,6 +270,7 @@ func (dn *DataNode) writeBlock(conn net.Conn, br *bufio.Reader, req *hdfs.OpWrit
 	dn.stages.list = append(dn.stages.list, req.GetStage().String())
 	dn.stages.Unlock()
 	failAfter := dn.FailWriteAfter.Swap(0)
+	failLast := dn.FailLastPacket.Swap(false)
 	if err := respond(conn, hdfs.Status_SUCCESS, ""); err != nil {
 		return err
 	}
@@ -296,6 +301,9 @@ func (dn *DataNode) writeBlock(conn net.Conn, br *bufio.Reader, req *hdfs.OpWrit
 			if failAfter--; failAfter == 0 {
 				return errors.New("injected failure")
 			}
+		}
+		if failLast && h.LastPacketInBlock {
+			return errors.New("injected failure at the last packet")
 		}
 		if err := csum.Verify(pkt.Data, pkt.Checksums); err != nil {
 			ack.Replies = []hdfs.Status{hdfs.Status_ERROR_CHECKSUM}

@@ -58,8 +58,33 @@
 // reportBadBlocks. Writes from a DataNode (replication,
 // clientName "") and TRANSFER_FINALIZED create TEMPORARY replicas, finalized
 // on the last packet, and get no acks, as in HDFS; TRANSFER_FINALIZED gets a
-// closing BlockOpResponseProto. TRANSFER_RBW and the recovery stages
-// (PIPELINE_SETUP_*_RECOVERY, PIPELINE_CLOSE*) are answered ERROR_UNSUPPORTED.
+// closing BlockOpResponseProto. Stage PIPELINE_CLOSE, which clients never
+// send, is answered ERROR_UNSUPPORTED.
+//
+// # Write pipeline recovery
+//
+// A client that loses a node rebuilds the pipeline with the nodes left
+// (Hadoop's DataStreamer), possibly adding one first:
+//
+//	client ──TRANSFER_BLOCK──▶ survivor ──WRITE_BLOCK(TRANSFER_RBW)──▶ new node
+//	         (its replica up to the acknowledged length)              TEMPORARY → RBW,
+//	                                                                  not reported
+//	client ──WRITE_BLOCK(stage, latestGenerationStamp)──▶ nodes left + new node
+//
+//	PIPELINE_SETUP_STREAMING_RECOVERY  RBW cut to its acknowledged length
+//	                                   (≥ minBytesRcvd; received ≤ maxBytesRcvd),
+//	                                   new stamp; the client resends from there
+//	PIPELINE_CLOSE_RECOVERY            RBW or FINALIZED of minBytesRcvd bytes,
+//	                                   finalized under the new stamp and reported
+//	                                   RECEIVED before the connect reply; a resent
+//	                                   last packet is acknowledged, not written
+//	PIPELINE_SETUP_APPEND_RECOVERY     FINALIZED or RBW of minBytesRcvd bytes,
+//	                                   reopened under the new stamp
+//
+// Each stops a writer of the old pipeline still attached to the replica (its
+// connection goroutine then fails on its next packet). A replica that does
+// not fit (older stamp, other length, RWR after a restart) is refused with
+// ERROR, and the client leaves that node out.
 //
 // # Incremental block reports
 //
@@ -101,8 +126,7 @@
 //
 // # Not implemented (answered with an error or logged, never silently)
 //
-// The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED); write
-// pipeline recovery stages and TRANSFER_RBW (ERROR_UNSUPPORTED);
+// The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);
 // copy-on-truncate recovery; block tokens and SASL on the data path; the
 // HTTP server (dfs.datanode.http.address is only parsed and reported);
 // ClientDatanodeProtocol methods other than getReplicaVisibleLength

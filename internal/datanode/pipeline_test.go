@@ -238,27 +238,187 @@ func TestReadWhileWriting(t *testing.T) {
 	}
 }
 
-func TestRecoveryStagesRefused(t *testing.T) {
+// startPartial sets up a pipeline for block id at c's DataNode, writes data
+// in packets of 1000 bytes, waits for their acks and drops the connection
+// (the writer's first node sees its upstream die).
+func (c *client) startPartial(id, gs int64, targets []*hdfs.DatanodeInfoProto, data []byte) {
+	t := c.t
+	t.Helper()
+	ck := datatransfer.DefaultChecksum()
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(id, gs, targets, ck)); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("setup: %v %v", err, resp.GetStatus())
+	}
+	pw := datatransfer.NewPacketWriter(c.conn)
+	n := 0
+	for off := 0; off < len(data); off += 1000 {
+		chunk := data[off:min(off+1000, len(data))]
+		n++
+		if err := pw.WritePacket(datatransfer.PacketHeader{OffsetInBlock: int64(off), Seqno: int64(n)}, ck.Compute(nil, chunk), chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		var a datatransfer.PipelineAck
+		if err := datatransfer.ReadAck(c.br, 1<<20, &a); err != nil || !a.Success() {
+			t.Fatalf("ack %d: %v %+v", i, err, a)
+		}
+	}
+	_ = c.conn.Close()
+}
+
+func recoveryReq(id, gs, newGS, minBytes, maxBytes int64, targets []*hdfs.DatanodeInfoProto, st hdfs.OpWriteBlockProto_BlockConstructionStage) *hdfs.OpWriteBlockProto {
+	req := writeReq(id, gs, targets, datatransfer.DefaultChecksum())
+	req.Header.BaseHeader.Block = ext(id, gs, minBytes)
+	req.Stage = st.Enum()
+	req.MinBytesRcvd = proto.Uint64(uint64(minBytes))
+	req.MaxBytesRcvd = proto.Uint64(uint64(maxBytes))
+	req.LatestGenerationStamp = proto.Uint64(uint64(newGS))
+	return req
+}
+
+// TestStreamingRecoveryWithTransfer: the first pipeline (dn0 → dn1) loses
+// its writer mid-block; dn1 copies its RBW replica to dn2 (TRANSFER_BLOCK,
+// stage TRANSFER_RBW), and the rebuilt pipeline dn0 → dn2 continues the
+// block under a new stamp from the acknowledged length.
+func TestStreamingRecoveryWithTransfer(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	dns := []*DataNode{startDN(t, nn), startDN(t, nn), startDN(t, nn)}
+	data := randomData(9000, 30)
+	dial(t, dns[0]).startPartial(61, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, data[:4500])
+
+	c := dial(t, dns[1])
+	treq := &hdfs.OpTransferBlockProto{
+		Header: &hdfs.ClientOperationHeaderProto{BaseHeader: &hdfs.BaseHeaderProto{Block: ext(61, 1001, 4500), Token: emptyToken()},
+			ClientName: proto.String("DFSClient_test")},
+		Targets: []*hdfs.DatanodeInfoProto{info(dns[2])},
+	}
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpTransferBlock, treq); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("TRANSFER_BLOCK: %v %v %s", err, resp.GetStatus(), resp.GetMessage())
+	}
+	bp2, _ := dns[2].BlockPool(testPool)
+	if r, ok := bp2.Get(61); !ok || r.State != storage.RBW || r.NumBytes != 4500 || r.BytesAcked != 4500 {
+		t.Fatalf("transferred replica %+v %v", r, ok)
+	}
+
+	req := recoveryReq(61, 1001, 1002, 4500, 4500, []*hdfs.DatanodeInfoProto{info(dns[2])}, hdfs.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY)
+	for _, a := range dial(t, dns[0]).write(req, 4500, data[4500:], []int{4500}, nil) {
+		if !a.Success() || len(a.Replies) != 2 {
+			t.Fatalf("ack %+v", a)
+		}
+	}
+	for _, i := range []int{0, 2} {
+		bp, _ := dns[i].BlockPool(testPool)
+		if r, ok := bp.Get(61); !ok || r.State != storage.Finalized || r.GenStamp != 1002 || r.NumBytes != 9000 {
+			t.Fatalf("datanode %d: %+v", i, r)
+		}
+		if got := dial(t, dns[i]).readBlock(61, 1002, 0, 9000); !bytes.Equal(got, data) {
+			t.Fatalf("datanode %d: block reads back wrong", i)
+		}
+	}
+	// Both reports are sent before the last ack.
+	reported := map[string]bool{}
+	for _, e := range nn.ibrsNow() {
+		if e.block == 61 && e.gs == 1002 && e.status == dnpb.ReceivedDeletedBlockInfoProto_RECEIVED {
+			reported[e.uuid] = true
+		}
+	}
+	if !reported[dns[0].DatanodeUUID()] || !reported[dns[2].DatanodeUUID()] || len(reported) != 2 {
+		t.Fatalf("RECEIVED at the new stamp from %v", reported)
+	}
+	for _, e := range nn.ibrsNow() {
+		if e.block == 61 && e.gs == 1001 && e.status == dnpb.ReceivedDeletedBlockInfoProto_RECEIVED {
+			t.Fatalf("the RBW copy was reported received: %+v", e)
+		}
+	}
+}
+
+// TestCloseRecovery: the last packet of a block was not acknowledged; the
+// rebuilt pipeline finalizes the replicas during setup and reports them
+// before answering, and acknowledges a resent last packet.
+func TestCloseRecovery(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	dns := []*DataNode{startDN(t, nn), startDN(t, nn)}
+	data := randomData(3500, 31)
+	dial(t, dns[0]).startPartial(62, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, data)
+
+	c := dial(t, dns[0])
+	req := recoveryReq(62, 1001, 1005, 3500, 3500, []*hdfs.DatanodeInfoProto{info(dns[1])}, hdfs.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY)
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("setup: %v %v %s", err, resp.GetStatus(), resp.GetMessage())
+	}
+	reported := map[string]bool{}
+	for _, e := range nn.ibrsNow() {
+		if e.block == 62 && e.gs == 1005 && e.status == dnpb.ReceivedDeletedBlockInfoProto_RECEIVED {
+			reported[e.uuid] = true
+		}
+	}
+	for i, dn := range dns {
+		if !reported[dn.DatanodeUUID()] {
+			t.Fatalf("datanode %d did not report the block before the setup answer", i)
+		}
+		bp, _ := dn.BlockPool(testPool)
+		if r, _ := bp.Get(62); r.State != storage.Finalized || r.GenStamp != 1005 || r.NumBytes != 3500 {
+			t.Fatalf("datanode %d: %+v", i, r)
+		}
+	}
+	pw := datatransfer.NewPacketWriter(c.conn)
+	if err := pw.WritePacket(datatransfer.PacketHeader{OffsetInBlock: 3500, Seqno: 5, LastPacketInBlock: true}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var a datatransfer.PipelineAck
+	if err := datatransfer.ReadAck(c.br, 1<<20, &a); err != nil || !a.Success() || a.Seqno != 5 || len(a.Replies) != 2 {
+		t.Fatalf("last ack %v %+v", err, a)
+	}
+	if got := dial(t, dns[1]).readBlock(62, 1005, 0, 3500); !bytes.Equal(got, data) {
+		t.Fatal("block reads back wrong")
+	}
+}
+
+// TestRecoveryRefused: recovery stages that do not fit the replica are
+// answered with an error and leave it as it was.
+func TestRecoveryRefused(t *testing.T) {
 	nn := newFakeNN(t, "CID-test")
 	dn := startDN(t, nn)
-	for _, st := range []hdfs.OpWriteBlockProto_BlockConstructionStage{
-		hdfs.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY,
-		hdfs.OpWriteBlockProto_PIPELINE_SETUP_APPEND_RECOVERY,
-		hdfs.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY,
-		hdfs.OpWriteBlockProto_TRANSFER_RBW,
+	data := randomData(2000, 32)
+	dial(t, dn).startPartial(63, 1003, nil, data)
+	stream := hdfs.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY
+	for _, tc := range []struct {
+		name string
+		req  *hdfs.OpWriteBlockProto
+	}{
+		{"replica older than the client's stamp", recoveryReq(63, 1004, 1005, 2000, 2000, nil, stream)},
+		{"new stamp older than the replica's", recoveryReq(63, 1001, 1002, 2000, 2000, nil, stream)},
+		{"more acknowledged bytes expected", recoveryReq(63, 1003, 1005, 2001, 3000, nil, stream)},
+		{"no new stamp", recoveryReq(63, 1003, 0, 2000, 2000, nil, stream)},
+		{"close with another length", recoveryReq(63, 1003, 1005, 1999, 1999, nil, hdfs.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY)},
+		{"unknown block", recoveryReq(64, 1003, 1005, 0, 0, nil, stream)},
 	} {
 		c := dial(t, dn)
-		req := writeReq(81, 1001, nil, datatransfer.DefaultChecksum())
-		req.Stage = st.Enum()
-		if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
+		if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, tc.req); err != nil {
 			t.Fatal(err)
 		}
 		var resp hdfs.BlockOpResponseProto
 		if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
-			t.Fatalf("%v: %v", st, err)
+			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if resp.GetStatus() != hdfs.Status_ERROR_UNSUPPORTED || resp.GetMessage() == "" {
-			t.Fatalf("%v: %v %q", st, resp.GetStatus(), resp.GetMessage())
+		if resp.GetStatus() != hdfs.Status_ERROR || resp.GetMessage() == "" {
+			t.Fatalf("%s: %v %q", tc.name, resp.GetStatus(), resp.GetMessage())
+		}
+		bp, _ := dn.BlockPool(testPool)
+		if r, _ := bp.Get(63); r.State != storage.RBW || r.GenStamp != 1003 || r.NumBytes != 2000 {
+			t.Fatalf("%s: replica now %+v", tc.name, r)
 		}
 	}
 }

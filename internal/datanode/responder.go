@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
@@ -35,7 +34,7 @@ type responder struct {
 	up           net.Conn
 	mirror       *bufio.Reader // nil at the pipeline's tail
 	mirrorFailed atomic.Bool
-	w            *storage.ReplicaWriter
+	w            replicaSink
 	inline       bool
 	q            chan ackItem  // nil when inline
 	done         chan struct{} // nil when inline
@@ -49,7 +48,7 @@ type responder struct {
 	mirrorOK bool
 }
 
-func newResponder(up net.Conn, mirror *bufio.Reader, w *storage.ReplicaWriter) *responder {
+func newResponder(up net.Conn, mirror *bufio.Reader, w replicaSink) *responder {
 	r := &responder{up: up, mirror: mirror, w: w, mirrorOK: mirror != nil,
 		ack: datatransfer.PipelineAck{Replies: make([]hdfs.Status, 0, 8)}, buf: make([]byte, 0, 64)}
 	if mirror == nil {

@@ -98,6 +98,29 @@
 // invalidated by it. Duplicates found at startup keep the newer generation
 // stamp, then the longer replica.
 //
+// # Write pipeline recovery
+//
+// When a pipeline loses a node, the client rebuilds it under a new
+// generation stamp and each remaining node takes its replica over; a writer
+// of the old pipeline still attached is stopped first (its later calls fail
+// with ErrWriterStopped, its Close leaves the replica alone). A replica whose
+// stamp is older than the client's, or newer than the new one, is refused
+// before any writer is stopped; an RWR replica (restart mid-write) is
+// refused by every recovery.
+//
+//	RBW ── RecoverRBW ──▶ RBW       cut to the acknowledged length (last chunk's
+//	                                checksum recomputed), meta renamed to the
+//	                                new stamp, writer continues from there
+//	RBW / FINALIZED ── RecoverClose ──▶ FINALIZED   exact length, new stamp
+//	RBW / FINALIZED ── RecoverAppend ─▶ RBW         exact length, new stamp
+//	TEMPORARY ── ConvertToRBW ──▶ RBW   end of a TRANSFER_RBW copy: moved to
+//	                                    rbw/, every byte acknowledged
+//
+// The files are cut (block file first, then the meta file) before the meta
+// file is renamed and the directory synced; a crash in between leaves an RBW
+// that the startup scan validates as any torn replica, under the old or the
+// new stamp.
+//
 // # Example
 //
 //	vol, err := storage.OpenVolume(storage.VolumeConfig{Dir: "/data/dn1"})

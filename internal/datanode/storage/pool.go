@@ -52,6 +52,10 @@ func (bp *BlockPool) create(b Block, c datatransfer.DataChecksum, need int64, st
 		return nil, err
 	}
 	rm := bp.replicas
+	// A writer is stopped once (stop also waits for a Finalize in
+	// progress, which marks the writer stopped before it moves the
+	// files); then the replica is looked at again.
+	var stopped *ReplicaWriter
 	for {
 		rm.mu.Lock()
 		if old := rm.mu.m[b.ID]; old != nil {
@@ -60,9 +64,10 @@ func (bp *BlockPool) create(b Block, c datatransfer.DataChecksum, need int64, st
 				return nil, fmt.Errorf("%w: %s in state %s with generation stamp %d, asked for %d",
 					ErrReplicaExists, b, old.state, old.gs, b.GenStamp)
 			}
-			if w := old.writer; w != nil && !w.stopped.Load() {
+			if w := old.writer; w != nil && w != stopped {
 				rm.mu.Unlock()
 				w.stop()
+				stopped = w
 				continue
 			}
 			bp.discardLocked(old)
@@ -117,6 +122,13 @@ func (bp *BlockPool) Append(b Block, newGS int64, c datatransfer.DataChecksum, n
 	case r.numBytes != b.NumBytes:
 		return nil, fmt.Errorf("%w: append to %s expects %d bytes, replica has %d", ErrLength, b, b.NumBytes, r.numBytes)
 	}
+	return bp.appendLocked(r, b, newGS, c, need)
+}
+
+// appendLocked moves the FINALIZED replica r back to rbw/ under newGS and
+// opens its writer (Append, RecoverAppend). The caller holds the map's lock
+// and has checked r.
+func (bp *BlockPool) appendLocked(r *replica, b Block, newGS int64, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
 	ok, err := r.vol.reserve(need)
 	if err != nil {
 		return nil, err
@@ -170,6 +182,10 @@ func (bp *BlockPool) Invalidate(blocks []Block) error {
 
 func (bp *BlockPool) invalidate(b Block) error {
 	rm := bp.replicas
+	// A writer is stopped once (stop also waits for a Finalize in
+	// progress, which marks the writer stopped before it moves the
+	// files); then the replica is looked at again.
+	var stopped *ReplicaWriter
 	for {
 		rm.mu.Lock()
 		r := rm.mu.m[b.ID]
@@ -181,9 +197,10 @@ func (bp *BlockPool) invalidate(b Block) error {
 			rm.mu.Unlock()
 			return fmt.Errorf("%w: invalidate %s, replica has %d", ErrGenStamp, b, r.gs)
 		}
-		if w := r.writer; w != nil && !w.stopped.Load() {
+		if w := r.writer; w != nil && w != stopped {
 			rm.mu.Unlock()
 			w.stop()
+			stopped = w
 			continue
 		}
 		bp.discardLocked(r)

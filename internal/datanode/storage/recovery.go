@@ -30,6 +30,10 @@ type RecoveryInfo struct {
 // replica's stamp must be at least b's and below recoveryID.
 func (bp *BlockPool) InitReplicaRecovery(b Block, recoveryID int64) (RecoveryInfo, error) {
 	rm := bp.replicas
+	// A writer is stopped once (stop also waits for a Finalize in
+	// progress, which marks the writer stopped before it moves the
+	// files); then the replica is looked at again.
+	var stopped *ReplicaWriter
 	for {
 		rm.mu.Lock()
 		r := rm.mu.m[b.ID]
@@ -37,9 +41,10 @@ func (bp *BlockPool) InitReplicaRecovery(b Block, recoveryID int64) (RecoveryInf
 			rm.mu.Unlock()
 			return RecoveryInfo{}, fmt.Errorf("%w: recover %s", ErrReplicaNotFound, b)
 		}
-		if w := r.writer; w != nil && !w.stopped.Load() {
+		if w := r.writer; w != nil && w != stopped {
 			rm.mu.Unlock()
 			w.stop()
+			stopped = w
 			continue
 		}
 		defer rm.mu.Unlock()

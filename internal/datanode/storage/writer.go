@@ -251,11 +251,15 @@ func (w *ReplicaWriter) storedSumsLocked(off int64, data []byte) ([]byte, error)
 }
 
 // SetBytesAcked records that n bytes were acknowledged by the pipeline
-// downstream: the length readers may see while the replica is RBW.
+// downstream: the length readers may see while the replica is RBW. A writer
+// whose replica was taken over (pipeline or block recovery) changes nothing.
 func (w *ReplicaWriter) SetBytesAcked(n int64) {
 	rm := w.bp.replicas
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
+	if w.r.writer != w {
+		return
+	}
 	n = min(n, w.r.numBytes)
 	if n > w.r.bytesAcked {
 		w.r.bytesAcked = n

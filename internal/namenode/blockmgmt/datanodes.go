@@ -93,6 +93,28 @@ func (m *Manager) markDead(dn *datanode) {
 	}
 	dn.transfers, dn.invList, dn.invSet, dn.invReady = nil, nil, nil, nil
 	dn.scheduled, dn.prevScheduled = 0, 0
+	// Copies scheduled to this node will never arrive: forget them now
+	// rather than at the pending timeout, so the blocks are scheduled again
+	// by the next ComputeWork.
+	uuid := dn.id.UUID
+	for id, p := range m.pending {
+		kept := p.targets[:0]
+		for _, u := range p.targets {
+			if u != uuid {
+				kept = append(kept, u)
+			}
+		}
+		if len(kept) == len(p.targets) {
+			continue
+		}
+		p.targets = kept
+		if len(kept) == 0 {
+			delete(m.pending, id)
+		}
+		if b := m.blocks[id]; b != nil {
+			m.refresh(b)
+		}
+	}
 }
 
 func (m *Manager) dropStorageReplicas(st *storage) {

@@ -178,3 +178,40 @@ func TestStatsCapacity(t *testing.T) {
 	}
 	h.check()
 }
+
+// TestCopyTargetDies: a re-replication scheduled to a node that then dies is
+// scheduled again as soon as the death is noticed, not after the pending
+// timeout.
+func TestCopyTargetDies(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PendingReconstructionTimeout = time.Hour // longer than the dead interval
+	h := activeHarness(t, cfg, 2, "a1", "a2", "a3", "a4", "a5")
+	b := Block{ID: 1<<30 + 7, NumBytes: mib, GenStamp: 1001}
+	h.addComplete(1, b, 3, "a1", "a2")
+	if w := h.m.ComputeWork(h.now); w.Transfers != 1 {
+		t.Fatalf("work %+v", w)
+	}
+	var target string
+	for _, ts := range transfers(h.heartbeatAll()) {
+		target = h.name(ts[0].Targets[0].UUID)
+	}
+	if target == "" {
+		t.Fatal("no transfer scheduled")
+	}
+	// The target goes silent until it is dead; the copy never arrives.
+	dead := h.m.Config().DeadInterval()
+	for elapsed := time.Duration(0); elapsed <= dead; elapsed += 3 * time.Second {
+		h.advance(3 * time.Second)
+		h.heartbeatAll(target)
+		h.m.CheckHeartbeats(h.now)
+	}
+	h.check()
+	if w := h.m.ComputeWork(h.now); w.Transfers != 1 {
+		t.Fatalf("after the target died, work %+v: the copy was not scheduled again", w)
+	}
+	for _, ts := range transfers(h.heartbeatAll(target)) {
+		if got := h.name(ts[0].Targets[0].UUID); got == target {
+			t.Fatalf("copy scheduled to the dead node %s again", got)
+		}
+	}
+}
