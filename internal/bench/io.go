@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -238,5 +237,3 @@ func report(out io.Writer, phase string, o IOOptions, res []fileResult, wall tim
 	}
 	fmt.Fprintln(out)
 }
-
-var _ = errors.New

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/bench"
+	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 )
 
@@ -309,7 +310,7 @@ func runBenchIO(inv *Invocation, args []string) int {
 		}
 	}
 	if u, err := url.Parse(inv.Conf.String(conf.FSDefaultFS)); err == nil && u.Scheme == "hdfs" && u.Host != "" {
-		addrs, _, err := fsshellAddresses(inv)
+		addrs, _, err := fsshell.NameNodeAddresses(inv.Conf)
 		if err != nil {
 			return bad("%v", err)
 		}

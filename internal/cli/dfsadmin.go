@@ -279,9 +279,3 @@ func errMessage(err error) string {
 	}
 	return err.Error()
 }
-
-// fsshellAddresses resolves the NameNode addresses of the configured file
-// system, as `hdfs dfs` does.
-func fsshellAddresses(inv *Invocation) ([]string, string, error) {
-	return fsshell.NameNodeAddresses(inv.Conf)
-}

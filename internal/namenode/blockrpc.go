@@ -3,7 +3,6 @@ package namenode
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
@@ -444,5 +443,3 @@ func (c *clientRPC) append(ctx context.Context, req *hdfs.AppendRequestProto) (*
 		return &resp, nil
 	})
 }
-
-var _ = fmt.Sprint

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -673,5 +672,3 @@ func (c *clientRPC) getDataEncryptionKey(ctx context.Context, _ *hdfs.GetDataEnc
 	// dfs.encrypt.data.transfer is off: there is no key to hand out.
 	return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
 }
-
-var _ = math.MaxInt64

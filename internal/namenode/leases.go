@@ -2,7 +2,6 @@ package namenode
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -381,8 +380,6 @@ func (d *datanodeRPC) recoverCommand(r blockmgmt.RecoverBlock) *datanode.Datanod
 		RecoveryCmd: &datanode.BlockRecoveryCommandProto{Blocks: []*hdfs.RecoveringBlockProto{rb}},
 	}
 }
-
-var _ = fmt.Sprint
 
 func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto) (*hdfs.TruncateResponseProto, error) {
 	u := c.caller(ctx)

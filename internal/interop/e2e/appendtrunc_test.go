@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +107,3 @@ func readStock(t *testing.T, cl *stock.Client, path string) []byte {
 	}
 	return b
 }
-
-var _ = strings.Contains

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -204,8 +203,6 @@ func (c *cluster) readAll(t *testing.T, path string) []byte {
 	}
 	return out.Bytes()
 }
-
-var _ = io.EOF
 
 func (c *cluster) isFileClosed(t *testing.T, path string) bool {
 	t.Helper()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -95,5 +94,4 @@ func TestRecoveryPrimaryKilled(t *testing.T) {
 			t.Log(l)
 		}
 	}
-	_ = fmt.Sprint
 }
