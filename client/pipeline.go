@@ -29,11 +29,16 @@ type pipeline struct {
 	conn  net.Conn
 	nodes []*hdfs.DatanodeInfoProto
 	// wmu serializes writes to conn: the writer's packets and the
-	// heartbeat goroutine's.
+	// heartbeat goroutine's. Packets queued by send wait in pending (their
+	// prefixes back to back in prefixes) until flush writes them together.
 	wmu struct {
 		sync.Mutex
 		pw       *datatransfer.PacketWriter
 		sums     []byte
+		prefixes []byte
+		ends     []int // where each pending packet's prefix ends
+		pending  []*packet
+		bufs     net.Buffers
 		lastSend time.Time
 	}
 	hbStop chan struct{}
@@ -200,35 +205,88 @@ func (p *pipeline) readAcks(br *bufio.Reader) {
 	}
 }
 
-// send queues pkt for its ack and writes it. queued reports whether pkt
-// went into the queue (and is thus among the unacked packets on failure).
+// maxPendingPackets is how many packets send gathers before writing them
+// (one vectored write of about 1 MiB with 64 KiB packets).
+const maxPendingPackets = 16
+
+// send queues pkt for its ack and for writing; the packets queued are
+// written together once maxPendingPackets are pending, or by flush. queued
+// reports whether pkt went into the queue (and is thus among the unacked
+// packets on failure). A full queue is flushed before waiting on it: the
+// acks that make room need the packets sent.
 func (p *pipeline) send(ctx context.Context, pkt *packet, csum datatransfer.DataChecksum) (queued bool, err error) {
 	select {
 	case p.queue <- pkt:
-	case <-p.done:
-		return false, p.err()
-	case <-ctx.Done():
-		return false, ctx.Err()
+	default:
+		if err := p.flush(); err != nil {
+			return false, err
+		}
+		select {
+		case p.queue <- pkt:
+		case <-p.done:
+			return false, p.err()
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
 	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	p.wmu.sums = csum.Compute(p.wmu.sums[:0], pkt.data)
-	bufs, err := p.wmu.pw.Buffers(pkt.hdr, p.wmu.sums, pkt.data)
-	if err == nil {
-		nb := net.Buffers(bufs)
-		_, err = nb.WriteTo(p.conn)
-	}
-	p.wmu.lastSend = time.Now()
-	p.wmu.Unlock()
+	h := pkt.hdr
+	h.DataLen = int32(len(pkt.data))
+	p.wmu.prefixes, err = datatransfer.AppendPacketPrefix(p.wmu.prefixes, h, p.wmu.sums)
 	if err != nil {
-		p.fail(fmt.Errorf("%w: sending packet %d to %s: %v", ErrPipeline, pkt.hdr.Seqno, dnAddr(p.nodes[0].GetId()), err))
+		p.fail(fmt.Errorf("%w: packet %d: %v", ErrPipeline, pkt.hdr.Seqno, err))
 		return true, p.err()
 	}
+	p.wmu.ends = append(p.wmu.ends, len(p.wmu.prefixes))
+	p.wmu.pending = append(p.wmu.pending, pkt)
+	if len(p.wmu.pending) >= maxPendingPackets || pkt.hdr.LastPacketInBlock || pkt.hdr.SyncBlock {
+		return true, p.flushLocked()
+	}
 	return true, nil
+}
+
+// flush writes the packets send queued and has not written yet.
+func (p *pipeline) flush() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	return p.flushLocked()
+}
+
+func (p *pipeline) flushLocked() error {
+	pending := p.wmu.pending
+	if len(pending) == 0 {
+		return nil
+	}
+	bufs := p.wmu.bufs[:0]
+	start := 0
+	for i, pkt := range pending {
+		bufs = append(bufs, p.wmu.prefixes[start:p.wmu.ends[i]])
+		if len(pkt.data) > 0 {
+			bufs = append(bufs, pkt.data)
+		}
+		start = p.wmu.ends[i]
+	}
+	p.wmu.bufs = bufs
+	first, last := pending[0].hdr.Seqno, pending[len(pending)-1].hdr.Seqno
+	p.wmu.pending, p.wmu.prefixes, p.wmu.ends = pending[:0], p.wmu.prefixes[:0], p.wmu.ends[:0]
+	_, err := bufs.WriteTo(p.conn) // consumes the local copy of the slice
+	clear(p.wmu.bufs)
+	p.wmu.lastSend = time.Now()
+	if err != nil {
+		p.fail(fmt.Errorf("%w: sending packets %d to %d to %s: %v", ErrPipeline, first, last, dnAddr(p.nodes[0].GetId()), err))
+		return p.err()
+	}
+	return nil
 }
 
 // waitAcked blocks until seqno is acked or the pipeline fails. ctx ending
 // kills the pipeline (the cond cannot watch ctx).
 func (p *pipeline) waitAcked(ctx context.Context, seqno int64) error {
+	if err := p.flush(); err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { p.fail(ctx.Err()) })
 	defer stop()
 	p.mu.Lock()
@@ -267,8 +325,8 @@ func (p *pipeline) heartbeats(every time.Duration) {
 		case <-t.C:
 		}
 		p.wmu.Lock()
-		var err error
-		if time.Since(p.wmu.lastSend) >= every {
+		err := p.flushLocked() // anything left pending goes first
+		if err == nil && time.Since(p.wmu.lastSend) >= every {
 			err = p.wmu.pw.WritePacket(datatransfer.PacketHeader{Seqno: datatransfer.HeartbeatSeqno}, nil, nil)
 			p.wmu.lastSend = time.Now()
 		}

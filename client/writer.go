@@ -224,7 +224,23 @@ func (w *Writer) Write(p []byte) (int, error) {
 			return n, w.setErrLocked(err)
 		}
 	}
+	if err := w.flushPendingLocked(); err != nil {
+		return n, w.setErrLocked(err)
+	}
 	return n, nil
+}
+
+// flushPendingLocked writes the packets queued on the pipeline and not yet
+// sent (see pipeline.send), recovering the pipeline as needed.
+func (w *Writer) flushPendingLocked() error {
+	if w.mu.pipe == nil {
+		return nil
+	}
+	err := w.mu.pipe.flush()
+	if err == nil {
+		return nil
+	}
+	return w.recoverLocked(err, nil)
 }
 
 // ReadFrom implements io.ReaderFrom: it reads straight into packet
@@ -242,11 +258,18 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 		}
 		room := w.roomLocked()
 		buf := w.mu.buf
+		want := room - len(buf)
 		n, rerr := r.Read(buf[len(buf):room])
 		w.mu.buf = buf[:len(buf)+n]
 		total += int64(n)
 		if err := w.afterFillLocked(); err != nil {
 			return total, w.setErrLocked(err)
+		}
+		if n < want || rerr != nil {
+			// The source is slow or done: what is gathered goes out now.
+			if err := w.flushPendingLocked(); err != nil {
+				return total, w.setErrLocked(err)
+			}
 		}
 		if rerr == io.EOF {
 			return total, nil
@@ -404,6 +427,11 @@ func (w *Writer) recoverLocked(cause error, pending []*packet) error {
 					rest = unacked[i:]
 				}
 				break
+			}
+		}
+		if !failed {
+			if err := p.flush(); err != nil {
+				failed, cause = true, err
 			}
 		}
 		if !failed {

@@ -258,19 +258,45 @@ func TestWriteBadChecksumGetsErrorChecksum(t *testing.T) {
 	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
 		t.Fatalf("%v %v", err, resp.GetStatus())
 	}
-	data := randomData(2000, 2)
-	sums := ck.Compute(nil, data)
-	sums[5] ^= 0xFF
-	pw := datatransfer.NewPacketWriter(c.conn)
-	if err := pw.WritePacket(datatransfer.PacketHeader{Seqno: 1}, sums, data); err != nil {
+	// Four packets in one write, so that the DataNode takes them as one
+	// batch; the third is corrupt. The first two are stored and acked, the
+	// third gets ERROR_CHECKSUM, the fourth nothing.
+	data := randomData(4*2048, 2)
+	var burst bytes.Buffer
+	pw := datatransfer.NewPacketWriter(&burst)
+	for i := range 4 {
+		chunk := data[i*2048 : (i+1)*2048]
+		sums := ck.Compute(nil, chunk)
+		if i == 2 {
+			sums[5] ^= 0xFF
+		}
+		if err := pw.WritePacket(datatransfer.PacketHeader{Seqno: int64(i + 1), OffsetInBlock: int64(i * 2048)}, sums, chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.conn.Write(burst.Bytes()); err != nil {
 		t.Fatal(err)
+	}
+	want := []hdfs.Status{hdfs.Status_SUCCESS, hdfs.Status_SUCCESS, hdfs.Status_ERROR_CHECKSUM}
+	for i, st := range want {
+		var a datatransfer.PipelineAck
+		if err := datatransfer.ReadAck(c.br, 1<<20, &a); err != nil {
+			t.Fatalf("ack %d: %v", i+1, err)
+		}
+		if a.Seqno != int64(i+1) || len(a.Replies) != 1 || a.Replies[0] != st {
+			t.Fatalf("ack %+v, want seqno %d %v", a, i+1, st)
+		}
 	}
 	var a datatransfer.PipelineAck
-	if err := datatransfer.ReadAck(c.br, 1<<20, &a); err != nil {
+	if err := datatransfer.ReadAck(c.br, 1<<20, &a); err == nil {
+		t.Fatalf("ack %+v after the corrupt packet", a)
+	}
+	bp, err := dn.BlockPool(testPool)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Seqno != 1 || len(a.Replies) != 1 || a.Replies[0] != hdfs.Status_ERROR_CHECKSUM {
-		t.Fatalf("ack %+v, want ERROR_CHECKSUM", a)
+	if r, ok := bp.Get(7); !ok || r.NumBytes != 2*2048 {
+		t.Fatalf("replica %+v (%v), want the two good packets' 4096 bytes", r, ok)
 	}
 }
 

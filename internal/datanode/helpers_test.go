@@ -353,7 +353,10 @@ func (c *client) write(req *hdfs.OpWriteBlockProto, base int, data []byte, segme
 		ackErr <- nil
 	}
 	go readAcks(total - 1)
-	pw := datatransfer.NewPacketWriter(c.conn)
+	// The packets go out in bursts of up to 1 MiB, so that the DataNodes
+	// receive, mirror and store several at a time.
+	bw := bufio.NewWriterSize(c.conn, 1<<20)
+	pw := datatransfer.NewPacketWriter(bw)
 	var sums []byte
 	for i, p := range pkts {
 		chunk := data[p[0]-base : p[1]-base]
@@ -363,6 +366,9 @@ func (c *client) write(req *hdfs.OpWriteBlockProto, base int, data []byte, segme
 			t.Fatal(err)
 		}
 	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-ackErr; err != nil {
 		t.Fatal(err)
 	}
@@ -371,6 +377,9 @@ func (c *client) write(req *hdfs.OpWriteBlockProto, base int, data []byte, segme
 	}
 	h := datatransfer.PacketHeader{OffsetInBlock: int64(base + len(data)), Seqno: int64(total), LastPacketInBlock: true}
 	if err := pw.WritePacket(h, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	go readAcks(1)

@@ -27,9 +27,14 @@ type ackItem struct {
 //
 // With a downstream it runs as its own goroutine (run), fed through q. At the
 // pipeline's tail there is nothing to wait for, and the receiving goroutine
-// calls handle itself right after storing each packet (inline): the ack goes
-// out as promptly and in the same order, without a goroutine hand-off per
-// packet.
+// calls handle itself right after storing each batch of packets (inline):
+// the acks go out as promptly and in the same order, without a goroutine
+// hand-off per packet.
+//
+// handle only encodes an ack; flushAcks sends the acks encoded so far in one
+// write. The inline responder is flushed at the end of each batch; run
+// flushes whenever it would otherwise wait: for the next item, or for a
+// downstream ack not yet received.
 type responder struct {
 	up           net.Conn
 	mirror       *bufio.Reader // nil at the pipeline's tail
@@ -44,13 +49,14 @@ type responder struct {
 	finished bool // handle returned false: nothing more is sent
 	down     datatransfer.PipelineAck
 	ack      datatransfer.PipelineAck
-	buf      []byte
+	buf      []byte // acks encoded, not yet sent
+	sendErr  error  // the upstream write failed: nothing more is sent
 	mirrorOK bool
 }
 
 func newResponder(up net.Conn, mirror *bufio.Reader, w replicaSink) *responder {
 	r := &responder{up: up, mirror: mirror, w: w, mirrorOK: mirror != nil,
-		ack: datatransfer.PipelineAck{Replies: make([]hdfs.Status, 0, 8)}, buf: make([]byte, 0, 64)}
+		ack: datatransfer.PipelineAck{Replies: make([]hdfs.Status, 0, 8)}, buf: make([]byte, 0, maxPendingAcks+64)}
 	if mirror == nil {
 		r.inline = true
 	} else {
@@ -62,21 +68,60 @@ func newResponder(up net.Conn, mirror *bufio.Reader, w replicaSink) *responder {
 
 func (r *responder) run() {
 	defer close(r.done)
-	for it := range r.q {
+	for {
+		var it ackItem
+		var ok bool
+		select {
+		case it, ok = <-r.q:
+		default:
+			if r.flushAcks() != nil {
+				return
+			}
+			it, ok = <-r.q
+		}
+		if !ok {
+			_ = r.flushAcks()
+			return
+		}
 		if !r.handle(it) {
 			return
 		}
 	}
 }
 
+// maxPendingAcks is how many encoded bytes of acks wait at most for a
+// flush.
+const maxPendingAcks = 4 << 10
+
+// flushAcks sends the acks handled since the last flush. After a failure
+// nothing more is sent and the error is kept in r.err.
+func (r *responder) flushAcks() error {
+	if len(r.buf) == 0 {
+		return r.sendErr
+	}
+	if r.sendErr == nil {
+		_ = r.up.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := r.up.Write(r.buf); err != nil {
+			r.sendErr = fmt.Errorf("datanode: sending ack upstream: %w", err)
+			if r.err == nil {
+				r.err = r.sendErr
+			}
+		}
+	}
+	r.buf = r.buf[:0]
+	return r.sendErr
+}
+
 // handle answers one packet upstream. It returns false once nothing more may
-// be sent: after the last packet, a failed one, or an error (left in r.err).
+// be sent: after the last packet, a failed one, or an error (left in r.err);
+// the acks encoded so far have then been sent.
 func (r *responder) handle(it ackItem) bool {
 	if r.finished {
 		return false
 	}
-	if !r.handleOnce(it) {
+	if !r.handleOnce(it) || len(r.buf) >= maxPendingAcks && r.flushAcks() != nil {
 		r.finished = true
+		_ = r.flushAcks()
 		return false
 	}
 	return true
@@ -88,6 +133,9 @@ func (r *responder) handleOnce(it ackItem) bool {
 	ack.Replies = append(ack.Replies[:0], it.status)
 	if it.status == hdfs.Status_SUCCESS && r.mirror != nil {
 		if r.mirrorOK && !r.mirrorFailed.Load() {
+			if r.mirror.Buffered() == 0 && r.flushAcks() != nil {
+				return false
+			}
 			down := &r.down
 			err := datatransfer.ReadAck(r.mirror, datatransfer.DefaultMaxMessageSize, down)
 			switch {
@@ -116,14 +164,9 @@ func (r *responder) handleOnce(it ackItem) bool {
 	}
 	ack.Flags = nil
 	var err error
-	r.buf, err = datatransfer.AppendAck(r.buf[:0], ack)
-	if err == nil {
-		_ = r.up.SetWriteDeadline(time.Now().Add(writeTimeout))
-		_, err = r.up.Write(r.buf)
-	}
-	if err != nil {
+	if r.buf, err = datatransfer.AppendAck(r.buf, ack); err != nil {
 		if r.err == nil {
-			r.err = fmt.Errorf("datanode: sending ack upstream: %w", err)
+			r.err = fmt.Errorf("datanode: encoding ack: %w", err)
 		}
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
@@ -228,6 +229,15 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 
 // receiver reads the packets of one pipeline stage, mirrors them and writes
 // them to the replica. It runs on the connection's goroutine.
+//
+// Packets are handled in batches: every packet already in the read window
+// when the previous one is parsed joins the batch, and a batch ends when the
+// next packet is not wholly received yet (so nothing waits for more data),
+// or at a heartbeat, an hsync or the last packet. A batch is mirrored with
+// one vectored write, stored with one (storage WritePackets) and, at the
+// pipeline's tail, acknowledged with one write. An idle writer's packets
+// are thus handled one by one as before; a busy one's in bursts, with a
+// fraction of the system calls.
 type receiver struct {
 	x   *xceiver
 	src net.Conn      // where packets come from
@@ -244,11 +254,25 @@ type receiver struct {
 	bp     *storage.BlockPool
 	mirror net.Conn
 	resp   *responder // nil when the writer expects no acks
-	// bufs and nb hold a mirrored packet for one vectored write without
-	// allocating per packet.
-	bufs [2][]byte
-	nb   net.Buffers
+
+	// The batch being gathered, and buffers reused from batch to batch.
+	batch     []datatransfer.Packet
+	stored    []storage.PacketData
+	prefixes  []byte // the mirrored packets' prefixes, back to back
+	ends      []int  // where each prefix ends in prefixes
+	mirrorBuf net.Buffers
+	mirrorErr error
 }
+
+// maxBatch bounds the packets handled together.
+const maxBatch = 64
+
+// windowPool holds the read windows of write pipelines.
+var windowPool = sync.Pool{New: func() any { b := make([]byte, writeWindow); return &b }}
+
+// writeWindow is the read window of a write pipeline stage: sixteen 64 KiB
+// packets.
+const writeWindow = 1 << 20
 
 // enqueue hands a packet to the responder; false if the responder stopped.
 func (r *receiver) enqueue(it ackItem) bool {
@@ -267,90 +291,167 @@ func (r *receiver) enqueue(it ackItem) bool {
 }
 
 func (r *receiver) receive(ctx context.Context) error {
-	conn := r.src
-	pr := datatransfer.NewPacketReader(r.in, 0)
-	var pw *datatransfer.PacketWriter
-	if r.mirror != nil {
-		pw = datatransfer.NewPacketWriter(r.mirror)
-	}
-	var mirrorErr error
+	win := windowPool.Get().(*[]byte)
+	defer windowPool.Put(win)
+	pr := datatransfer.NewPacketReaderWindow(r.in, 0, *win)
 	for {
-		_ = conn.SetReadDeadline(time.Now().Add(opTimeout))
+		if !pr.Ready() && len(r.batch) > 0 {
+			if done, err := r.flush(ctx); done || err != nil {
+				return err
+			}
+		}
+		if len(r.batch) == 0 {
+			_ = r.src.SetReadDeadline(time.Now().Add(opTimeout))
+		}
 		pkt, err := pr.Next()
 		if err != nil {
+			if len(r.batch) > 0 {
+				if done, ferr := r.flush(ctx); done || ferr != nil {
+					return ferr
+				}
+			}
 			return fmt.Errorf("datanode: receiving %v: %w", r.w.Replica().Block, err)
 		}
+		r.batch = append(r.batch, pkt)
 		h := pkt.Header
-		if r.mirror != nil && mirrorErr == nil {
-			bufs, err := pw.Buffers(h, pkt.Checksums, pkt.Data)
-			if err == nil {
-				_ = r.mirror.SetWriteDeadline(time.Now().Add(writeTimeout))
-				r.nb = r.bufs[:copy(r.bufs[:], bufs)]
-				_, err = r.nb.WriteTo(r.mirror)
-			}
-			if err != nil {
-				mirrorErr = err
-				if r.resp != nil {
-					r.resp.mirrorFailed.Store(true)
-				}
-				r.x.log.Warn("mirror failed", "err", err)
+		if h.IsHeartbeat() || h.SyncBlock || h.LastPacketInBlock || len(r.batch) >= maxBatch {
+			if done, err := r.flush(ctx); done || err != nil {
+				return err
 			}
 		}
+	}
+}
+
+// flush mirrors, stores and acknowledges the batch. done reports that the
+// stage is over (the last packet was handled, or the responder stopped).
+func (r *receiver) flush(ctx context.Context) (done bool, err error) {
+	batch := r.batch
+	r.batch = r.batch[:0]
+	r.mirrorBatch(batch)
+
+	r.stored = r.stored[:0]
+	for _, pkt := range batch {
+		if len(pkt.Data) > 0 {
+			r.stored = append(r.stored, storage.PacketData{Offset: pkt.Header.OffsetInBlock, Data: pkt.Data, Sums: pkt.Checksums})
+		}
+	}
+	var nStored int
+	var werr error
+	if len(r.stored) > 0 {
+		nStored, werr = r.w.WritePackets(r.stored)
+	}
+	defer func() {
+		if r.resp != nil && r.resp.inline {
+			if ferr := r.resp.flushAcks(); ferr != nil && err == nil {
+				done, err = true, ferr
+			}
+		}
+	}()
+	k := 0 // index in r.stored
+	for _, pkt := range batch {
+		h := pkt.Header
 		if h.IsHeartbeat() {
 			if !r.enqueue(ackItem{seqno: h.Seqno, status: hdfs.Status_SUCCESS}) {
-				return r.resp.err
+				return true, r.resp.err
 			}
 			continue
 		}
 		if len(pkt.Data) > 0 {
-			if err := r.w.WritePacket(h.OffsetInBlock, pkt.Data, pkt.Checksums); err != nil {
+			if k == nStored {
 				st := hdfs.Status_ERROR
-				if errors.Is(err, datatransfer.ErrChecksum) {
+				if errors.Is(werr, datatransfer.ErrChecksum) {
 					st = hdfs.Status_ERROR_CHECKSUM
 				}
 				r.enqueue(ackItem{seqno: h.Seqno, status: st, last: true})
-				return fmt.Errorf("datanode: writing %v: %w", r.w.Replica().Block, err)
+				return true, fmt.Errorf("datanode: writing %v: %w", r.w.Replica().Block, werr)
 			}
+			k++
 		}
 		if h.SyncBlock {
 			if err := r.w.Sync(); err != nil {
 				r.enqueue(ackItem{seqno: h.Seqno, status: hdfs.Status_ERROR, last: true})
-				return err
+				return true, err
 			}
 		}
 		end := h.OffsetInBlock + int64(len(pkt.Data))
 		if h.LastPacketInBlock {
-			finish := r.finish
-			if finish == nil {
-				finish = r.w.Finalize
-			}
-			rep, err := finish(r.w.BytesOnDisk())
-			if err != nil {
-				r.enqueue(ackItem{seqno: h.Seqno, status: hdfs.Status_ERROR, last: true})
-				return fmt.Errorf("datanode: finalizing: %w", err)
-			}
-			if !r.quiet {
-				// The NameNode must know the replica before the writer sees
-				// the last ack (the writer completes the file right after it).
-				rctx, cancel := context.WithTimeout(ctx, rpcTimeout)
-				r.x.dn.notifyReceived(rctx, r.bp.ID, rep, r.delHint)
-				cancel()
-			}
-			r.x.log.Debug("block received", "block", rep.Block.String())
-			r.enqueue(ackItem{seqno: h.Seqno, end: rep.NumBytes, status: hdfs.Status_SUCCESS, last: true})
-			return nil
+			return true, r.finishBlock(ctx, h)
 		}
 		if !r.enqueue(ackItem{seqno: h.Seqno, end: end, status: hdfs.Status_SUCCESS}) {
-			return r.resp.err
+			return true, r.resp.err
 		}
 	}
+	return false, nil
+}
+
+// mirrorBatch sends the batch downstream in one vectored write. A failed
+// mirror is remembered: the stage goes on storing and acknowledging (with
+// an error for the downstream nodes), as Hadoop's does.
+func (r *receiver) mirrorBatch(batch []datatransfer.Packet) {
+	if r.mirror == nil || r.mirrorErr != nil {
+		return
+	}
+	r.prefixes, r.ends = r.prefixes[:0], r.ends[:0]
+	var err error
+	for _, pkt := range batch {
+		h := pkt.Header
+		h.DataLen = int32(len(pkt.Data))
+		if r.prefixes, err = datatransfer.AppendPacketPrefix(r.prefixes, h, pkt.Checksums); err != nil {
+			break
+		}
+		r.ends = append(r.ends, len(r.prefixes))
+	}
+	if err == nil {
+		r.mirrorBuf = r.mirrorBuf[:0]
+		start := 0
+		for i, pkt := range batch {
+			r.mirrorBuf = append(r.mirrorBuf, r.prefixes[start:r.ends[i]])
+			if len(pkt.Data) > 0 {
+				r.mirrorBuf = append(r.mirrorBuf, pkt.Data)
+			}
+			start = r.ends[i]
+		}
+		_ = r.mirror.SetWriteDeadline(time.Now().Add(writeTimeout))
+		nb := r.mirrorBuf // WriteTo consumes its receiver
+		_, err = nb.WriteTo(r.mirror)
+	}
+	if err != nil {
+		r.mirrorErr = err
+		if r.resp != nil {
+			r.resp.mirrorFailed.Store(true)
+		}
+		r.x.log.Warn("mirror failed", "err", err)
+	}
+}
+
+// finishBlock completes the replica on the last packet and acknowledges it.
+func (r *receiver) finishBlock(ctx context.Context, h datatransfer.PacketHeader) error {
+	finish := r.finish
+	if finish == nil {
+		finish = r.w.Finalize
+	}
+	rep, err := finish(r.w.BytesOnDisk())
+	if err != nil {
+		r.enqueue(ackItem{seqno: h.Seqno, status: hdfs.Status_ERROR, last: true})
+		return fmt.Errorf("datanode: finalizing: %w", err)
+	}
+	if !r.quiet {
+		// The NameNode must know the replica before the writer sees the
+		// last ack (the writer completes the file right after it).
+		rctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+		r.x.dn.notifyReceived(rctx, r.bp.ID, rep, r.delHint)
+		cancel()
+	}
+	r.x.log.Debug("block received", "block", rep.Block.String())
+	r.enqueue(ackItem{seqno: h.Seqno, end: rep.NumBytes, status: hdfs.Status_SUCCESS, last: true})
+	return nil
 }
 
 // replicaSink is where a pipeline stage stores the packets it receives: a
 // storage.ReplicaWriter, or a closedReplica.
 type replicaSink interface {
 	Replica() storage.Replica
-	WritePacket(offsetInBlock int64, data, sums []byte) error
+	WritePackets(pkts []storage.PacketData) (int, error)
 	Sync() error
 	BytesOnDisk() int64
 	SetBytesAcked(n int64)
@@ -367,12 +468,14 @@ func (c *closedReplica) Sync() error              { return nil }
 func (c *closedReplica) BytesOnDisk() int64       { return c.rep.NumBytes }
 func (c *closedReplica) SetBytesAcked(int64)      {}
 
-func (c *closedReplica) WritePacket(off int64, data, _ []byte) error {
-	if off < 0 || off+int64(len(data)) > c.rep.NumBytes {
-		return fmt.Errorf("%w: packet at %d of %d bytes after %v was finalized with %d bytes",
-			storage.ErrLength, off, len(data), c.rep.Block, c.rep.NumBytes)
+func (c *closedReplica) WritePackets(pkts []storage.PacketData) (int, error) {
+	for i, p := range pkts {
+		if p.Offset < 0 || p.Offset+int64(len(p.Data)) > c.rep.NumBytes {
+			return i, fmt.Errorf("%w: packet at %d of %d bytes after %v was finalized with %d bytes",
+				storage.ErrLength, p.Offset, len(p.Data), c.rep.Block, c.rep.NumBytes)
+		}
 	}
-	return nil
+	return len(pkts), nil
 }
 
 func (c *closedReplica) Finalize(length int64) (storage.Replica, error) {

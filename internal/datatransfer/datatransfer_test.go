@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"google.golang.org/protobuf/proto"
 
@@ -468,6 +469,75 @@ func TestFileChecksumPadding(t *testing.T) {
 		}
 		if got, want := FileChecksumMD5MD5CRC(md5s), md5.Sum(buf); got != want {
 			t.Errorf("%d blocks: padding is not %d bytes", tt.blocks, tt.padded)
+		}
+	}
+}
+
+// TestPacketReaderWindow reads a stream of packets of mixed sizes through
+// windows smaller and larger than the packets, from readers that return a
+// few bytes or everything at once, taking every Ready packet before reading
+// on: each packet must be intact, and the ones taken together must still be
+// intact when the batch ends.
+func TestPacketReaderWindow(t *testing.T) {
+	c := DefaultChecksum()
+	var stream []byte
+	var want [][]byte
+	sizes := []int{0, 1, 511, 512, 513, 4096, 65536, 3000, 70000, 7, 65536, 65536, 100}
+	for i, n := range sizes {
+		data := bytes.Repeat([]byte{byte(i + 1)}, n)
+		stream = append(stream, encodePacket(t, PacketHeader{Seqno: int64(i), OffsetInBlock: int64(i) * 1000}, c.Compute(nil, data), data)...)
+		want = append(want, data)
+	}
+	readers := map[string]func([]byte) io.Reader{
+		"whole":   func(b []byte) io.Reader { return bytes.NewReader(b) },
+		"onebyte": func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) },
+		"half":    func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) },
+	}
+	for _, win := range []int{PacketPrefixLen, 100, 4096, 70000, 1 << 20} {
+		for name, mk := range readers {
+			pr := NewPacketReaderWindow(mk(stream), 0, make([]byte, win))
+			var batch []Packet
+			check := func() {
+				for _, p := range batch {
+					if !bytes.Equal(p.Data, want[p.Header.Seqno]) || c.Verify(p.Data, p.Checksums) != nil {
+						t.Fatalf("window %d, %s: packet %d damaged", win, name, p.Header.Seqno)
+					}
+				}
+				batch = batch[:0]
+			}
+			for i := range sizes {
+				if !pr.Ready() {
+					check()
+				}
+				p, err := pr.Next()
+				if err != nil {
+					t.Fatalf("window %d, %s: packet %d: %v", win, name, i, err)
+				}
+				if p.Header.Seqno != int64(i) {
+					t.Fatalf("window %d, %s: packet %d has seqno %d", win, name, i, p.Header.Seqno)
+				}
+				batch = append(batch, p)
+			}
+			check()
+			if pr.Ready() {
+				t.Fatalf("window %d, %s: ready after the last packet", win, name)
+			}
+			if _, err := pr.Next(); err != io.EOF {
+				t.Fatalf("window %d, %s: after the last packet: %v, want EOF", win, name, err)
+			}
+		}
+	}
+}
+
+func TestPacketReaderWindowTruncated(t *testing.T) {
+	data := make([]byte, 1000)
+	pkt := encodePacket(t, PacketHeader{Seqno: 1}, DefaultChecksum().Compute(nil, data), data)
+	for _, win := range []int{16, 4096} {
+		for _, cut := range []int{1, 5, 6, 40, len(pkt) - 1} {
+			_, err := NewPacketReaderWindow(bytes.NewReader(pkt[:cut]), 0, make([]byte, win)).Next()
+			if err != io.ErrUnexpectedEOF {
+				t.Errorf("window %d, stream cut at %d: %v, want unexpected EOF", win, cut, err)
+			}
 		}
 	}
 }

@@ -39,7 +39,11 @@ func FuzzReadPacket(f *testing.F) {
 	f.Add(encodePacket(f, PacketHeader{Seqno: HeartbeatSeqno}, nil, nil))
 	f.Add(rawPacket(4, 3, []byte{1, 2, 3}))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		pr := NewPacketReader(bytes.NewReader(in), 1<<16)
+		win := 4096
+		if len(in) > 0 && in[0]&1 == 1 {
+			win = 64 // exercise packets larger than the window
+		}
+		pr := NewPacketReaderWindow(bytes.NewReader(in), 1<<16, make([]byte, win))
 		for i := 0; i < 4; i++ {
 			p, err := pr.Next()
 			if err != nil {

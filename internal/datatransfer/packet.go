@@ -212,65 +212,154 @@ func (pw *PacketWriter) Buffers(h PacketHeader, sums, data []byte) ([][]byte, er
 }
 
 // Packet is one packet as read by PacketReader. Checksums and Data alias the
-// reader's buffer and are valid until the next call to Next.
+// reader's buffer; see PacketReader for how long they stay valid.
 type Packet struct {
 	Header    PacketHeader
 	Checksums []byte
 	Data      []byte
 }
 
-// PacketReader reads packets from a stream into one reusable buffer. It is
-// not safe for concurrent use.
+// DefaultPacketWindow is the read window of NewPacketReader: room for two
+// 64 KiB packets.
+const DefaultPacketWindow = 128 << 10
+
+// PacketReader reads packets from a stream through a read window: each read
+// of the stream takes as much as the window holds, so that a busy stream
+// yields several packets per read. A packet larger than the window is read
+// into a buffer of its own. It is not safe for concurrent use.
+//
+// The packet Next returns stays valid until a call to Next made while Ready
+// reports false: a caller may take every packet already in the window
+// (Ready true), work on them together, and only then read on. That is what
+// lets a DataNode store and acknowledge a burst of packets with one write.
+//
+// The reader may read past the last packet of the stream: the stream is
+// meant for packets only.
 type PacketReader struct {
-	r      io.Reader
-	max    int
-	prefix [PacketPrefixLen]byte
-	buf    []byte
+	r          io.Reader
+	max        int
+	win        []byte
+	start, end int    // unread bytes: win[start:end]
+	big        []byte // the last packet larger than the window
 }
 
 // NewPacketReader returns a reader of packets from r whose PLEN + HLEN is at
-// most maxSize bytes (DefaultMaxPacketSize if maxSize <= 0).
+// most maxSize bytes (DefaultMaxPacketSize if maxSize <= 0), with a window of
+// DefaultPacketWindow bytes.
 func NewPacketReader(r io.Reader, maxSize int) *PacketReader {
+	return NewPacketReaderWindow(r, maxSize, make([]byte, DefaultPacketWindow))
+}
+
+// NewPacketReaderWindow is NewPacketReader with the caller's window (at
+// least PacketPrefixLen bytes; a pooled buffer, for instance). The window
+// belongs to the reader until the caller stops using it and its packets.
+func NewPacketReaderWindow(r io.Reader, maxSize int, window []byte) *PacketReader {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxPacketSize
 	}
-	return &PacketReader{r: r, max: maxSize}
+	if len(window) < PacketPrefixLen {
+		window = make([]byte, DefaultPacketWindow)
+	}
+	return &PacketReader{r: r, max: maxSize, win: window}
+}
+
+// Ready reports whether the next packet is wholly in the window: Next then
+// returns it without reading the stream, and the packets returned before
+// stay valid. A malformed length also reports false (Next returns the
+// error).
+func (pr *PacketReader) Ready() bool {
+	n := pr.end - pr.start
+	if n < PacketPrefixLen {
+		return false
+	}
+	size, err := pr.sizeOf(pr.win[pr.start:])
+	return err == nil && size <= n
+}
+
+// sizeOf checks the prefix at the start of b and returns the packet's whole
+// size, prefix included.
+func (pr *PacketReader) sizeOf(b []byte) (int, error) {
+	plen := int64(int32(binary.BigEndian.Uint32(b[:4])))
+	hlen := int64(binary.BigEndian.Uint16(b[4:]))
+	if plen < 4 {
+		return 0, fmt.Errorf("%w: payload length %d is below 4", ErrBadPacket, plen)
+	}
+	if hlen == 0 {
+		return 0, fmt.Errorf("%w: empty header", ErrBadPacket)
+	}
+	if plen+hlen > int64(pr.max) {
+		return 0, fmt.Errorf("%w: packet of %d bytes exceeds limit %d", ErrBadPacket, plen+hlen, pr.max)
+	}
+	return int(PacketPrefixLen + hlen + plen - 4), nil
+}
+
+// fill reads until the window holds at least need unread bytes (need at
+// most len(pr.win)). It may move the unread bytes to the window's start,
+// which is why packets returned before are then invalid. A stream ending
+// first is io.EOF if the window held nothing, else io.ErrUnexpectedEOF.
+func (pr *PacketReader) fill(need int) error {
+	if pr.start > 0 && (len(pr.win)-pr.start < need || len(pr.win)-pr.end < len(pr.win)/2) {
+		pr.end = copy(pr.win, pr.win[pr.start:pr.end])
+		pr.start = 0
+	}
+	for pr.end-pr.start < need {
+		n, err := pr.r.Read(pr.win[pr.end:])
+		pr.end += n
+		if pr.end-pr.start >= need {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && pr.end > pr.start {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Next reads one packet. A clean end of stream before the first byte is
 // io.EOF; lengths that are negative, inconsistent or over the limit are
 // ErrBadPacket; a stream that ends inside a packet is io.ErrUnexpectedEOF.
 func (pr *PacketReader) Next() (Packet, error) {
-	if _, err := io.ReadFull(pr.r, pr.prefix[:]); err != nil {
-		return Packet{}, err
-	}
-	plen := int64(int32(binary.BigEndian.Uint32(pr.prefix[:4])))
-	hlen := int64(binary.BigEndian.Uint16(pr.prefix[4:]))
-	if plen < 4 {
-		return Packet{}, fmt.Errorf("%w: payload length %d is below 4", ErrBadPacket, plen)
-	}
-	if hlen == 0 {
-		return Packet{}, fmt.Errorf("%w: empty header", ErrBadPacket)
-	}
-	if plen+hlen > int64(pr.max) {
-		return Packet{}, fmt.Errorf("%w: packet of %d bytes exceeds limit %d", ErrBadPacket, plen+hlen, pr.max)
-	}
-	body := hlen + plen - 4
-	if int64(cap(pr.buf)) < body {
-		pr.buf = make([]byte, body)
-	}
-	buf := pr.buf[:body]
-	if _, err := io.ReadFull(pr.r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	if pr.end-pr.start < PacketPrefixLen {
+		if err := pr.fill(PacketPrefixLen); err != nil {
+			return Packet{}, err
 		}
-		return Packet{}, err
 	}
-	h, err := ParsePacketHeader(buf[:hlen])
+	size, err := pr.sizeOf(pr.win[pr.start:])
 	if err != nil {
 		return Packet{}, err
 	}
-	payload := buf[hlen:]
+	var buf []byte
+	if size <= len(pr.win) {
+		if pr.end-pr.start < size {
+			if err := pr.fill(size); err != nil {
+				return Packet{}, err
+			}
+		}
+		buf = pr.win[pr.start : pr.start+size : pr.start+size]
+		pr.start += size
+	} else {
+		if cap(pr.big) < size {
+			pr.big = make([]byte, size)
+		}
+		buf = pr.big[:size:size]
+		n := copy(buf, pr.win[pr.start:pr.end])
+		pr.start, pr.end = 0, 0
+		if _, err := io.ReadFull(pr.r, buf[n:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return Packet{}, err
+		}
+	}
+	hlen := int(binary.BigEndian.Uint16(buf[4:]))
+	h, err := ParsePacketHeader(buf[PacketPrefixLen : PacketPrefixLen+hlen])
+	if err != nil {
+		return Packet{}, err
+	}
+	payload := buf[PacketPrefixLen+hlen:]
 	if h.DataLen < 0 || int64(h.DataLen) > int64(len(payload)) {
 		return Packet{}, fmt.Errorf("%w: data length %d with %d payload bytes", ErrBadPacket, h.DataLen, len(payload))
 	}

@@ -1008,3 +1008,48 @@ func TestVolumeLockAndVersion(t *testing.T) {
 		t.Fatalf("unknown pool: %v", err)
 	}
 }
+
+// TestWritePacketsBatch stores batches mixing runs of aligned packets with
+// the cases that leave a run (unaligned start, resent bytes, a short packet
+// in the middle) and a batch whose third packet has a bad checksum: the
+// packets before it are stored, it and the rest are not.
+func TestWritePacketsBatch(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	ck := datatransfer.DefaultChecksum()
+	w, err := c.bp.CreateRBW(Block{ID: 11, GenStamp: 1}, ck, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(11, 20000)
+	pd := func(from, to int) PacketData {
+		return PacketData{Offset: int64(from), Data: data[from:to], Sums: ck.Compute(nil, data[from:to])}
+	}
+	batch := []PacketData{pd(0, 1024), pd(1024, 4096), pd(4096, 4100), pd(4100, 5000), pd(4600, 6144), pd(6144, 8192)}
+	if n, err := w.WritePackets(batch); n != len(batch) || err != nil {
+		t.Fatalf("first batch: %d stored, %v", n, err)
+	}
+	if w.BytesOnDisk() != 8192 {
+		t.Fatalf("bytes on disk %d, want 8192", w.BytesOnDisk())
+	}
+	bad := pd(9216, 10240)
+	bad.Sums = append([]byte(nil), bad.Sums...)
+	bad.Sums[0] ^= 1
+	batch = []PacketData{pd(8192, 8704), pd(8704, 9216), bad, pd(10240, 11264)}
+	var ce *datatransfer.ChecksumError
+	if n, err := w.WritePackets(batch); n != 2 || !errors.As(err, &ce) {
+		t.Fatalf("batch with a bad packet: %d stored, %v; want 2 and a checksum error", n, err)
+	}
+	if w.BytesOnDisk() != 9216 {
+		t.Fatalf("bytes on disk %d after the bad packet, want 9216", w.BytesOnDisk())
+	}
+	if n, err := w.WritePackets([]PacketData{pd(9216, 15000), pd(15000, 20000)}); n != 2 || err != nil {
+		t.Fatalf("last batch: %d stored, %v", n, err)
+	}
+	rep, err := w.Finalize(20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkFiles(t, rep); !bytes.Equal(got, data) {
+		t.Fatal("block file differs from the data written")
+	}
+}

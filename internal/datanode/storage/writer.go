@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,6 +37,8 @@ type ReplicaWriter struct {
 		dirSynced  bool
 		scratch    []byte // the partial chunk read back from disk
 		sums       []byte // checksums recomputed for storing
+		iovData    [][]byte
+		iovSums    [][]byte
 	}
 }
 
@@ -125,11 +128,105 @@ func (w *ReplicaWriter) BytesOnDisk() int64 {
 // Data is written before checksums, as Hadoop does; the startup scan cuts a
 // torn tail (see the package doc).
 func (w *ReplicaWriter) WritePacket(offsetInBlock int64, data, sums []byte) error {
+	_, err := w.WritePackets([]PacketData{{Offset: offsetInBlock, Data: data, Sums: sums}})
+	return err
+}
+
+// PacketData is the payload of one packet for WritePackets.
+type PacketData struct {
+	Offset int64  // block offset of the first data byte
+	Data   []byte // the data
+	Sums   []byte // its checksums, one per chunk counted from Data's first byte
+}
+
+// maxBatchIovecs bounds the buffers of one vectored write (Linux's IOV_MAX
+// is 1024).
+const maxBatchIovecs = 512
+
+// WritePackets stores packets in order, each as WritePacket does, and
+// returns how many were stored: all of them, or the ones before the first
+// that fails (whose error is returned; nothing of it is written). Packets
+// that follow each other chunk-aligned, the common case of a streaming
+// pipeline, are written together: one vectored write for their data and
+// one for their checksums.
+func (w *ReplicaWriter) WritePackets(pkts []PacketData) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped.Load() {
-		return ErrWriterStopped
+		return 0, ErrWriterStopped
 	}
+	done := 0
+	for done < len(pkts) {
+		n := w.runLocked(pkts[done:])
+		if n == 0 {
+			// Not part of a run: a resent, unaligned or re-encoded packet.
+			if err := w.writeOneLocked(pkts[done]); err != nil {
+				return done, err
+			}
+			done++
+			continue
+		}
+		if err := w.writeRunLocked(pkts[done : done+n]); err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// runLocked returns how many packets at the start of pkts form a run: each
+// starts chunk-aligned where the one before ends (the first at the bytes on
+// disk), every one but the last ends on a chunk boundary, and their sums
+// are the stored checksums as they are. Packets with bad sums end the run
+// (writeOneLocked reports them).
+func (w *ReplicaWriter) runLocked(pkts []PacketData) int {
+	if w.stored != w.client || w.stored.Size() == 0 {
+		return 0
+	}
+	bpc := int64(w.stored.BytesPerChecksum)
+	off := w.mu.onDisk
+	n, iov := 0, 0
+	for _, p := range pkts {
+		if p.Offset != off || off%bpc != 0 || len(p.Data) == 0 || iov+2 > maxBatchIovecs {
+			break
+		}
+		if w.client.Verify(p.Data, p.Sums) != nil {
+			break
+		}
+		n, iov = n+1, iov+2
+		off += int64(len(p.Data))
+	}
+	return n
+}
+
+// writeRunLocked writes a run (see runLocked) whose checksums are verified.
+func (w *ReplicaWriter) writeRunLocked(run []PacketData) error {
+	start := w.mu.onDisk
+	end := start
+	data, sums := w.mu.iovData[:0], w.mu.iovSums[:0]
+	for _, p := range run {
+		data = append(data, p.Data)
+		sums = append(sums, p.Sums)
+		end += int64(len(p.Data))
+	}
+	bpc := int64(w.stored.BytesPerChecksum)
+	if end > w.mu.alloc {
+		w.preallocLocked(end)
+	}
+	w.mu.iovData, w.mu.iovSums = data, sums
+	if err := pwritevFull(w.mu.data, data, start); err != nil {
+		return err
+	}
+	if err := pwritevFull(w.mu.meta, sums, metaOffset(w.stored, start/bpc)); err != nil {
+		return err
+	}
+	w.advanceLocked(end)
+	return nil
+}
+
+// writeOneLocked stores one packet with everything WritePacket allows.
+func (w *ReplicaWriter) writeOneLocked(p PacketData) error {
+	offsetInBlock, data, sums := p.Offset, p.Data, p.Sums
 	if err := w.client.Verify(data, sums); err != nil {
 		return fmt.Errorf("datanode/storage: packet at offset %d: %w", offsetInBlock, err)
 	}
@@ -169,12 +266,51 @@ func (w *ReplicaWriter) WritePacket(offsetInBlock int64, data, sums []byte) erro
 			return fmt.Errorf("datanode/storage: write %s: %w", w.mu.meta.Name(), err)
 		}
 	}
+	w.advanceLocked(end)
+	return nil
+}
+
+// advanceLocked records that the block file now holds end bytes (and the
+// meta file their checksums).
+func (w *ReplicaWriter) advanceLocked(end int64) {
+	onDisk := w.mu.onDisk
 	w.mu.onDisk = end
 	w.r.vol.addUsed(end - onDisk + MetaFileLen(w.stored, end) - MetaFileLen(w.stored, onDisk))
 	rm := w.bp.replicas
 	rm.mu.Lock()
 	w.r.numBytes = end
 	rm.mu.Unlock()
+}
+
+// pwritevFull writes bufs to f at off with as few pwritev calls as the
+// kernel allows.
+func pwritevFull(f *os.File, bufs [][]byte, off int64) error {
+	fd := int(f.Fd())
+	for len(bufs) > 0 {
+		n, err := unix.Pwritev(fd, bufs, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: err}
+		}
+		if n == 0 {
+			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: io.ErrShortWrite}
+		}
+		off += int64(n)
+		for n > 0 && len(bufs) > 0 {
+			if n < len(bufs[0]) {
+				bufs[0] = bufs[0][n:]
+				n = 0
+				break
+			}
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+		for len(bufs) > 0 && len(bufs[0]) == 0 {
+			bufs = bufs[1:]
+		}
+	}
 	return nil
 }
 
