@@ -44,8 +44,11 @@ type pipeline struct {
 	hbStop chan struct{}
 	hbDone chan struct{}
 	queue  chan *packet
-	free   chan []byte // data buffers of acked packets, for reuse
-	done   chan struct{}
+	// lastQueued is the seqno of the packet send queued last (the writer's
+	// goroutine only).
+	lastQueued int64
+	free       chan []byte // data buffers of acked packets, for reuse
+	done       chan struct{}
 	// popped is a packet the ack goroutine took from queue but could not
 	// match with a good ack; it is still unacknowledged. Written by the
 	// ack goroutine before done is closed.
@@ -54,9 +57,12 @@ type pipeline struct {
 	mu struct {
 		sync.Mutex
 		acked int64 // highest seqno acknowledged
-		err   error // first failure; the pipeline is dead once set
-		bad   int   // index in nodes of the node blamed for err (-1: none)
-		cond  *sync.Cond
+		// wakeAt is the seqno whose ack wakes the waiter of waitAcked: the
+		// ack goroutine does not wake it for every ack.
+		wakeAt int64
+		err    error // first failure; the pipeline is dead once set
+		bad    int   // index in nodes of the node blamed for err (-1: none)
+		cond   *sync.Cond
 	}
 }
 
@@ -196,7 +202,9 @@ func (p *pipeline) readAcks(br *bufio.Reader) {
 		}
 		p.mu.Lock()
 		p.mu.acked = pkt.hdr.Seqno
-		p.mu.cond.Broadcast()
+		if p.mu.acked >= p.mu.wakeAt {
+			p.mu.cond.Broadcast()
+		}
 		last := pkt.hdr.LastPacketInBlock
 		p.mu.Unlock()
 		if last {
@@ -218,7 +226,10 @@ func (p *pipeline) send(ctx context.Context, pkt *packet, csum datatransfer.Data
 	select {
 	case p.queue <- pkt:
 	default:
-		if err := p.flush(); err != nil {
+		// Full: wait until a batch fits, not for each ack in turn. The
+		// queue holds seqnos lastQueued-cap+1 .. lastQueued, and an ack is
+		// counted after its packet left the queue.
+		if err := p.waitAcked(ctx, p.lastQueued-int64(cap(p.queue))+maxPendingPackets); err != nil {
 			return false, err
 		}
 		select {
@@ -229,6 +240,7 @@ func (p *pipeline) send(ctx context.Context, pkt *packet, csum datatransfer.Data
 			return false, ctx.Err()
 		}
 	}
+	p.lastQueued = pkt.hdr.Seqno
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.wmu.sums = csum.Compute(p.wmu.sums[:0], pkt.data)
@@ -291,6 +303,7 @@ func (p *pipeline) waitAcked(ctx context.Context, seqno int64) error {
 	defer stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.mu.wakeAt = seqno
 	for p.mu.acked < seqno && p.mu.err == nil {
 		p.mu.cond.Wait()
 	}

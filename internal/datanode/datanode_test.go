@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -643,5 +644,62 @@ func TestCloseDuringWrite(t *testing.T) {
 	want := []ReportedReplica{{Block: storage.Block{ID: 101, GenStamp: 1001, NumBytes: 4096}, State: storage.RWR}}
 	if !ok || !reflect.DeepEqual(reps, want) {
 		t.Fatalf("block report %+v %v", reps, ok)
+	}
+}
+
+// TestPipelineBadChecksumAtTail sends a burst through three DataNodes whose
+// third packet is corrupt. Only the last node verifies checksums (the
+// others store what they mirror): it answers ERROR_CHECKSUM, no node counts
+// the packet as acknowledged, and every replica's visible length stops
+// before it, which is where pipeline recovery resumes.
+func TestPipelineBadChecksumAtTail(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	dns := []*DataNode{startDN(t, nn), startDN(t, nn), startDN(t, nn)}
+	c := dial(t, dns[0])
+	ck := datatransfer.DefaultChecksum()
+	const id = 8
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(id, 1001, []*hdfs.DatanodeInfoProto{info(dns[1]), info(dns[2])}, ck)); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("%v %v", err, resp.GetStatus())
+	}
+	data := randomData(4*2048, 3)
+	var burst bytes.Buffer
+	pw := datatransfer.NewPacketWriter(&burst)
+	for i := range 4 {
+		chunk := data[i*2048 : (i+1)*2048]
+		sums := ck.Compute(nil, chunk)
+		if i == 2 {
+			sums[1] ^= 0x40
+		}
+		if err := pw.WritePacket(datatransfer.PacketHeader{Seqno: int64(i + 1), OffsetInBlock: int64(i * 2048)}, sums, chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.conn.Write(burst.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	ok := []hdfs.Status{hdfs.Status_SUCCESS, hdfs.Status_SUCCESS, hdfs.Status_SUCCESS}
+	want := [][]hdfs.Status{ok, ok, {hdfs.Status_SUCCESS, hdfs.Status_SUCCESS, hdfs.Status_ERROR_CHECKSUM}}
+	for i, w := range want {
+		var a datatransfer.PipelineAck
+		if err := datatransfer.ReadAck(c.br, 1<<20, &a); err != nil {
+			t.Fatalf("ack %d: %v", i+1, err)
+		}
+		if a.Seqno != int64(i+1) || !slices.Equal(a.Replies, w) {
+			t.Fatalf("ack %+v, want seqno %d %v", a, i+1, w)
+		}
+	}
+	for i, dn := range dns {
+		bp, err := dn.BlockPool(testPool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, found := bp.Get(id)
+		if !found || r.BytesAcked != 2*2048 {
+			t.Fatalf("datanode %d: replica %+v (%v), want 4096 bytes acknowledged", i, r, found)
+		}
 	}
 }

@@ -165,6 +165,9 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 		}
 		_ = mirror.SetDeadline(time.Time{})
 	}
+	if w != nil && mirror != nil && isClient && !isTransfer {
+		w.SkipVerification() // the pipeline's last node verifies
+	}
 	r := &receiver{x: x, src: x.conn, in: x.br, w: sink, bp: bp, mirror: mirror}
 	switch {
 	case w == nil:
