@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
