@@ -1,0 +1,45 @@
+#!/bin/bash
+# datapath.sh ROUNDS REPLICATION [HDFS_BINARY]
+#
+# The data-path figures of docs/PERFORMANCE.md: a minicluster in its own
+# process, then ROUNDS rounds of (a) dd writing 1 GiB into the page cache,
+# (b) `hdfs bench io` writing one 1 GiB file, (c) reading it back warm. As
+# root, the page cache is dropped before (a) and (b): on the VMs we measure
+# on, a write into pages the guest freed a moment ago is up to 10x cheaper
+# than one into pages it has not touched for a while, and dropping the cache
+# gives dd and hdfsgo the same start.
+set -euo pipefail
+rounds=${1:?rounds}
+rep=${2:?replication}
+bin=${3:-}
+if [ -z "$bin" ]; then
+	bin=$(mktemp -d)/hdfs
+	go build -o "$bin" ./cmd/hdfs
+fi
+dir=$(mktemp -d)
+"$bin" minicluster -nnport 0 -dir "$dir/mc" >"$dir/mc.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 50); do
+	grep -q 'hdfs://' "$dir/mc.log" && break
+	sleep 0.2
+done
+uri=$(grep -o 'hdfs://[0-9.:]*' "$dir/mc.log" | head -1)
+prep() {
+	sync
+	if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; fi
+}
+field() { awk -v k="$1" 'index($0, k) { print $NF; exit }'; }
+for r in $(seq "$rounds"); do
+	prep
+	dd=$(dd if=/dev/zero of="$dir/dd" bs=1M count=1024 2>&1 | tail -1 | awk '{print $(NF-1), $NF}')
+	rm -f "$dir/dd"
+	"$bin" dfs -fs "$uri" -rm -r -skipTrash /benchmarks >/dev/null 2>&1 || true
+	sleep 1
+	prep
+	w=$("$bin" bench io -fs "$uri" -nrFiles 1 -size 1g -replication "$rep" -cpupid $pid -write)
+	rd=$("$bin" bench io -fs "$uri" -nrFiles 1 -size 1g -replication "$rep" -cpupid $pid -read)
+	printf 'round %d: dd %s | write %s MB/s (client %s, datanodes %s CPU-s/GiB) | warm read %s MB/s (client %s, datanodes %s)\n' "$r" "$dd" \
+		"$(field Throughput <<<"$w")" "$(field 'this process' <<<"$w")" "$(field "process $pid" <<<"$w")" \
+		"$(field Throughput <<<"$rd")" "$(field 'this process' <<<"$rd")" "$(field "process $pid" <<<"$rd")"
+done
