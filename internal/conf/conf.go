@@ -79,8 +79,10 @@ func newDefaults(env func(string) string) *Conf {
 }
 
 // Load builds a configuration: defaults, then Dir/core-site.xml, then
-// Dir/hdfs-site.xml, then the overrides. A key marked final in an earlier
-// layer keeps its value; the attempt is recorded in Warnings. Load fails on
+// Dir/hdfs-site.xml, then the overrides. A key marked final in a file keeps
+// its value against the files after it (the attempt is recorded in
+// Warnings); the overrides (-D) replace any value, final or not, as
+// Hadoop's Configuration.set does. Load fails on
 // a malformed file and on a value whose ${var} expansion does not finish.
 func Load(o Options) (*Conf, error) {
 	env := o.Env
@@ -104,7 +106,7 @@ func Load(o Options) (*Conf, error) {
 		}
 	}
 	for _, kv := range o.Overrides {
-		c.set(kv.Key, kv.Value, SourceOverride, false)
+		c.override(kv.Key, kv.Value)
 	}
 	if err := c.check(); err != nil {
 		return nil, err
@@ -147,6 +149,14 @@ func (c *Conf) set(key, value, source string, final bool) {
 	c.props[key] = entry{value: value, source: source, final: final}
 }
 
+// override sets key from the command line or from With: the value replaces
+// whatever is there, even a final one, which stays marked final.
+func (c *Conf) override(key, value string) {
+	key = strings.TrimSpace(key)
+	old := c.props[key]
+	c.props[key] = entry{value: value, source: SourceOverride, final: old.final}
+}
+
 // check expands every key and reports the first expansion that does not
 // finish.
 func (c *Conf) check() error {
@@ -171,7 +181,7 @@ func (c *Conf) With(kv ...KeyValue) *Conf {
 		n.props[k] = e
 	}
 	for _, p := range kv {
-		n.set(p.Key, p.Value, SourceOverride, false)
+		n.override(p.Key, p.Value)
 	}
 	return n
 }

@@ -457,9 +457,9 @@ func TestFinal(t *testing.T) {
 	core := filepath.Join(dir, CoreSiteFile)
 	hdfs := filepath.Join(dir, HDFSSiteFile)
 	for _, tc := range []struct{ key, value, source string }{
-		{"k", "core", core},
+		{"k", "cli", SourceOverride}, // -D wins over final, as in Hadoop
 		{"same", "v", core},
-		{"late", "hdfs", hdfs},
+		{"late", "cli", SourceOverride},
 		{"free", "cli", SourceOverride},
 	} {
 		if got := c.String(tc.key); got != tc.value {
@@ -470,10 +470,10 @@ func TestFinal(t *testing.T) {
 		}
 	}
 	w := c.Warnings()
-	// k from hdfs-site, late again in hdfs-site, k from -D, late from -D;
-	// "same" has an identical value and is not reported.
-	if len(w) != 4 {
-		t.Fatalf("Warnings = %q; want 4", w)
+	// k from hdfs-site, late again in hdfs-site; "same" has an identical
+	// value and is not reported, -D is not an attempt to override.
+	if len(w) != 2 {
+		t.Fatalf("Warnings = %q; want 2", w)
 	}
 	for _, s := range w {
 		if !strings.Contains(s, "final") || strings.Contains(s, "same") {
@@ -483,10 +483,15 @@ func TestFinal(t *testing.T) {
 	if !strings.Contains(w[0], hdfs) || !strings.Contains(w[0], " k ") || !strings.Contains(w[0], core) {
 		t.Errorf("warning %q should name the file, the key and where it was final", w[0])
 	}
-	// With respects final too.
+	// With sets like -D, without touching c.
 	c2 := c.With(KeyValue{"k", "with"})
-	if c2.String("k") != "core" || len(c2.Warnings()) != 5 || len(c.Warnings()) != 4 {
-		t.Errorf("With overrode a final key or shared warnings: %q %d %d", c2.String("k"), len(c2.Warnings()), len(c.Warnings()))
+	if c2.String("k") != "with" || c.String("k") != "cli" || len(c2.Warnings()) != 2 {
+		t.Errorf("With: %q (c: %q), %d warnings", c2.String("k"), c.String("k"), len(c2.Warnings()))
+	}
+	// Without -D the final value from core-site stays.
+	c3 := mustLoad(t, Options{Dir: dir})
+	if c3.String("k") != "core" || c3.Source("k") != core {
+		t.Errorf("without -D: k = %q from %s; want the final core-site value", c3.String("k"), c3.Source("k"))
 	}
 	// WriteXML keeps final.
 	var buf bytes.Buffer

@@ -15,13 +15,14 @@
 //
 // # Layers
 //
-// Values are applied in this order; a later layer replaces an earlier one
-// unless the earlier one marked the key final:
+// Values are applied in this order; a later layer replaces an earlier one:
 //
 //	defaults  <  DIR/core-site.xml  <  DIR/hdfs-site.xml  <  -D key=value ...
 //
-// A final key keeps its value; the attempt to override it is recorded and
-// returned by Warnings. Source(key) tells "default", the file path, or "-D".
+// A key a file marks final keeps its value against the files after it; the
+// attempt to override it is recorded and returned by Warnings. -D (and With)
+// replace any value, final or not, as Hadoop's Configuration.set does.
+// Source(key) tells "default", the file path, or "-D".
 //
 // # File format
 //
