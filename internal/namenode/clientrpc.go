@@ -278,7 +278,7 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 		u := c.caller(ctx)
 		machine := clientMachine(ctx)
 		var st *hdfs.HdfsFileStatusProto
-		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 			if !flags.Overwrite {
 				closed, err := c.ns.takeOverExpiredLocked(src, req.GetClientName(), c.ns.clock.Now())
 				if err != nil {
@@ -291,17 +291,18 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 			}
 			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
-		})
-		if err != nil {
-			return nil, toRemote(err)
-		}
-		c.ns.read(func(t *namespace.Tree) {
+		}, func(t *namespace.Tree) {
 			if fi, err := t.Stat(u, src); err == nil {
 				st = fileStatus(fi, nil)
 			}
 		})
+		if err != nil {
+			return nil, toRemote(err)
+		}
 		if st == nil {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "%s was created but is gone", src)
+			// The file was just created under the same lock: only a bug
+			// gets here.
+			return nil, remoteerr.New(remoteerr.ClassIOException, "%s was created but cannot be looked up", src)
 		}
 		return &hdfs.CreateResponseProto{Fs: st}, nil
 	})

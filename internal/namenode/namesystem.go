@@ -119,16 +119,27 @@ type blockPlan func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.O
 
 // mutateBlocks is mutate for plans that need the block manager.
 func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
-	return n.doMutate(ctx, p, false)
+	return n.doMutate(ctx, p, false, nil)
+}
+
+// mutateThenRead is mutate, with read run on the tree right after the ops
+// are applied, under the same lock hold: it sees exactly the result of p
+// (a reply built from the new state needs no second lookup, which a
+// concurrent operation could have overtaken). read runs before the ops are
+// durable; its result must only be used once mutateThenRead returns nil.
+func (n *namesystem) mutateThenRead(ctx context.Context, p plan, read func(t *namespace.Tree)) error {
+	return n.doMutate(ctx, func(t *namespace.Tree, _ *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		return p(t, now)
+	}, false, read)
 }
 
 // mutateBlocksAnyMode is mutateBlocks that runs in safe mode too (DataNode
 // reports of block recovery, which Hadoop accepts in safe mode).
 func (n *namesystem) mutateBlocksAnyMode(ctx context.Context, p blockPlan) error {
-	return n.doMutate(ctx, p, true)
+	return n.doMutate(ctx, p, true, nil)
 }
 
-func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool) error {
+func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool, read func(t *namespace.Tree)) error {
 	if err := n.Err(); err != nil {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
@@ -154,6 +165,9 @@ func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool) er
 	}
 	for _, id := range eff.RemovedUC {
 		n.mu.leases.RemoveFile(id)
+	}
+	if err == nil && read != nil {
+		read(n.mu.tree)
 	}
 	n.mu.Unlock()
 	if err != nil {
