@@ -92,6 +92,12 @@ type Options struct {
 	// LeaseRenewInterval is how often renewLease is called while a file is
 	// open for writing. Zero means 30 s, half the NameNode's soft limit.
 	LeaseRenewInterval time.Duration
+	// DomainSocketPath, when set, sends the data traffic to DataNodes on
+	// this host over their UNIX domain socket instead of TCP: Hadoop's
+	// dfs.domain.socket.path ("_PORT" becomes the DataNode's streaming
+	// port), used as dfs.client.domain.socket.data.traffic=true does.
+	// Other DataNodes, and a socket that does not answer, get TCP.
+	DomainSocketPath string
 }
 
 // FileSystem is a client of one HDFS namespace. It is safe for concurrent
@@ -103,6 +109,7 @@ type FileSystem struct {
 	authorities []string // lower-cased host:port or logical names accepted in URIs
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
+	dialer      *dataDialer // to DataNodes; nil: TCP only
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -175,6 +182,7 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		blockSize:   opts.BlockSize,
 		clientName:  opts.ClientName,
 		renewEvery:  opts.LeaseRenewInterval,
+		dialer:      newDataDialer(opts.DomainSocketPath),
 	}
 	if f.renewEvery <= 0 {
 		f.renewEvery = leaseRenewInterval

@@ -53,20 +53,6 @@ func dnAddr(id *hdfs.DatanodeIDProto) string {
 	return net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetXferPort())))
 }
 
-// dialDataNode connects to a DataNode's transfer port, honouring ctx and
-// its deadline for the socket.
-func dialDataNode(ctx context.Context, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: dialTimeout}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
-	}
-	return c, nil
-}
-
 // watchCtx closes c when ctx ends before stop is called, so that blocking
 // socket calls return. The returned stop must be called.
 func watchCtx(ctx context.Context, c net.Conn) (stop func() bool) {

@@ -110,7 +110,7 @@ func (f *FileSystem) blockChecksum(ctx context.Context, lb *hdfs.LocatedBlockPro
 	var errs []string
 	for _, loc := range lb.GetLocs() {
 		addr := dnAddr(loc.GetId())
-		sum, err := blockChecksumFrom(ctx, lb, addr)
+		sum, err := blockChecksumFrom(ctx, f.dialer, lb, addr)
 		if err == nil {
 			return sum, nil
 		}
@@ -122,8 +122,8 @@ func (f *FileSystem) blockChecksum(ctx context.Context, lb *hdfs.LocatedBlockPro
 	return nil, fmt.Errorf("%w: checksum of %s: %s", ErrNoReplica, blockName(lb.GetB()), strings.Join(errs, "; "))
 }
 
-func blockChecksumFrom(ctx context.Context, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
-	conn, err := dialDataNode(ctx, addr)
+func blockChecksumFrom(ctx context.Context, d *dataDialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
+	conn, err := d.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

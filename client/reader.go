@@ -233,7 +233,7 @@ func (r *Reader) openAt(off, n int64) (*blockReader, *hdfs.LocatedBlockProto, er
 			if dead {
 				continue
 			}
-			br, err := openBlockReader(r.ctx, r.f.clientName, lb, loc, boff, m)
+			br, err := openBlockReader(r.ctx, r.f.dialer, r.f.clientName, lb, loc, boff, m)
 			if err == nil {
 				return br, lb, nil
 			}

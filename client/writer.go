@@ -490,7 +490,7 @@ func (w *Writer) rebuildLocked(nodes []*hdfs.DatanodeInfoProto, unacked []*packe
 		ids = nil
 	}
 	hb.Locs, hb.StorageIDs, hb.StorageTypes = nodes, ids, nil
-	p, bad, err := openPipeline(w.ctx, w.f.clientName, hb, nodes, stage, newGS, acked, w.mu.blockBytes, w.csum, w.free, w.f.heartbeat)
+	p, bad, err := openPipeline(w.ctx, w.f.dialer, w.f.clientName, hb, nodes, stage, newGS, acked, w.mu.blockBytes, w.csum, w.free, w.f.heartbeat)
 	if err != nil {
 		return nil, bad, err
 	}
@@ -534,7 +534,7 @@ func (w *Writer) nextBlockLocked() error {
 		if err != nil {
 			return err
 		}
-		p, bad, err := openPipeline(w.ctx, w.f.clientName, lb, lb.GetLocs(),
+		p, bad, err := openPipeline(w.ctx, w.f.dialer, w.f.clientName, lb, lb.GetLocs(),
 			hdfs.OpWriteBlockProto_PIPELINE_SETUP_CREATE, 0, 0, 0, w.csum, w.free, w.f.heartbeat)
 		if err == nil {
 			w.mu.pipe, w.mu.lb, w.mu.blockBytes, w.mu.seqno = p, lb, 0, 0
@@ -621,7 +621,7 @@ func (w *Writer) reopenForAppendLocked() error {
 		}
 		var bad int
 		var err error
-		p, bad, err = openPipeline(w.ctx, w.f.clientName, withTok, nodes,
+		p, bad, err = openPipeline(w.ctx, w.f.dialer, w.f.clientName, withTok, nodes,
 			stage, newGS, w.mu.blockBytes, w.mu.blockBytes, w.csum, w.free, w.f.heartbeat)
 		if err == nil {
 			break

@@ -39,7 +39,11 @@ type IOOptions struct {
 	// DropCaches drops the page cache before reading (root only), for cold
 	// reads.
 	DropCaches bool
-	Logger     *slog.Logger
+	// DomainSocketPath is the client's Options.DomainSocketPath for an
+	// external cluster; the in-process one always uses domain sockets when
+	// its directory allows.
+	DomainSocketPath string
+	Logger           *slog.Logger
 }
 
 const ioDir = "/benchmarks/TestDFSIO/io_data"
@@ -72,16 +76,20 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 		if n <= 0 {
 			n = 3
 		}
-		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, DataNodes: n, Logger: o.Logger})
+		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, DataNodes: n, Logger: o.Logger, DomainSockets: true})
 		if err != nil {
 			return err
 		}
 		defer c.Close()
 		addrs = []string{c.NameNodeAddr()}
 		where = fmt.Sprintf("in-process minicluster, %d DataNodes, in %s", n, dir)
+		o.DomainSocketPath = c.DomainSocketPath()
 		o.User = "" // the process owner: the superuser of its own cluster
 	}
-	fsys, err := client.New(client.Options{Addresses: addrs, User: o.User})
+	if o.DomainSocketPath != "" {
+		where += ", node-local data traffic over domain sockets"
+	}
+	fsys, err := client.New(client.Options{Addresses: addrs, User: o.User, DomainSocketPath: o.DomainSocketPath})
 	if err != nil {
 		return err
 	}

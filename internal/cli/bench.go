@@ -317,6 +317,12 @@ func runBenchIO(inv *Invocation, args []string) int {
 		o.Addrs = addrs
 	}
 	o.User = inv.Env.Getenv("HADOOP_USER_NAME")
+	if o.Addrs != nil {
+		var err error
+		if o.DomainSocketPath, err = fsshell.DomainSocketPath(inv.Conf); err != nil {
+			return bad("%v", err)
+		}
+	}
 	if err := bench.RunIO(context.Background(), o, inv.Env.Stdout); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs bench io: %v\n", err)
 		return exitFail

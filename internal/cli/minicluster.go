@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-tcponly]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -20,8 +20,13 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
                   with an existing DIR, reuse its formatted NameNode
   -datanodes N    number of DataNodes (default 3)
   -nnport PORT    NameNode RPC port (default 8020; 0 picks a free port)
+  -tcponly        no UNIX domain sockets: local clients reach the DataNodes
+                  over TCP too
 
 It writes a client configuration to DIR/conf: point HADOOP_CONF_DIR at it.
+Clients using it send their data to the DataNodes through UNIX domain
+sockets in DIR (dfs.domain.socket.path, dfs.client.domain.socket.data.traffic),
+faster than loopback TCP; stock clients and other hosts use TCP as usual.
 `
 
 func runMinicluster(inv *Invocation) int {
@@ -32,6 +37,7 @@ func runMinicluster(inv *Invocation) int {
 	keep := fs.Bool("keep", false, "")
 	n := fs.Int("datanodes", 3, "")
 	port := fs.Int("nnport", 8020, "")
+	tcpOnly := fs.Bool("tcponly", false, "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
 		return exitUsage
 	}
@@ -69,7 +75,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger,
+		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -88,7 +94,11 @@ func runMinicluster(inv *Invocation) int {
 	fmt.Fprintf(w, "hdfsgo minicluster is up: 1 NameNode, %d DataNode(s)\n", len(c.DataNodes()))
 	fmt.Fprintf(w, "  fs.defaultFS    %s\n", c.URI())
 	for i, dn := range c.DataNodes() {
-		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s\n", i, dn.XferAddr(), dn.IPCAddr())
+		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s", i, dn.XferAddr(), dn.IPCAddr())
+		if p := dn.DomainSocket(); p != "" {
+			fmt.Fprintf(w, "  socket %s", p)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  data            %s\n", abs)
 	fmt.Fprintf(w, "  web UI          not served yet\n")

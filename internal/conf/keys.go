@@ -91,14 +91,20 @@ const (
 
 	// DataNode.
 
-	DFSDataNodeDataDir            = "dfs.datanode.data.dir"
-	DFSDataNodeAddress            = "dfs.datanode.address"      // 0.0.0.0:9866
-	DFSDataNodeHTTPAddress        = "dfs.datanode.http.address" // 0.0.0.0:9864
-	DFSDataNodeIPCAddress         = "dfs.datanode.ipc.address"  // 0.0.0.0:9867
-	DFSDataNodeMaxTransferThreads = "dfs.datanode.max.transfer.threads"
-	DFSDataNodeDuReserved         = "dfs.datanode.du.reserved"
-	DFSDataNodeHostname           = "dfs.datanode.hostname"
-	DFSClientUseDataNodeHostname  = "dfs.client.use.datanode.hostname"
+	DFSDataNodeDataDir     = "dfs.datanode.data.dir"
+	DFSDataNodeAddress     = "dfs.datanode.address"      // 0.0.0.0:9866
+	DFSDataNodeHTTPAddress = "dfs.datanode.http.address" // 0.0.0.0:9864
+	// DFSDomainSocketPath is the UNIX domain socket a DataNode serves
+	// DataTransferProtocol on besides TCP ("_PORT" becomes its xfer port);
+	// clients use it for node-local data traffic when
+	// DFSClientDomainSocketDataTraffic is true.
+	DFSDomainSocketPath              = "dfs.domain.socket.path"                // "" (off)
+	DFSClientDomainSocketDataTraffic = "dfs.client.domain.socket.data.traffic" // false
+	DFSDataNodeIPCAddress            = "dfs.datanode.ipc.address"              // 0.0.0.0:9867
+	DFSDataNodeMaxTransferThreads    = "dfs.datanode.max.transfer.threads"
+	DFSDataNodeDuReserved            = "dfs.datanode.du.reserved"
+	DFSDataNodeHostname              = "dfs.datanode.hostname"
+	DFSClientUseDataNodeHostname     = "dfs.client.use.datanode.hostname"
 
 	// Leases and the write pipeline.
 
@@ -229,6 +235,8 @@ func defaultTable() []keyDef {
 		{DFSDataNodeDataDir, "file://${hadoop.tmp.dir}/dfs/data", 0},
 		{DFSDataNodeAddress, "0.0.0.0:9866", 0},
 		{DFSDataNodeHTTPAddress, "0.0.0.0:9864", 0},
+		{DFSDomainSocketPath, "", 0},
+		{DFSClientDomainSocketDataTraffic, "false", 0},
 		{DFSDataNodeIPCAddress, "0.0.0.0:9867", 0},
 		{DFSDataNodeMaxTransferThreads, "4096", 0},
 		{DFSDataNodeDuReserved, "0", 0},

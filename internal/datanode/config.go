@@ -48,6 +48,10 @@ type Config struct {
 	// User is the user name the DataNode's RPC connections carry (the OS
 	// user).
 	User string
+	// DomainSocketPath is dfs.domain.socket.path: a UNIX domain socket to
+	// serve DataTransferProtocol on besides TCP, for clients on this host;
+	// "_PORT" in it becomes the TCP streaming port. "" (the default): none.
+	DomainSocketPath string
 }
 
 // ConfigFrom builds a Config from Hadoop configuration. Errors name the key.
@@ -86,6 +90,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		cfg.Reserved = n
 	}
 	cfg.Hostname = c.String(conf.DFSDataNodeHostname)
+	cfg.DomainSocketPath = c.String(conf.DFSDomainSocketPath)
 	cfg.User = currentUser()
 	nns, err := c.NameNodeRPCAddresses()
 	if err != nil {

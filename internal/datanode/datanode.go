@@ -73,6 +73,7 @@ type DataNode struct {
 
 	xferL  net.Listener
 	ipcL   net.Listener
+	unixL  *net.UnixListener // dfs.domain.socket.path; nil when not set
 	ipcSrv *ipc.Server
 	xs     *xceiverServer
 	actors []*bpActor
@@ -145,6 +146,12 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.XferAddress, err)
 		}
 	}
+	if cfg.DomainSocketPath != "" {
+		path := DomainSocketPath(cfg.DomainSocketPath, dn.xferL.Addr().(*net.TCPAddr).Port)
+		if dn.unixL, err = listenDomain(path); err != nil {
+			return nil, err
+		}
+	}
 	if dn.ipcL = deps.IPCListener; dn.ipcL == nil {
 		if dn.ipcL, err = net.Listen("tcp", cfg.IPCAddress); err != nil {
 			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.IPCAddress, err)
@@ -153,11 +160,17 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	ok = true
 
 	ctx, dn.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	dn.xs = newXceiverServer(dn, dn.xferL, cfg.MaxTransferThreads)
+	listeners := []net.Listener{dn.xferL}
+	if dn.unixL != nil {
+		listeners = append(listeners, dn.unixL)
+	}
+	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
 	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log})
 	dn.registerIPC()
-	dn.wg.Add(2)
-	go func() { defer dn.wg.Done(); dn.xs.serve(ctx) }()
+	dn.wg.Add(1 + len(listeners))
+	for _, l := range listeners {
+		go func() { defer dn.wg.Done(); dn.xs.serve(ctx, l) }()
+	}
 	go func() {
 		defer dn.wg.Done()
 		if err := dn.ipcSrv.Serve(dn.ipcL); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
@@ -173,7 +186,12 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		go func() { defer dn.wg.Done(); a.run(ctx) }()
 	}
 	go dn.supervise(ctx)
-	dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid)
+	if dn.unixL != nil {
+		dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid,
+			"domainSocket", dn.DomainSocket())
+	} else {
+		dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid)
+	}
 	return dn, nil
 }
 
@@ -198,6 +216,9 @@ func (dn *DataNode) closeResources() {
 	}
 	if dn.ipcL != nil {
 		_ = dn.ipcL.Close()
+	}
+	if dn.unixL != nil {
+		_ = dn.unixL.Close() // removes the socket file
 	}
 	dn.mu.Lock()
 	ds := dn.mu.ds
@@ -282,6 +303,19 @@ func (dn *DataNode) StorageIDs() []string {
 		ids[i] = v.StorageID()
 	}
 	return ids
+}
+
+// DomainSocketConnections is how many connections the DataNode accepted on
+// its domain socket since it started.
+func (dn *DataNode) DomainSocketConnections() int64 { return dn.xs.unixAccepted.Load() }
+
+// DomainSocket is the path of the DataNode's UNIX domain socket, "" when
+// dfs.domain.socket.path is not set.
+func (dn *DataNode) DomainSocket() string {
+	if dn.unixL == nil {
+		return ""
+	}
+	return dn.unixL.Addr().String()
 }
 
 // BlockPool returns a joined block pool (tests, tools).

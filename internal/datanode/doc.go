@@ -124,6 +124,24 @@
 // (dfs.datanode.balance.bandwidthPerSec) nor counted against a limit, and no
 // IN_PROGRESS keepalive responses are sent during a long copy.
 //
+// # Write pipeline batching
+//
+// A pipeline stage reads through a 1 MiB window and handles, as one batch,
+// every packet already in it: one vectored write mirrors the batch
+// downstream, one pwritev stores the data and one the checksums, one write
+// sends the acks (at the tail; a middle stage's responder sends the acks it
+// has whenever it would otherwise wait). A batch never waits for data not
+// yet received. Only the tail of a client's pipeline verifies checksums, as
+// in Hadoop; DataNode-to-DataNode copies are always verified.
+//
+// # Domain socket (dfs.domain.socket.path)
+//
+// With the key set, the DataNode also serves DataTransferProtocol on a UNIX
+// domain socket ("_PORT" replaced by the streaming port), for clients on the
+// same host that set dfs.client.domain.socket.data.traffic; see
+// domainsocket.go for the checks on the path. Short-circuit reads (file
+// descriptors passed over the socket) are not offered.
+//
 // # Not implemented (answered with an error or logged, never silently)
 //
 // The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);

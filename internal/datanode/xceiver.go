@@ -23,24 +23,29 @@ import (
 // Streaming timeouts (Hadoop's defaults: dfs.client.socket-timeout 60 s,
 // dfs.datanode.socket.write.timeout 480 s, keepalive 4 s).
 const (
-	opTimeout       = 60 * time.Second
-	keepAlive       = 4 * time.Second
-	writeTimeout    = 480 * time.Second
-	connectTimeout  = 60 * time.Second
-	rejectTimeout   = 5 * time.Second
-	readBufferSize  = 128 << 10
-	maxPacketData   = 64 << 10  // data bytes per read packet
-	defaultBlockRes = 128 << 20 // space reserved for a new replica (dfs.blocksize's default)
+	opTimeout      = 60 * time.Second
+	keepAlive      = 4 * time.Second
+	writeTimeout   = 480 * time.Second
+	connectTimeout = 60 * time.Second
+	rejectTimeout  = 5 * time.Second
+	readBufferSize = 128 << 10
+	// unixSocketBuffer is the send buffer asked for on domain socket
+	// connections (capped by the kernel at net.core.wmem_max).
+	unixSocketBuffer = 4 << 20
+	maxPacketData    = 64 << 10  // data bytes per read packet
+	defaultBlockRes  = 128 << 20 // space reserved for a new replica (dfs.blocksize's default)
 )
 
-// xceiverServer accepts streaming connections and runs one goroutine per
-// connection, at most max at a time.
+// xceiverServer accepts streaming connections, on TCP and on the domain
+// socket, and runs one goroutine per connection, at most max at a time.
 type xceiverServer struct {
 	dn  *DataNode
-	l   net.Listener
+	ls  []net.Listener
 	max int
 	n   atomic.Int32
 	wg  sync.WaitGroup
+	// unixAccepted counts the connections accepted on the domain socket.
+	unixAccepted atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -49,8 +54,8 @@ type xceiverServer struct {
 	}
 }
 
-func newXceiverServer(dn *DataNode, l net.Listener, max int) *xceiverServer {
-	xs := &xceiverServer{dn: dn, l: l, max: max}
+func newXceiverServer(dn *DataNode, max int, ls ...net.Listener) *xceiverServer {
+	xs := &xceiverServer{dn: dn, ls: ls, max: max}
 	xs.mu.conns = map[net.Conn]struct{}{}
 	return xs
 }
@@ -59,10 +64,11 @@ func newXceiverServer(dn *DataNode, l net.Listener, max int) *xceiverServer {
 // xceiverCount).
 func (xs *xceiverServer) active() int { return int(xs.n.Load()) }
 
-func (xs *xceiverServer) serve(ctx context.Context) {
+// serve accepts on l, one of xs.ls, until close.
+func (xs *xceiverServer) serve(ctx context.Context, l net.Listener) {
 	backoff := 5 * time.Millisecond
 	for {
-		c, err := xs.l.Accept()
+		c, err := l.Accept()
 		if err != nil {
 			xs.mu.Lock()
 			closed := xs.mu.closed
@@ -85,6 +91,12 @@ func (xs *xceiverServer) serve(ctx context.Context) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if uc, ok := c.(*net.UnixConn); ok {
+			xs.unixAccepted.Add(1)
+			// See client's dialer: the default UNIX socket buffer holds
+			// too little of a read's packets.
+			_ = uc.SetWriteBuffer(unixSocketBuffer)
+		}
 		if !xs.track(c) {
 			_ = c.Close()
 			return
@@ -128,7 +140,9 @@ func (xs *xceiverServer) close() {
 		_ = c.Close()
 	}
 	xs.mu.Unlock()
-	_ = xs.l.Close()
+	for _, l := range xs.ls {
+		_ = l.Close()
+	}
 }
 
 func (xs *xceiverServer) wait() { xs.wg.Wait() }
@@ -142,8 +156,17 @@ func (xs *xceiverServer) reject(c net.Conn) {
 		return
 	}
 	msg := fmt.Sprintf("xceiver count %d exceeds the limit of concurrent xceivers: %d", xs.max+1, xs.max)
-	xs.dn.log.Warn("connection refused", "remote", c.RemoteAddr().String(), "reason", msg)
+	xs.dn.log.Warn("connection refused", "remote", remoteName(c), "reason", msg)
 	_ = datatransfer.WriteResponse(c, &hdfs.BlockOpResponseProto{Status: hdfs.Status_ERROR.Enum(), Message: proto.String(msg)})
+}
+
+// remoteName names the peer of c for logs: its address, or "local" for a
+// client on the domain socket (whose peer address is empty).
+func remoteName(c net.Conn) string {
+	if a := c.RemoteAddr(); a != nil && a.String() != "" {
+		return a.String()
+	}
+	return "local"
 }
 
 // xceiver serves one connection.
@@ -157,7 +180,7 @@ type xceiver struct {
 func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 	defer xs.untrack(c)
 	x := &xceiver{dn: xs.dn, conn: c, br: bufio.NewReaderSize(c, readBufferSize),
-		log: xs.dn.log.With("remote", c.RemoteAddr().String())}
+		log: xs.dn.log.With("remote", remoteName(c))}
 	first := true
 	for {
 		d := keepAlive

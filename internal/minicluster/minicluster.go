@@ -49,14 +49,22 @@ type Options struct {
 	Reuse bool
 	// Logger receives every role's log (discarded when nil).
 	Logger *slog.Logger
+	// DomainSockets makes every DataNode serve a UNIX domain socket
+	// (dfs.domain.socket.path = Dir/dn._PORT.sock, unless Conf sets one)
+	// and the written client configuration use it for data traffic
+	// (dfs.client.domain.socket.data.traffic). When Dir is too long for a
+	// socket path, or not in safe directories, the cluster runs without
+	// and logs why.
+	DomainSockets bool
 }
 
 // Cluster is a running cluster.
 type Cluster struct {
-	opts   Options
-	conf   *conf.Conf
-	logger *slog.Logger
-	nnAddr string
+	opts       Options
+	conf       *conf.Conf
+	domainKeys []string // the domain socket keys set in conf, for WriteConfig
+	logger     *slog.Logger
+	nnAddr     string
 
 	mu struct {
 		sync.Mutex
@@ -82,6 +90,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts, logger: opts.Logger}
 	c.conf = conf.Defaults().With(opts.Conf...)
+	if opts.DomainSockets {
+		if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("minicluster: %w", err)
+		}
+		c.enableDomainSockets()
+	}
 	c.mu.dns = make([]*datanode.DataNode, opts.DataNodes)
 	if err := c.startNameNode(ctx); err != nil {
 		return nil, err
@@ -144,6 +158,36 @@ func (c *Cluster) startNameNode(ctx context.Context) error {
 	c.mu.nn = nn
 	c.mu.Unlock()
 	return nil
+}
+
+// enableDomainSockets adds the domain socket settings to c.conf when the
+// path will do.
+func (c *Cluster) enableDomainSockets() {
+	pattern := c.conf.String(conf.DFSDomainSocketPath)
+	if pattern == "" {
+		dir, err := filepath.Abs(c.opts.Dir)
+		if err != nil {
+			c.logger.Warn("no domain sockets", "err", err)
+			return
+		}
+		pattern = filepath.Join(dir, "dn._PORT.sock")
+	}
+	if err := datanode.CheckDomainSocketPath(datanode.DomainSocketPath(pattern, 65535)); err != nil {
+		c.logger.Warn("DataNodes serve TCP only", "err", err)
+		return
+	}
+	c.domainKeys = []string{conf.DFSDomainSocketPath, conf.DFSClientDomainSocketDataTraffic}
+	c.conf = c.conf.With(conf.KeyValue{Key: conf.DFSDomainSocketPath, Value: pattern},
+		conf.KeyValue{Key: conf.DFSClientDomainSocketDataTraffic, Value: "true"})
+}
+
+// DomainSocketPath is the dfs.domain.socket.path the DataNodes use, "" when
+// they serve TCP only.
+func (c *Cluster) DomainSocketPath() string {
+	if len(c.domainKeys) == 0 {
+		return ""
+	}
+	return c.conf.String(conf.DFSDomainSocketPath)
 }
 
 // dnHost is the loopback address DataNode i listens on.
@@ -263,6 +307,7 @@ func (c *Cluster) WriteConfig(dir string) error {
 	for _, kv := range c.opts.Conf {
 		keys = append(keys, kv.Key)
 	}
+	keys = append(keys, c.domainKeys...)
 	keys = append(keys, conf.DFSNameNodeRPCAddress)
 	hdfsConf := c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddr})
 	return writeXML(filepath.Join(dir, conf.HDFSSiteFile), hdfsConf, keys...)

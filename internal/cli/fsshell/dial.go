@@ -25,7 +25,9 @@ import (
 //
 // user empty means $HADOOP_USER_NAME, else the operating-system user.
 // fs.permissions.umask-mode (octal), dfs.replication and dfs.blocksize
-// become the client's umask and new-file defaults. No I/O happens here.
+// become the client's umask and new-file defaults; with
+// dfs.client.domain.socket.data.traffic, node-local DataNodes are reached
+// through dfs.domain.socket.path. No I/O happens here.
 func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 	if user == "" {
 		user = os.Getenv("HADOOP_USER_NAME")
@@ -54,7 +56,21 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 		return nil, err
 	}
 	opts.BlockSize = bs
+	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
+		return nil, err
+	}
 	return client.New(opts)
+}
+
+// DomainSocketPath is the domain socket pattern a client of c sends its
+// data traffic to node-local DataNodes through: dfs.domain.socket.path when
+// dfs.client.domain.socket.data.traffic is true, else "".
+func DomainSocketPath(c *conf.Conf) (string, error) {
+	on, err := c.Bool(conf.DFSClientDomainSocketDataTraffic)
+	if err != nil || !on {
+		return "", err
+	}
+	return strings.TrimSpace(c.String(conf.DFSDomainSocketPath)), nil
 }
 
 // NameNodeAddresses picks the NameNode RPC addresses a client of c talks to,
