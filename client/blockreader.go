@@ -44,9 +44,9 @@ func (e *badChecksumError) Error() string {
 
 func (e *badChecksumError) Unwrap() error { return e.err }
 
-func openBlockReader(ctx context.Context, d *dataDialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
+func openBlockReader(ctx context.Context, d *datatransfer.Dialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
 	addr := dnAddr(node.GetId())
-	conn, err := d.dial(ctx, addr)
+	conn, err := d.Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

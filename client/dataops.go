@@ -122,8 +122,8 @@ func (f *FileSystem) blockChecksum(ctx context.Context, lb *hdfs.LocatedBlockPro
 	return nil, fmt.Errorf("%w: checksum of %s: %s", ErrNoReplica, blockName(lb.GetB()), strings.Join(errs, "; "))
 }
 
-func blockChecksumFrom(ctx context.Context, d *dataDialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
-	conn, err := d.dial(ctx, addr)
+func blockChecksumFrom(ctx context.Context, d *datatransfer.Dialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
+	conn, err := d.Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

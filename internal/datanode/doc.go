@@ -139,8 +139,12 @@
 // With the key set, the DataNode also serves DataTransferProtocol on a UNIX
 // domain socket ("_PORT" replaced by the streaming port), for clients on the
 // same host that set dfs.client.domain.socket.data.traffic; see
-// domainsocket.go for the checks on the path. Short-circuit reads (file
-// descriptors passed over the socket) are not offered.
+// domainsocket.go for the checks on the path. Unlike Hadoop, whose
+// DataNodes talk to each other over TCP only, a DataNode with the key set
+// also mirrors pipelines and sends copies to DataNodes on its own host
+// through their sockets (datatransfer.Dialer, the client's dialer too).
+// Short-circuit reads (file descriptors passed over the socket) are not
+// offered.
 //
 // # Not implemented (answered with an error or logged, never silently)
 //

@@ -7,8 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -33,12 +31,6 @@ import (
 // maxSocketPath is the longest path a UNIX socket address holds on Linux
 // (sun_path is 108 bytes with the terminating NUL).
 const maxSocketPath = 107
-
-// DomainSocketPath returns the socket path pattern with "_PORT" replaced by
-// port.
-func DomainSocketPath(pattern string, port int) string {
-	return strings.ReplaceAll(pattern, "_PORT", strconv.Itoa(port))
-}
 
 // CheckDomainSocketPath reports whether the DataNode can put its domain
 // socket at path (with "_PORT" already replaced): an absolute path short

@@ -43,7 +43,7 @@ func TestDomainSocketServesDataTransfer(t *testing.T) {
 	nn := newFakeNN(t, "CID-test")
 	pattern := filepath.Join(socketDir(t), "dn._PORT.sock")
 	dn := startDN(t, nn, func(c *Config) { c.DomainSocketPath = pattern })
-	want := DomainSocketPath(pattern, int(tcpPort(dn.XferAddr())))
+	want := datatransfer.DomainSocketPath(pattern, int(tcpPort(dn.XferAddr())))
 	if dn.DomainSocket() != want {
 		t.Fatalf("socket %q, want %q", dn.DomainSocket(), want)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
@@ -68,8 +67,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	}
 	addr := xferAddrOf(req.GetSource())
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	var d net.Dialer
-	proxy, err := d.DialContext(dctx, "tcp", addr)
+	proxy, err := x.dn.dialer.Dial(dctx, addr)
 	cancel()
 	if err != nil {
 		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: connecting to proxy %s: %w", b, addr, err))

@@ -247,9 +247,8 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 	sent := rep.Block
 	sent.NumBytes = length
 	addr := xferAddrOf(targets[0])
-	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	conn, err := d.DialContext(dctx, "tcp", addr)
+	conn, err := dn.dialer.Dial(dctx, addr)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("datanode: transfer of %v to %s: %w", b, addr, err)

@@ -127,8 +127,7 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	if targets := req.GetTargets(); len(targets) > 0 {
 		addr := xferAddrOf(targets[0])
 		dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-		var d net.Dialer
-		mirror, err = d.DialContext(dctx, "tcp", addr)
+		mirror, err = x.dn.dialer.Dial(dctx, addr)
 		cancel()
 		if err != nil {
 			return fail(hdfs.Status_ERROR, addr, fmt.Errorf("datanode: connecting to mirror %s: %w", addr, err))

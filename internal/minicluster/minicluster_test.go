@@ -15,8 +15,8 @@ import (
 
 // TestDomainSockets runs a cluster whose DataNodes serve domain sockets and
 // a client that uses them: a replicated file is written and read back, the
-// first DataNode of the pipeline took its connections on the socket, and
-// the written client configuration turns the socket traffic on.
+// client and the pipeline's mirror connected through the sockets, and the
+// written client configuration turns the socket traffic on.
 func TestDomainSockets(t *testing.T) {
 	dir, err := os.MkdirTemp("", "mc") // short: socket paths hold 107 bytes
 	if err != nil {
@@ -58,16 +58,20 @@ func TestDomainSockets(t *testing.T) {
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(data))
 	}
+	// The first DataNode of the pipeline hears from the client, the second
+	// from the first (the mirror), and one of them serves the read.
 	var n int64
-	for _, dn := range c.DataNodes() {
+	for i, dn := range c.DataNodes() {
 		if dn.DomainSocket() == "" {
 			t.Fatal("a DataNode without its domain socket")
 		}
+		if dn.DomainSocketConnections() == 0 {
+			t.Errorf("DataNode %d had no connection on its domain socket", i)
+		}
 		n += dn.DomainSocketConnections()
 	}
-	// One pipeline (the first DataNode) and at least one read.
-	if n < 2 {
-		t.Fatalf("%d connections on the domain sockets, want the write and the read", n)
+	if n < 3 {
+		t.Fatalf("%d connections on the domain sockets, want the write, its mirror and the read", n)
 	}
 	confDir := filepath.Join(dir, "conf")
 	if err := c.WriteConfig(confDir); err != nil {

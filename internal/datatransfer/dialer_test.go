@@ -1,4 +1,4 @@
-package client
+package datatransfer
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func acceptInto(l net.Listener, name string, got chan<- string) {
 	}
 }
 
-func TestDataDialerDomainSocket(t *testing.T) {
+func TestDialerDomainSocket(t *testing.T) {
 	dir, err := os.MkdirTemp("", "dial")
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +45,8 @@ func TestDataDialerDomainSocket(t *testing.T) {
 		return l
 	}
 	now := time.Unix(1000, 0)
-	d := newDataDialer(pattern)
-	d.now = func() time.Time { return now }
+	d := NewDialer(pattern, 10*time.Second)
+	d.SetClock(func() time.Time { return now })
 	ctx := context.Background()
 	addr := tcp.Addr().String()
 
@@ -56,7 +56,7 @@ func TestDataDialerDomainSocket(t *testing.T) {
 	go acceptInto(unix, "unix", got)
 	dialAndCheck := func(want string) {
 		t.Helper()
-		c, err := d.dial(ctx, addr)
+		c, err := d.Dial(ctx, addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,20 +77,20 @@ func TestDataDialerDomainSocket(t *testing.T) {
 	unix = listenUnix()
 	defer unix.Close()
 	go acceptInto(unix, "unix", got)
-	now = now.Add(domainRetryAfter - time.Second)
+	now = now.Add(DomainRetryAfter - time.Second)
 	dialAndCheck("tcp")
 	now = now.Add(2 * time.Second)
 	dialAndCheck("unix")
 
 	// Not this host's address, or no pattern: TCP, never the socket.
-	if p := d.localPath("192.0.2.1:" + strconv.Itoa(port)); p != "" {
+	if p := d.LocalPath("192.0.2.1:" + strconv.Itoa(port)); p != "" {
 		t.Errorf("a remote DataNode gets socket %q", p)
 	}
-	var none *dataDialer
-	if p := none.localPath(addr); p != "" {
+	var none *Dialer
+	if p := none.LocalPath(addr); p != "" {
 		t.Errorf("no pattern, socket %q", p)
 	}
-	if newDataDialer("") != nil {
+	if NewDialer("", time.Second) != nil {
 		t.Error("an empty pattern makes a dialer")
 	}
 }
