@@ -1,8 +1,10 @@
 #!/bin/bash
-# datapath.sh ROUNDS REPLICATION [HDFS_BINARY]
+# datapath.sh ROUNDS REPLICATION tcp|unix [HDFS_BINARY]
 #
 # The data-path figures of docs/PERFORMANCE.md: a minicluster in its own
-# process, then ROUNDS rounds of (a) dd writing 1 GiB into the page cache,
+# process (tcp: `-tcponly`, every connection over loopback TCP; unix: the
+# default, the client and the DataNodes reach each other through domain
+# sockets), then ROUNDS rounds of (a) dd writing 1 GiB into the page cache,
 # (b) `hdfs bench io` writing one 1 GiB file, (c) reading it back warm. As
 # root, the page cache is dropped before (a) and (b): on the VMs we measure
 # on, a write into pages the guest freed a moment ago is up to 10x cheaper
@@ -11,13 +13,19 @@
 set -euo pipefail
 rounds=${1:?rounds}
 rep=${2:?replication}
-bin=${3:-}
+mode=${3:?tcp or unix}
+bin=${4:-}
 if [ -z "$bin" ]; then
 	bin=$(mktemp -d)/hdfs
 	go build -o "$bin" ./cmd/hdfs
 fi
 dir=$(mktemp -d)
-"$bin" minicluster -nnport 0 -dir "$dir/mc" >"$dir/mc.log" 2>&1 &
+case $mode in
+tcp) flags=-tcponly ;;
+unix) flags= ;;
+*) echo "mode must be tcp or unix" >&2; exit 2 ;;
+esac
+"$bin" minicluster -nnport 0 -dir "$dir/mc" $flags >"$dir/mc.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do
@@ -25,6 +33,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 uri=$(grep -o 'hdfs://[0-9.:]*' "$dir/mc.log" | head -1)
+export HADOOP_CONF_DIR=$dir/mc/conf
 prep() {
 	sync
 	if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; fi
