@@ -89,6 +89,9 @@ type DataNode struct {
 	nReady atomic.Int32
 
 	xmits atomic.Int32 // outgoing transfers in progress
+	// windows holds the read windows of write pipeline stages
+	// (writeWindow bytes each).
+	windows sync.Pool
 
 	mu struct {
 		sync.Mutex
@@ -127,6 +130,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	if dn.rnd == nil {
 		dn.rnd = rand.Reader
 	}
+	dn.windows.New = func() any { b := make([]byte, writeWindow); return &b }
 	dn.mu.pools = map[string]*storage.BlockPool{}
 	dn.mu.deletes = map[deleteKey]string{}
 	ok := false

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
@@ -269,9 +268,6 @@ type receiver struct {
 // maxBatch bounds the packets handled together.
 const maxBatch = 64
 
-// windowPool holds the read windows of write pipelines.
-var windowPool = sync.Pool{New: func() any { b := make([]byte, writeWindow); return &b }}
-
 // writeWindow is the read window of a write pipeline stage: sixteen 64 KiB
 // packets.
 const writeWindow = 1 << 20
@@ -293,8 +289,8 @@ func (r *receiver) enqueue(it ackItem) bool {
 }
 
 func (r *receiver) receive(ctx context.Context) error {
-	win := windowPool.Get().(*[]byte)
-	defer windowPool.Put(win)
+	win := r.x.dn.windows.Get().(*[]byte)
+	defer r.x.dn.windows.Put(win)
 	pr := datatransfer.NewPacketReaderWindow(r.in, 0, *win)
 	for {
 		if !pr.Ready() && len(r.batch) > 0 {
