@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -44,7 +45,7 @@ func (e *badChecksumError) Error() string {
 
 func (e *badChecksumError) Unwrap() error { return e.err }
 
-func openBlockReader(ctx context.Context, d *datatransfer.Dialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
+func openBlockReader(ctx context.Context, d *dnconn.Dialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
 	addr := dnAddr(node.GetId())
 	conn, err := d.Dial(ctx, addr)
 	if err != nil {

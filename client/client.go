@@ -18,7 +18,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 )
 
@@ -110,7 +110,7 @@ type FileSystem struct {
 	authorities []string // lower-cased host:port or logical names accepted in URIs
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
-	dialer      *datatransfer.Dialer // to DataNodes; nil: TCP only
+	dialer      *dnconn.Dialer // to DataNodes; nil: TCP only
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -183,7 +183,7 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		blockSize:   opts.BlockSize,
 		clientName:  opts.ClientName,
 		renewEvery:  opts.LeaseRenewInterval,
-		dialer:      datatransfer.NewDialer(opts.DomainSocketPath, dialTimeout),
+		dialer:      dnconn.NewDialer(opts.DomainSocketPath, dialTimeout),
 	}
 	if f.renewEvery <= 0 {
 		f.renewEvery = leaseRenewInterval

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -122,7 +123,7 @@ func (f *FileSystem) blockChecksum(ctx context.Context, lb *hdfs.LocatedBlockPro
 	return nil, fmt.Errorf("%w: checksum of %s: %s", ErrNoReplica, blockName(lb.GetB()), strings.Join(errs, "; "))
 }
 
-func blockChecksumFrom(ctx context.Context, d *datatransfer.Dialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
+func blockChecksumFrom(ctx context.Context, d *dnconn.Dialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
 	conn, err := d.Dial(ctx, addr)
 	if err != nil {
 		return nil, err

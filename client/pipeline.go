@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -69,7 +70,7 @@ type pipeline struct {
 // openPipeline connects to nodes[0], sends WRITE_BLOCK and reads the
 // response. On a refused setup the error names the bad node (badIndex,
 // -1 when unknown).
-func openPipeline(ctx context.Context, d *datatransfer.Dialer, clientName string, lb *hdfs.LocatedBlockProto, nodes []*hdfs.DatanodeInfoProto,
+func openPipeline(ctx context.Context, d *dnconn.Dialer, clientName string, lb *hdfs.LocatedBlockProto, nodes []*hdfs.DatanodeInfoProto,
 	stage hdfs.OpWriteBlockProto_BlockConstructionStage, newGS uint64, minBytes, maxBytes int64,
 	csum datatransfer.DataChecksum, free chan []byte, heartbeat time.Duration) (p *pipeline, badIndex int, err error) {
 	if len(nodes) == 0 {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
@@ -77,7 +77,7 @@ type DataNode struct {
 	unixL *net.UnixListener // dfs.domain.socket.path; nil when not set
 	// dialer connects to other DataNodes: through their domain socket
 	// when they are on this host and the path is set, else over TCP.
-	dialer *datatransfer.Dialer
+	dialer *dnconn.Dialer
 	ipcSrv *ipc.Server
 	xs     *xceiverServer
 	actors []*bpActor
@@ -120,7 +120,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	}
 	dn := &DataNode{cfg: cfg, clk: deps.Clock, log: deps.Logger, rnd: deps.Rand,
 		done: make(chan struct{}), ready: make(chan struct{}),
-		dialer: datatransfer.NewDialer(cfg.DomainSocketPath, connectTimeout)}
+		dialer: dnconn.NewDialer(cfg.DomainSocketPath, connectTimeout)}
 	if dn.clk == nil {
 		dn.clk = clock.Real{}
 	}
@@ -156,7 +156,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		}
 	}
 	if cfg.DomainSocketPath != "" {
-		path := datatransfer.DomainSocketPath(cfg.DomainSocketPath, dn.xferL.Addr().(*net.TCPAddr).Port)
+		path := dnconn.DomainSocketPath(cfg.DomainSocketPath, dn.xferL.Addr().(*net.TCPAddr).Port)
 		if dn.unixL, err = listenDomain(path); err != nil {
 			return nil, err
 		}

@@ -142,7 +142,7 @@
 // domainsocket.go for the checks on the path. Unlike Hadoop, whose
 // DataNodes talk to each other over TCP only, a DataNode with the key set
 // also mirrors pipelines and sends copies to DataNodes on its own host
-// through their sockets (datatransfer.Dialer, the client's dialer too).
+// through their sockets (dnconn.Dialer, the client's dialer too).
 // Short-circuit reads (file descriptors passed over the socket) are not
 // offered.
 //

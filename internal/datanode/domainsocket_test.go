@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -43,7 +44,7 @@ func TestDomainSocketServesDataTransfer(t *testing.T) {
 	nn := newFakeNN(t, "CID-test")
 	pattern := filepath.Join(socketDir(t), "dn._PORT.sock")
 	dn := startDN(t, nn, func(c *Config) { c.DomainSocketPath = pattern })
-	want := datatransfer.DomainSocketPath(pattern, int(tcpPort(dn.XferAddr())))
+	want := dnconn.DomainSocketPath(pattern, int(tcpPort(dn.XferAddr())))
 	if dn.DomainSocket() != want {
 		t.Fatalf("socket %q, want %q", dn.DomainSocket(), want)
 	}

@@ -29,7 +29,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 )
 
@@ -173,7 +173,7 @@ func (c *Cluster) enableDomainSockets() {
 		}
 		pattern = filepath.Join(dir, "dn._PORT.sock")
 	}
-	if err := datanode.CheckDomainSocketPath(datatransfer.DomainSocketPath(pattern, 65535)); err != nil {
+	if err := datanode.CheckDomainSocketPath(dnconn.DomainSocketPath(pattern, 65535)); err != nil {
 		c.logger.Warn("DataNodes serve TCP only", "err", err)
 		return
 	}

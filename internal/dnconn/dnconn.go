@@ -1,4 +1,4 @@
-package datatransfer
+package dnconn
 
 import (
 	"context"
