@@ -72,6 +72,17 @@ func Run(env Env, args []string) int {
 	var confDir string
 	confDirSet := false
 	level := slog.LevelInfo
+	// Hadoop's scripts take the root logger from HADOOP_ROOT_LOGGER
+	// ("DEBUG,console"); --loglevel wins over it.
+	if v := env.Getenv("HADOOP_ROOT_LOGGER"); v != "" {
+		name, _, _ := strings.Cut(v, ",")
+		l, err := parseLevel(strings.TrimSpace(name))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "hdfs: HADOOP_ROOT_LOGGER=%s: %v\n", v, err)
+			return exitUsage
+		}
+		level = l
+	}
 	for len(args) > 0 && strings.HasPrefix(args[0], "--") {
 		switch args[0] {
 		case "--config":
@@ -215,7 +226,8 @@ func printUsage(w io.Writer) {
 
   OPTIONS is none or any of:
     --config dir        configuration directory (default $HADOOP_CONF_DIR)
-    --loglevel level    log level: DEBUG, INFO, WARN or ERROR
+    --loglevel level    log level: DEBUG, INFO, WARN or ERROR (default: the level
+                        of $HADOOP_ROOT_LOGGER, e.g. DEBUG,console; else INFO)
 
   GENERIC OPTIONS is none or any of:
     -D key=value        override a configuration value (repeatable)

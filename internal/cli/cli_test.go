@@ -140,3 +140,34 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("zkfc -help: code %d out %q", code, out)
 	}
 }
+
+// TestRootLoggerEnv: HADOOP_ROOT_LOGGER sets the log level as in Hadoop's
+// scripts, --loglevel wins over it, and a bad level is refused.
+func TestRootLoggerEnv(t *testing.T) {
+	dir := t.TempDir()
+	writeSite(t, dir, "core-site.xml", `<configuration><property><name>k</name><value>a</value><final>true</final></property></configuration>`)
+	writeSite(t, dir, "hdfs-site.xml", `<configuration><property><name>k</name><value>b</value></property></configuration>`)
+	for _, tc := range []struct {
+		env      string
+		args     []string
+		wantWarn bool
+	}{
+		{"", nil, true},
+		{"ERROR,console", nil, false},
+		{"WARN,RFA", nil, true},
+		{"ERROR,console", []string{"--loglevel", "WARN"}, true},
+	} {
+		args := append(append([]string{"--config", dir}, tc.args...), "getconf", "-confKey", "k")
+		out, errOut, code := run(t, map[string]string{"HADOOP_ROOT_LOGGER": tc.env}, args...)
+		if code != 0 || out != "a\n" {
+			t.Fatalf("%q %v: code %d, out %q, err %q", tc.env, tc.args, code, out, errOut)
+		}
+		if got := strings.Contains(errOut, "final"); got != tc.wantWarn {
+			t.Errorf("HADOOP_ROOT_LOGGER=%q %v: final-override warning shown %v, want %v (%q)", tc.env, tc.args, got, tc.wantWarn, errOut)
+		}
+	}
+	_, errOut, code := run(t, map[string]string{"HADOOP_ROOT_LOGGER": "LOUD,console"}, "version")
+	if code != exitUsage || !strings.Contains(errOut, "HADOOP_ROOT_LOGGER") {
+		t.Fatalf("bad level: code %d, %q", code, errOut)
+	}
+}

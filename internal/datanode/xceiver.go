@@ -161,12 +161,15 @@ func (xs *xceiverServer) reject(c net.Conn) {
 }
 
 // remoteName names the peer of c for logs: its address, or "local" for a
-// client on the domain socket (whose peer address is empty).
+// peer on the domain socket (whose address is empty, or "@").
 func remoteName(c net.Conn) string {
-	if a := c.RemoteAddr(); a != nil && a.String() != "" {
+	if _, ok := c.(*net.UnixConn); ok {
+		return "local"
+	}
+	if a := c.RemoteAddr(); a != nil {
 		return a.String()
 	}
-	return "local"
+	return "?"
 }
 
 // xceiver serves one connection.
