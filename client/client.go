@@ -99,6 +99,10 @@ type Options struct {
 	// port), used as dfs.client.domain.socket.data.traffic=true does.
 	// Other DataNodes, and a socket that does not answer, get TCP.
 	DomainSocketPath string
+	// WritePacketSize is the size of the packets a writer sends (Hadoop's
+	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
+	// the NameNode's server default (65536 unless changed there).
+	WritePacketSize int
 }
 
 // FileSystem is a client of one HDFS namespace. It is safe for concurrent
@@ -111,6 +115,7 @@ type FileSystem struct {
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
 	dialer      *dnconn.Dialer // to DataNodes; nil: TCP only
+	packetSize  int            // Options.WritePacketSize
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -184,6 +189,10 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		clientName:  opts.ClientName,
 		renewEvery:  opts.LeaseRenewInterval,
 		dialer:      dnconn.NewDialer(opts.DomainSocketPath, dialTimeout),
+		packetSize:  opts.WritePacketSize,
+	}
+	if opts.WritePacketSize < 0 || opts.WritePacketSize > maxWritePacketSize {
+		return nil, fmt.Errorf("client: write packet size %d is not between 0 and %d", opts.WritePacketSize, maxWritePacketSize)
 	}
 	if f.renewEvery <= 0 {
 		f.renewEvery = leaseRenewInterval

@@ -24,6 +24,10 @@ const (
 	maxPacketsInFlight = 80
 	// defaultPacketSize is dfs.client-write-packet-size.
 	defaultPacketSize = 64 << 10
+	// maxWritePacketSize is the largest packet a DataNode accepts
+	// (Hadoop's PacketReceiver limit, 16 MiB), less room for the header
+	// and checksums.
+	maxWritePacketSize = 16<<20 - 1<<20
 	// blockWriteRetries is dfs.client.block.write.retries: how many times
 	// a new block's pipeline setup is tried, excluding the failed node.
 	blockWriteRetries = 3

@@ -169,8 +169,11 @@ func (f *FileSystem) Append(ctx context.Context, name string) (*Writer, error) {
 
 func (f *FileSystem) newWriter(ctx context.Context, name, p string, fileID uint64, bs int64, d ServerDefaults) *Writer {
 	w := &Writer{f: f, ctx: ctx, name: name, path: p, fileID: fileID, blockSize: bs, csum: checksumFromDefaults(d)}
-	ps := int(d.WritePacketSize)
+	ps := f.packetSize
 	if ps <= 0 {
+		ps = int(d.WritePacketSize)
+	}
+	if ps <= 0 || ps > maxWritePacketSize {
 		ps = defaultPacketSize
 	}
 	// As Hadoop: whole chunks (data plus checksum) that fit in the packet

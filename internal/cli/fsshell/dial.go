@@ -56,6 +56,13 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 		return nil, err
 	}
 	opts.BlockSize = bs
+	if c.Source(conf.DFSClientWritePacketSize) != conf.SourceDefault {
+		ps, err := c.Size(conf.DFSClientWritePacketSize)
+		if err != nil {
+			return nil, err
+		}
+		opts.WritePacketSize = int(ps)
+	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
 	}
