@@ -274,20 +274,6 @@ func TestPacketPLEN(t *testing.T) {
 	}
 }
 
-func TestPacketBuffers(t *testing.T) {
-	data := bytes.Repeat([]byte{7}, 10000)
-	sums := DefaultChecksum().Compute(nil, data)
-	pw := NewPacketWriter(io.Discard)
-	bufs, err := pw.Buffers(PacketHeader{Seqno: 3}, sums, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	joined := append(append([]byte{}, bufs[0]...), bufs[1]...)
-	if want := encodePacket(t, PacketHeader{Seqno: 3}, sums, data); !bytes.Equal(joined, want) {
-		t.Fatal("Buffers differ from WritePacket")
-	}
-}
-
 // countWriter counts Write calls.
 type countWriter struct {
 	n   int

@@ -198,19 +198,6 @@ func (pw *PacketWriter) WritePacket(h PacketHeader, sums, data []byte) error {
 	return err
 }
 
-// Buffers returns the packet as two byte slices, prefix and data, for a
-// vectored write (net.Buffers). The prefix lives in pw's buffer and is valid
-// until the next call on pw.
-func (pw *PacketWriter) Buffers(h PacketHeader, sums, data []byte) ([][]byte, error) {
-	h.DataLen = int32(len(data))
-	b, err := AppendPacketPrefix(pw.buf[:0], h, sums)
-	if err != nil {
-		return nil, err
-	}
-	pw.buf = b[:0]
-	return [][]byte{b, data}, nil
-}
-
 // Packet is one packet as read by PacketReader. Checksums and Data alias the
 // reader's buffer; see PacketReader for how long they stay valid.
 type Packet struct {
