@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/version"
 )
 
 // run executes the command line with a controlled environment.
@@ -31,7 +33,7 @@ func writeSite(t *testing.T, dir, name, body string) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := run(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "hdfsgo "+Version+"\n") {
+	if code != 0 || !strings.HasPrefix(out, "hdfsgo "+version.Release+"\n") {
 		t.Fatalf("version: code %d, output %q", code, out)
 	}
 }
