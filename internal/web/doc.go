@@ -1,0 +1,121 @@
+// Package web owns the HTTP side of the hdfsgo daemons: listening on the
+// web port and shutting down, a registry of JMX-style beans served at /jmx
+// in Hadoop's JSON format, the running configuration at /conf, a goroutine
+// dump at /stacks, a fixed "not supported" answer for WebHDFS, and a small
+// renderer for the roles' HTML status pages.
+//
+// Callers: the NameNode (dfs.namenode.http-address, 9870) and the DataNode
+// (dfs.datanode.http.address, 9864) each build one Server, register their
+// beans and role pages (/isActive, /{$}, ...), and Start it; they Close it
+// when they stop. The package imports internal/conf and the standard
+// library only, never a role package.
+//
+// Concurrency: a Server is safe for concurrent use. AddBean and Handle may
+// be called at any time, usually before Start. Start runs one serving
+// goroutine, owned by the Server and ended by Close; Close waits for it.
+// Bean.Attrs functions are called from request goroutines, possibly many
+// at once. RenderPage may be called from any handler.
+//
+// # Example
+//
+//	s, err := web.New(web.Config{
+//		Addr:    "0.0.0.0:9870",
+//		Role:    "NameNode",
+//		KeyName: "dfs.namenode.http-address",
+//		Conf:    c,
+//		Logger:  logger,
+//	})
+//	if err != nil {
+//		return err // web: listen on 0.0.0.0:9870 (dfs.namenode.http-address): ...
+//	}
+//	s.AddBean(web.Bean{
+//		Name:        "Hadoop:service=NameNode,name=FSNamesystem",
+//		ModelerType: "FSNamesystem",
+//		Attrs: func() []web.Attr {
+//			return []web.Attr{{Name: "CapacityTotal", Value: ns.CapacityTotal()}}
+//		},
+//	})
+//	s.Handle("GET /{$}", statusPage)
+//	s.Start()
+//	defer s.Close(ctx)
+//
+// # Endpoints
+//
+//	GET /jmx                          every bean
+//	GET /jmx?qry=Hadoop:service=NameNode,*    beans matching an ObjectName pattern
+//	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
+//	GET /conf[?format=xml|json][&name=KEY]
+//	GET /stacks                       text dump of all goroutines
+//	ANY /webhdfs/v1/...               501, RemoteException UnsupportedOperationException
+//
+// Every response carries X-Content-Type-Options: nosniff and
+// X-Frame-Options: SAMEORIGIN.
+//
+// # /jmx format
+//
+// The document is JSON indented by two spaces, Content-Type
+// "application/json; charset=utf8". Beans come in registration order; each
+// starts with "name" and "modelerType", then its attributes in the order
+// Attrs returned them. An attribute whose Value is []Attr is an object with
+// its keys in that order; map[string]any is an object with sorted keys;
+// NaN and infinities are the strings "NaN", "Infinity", "-Infinity".
+//
+//	{
+//	  "beans": [
+//	    {
+//	      "name": "Hadoop:service=NameNode,name=FSNamesystem",
+//	      "modelerType": "FSNamesystem",
+//	      "CapacityTotal": 107374182400,
+//	      "tag.HAState": "active",
+//	      "Storage": {
+//	        "DISK": 3,
+//	        "SSD": 1
+//	      }
+//	    }
+//	  ]
+//	}
+//
+// Errors are an object of their own, with status 400 (malformed qry or
+// get) or 404 (no such bean or attribute):
+//
+//	{
+//	  "result": "ERROR",
+//	  "message": "web: malformed ObjectName \"Hadoop\": no colon between domain and key properties"
+//	}
+//
+// A qry that matches nothing is 200 with "beans": [].
+//
+// # ObjectName patterns
+//
+//	pattern  = domain ":" props
+//	domain   = any text without ':'; '*' and '?' are wildcards
+//	props    = elem *("," elem)
+//	elem     = key "=" value | "*"
+//	key      = non-empty, no  * ? : = , " newline
+//	value    = non-empty, no  = , " newline; '*' and '?' are wildcards
+//
+// Without a "*" element a bean must have exactly the keys named; with it,
+// other keys are allowed. Property order does not matter. "*:*" (also what
+// an empty qry means) matches every bean. Quoted values are not supported.
+// Bean names given to AddBean follow the same grammar without wildcards.
+//
+// # /conf format
+//
+// XML by default, as Hadoop's Configuration.writeXml prints it (keys
+// sorted, values expanded, source = the file, "-D" or "default"):
+//
+//	<?xml version="1.0" encoding="UTF-8" standalone="no"?><configuration>
+//	<property><name>dfs.replication</name><value>3</value><final>false</final>
+//	<source>/etc/hadoop/hdfs-site.xml</source></property>...</configuration>
+//
+// (one line on the wire), or JSON as Configuration.dumpConfiguration prints
+// it:
+//
+//	{"properties":[{"key":"dfs.replication","value":"3","isFinal":false,
+//	"resource":"/etc/hadoop/hdfs-site.xml"},...]}
+//
+// With ?name=KEY the XML holds that one property and the JSON is
+// {"property":{...}}; an unset KEY is 404, a format other than xml or json
+// 400. Values of keys matching hadoop.security.sensitive-config-keys
+// (Hadoop's default list when unset) are replaced by "******".
+package web

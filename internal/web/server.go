@@ -1,0 +1,236 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+// Server timeouts.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 60 * time.Second
+)
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the listen address ("0.0.0.0:9870", "127.0.0.1:0"); ignored when
+	// Listener is set.
+	Addr string
+	// Listener, if set, is served instead of listening on Addr.
+	Listener net.Listener
+	// Role names the daemon in page titles and errors ("NameNode", "DataNode").
+	Role string
+	// KeyName is the configuration key Addr came from, named in the listen
+	// error ("dfs.namenode.http-address").
+	KeyName string
+	// Conf is served at /conf; nil makes /conf answer 404 with a message.
+	Conf *conf.Conf
+	// Logger receives request errors (discarded when nil).
+	Logger *slog.Logger
+}
+
+// Server is a running web server. Safe for concurrent use.
+type Server struct {
+	ln     net.Listener
+	role   string
+	conf   *conf.Conf
+	redact redactor
+	logger *slog.Logger
+	mux    *http.ServeMux
+	srv    *http.Server
+	done   chan struct{} // closed when the serving goroutine has ended
+	closed chan struct{} // closed when the first Close has finished
+
+	// mu guards the bean registry and the start/close state. It is never
+	// held while serving a request or waiting for the serving goroutine.
+	mu struct {
+		sync.Mutex
+		beans   []*registered // registration order; only appended to
+		names   map[string]bool
+		started bool
+		closing bool  // Close has begun; Start does nothing from then on
+		err     error // result of the first Close, once closed is closed
+	}
+}
+
+// New listens (unless cfg.Listener is set) and returns a server that is not yet
+// serving; register beans and handlers, then call Start. A listen error names
+// the address and cfg.KeyName: `web: listen on 0.0.0.0:9870 (dfs.namenode.http-address): ...`.
+func New(cfg Config) (*Server, error) {
+	ln := cfg.Listener
+	if ln == nil {
+		if cfg.Addr == "" {
+			return nil, fmt.Errorf("%w: no address%s", ErrListen, keySuffix(cfg.KeyName))
+		}
+		var err error
+		ln, err = net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w on %s%s: %w", ErrListen, cfg.Addr, keySuffix(cfg.KeyName), err)
+		}
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	role := cfg.Role
+	if role == "" {
+		role = "server"
+	}
+	s := &Server{
+		ln:     ln,
+		role:   role,
+		conf:   cfg.Conf,
+		logger: logger,
+		mux:    http.NewServeMux(),
+		done:   make(chan struct{}),
+		closed: make(chan struct{}),
+	}
+	s.redact = newRedactor(cfg.Conf, logger)
+	s.mu.names = make(map[string]bool)
+	var errorLog *log.Logger
+	if cfg.Logger != nil {
+		errorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
+	} else {
+		errorLog = log.New(io.Discard, "", 0)
+	}
+	s.srv = &http.Server{
+		Handler:           securityHeaders(s.mux),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          errorLog,
+	}
+	s.mux.HandleFunc("GET /jmx", s.serveJMX)
+	s.mux.HandleFunc("GET /conf", s.serveConf)
+	s.mux.HandleFunc("GET /stacks", serveStacks)
+	s.mux.HandleFunc("/webhdfs/v1", s.serveWebHDFS)
+	s.mux.HandleFunc("/webhdfs/v1/", s.serveWebHDFS)
+	return s, nil
+}
+
+func keySuffix(key string) string {
+	if key == "" {
+		return ""
+	}
+	return " (" + key + ")"
+}
+
+// Addr is the address being listened on (the real port when Addr had :0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// AddBean registers a bean. Names must be unique (a duplicate panics: it is a
+// programming error).
+func (s *Server) AddBean(b Bean) {
+	n, err := parseObjectName(b.Name, false)
+	if err != nil {
+		panic(fmt.Sprintf("web: AddBean: %v", err))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.names[b.Name] {
+		panic(fmt.Sprintf("web: AddBean: duplicate bean name %q", b.Name))
+	}
+	s.mu.names[b.Name] = true
+	s.mu.beans = append(s.mu.beans, &registered{Bean: b, name: n})
+}
+
+// beans returns the registered beans in registration order.
+func (s *Server) beans() []*registered {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.beans[:len(s.mu.beans):len(s.mu.beans)]
+}
+
+// Handle registers a role handler on the server's mux (http.ServeMux pattern
+// syntax of Go 1.22+, e.g. "GET /isActive", "GET /{$}"). A pattern that
+// conflicts with one already registered panics, as http.ServeMux does.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+}
+
+// Start serves in a goroutine owned by the server. A second Start, or a
+// Start after Close, does nothing.
+func (s *Server) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.started || s.mu.closing {
+		return
+	}
+	s.mu.started = true
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("web: serve failed", slog.String("role", s.role),
+				slog.String("addr", s.ln.Addr().String()), slog.Any("error", err))
+		}
+	}()
+}
+
+// Close stops accepting, waits for requests in flight up to ctx's deadline, and
+// returns once the serving goroutine has ended. Safe to call twice; safe if
+// Start was never called (it then closes the listener). When ctx ends first,
+// the remaining connections are closed and ctx's error is returned.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.mu.closing {
+		s.mu.Unlock()
+		<-s.closed
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.mu.err
+	}
+	s.mu.closing = true
+	started := s.mu.started
+	s.mu.Unlock()
+
+	var err error
+	if !started {
+		if cerr := s.ln.Close(); cerr != nil {
+			err = fmt.Errorf("web: close listener: %w", cerr)
+		}
+		close(s.done)
+	} else {
+		if serr := s.srv.Shutdown(ctx); serr != nil {
+			err = serr
+			s.srv.Close()
+		}
+		<-s.done
+	}
+	s.mu.Lock()
+	s.mu.err = err
+	s.mu.Unlock()
+	close(s.closed)
+	return err
+}
+
+// securityHeaders adds the headers Hadoop's HTTP server puts on every
+// response.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveWebHDFS answers every WebHDFS request with Hadoop's RemoteException
+// JSON for UnsupportedOperationException.
+func (s *Server) serveWebHDFS(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"RemoteException":{"exception":"UnsupportedOperationException",` +
+		`"javaClassName":"java.lang.UnsupportedOperationException","message":`)
+	writeString(&buf, "WebHDFS is not supported by this "+s.role+"; use hdfs:// (RPC port)")
+	buf.WriteString("}}")
+	writeJSON(w, http.StatusNotImplemented, "application/json", buf.Bytes())
+}
