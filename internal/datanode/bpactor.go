@@ -69,6 +69,9 @@ type bpActor struct {
 		pending []ibrEntry // in sequence order
 		seq     uint64     // sequence number of the last entry queued
 		acked   uint64     // every entry up to this one reached the NameNode
+		// lastHeartbeat and lastReport are when the last heartbeat and
+		// full block report were answered (zero before the first).
+		lastHeartbeat, lastReport time.Time
 	}
 }
 
@@ -232,7 +235,7 @@ func (a *bpActor) newRegistration(ns *hdfs.NamespaceInfoProto) *dnpb.DatanodeReg
 			HostName:     proto.String(dn.hostName()),
 			DatanodeUuid: proto.String(dn.uuid),
 			XferPort:     proto.Uint32(tcpPort(dn.XferAddr())),
-			InfoPort:     proto.Uint32(portOf(dn.cfg.HTTPAddress)),
+			InfoPort:     proto.Uint32(dn.infoPort()),
 			IpcPort:      proto.Uint32(tcpPort(dn.IPCAddr())),
 		},
 		StorageInfo: &hdfs.StorageInfoProto{
@@ -319,6 +322,10 @@ func (a *bpActor) heartbeat(ctx context.Context) {
 		}
 		return
 	}
+	dn.act.heartbeats.Add(1)
+	a.mu.Lock()
+	a.mu.lastHeartbeat = dn.clk.Now()
+	a.mu.Unlock()
 	standby := resp.GetHaStatus() != nil && resp.GetHaStatus().GetState() != hdfs.NNHAStatusHeartbeatProto_ACTIVE
 	for _, c := range resp.GetCmds() {
 		if standby && c.GetCmdType() != dnpb.DatanodeCommandProto_RegisterCommand {
@@ -386,6 +393,10 @@ func (a *bpActor) blockReport(ctx context.Context) error {
 	if err := a.call(ctx, "blockReport", req, &resp); err != nil {
 		return err
 	}
+	a.dn.act.blockReports.Add(1)
+	a.mu.Lock()
+	a.mu.lastReport = a.dn.clk.Now()
+	a.mu.Unlock()
 	if c := resp.GetCmd(); c != nil {
 		a.execute(ctx, c)
 	}
@@ -492,6 +503,7 @@ func (a *bpActor) sendIBRLocked(ctx context.Context) error {
 		a.requeue(entries)
 		return err
 	}
+	a.dn.act.ibrs.Add(1)
 	// Entries are queued in sequence order and sent oldest first, so the
 	// last one is the highest.
 	a.mu.Lock()

@@ -21,8 +21,8 @@ type Config struct {
 	// XferAddress is the streaming (DataTransferProtocol) listen address
 	// (dfs.datanode.address, 0.0.0.0:9866).
 	XferAddress string
-	// HTTPAddress is dfs.datanode.http.address (0.0.0.0:9864). It is parsed
-	// and reported to the NameNode (infoPort) but not served.
+	// HTTPAddress is dfs.datanode.http.address (0.0.0.0:9864): the web
+	// server's address, reported to the NameNode as the infoPort.
 	HTTPAddress string
 	// IPCAddress is the ClientDatanodeProtocol / InterDatanodeProtocol
 	// listen address (dfs.datanode.ipc.address, 0.0.0.0:9867).

@@ -12,13 +12,16 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // Protocol names (the Java interface names Hadoop RPC carries).
@@ -56,6 +59,11 @@ type Deps struct {
 	// Config.XferAddress; IPCListener likewise for Config.IPCAddress.
 	XferListener net.Listener
 	IPCListener  net.Listener
+	// HTTPListener likewise replaces Config.HTTPAddress.
+	HTTPListener net.Listener
+	// Conf is the configuration the web server shows at /conf (nil: /conf
+	// answers that none is available).
+	Conf *conf.Conf
 	// Rand is the source of the ids a format hands out (crypto/rand).
 	Rand io.Reader
 	// VolumeTesting is passed to every volume (tests only).
@@ -80,7 +88,10 @@ type DataNode struct {
 	dialer *dnconn.Dialer
 	ipcSrv *ipc.Server
 	xs     *xceiverServer
-	actors []*bpActor
+	web    *web.Server // dfs.datanode.http.address
+	// started is when Start was called (web pages, DNStartedTimeInMillis).
+	started time.Time
+	actors  []*bpActor
 
 	cancel context.CancelFunc // ends the DataNode's context (Close, fail)
 	wg     sync.WaitGroup     // actors, command workers, servers
@@ -89,6 +100,7 @@ type DataNode struct {
 	nReady atomic.Int32
 
 	xmits atomic.Int32 // outgoing transfers in progress
+	act   activity     // counters of the DataNodeActivity bean
 	// windows holds the read windows of write pipeline stages
 	// (writeWindow bytes each).
 	windows sync.Pool
@@ -118,7 +130,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	dn := &DataNode{cfg: cfg, clk: deps.Clock, log: deps.Logger, rnd: deps.Rand,
+	dn := &DataNode{cfg: cfg, clk: deps.Clock, log: deps.Logger, rnd: deps.Rand, started: time.Now(),
 		done: make(chan struct{}), ready: make(chan struct{}),
 		dialer: dnconn.NewDialer(cfg.DomainSocketPath, connectTimeout)}
 	if dn.clk == nil {
@@ -166,6 +178,11 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.IPCAddress, err)
 		}
 	}
+	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
+		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log})
+	if err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
+	}
 	ok = true
 
 	ctx, dn.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -190,17 +207,17 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		a := newBPActor(dn, addr)
 		dn.actors = append(dn.actors, a)
 	}
+	dn.startWeb()
 	for _, a := range dn.actors {
 		dn.wg.Add(1)
 		go func() { defer dn.wg.Done(); a.run(ctx) }()
 	}
 	go dn.supervise(ctx)
+	attrs := []any{"xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "http", dn.HTTPAddr().String(), "uuid", dn.uuid}
 	if dn.unixL != nil {
-		dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid,
-			"domainSocket", dn.DomainSocket())
-	} else {
-		dn.log.Info("datanode started", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "uuid", dn.uuid)
+		attrs = append(attrs, "domainSocket", dn.DomainSocket())
 	}
+	dn.log.Info("datanode started", attrs...)
 	return dn, nil
 }
 
@@ -225,6 +242,11 @@ func (dn *DataNode) closeResources() {
 	}
 	if dn.ipcL != nil {
 		_ = dn.ipcL.Close()
+	}
+	if dn.web != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = dn.web.Close(ctx) // a no-op when supervise closed it already
+		cancel()
 	}
 	if dn.unixL != nil {
 		_ = dn.unixL.Close() // removes the socket file
@@ -453,6 +475,7 @@ func (dn *DataNode) onDeleted(poolID string, b storage.Block) {
 	sid := dn.mu.deletes[k]
 	delete(dn.mu.deletes, k)
 	dn.mu.Unlock()
+	dn.act.blocksRemoved.Add(1)
 	for _, a := range dn.actorsOf(poolID) {
 		a.queueIBR(ibrEntry{storageID: sid, block: b, status: ibrDeleted})
 	}

@@ -146,12 +146,22 @@
 // Short-circuit reads (file descriptors passed over the socket) are not
 // offered.
 //
+// # Web server (dfs.datanode.http.address)
+//
+// The status page (/, /datanode.html) and /jmx with Hadoop's DataNode beans:
+// DataNodeInfo (volumes, NameNode connections, ports), FSDatasetState
+// (capacity) and DataNodeActivity-<host>-<port>, whose counters (metrics.go)
+// are bumped lock-free by the xceivers and the NameNode actors: bytes and
+// blocks written, read, replicated, removed and verified by readers,
+// checksum rejections, local and remote client ops, heartbeats, reports,
+// and the count and mean time of each data-transfer op. Its port is the
+// infoPort of the registration. /conf and /stacks come from internal/web.
+//
 // # Not implemented (answered with an error or logged, never silently)
 //
 // The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);
-// copy-on-truncate recovery; block tokens and SASL on the data path; the
-// HTTP server (dfs.datanode.http.address is only parsed and reported);
-// ClientDatanodeProtocol methods other than getReplicaVisibleLength
+// copy-on-truncate recovery; block tokens and SASL on the data path;
+// WebHDFS on the web port (501); ClientDatanodeProtocol methods other than getReplicaVisibleLength
 // (RpcNoSuchMethodException); DNA_FINALIZE, cache and erasure-coding commands
 // ("unsupported command" at warn level).
 //

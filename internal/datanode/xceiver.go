@@ -209,6 +209,9 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 			if err := datatransfer.ReadDelimited(x.br, datatransfer.DefaultMaxMessageSize, &st); err != nil {
 				return
 			}
+			if st.GetStatus() == hdfs.Status_CHECKSUM_OK {
+				x.dn.act.blocksVerified.Add(1)
+			}
 			continue
 		}
 		first = false
@@ -234,6 +237,10 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 }
 
 func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Message) (keep bool, err error) {
+	if i := timedOp(op); i >= 0 {
+		start := time.Now()
+		defer func() { x.dn.act.ops[i].add(time.Since(start)) }()
+	}
 	switch op {
 	case datatransfer.OpWriteBlock:
 		return false, x.writeBlock(ctx, msg.(*hdfs.OpWriteBlockProto))

@@ -64,10 +64,14 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 		ReadOpChecksumInfo: &hdfs.ReadOpChecksumInfoProto{Checksum: announced.Proto(), ChunkOffset: proto.Uint64(uint64(start))}}); err != nil {
 		return false, err
 	}
-	if _, err := s.send(x.conn, start, end, 0, true); err != nil {
+	x.dn.act.countClient(x.conn, &x.dn.act.readsLocal, &x.dn.act.readsRemote)
+	_, err = s.send(x.conn, start, end, 0, true)
+	x.dn.act.bytesRead.Add(s.sent)
+	if err != nil {
 		// Clients close as soon as they have their bytes.
 		return false, nil
 	}
+	x.dn.act.blocksRead.Add(1)
 	return true, nil
 }
 
@@ -85,6 +89,7 @@ type blockSender struct {
 	// sendChecksums false).
 	noSums bool
 	pw     *datatransfer.PacketWriter
+	sent   int64 // data bytes sent so far
 	pre    []byte
 	sums   []byte
 	data   []byte
@@ -151,6 +156,7 @@ func (s *blockSender) send(w net.Conn, start, end, seqno int64, last bool) (int6
 			}
 		}
 		pos += n
+		s.sent += n
 	}
 	if last {
 		_ = w.SetWriteDeadline(time.Now().Add(writeTimeout))
@@ -291,6 +297,7 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 			return fmt.Errorf("datanode: transfer of %v to %s: %v %s", b, addr, resp.GetStatus(), resp.GetMessage())
 		}
 	}
+	dn.act.blocksReplicated.Add(1)
 	dn.log.Info("transferred block", "block", sent.String(), "to", addr)
 	return nil
 }

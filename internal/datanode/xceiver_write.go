@@ -103,6 +103,9 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 		}
 		return fail(st, "", err)
 	}
+	if isClient && !isTransfer {
+		x.dn.act.countClient(x.conn, &x.dn.act.writesLocal, &x.dn.act.writesRemote)
+	}
 	// Until the pipeline is set up a new replica holds nothing worth
 	// keeping; an appended or recovered one keeps its bytes whatever
 	// happens.
@@ -337,6 +340,11 @@ func (r *receiver) flush(ctx context.Context) (done bool, err error) {
 	var werr error
 	if len(r.stored) > 0 {
 		nStored, werr = r.w.WritePackets(r.stored)
+		var n int64
+		for _, p := range r.stored[:nStored] {
+			n += int64(len(p.Data))
+		}
+		r.x.dn.act.bytesWritten.Add(n)
 	}
 	defer func() {
 		if r.resp != nil && r.resp.inline {
@@ -359,6 +367,7 @@ func (r *receiver) flush(ctx context.Context) (done bool, err error) {
 				st := hdfs.Status_ERROR
 				if errors.Is(werr, datatransfer.ErrChecksum) {
 					st = hdfs.Status_ERROR_CHECKSUM
+					r.x.dn.act.verificationFailure.Add(1)
 				}
 				r.enqueue(ackItem{seqno: h.Seqno, status: st, last: true})
 				return true, fmt.Errorf("datanode: writing %v: %w", r.w.Replica().Block, werr)
@@ -440,6 +449,7 @@ func (r *receiver) finishBlock(ctx context.Context, h datatransfer.PacketHeader)
 		r.x.dn.notifyReceived(rctx, r.bp.ID, rep, r.delHint)
 		cancel()
 	}
+	r.x.dn.act.blocksWritten.Add(1)
 	r.x.log.Debug("block received", "block", rep.Block.String())
 	r.enqueue(ackItem{seqno: h.Seqno, end: rep.NumBytes, status: hdfs.Status_SUCCESS, last: true})
 	return nil
