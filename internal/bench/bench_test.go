@@ -279,6 +279,7 @@ func defaultsWithDir(dir string) *conf.Conf {
 	return conf.Defaults().With(
 		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
 		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"},
 	)
 }
 

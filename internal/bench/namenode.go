@@ -268,7 +268,7 @@ func (tg *target) startLocal(ctx context.Context) error {
 	// the site files keeps its value through With, and Format below wipes
 	// whatever directories the config names.
 	cfg.NameDirs, cfg.EditsDirs, cfg.EditsDirMinimum = []string{nameDir}, []string{nameDir}, 1
-	cfg.RPCAddress = "127.0.0.1:0"
+	cfg.RPCAddress, cfg.HTTPAddress = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.SuperUser = tg.opts.User
 	if err := cfg.Validate(); err != nil {
 		return err

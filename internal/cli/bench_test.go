@@ -85,7 +85,8 @@ func TestBenchCommand(t *testing.T) {
 func TestBenchExternalNameNode(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg, err := namenode.ConfigFrom(conf.Defaults().With(conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir}))
+	cfg, err := namenode.ConfigFrom(conf.Defaults().With(conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,11 @@ func runDatanode(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs datanode: %v\n", err)
 		return exitFail
 	}
-	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger})
+	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger, Conf: inv.Conf})
 	if err != nil {
 		inv.Logger.Error("DataNode failed to start", "err", err)
 		return exitFail
 	}
-	inv.Logger.Info("DataNode up", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String())
+	inv.Logger.Info("DataNode up", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "http", dn.HTTPAddr().String())
 	return serveUntilStopped(inv, "DataNode", dn)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-tcponly]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -20,6 +20,9 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
                   with an existing DIR, reuse its formatted NameNode
   -datanodes N    number of DataNodes (default 3)
   -nnport PORT    NameNode RPC port (default 8020; 0 picks a free port)
+  -httpport PORT  NameNode web port (default 9870, or a free port with
+                  -nnport 0; 0 picks a free port). DataNodes' web servers
+                  take free ports
   -tcponly        no UNIX domain sockets: local clients reach the DataNodes
                   over TCP too
 
@@ -37,11 +40,17 @@ func runMinicluster(inv *Invocation) int {
 	keep := fs.Bool("keep", false, "")
 	n := fs.Int("datanodes", 3, "")
 	port := fs.Int("nnport", 8020, "")
+	httpPort := fs.Int("httpport", 9870, "")
 	tcpOnly := fs.Bool("tcponly", false, "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
 		return exitUsage
 	}
-	if *n < 0 || *port < 0 || *port > 65535 {
+	httpSet := false
+	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "httpport" })
+	if *port == 0 && !httpSet {
+		*httpPort = 0
+	}
+	if *n < 0 || *port < 0 || *port > 65535 || *httpPort < 0 || *httpPort > 65535 {
 		fmt.Fprint(inv.Env.Stderr, miniclusterUsage)
 		return exitUsage
 	}
@@ -74,13 +83,13 @@ func runMinicluster(inv *Invocation) int {
 	}
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
-		Dir: abs, DataNodes: datanodes, NameNodePort: *port, Conf: overrides,
+		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
 		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
-		if *port == 8020 {
-			fmt.Fprintln(inv.Env.Stderr, "(if port 8020 is taken, try -nnport 0)")
+		if *port == 8020 || *httpPort == 9870 {
+			fmt.Fprintln(inv.Env.Stderr, "(if port 8020 or 9870 is taken, try -nnport 0, which picks free ports)")
 		}
 		return exitFail
 	}
@@ -93,15 +102,15 @@ func runMinicluster(inv *Invocation) int {
 	w := inv.Env.Stdout
 	fmt.Fprintf(w, "hdfsgo minicluster is up: 1 NameNode, %d DataNode(s)\n", len(c.DataNodes()))
 	fmt.Fprintf(w, "  fs.defaultFS    %s\n", c.URI())
+	fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())
 	for i, dn := range c.DataNodes() {
-		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s", i, dn.XferAddr(), dn.IPCAddr())
+		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s  web http://%s/", i, dn.XferAddr(), dn.IPCAddr(), dn.HTTPAddr())
 		if p := dn.DomainSocket(); p != "" {
 			fmt.Fprintf(w, "  socket %s", p)
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  data            %s\n", abs)
-	fmt.Fprintf(w, "  web UI          not served yet\n")
 	fmt.Fprintf(w, "\nexport HADOOP_CONF_DIR=%s\nthen e.g.: hdfs dfs -put FILE /  and  hdfs dfs -ls /\n\nCtrl-C stops the cluster.\n", confDir)
 
 	var sigs <-chan os.Signal

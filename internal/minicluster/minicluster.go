@@ -42,6 +42,9 @@ type Options struct {
 	DataNodes int
 	// NameNodePort is the NameNode's RPC port on 127.0.0.1 (0: any free port).
 	NameNodePort int
+	// NameNodeHTTPPort is the NameNode's web port on 127.0.0.1 (0: any free
+	// port). DataNodes' web servers always take free ports.
+	NameNodeHTTPPort int
 	// Conf overrides configuration for every role (e.g. test-sized
 	// heartbeat intervals).
 	Conf []conf.KeyValue
@@ -66,6 +69,7 @@ type Cluster struct {
 	domainKeys []string // the domain socket keys set in conf, for WriteConfig
 	logger     *slog.Logger
 	nnAddr     string
+	nnHTTPAddr string
 
 	mu struct {
 		sync.Mutex
@@ -114,21 +118,27 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	return c, nil
 }
 
-func (c *Cluster) nnConfig() (namenode.Config, error) {
+func (c *Cluster) nnConfig() (namenode.Config, *conf.Conf, error) {
 	dir := filepath.Join(c.opts.Dir, "nn", "name")
-	cfg, err := namenode.ConfigFrom(c.conf.With(
+	http := "127.0.0.1:" + strconv.Itoa(c.opts.NameNodeHTTPPort)
+	if c.nnHTTPAddr != "" {
+		http = c.nnHTTPAddr // a restart keeps the port browsers know
+	}
+	cc := c.conf.With(
 		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
 		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:" + strconv.Itoa(c.opts.NameNodePort)},
-	))
-	return cfg, err
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: http},
+	)
+	cfg, err := namenode.ConfigFrom(cc)
+	return cfg, cc, err
 }
 
 func (c *Cluster) startNameNode(ctx context.Context) error {
-	cfg, err := c.nnConfig()
+	cfg, cc, err := c.nnConfig()
 	if err != nil {
 		return err
 	}
-	deps := namenode.Deps{Logger: c.logger.With("role", "namenode")}
+	deps := namenode.Deps{Logger: c.logger.With("role", "namenode"), Conf: cc}
 	formatted := false
 	if c.opts.Reuse {
 		if _, err := os.Stat(filepath.Join(cfg.NameDirs[0], "current", "VERSION")); err == nil {
@@ -155,6 +165,7 @@ func (c *Cluster) startNameNode(ctx context.Context) error {
 		return err
 	}
 	c.nnAddr = nn.RPCAddr().String()
+	c.nnHTTPAddr = nn.HTTPAddr().String()
 	c.mu.Lock()
 	c.mu.nn = nn
 	c.mu.Unlock()
@@ -207,18 +218,19 @@ func dnHost(i int) string {
 func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	host := dnHost(i)
 	data := filepath.Join(c.opts.Dir, "dn"+strconv.Itoa(i), "data")
-	cfg, err := datanode.ConfigFrom(c.conf.With(
+	cc := c.conf.With(
 		conf.KeyValue{Key: conf.DFSDataNodeDataDir, Value: data},
 		conf.KeyValue{Key: conf.DFSDataNodeAddress, Value: host + ":0"},
 		conf.KeyValue{Key: conf.DFSDataNodeIPCAddress, Value: host + ":0"},
 		conf.KeyValue{Key: conf.DFSDataNodeHTTPAddress, Value: host + ":0"},
 		conf.KeyValue{Key: conf.DFSDataNodeHostname, Value: host},
 		conf.KeyValue{Key: conf.FSDefaultFS, Value: c.URI()},
-	))
+	)
+	cfg, err := datanode.ConfigFrom(cc)
 	if err != nil {
 		return err
 	}
-	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i)})
+	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc})
 	if err != nil {
 		return fmt.Errorf("minicluster: DataNode %d: %w", i, err)
 	}
@@ -310,7 +322,9 @@ func (c *Cluster) WriteConfig(dir string) error {
 	}
 	keys = append(keys, c.domainKeys...)
 	keys = append(keys, conf.DFSNameNodeRPCAddress)
-	hdfsConf := c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddr})
+	keys = append(keys, conf.DFSNameNodeHTTPAddress)
+	hdfsConf := c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddr},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: c.nnHTTPAddr})
 	return writeXML(filepath.Join(dir, conf.HDFSSiteFile), hdfsConf, keys...)
 }
 

@@ -3,6 +3,7 @@ package namenode
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os/user"
 	"time"
@@ -228,6 +229,9 @@ func (cfg *Config) Validate() error {
 	}
 	if len(cfg.NameDirs) == 0 {
 		bad(conf.DFSNameNodeNameDir, "no name directory configured")
+	}
+	if _, _, err := net.SplitHostPort(cfg.HTTPAddress); err != nil {
+		bad(conf.DFSNameNodeHTTPAddress, "%q is not host:port", cfg.HTTPAddress)
 	}
 	if len(cfg.EditsDirs) == 0 {
 		bad(conf.DFSNameNodeEditsDir, "no edits directory configured")

@@ -56,9 +56,20 @@
 // dfs.namenode.num.checkpoints.retained and the edits no image needs any more
 // (keeping dfs.namenode.num.extra.edits.retained extra transactions).
 //
+// # Web server (dfs.namenode.http-address)
+//
+// The overview page (/, /dfshealth.html), /isActive (always 200 "I am Active!"
+// until HA exists) and /jmx with Hadoop's beans: NameNodeInfo (capacity, the
+// live and dead DataNodes as JSON strings, name dirs), FSNamesystem and
+// FSNamesystemState (block and file counts, replication queues, safe mode as
+// FSState), NameNodeStatus and RpcActivityForPort<port>. Every request reads
+// one snapshot under the namesystem's read lock (web.go). /conf and /stacks
+// come from internal/web; WebHDFS answers 501.
+//
 // # Goroutines
 //
 // The RPC server's readers and handler pool (package ipc), the edit log's flusher
-// (package editlog). NameNode.Close stops the RPC server (finishing calls in
-// flight), closes the edit log (finalizing its segment) and unlocks the dirs.
+// (package editlog), the web server (package web). NameNode.Close stops the RPC
+// server (finishing calls in flight), the web server, closes the edit log
+// (finalizing its segment) and unlocks the dirs.
 package namenode

@@ -465,6 +465,7 @@ func newHarness(t *testing.T) *harness {
 	cfg, err := namenode.ConfigFrom(conf.Defaults().With(
 		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: "/nn/name1,/nn/name2"},
 		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"},
 		conf.KeyValue{Key: conf.DFSListLimit, Value: "7"}, // exercise paging
 		// The model has no clock: leases must not expire during the run.
 		conf.KeyValue{Key: conf.DFSNameNodeLeaseHardLimit, Value: "1000000000"},

@@ -9,10 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // NameNode is a running NameNode.
@@ -24,6 +26,8 @@ type NameNode struct {
 	ns      *namesystem
 	rpc     *ipc.Server
 	addr    net.Addr
+	web     *web.Server // dfs.namenode.http-address
+	started time.Time
 	retry   *retrycache.Cache
 	groups  *groupCache
 
@@ -49,7 +53,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		return nil, err
 	}
 	nn := &NameNode{
-		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks,
+		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks, started: time.Now(),
 		serveErr: make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 	}
@@ -81,6 +85,14 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 			return nil, fmt.Errorf("namenode: listen on %s (dfs.namenode.rpc-address): %w", cfg.RPCAddress, err)
 		}
 	}
+	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
+		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger})
+	if err != nil {
+		_ = l.Close()
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, fmt.Errorf("namenode: %w", err)
+	}
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,
@@ -94,7 +106,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	nn.monStop, nn.monDone = make(chan struct{}), make(chan struct{})
 	go nn.monitor(nn.monStop, nn.monDone)
 	go nn.watch()
-	deps.Logger.Info("NameNode started", "rpc", l.Addr().String(), "namespaceID", ld.version.NamespaceID,
+	nn.startWeb()
+	deps.Logger.Info("NameNode started", "rpc", l.Addr().String(), "http", nn.web.Addr().String(), "namespaceID", ld.version.NamespaceID,
 		"clusterID", ld.version.ClusterID, "blockPoolID", ld.version.BlockPoolID, "segment", next)
 	return nn, nil
 }
@@ -136,6 +149,9 @@ func (nn *NameNode) Close() error {
 		var errs []error
 		close(nn.monStop)
 		<-nn.monDone
+		if err := nn.web.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		if err := nn.rpc.Shutdown(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
 			errs = append(errs, err)
 		}

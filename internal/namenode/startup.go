@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
@@ -30,6 +31,11 @@ type Deps struct {
 	// Listener, when set, is used for RPC instead of listening on
 	// Config.RPCAddress (tests pass one bound to port 0).
 	Listener net.Listener
+	// HTTPListener likewise replaces Config.HTTPAddress for the web server.
+	HTTPListener net.Listener
+	// Conf is the configuration the web server shows at /conf (nil: /conf
+	// answers that none is available).
+	Conf *conf.Conf
 }
 
 func (d *Deps) fill() {

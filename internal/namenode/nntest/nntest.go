@@ -35,6 +35,7 @@ func Config(t testing.TB, nameDirs int, overrides ...conf.KeyValue) namenode.Con
 	kvs := append([]conf.KeyValue{
 		{Key: conf.DFSNameNodeNameDir, Value: dirs},
 		{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"},
 	}, overrides...)
 	cfg, err := namenode.ConfigFrom(conf.Defaults().With(kvs...))
 	if err != nil {

@@ -1,0 +1,372 @@
+package namenode
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/version"
+	"github.com/hdfsgo/hdfsgo/internal/web"
+)
+
+// haState is what the web server and /isActive report: this NameNode has no
+// HA yet and is always the active one.
+const haState = "active"
+
+// startWeb registers the NameNode's pages and beans on its web server
+// (dfs.namenode.http-address) and starts it: the overview page (/ and
+// /dfshealth.html), /isActive, and /jmx with the NameNodeInfo, FSNamesystem,
+// FSNamesystemState, NameNodeStatus, RPC and runtime beans. /conf and
+// /stacks come with the server.
+func (nn *NameNode) startWeb() {
+	srv := nn.web
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=NameNodeInfo",
+		ModelerType: "org.apache.hadoop.hdfs.server.namenode.FSNamesystem", Attrs: func() []web.Attr { return nn.infoAttrs(nn.snapshot()) }})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=FSNamesystem",
+		ModelerType: "FSNamesystem", Attrs: func() []web.Attr { return nn.namesystemAttrs(nn.snapshot()) }})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=FSNamesystemState",
+		ModelerType: "org.apache.hadoop.hdfs.server.namenode.FSNamesystem", Attrs: func() []web.Attr { return nn.stateAttrs(nn.snapshot()) }})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=NameNodeStatus",
+		ModelerType: "org.apache.hadoop.hdfs.server.namenode.NameNode", Attrs: nn.statusAttrs})
+	rpc := fmt.Sprintf("RpcActivityForPort%d", tcpPort(nn.addr))
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=" + rpc, ModelerType: rpc, Attrs: nn.rpcAttrs})
+	srv.AddBean(web.RuntimeBean("NameNode"))
+	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.overviewPage(nn.snapshot())) })
+	srv.Handle("GET /{$}", page)
+	srv.Handle("GET /dfshealth.html", page)
+	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if haState != "active" {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			fmt.Fprint(w, "I am not Active!")
+			return
+		}
+		fmt.Fprint(w, "I am Active!")
+	}))
+	srv.Start()
+}
+
+// HTTPAddr is the web server's address.
+func (nn *NameNode) HTTPAddr() net.Addr { return nn.web.Addr() }
+
+func tcpPort(a net.Addr) int {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.Port
+	}
+	return 0
+}
+
+// nnSnapshot is what the pages and beans of one request show, read under one
+// hold of the namesystem's read lock.
+type nnSnapshot struct {
+	now               time.Time
+	stats             blockmgmt.Stats
+	live, dead        []blockmgmt.DatanodeInfo
+	files, dirs       int64
+	underConstruction int
+	leases            int
+	safeMode          bool
+	safeModeMsg       string
+	log               editlog.Stats
+	segmentTxns       int64
+}
+
+func (nn *NameNode) snapshot() *nnSnapshot {
+	ns := nn.ns
+	s := &nnSnapshot{now: nn.deps.Clock.Now()}
+	ns.mu.RLock()
+	s.stats = ns.mu.bm.Stats(s.now)
+	s.live = ns.mu.bm.DatanodeReport(blockmgmt.ReportLive, s.now)
+	s.dead = ns.mu.bm.DatanodeReport(blockmgmt.ReportDead, s.now)
+	s.files, s.dirs = ns.mu.tree.NumFiles(), ns.mu.tree.NumDirs()
+	s.underConstruction = ns.mu.tree.NumUnderConstruction()
+	s.leases = ns.mu.leases.NumLeases()
+	s.safeMode, s.safeModeMsg = ns.mu.bm.SafeModeStatus(s.now)
+	ns.mu.RUnlock()
+	s.log = ns.elog.Stats()
+	s.segmentTxns = ns.elog.SegmentTxns()
+	return s
+}
+
+// nodeName is how Hadoop keys DataNodes in NameNodeInfo: "host:xferPort".
+func nodeName(d blockmgmt.DatanodeInfo) string {
+	h := d.ID.Hostname
+	if h == "" {
+		h = d.ID.IPAddr
+	}
+	return h + ":" + strconv.Itoa(d.ID.XferPort)
+}
+
+// nodeLabel names a DataNode on the overview page: "host:port (ip:port)",
+// or just the address when the host name is the IP.
+func nodeLabel(d blockmgmt.DatanodeInfo) string {
+	if n := nodeName(d); n != d.ID.XferAddr() {
+		return n + " (" + d.ID.XferAddr() + ")"
+	}
+	return d.ID.XferAddr()
+}
+
+func adminStateName(d blockmgmt.DatanodeInfo) string {
+	switch d.AdminState {
+	case blockmgmt.DecommissionInProgress:
+		return "Decommission In Progress"
+	case blockmgmt.Decommissioned:
+		return "Decommissioned"
+	case blockmgmt.EnteringMaintenance:
+		return "Entering Maintenance"
+	case blockmgmt.InMaintenance:
+		return "In Maintenance"
+	}
+	return "In Service"
+}
+
+func percent(part, whole int64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) * 100 / float64(whole)
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (nn *NameNode) nameDirStatuses() map[string]map[string]string {
+	active := map[string]string{}
+	for _, d := range nn.cfg.allDirs() {
+		kind := "EDITS"
+		if isNameDir(&nn.cfg, d) {
+			kind = "IMAGE"
+			for _, e := range nn.cfg.EditsDirs {
+				if filepath.Clean(e) == d {
+					kind = "IMAGE_AND_EDITS"
+				}
+			}
+		}
+		active[d] = kind
+	}
+	return map[string]map[string]string{"active": active, "failed": {}}
+}
+
+func (nn *NameNode) infoAttrs(s *nnSnapshot) []web.Attr {
+	live := map[string]map[string]any{}
+	for _, d := range s.live {
+		live[nodeName(d)] = map[string]any{
+			"infoAddr": d.ID.IPAddr + ":" + strconv.Itoa(d.ID.InfoPort), "xferaddr": d.ID.XferAddr(),
+			"location": d.Location, "lastContact": int64(s.now.Sub(d.LastUpdate) / time.Second),
+			"usedSpace": d.DfsUsed, "adminState": adminStateName(d), "nonDfsUsedSpace": d.NonDfsUsed,
+			"capacity": d.Capacity, "numBlocks": d.NumBlocks, "used": d.DfsUsed, "remaining": d.Remaining,
+			"blockPoolUsed": d.BlockPoolUsed, "blockPoolUsedPercent": percent(d.BlockPoolUsed, d.Capacity),
+			"volfails": 0,
+		}
+	}
+	dead := map[string]map[string]any{}
+	for _, d := range s.dead {
+		dead[nodeName(d)] = map[string]any{"lastContact": int64(s.now.Sub(d.LastUpdate) / time.Second),
+			"decommissioned": d.AdminState == blockmgmt.Decommissioned, "adminState": adminStateName(d),
+			"xferaddr": d.ID.XferAddr()}
+	}
+	st := s.stats
+	nonDFS := max(0, st.Capacity-st.Used-st.Remaining)
+	return []web.Attr{
+		{Name: "Version", Value: version.String()},
+		{Name: "SoftwareVersion", Value: version.Release},
+		{Name: "ClusterId", Value: nn.ClusterID()},
+		{Name: "BlockPoolId", Value: nn.BlockPoolID()},
+		{Name: "Total", Value: st.Capacity},
+		{Name: "Used", Value: st.Used},
+		{Name: "Free", Value: st.Remaining},
+		{Name: "NonDfsUsedSpace", Value: nonDFS},
+		{Name: "PercentUsed", Value: percent(st.Used, st.Capacity)},
+		{Name: "PercentRemaining", Value: percent(st.Remaining, st.Capacity)},
+		{Name: "BlockPoolUsedSpace", Value: st.Used},
+		{Name: "TotalBlocks", Value: st.TotalBlocks},
+		{Name: "TotalFiles", Value: s.files + s.dirs},
+		{Name: "NumberOfMissingBlocks", Value: st.MissingBlocks},
+		{Name: "NumberOfMissingBlocksWithReplicationFactorOne", Value: st.MissingReplOneBlocks},
+		{Name: "Safemode", Value: s.safeModeMsg},
+		{Name: "LiveNodes", Value: jsonString(live)},
+		{Name: "DeadNodes", Value: jsonString(dead)},
+		{Name: "DecomNodes", Value: "{}"},
+		{Name: "NameDirStatuses", Value: jsonString(nn.nameDirStatuses())},
+		{Name: "UpgradeFinalized", Value: true},
+		{Name: "NNStartedTimeInMillis", Value: nn.started.UnixMilli()},
+	}
+}
+
+func (nn *NameNode) namesystemAttrs(s *nnSnapshot) []web.Attr {
+	st := s.stats
+	gb := func(v int64) float64 { return float64(v) / (1 << 30) }
+	return []web.Attr{
+		{Name: "tag.Context", Value: "dfs"},
+		{Name: "tag.HAState", Value: haState},
+		{Name: "tag.Hostname", Value: hostname()},
+		{Name: "MissingBlocks", Value: st.MissingBlocks},
+		{Name: "MissingReplOneBlocks", Value: st.MissingReplOneBlocks},
+		{Name: "LastWrittenTransactionId", Value: s.log.LastTxID},
+		{Name: "TransactionsSinceLastLogRoll", Value: s.segmentTxns},
+		{Name: "CapacityTotal", Value: st.Capacity},
+		{Name: "CapacityTotalGB", Value: gb(st.Capacity)},
+		{Name: "CapacityUsed", Value: st.Used},
+		{Name: "CapacityUsedGB", Value: gb(st.Used)},
+		{Name: "CapacityRemaining", Value: st.Remaining},
+		{Name: "CapacityRemainingGB", Value: gb(st.Remaining)},
+		{Name: "CapacityUsedNonDFS", Value: max(0, st.Capacity-st.Used-st.Remaining)},
+		{Name: "TotalLoad", Value: totalLoad(s.live)},
+		{Name: "BlocksTotal", Value: st.TotalBlocks},
+		{Name: "FilesTotal", Value: s.files + s.dirs},
+		{Name: "PendingReplicationBlocks", Value: st.PendingReplication},
+		{Name: "UnderReplicatedBlocks", Value: st.UnderReplicated},
+		{Name: "LowRedundancyBlocks", Value: st.UnderReplicated},
+		{Name: "CorruptBlocks", Value: st.CorruptBlocks},
+		{Name: "PendingDeletionBlocks", Value: st.PendingDeletion},
+		{Name: "StaleDataNodes", Value: st.StaleNodes},
+		{Name: "NumLiveDataNodes", Value: st.LiveNodes},
+		{Name: "NumDeadDataNodes", Value: st.DeadNodes},
+		{Name: "NumFilesUnderConstruction", Value: s.underConstruction},
+		{Name: "NumActiveClients", Value: s.leases},
+		{Name: "TotalSyncCount", Value: s.log.Flushes},
+	}
+}
+
+func (nn *NameNode) stateAttrs(s *nnSnapshot) []web.Attr {
+	st := s.stats
+	state := "Operational"
+	if s.safeMode {
+		state = "safeMode"
+	}
+	return []web.Attr{
+		{Name: "CapacityTotal", Value: st.Capacity},
+		{Name: "CapacityUsed", Value: st.Used},
+		{Name: "CapacityRemaining", Value: st.Remaining},
+		{Name: "TotalLoad", Value: totalLoad(s.live)},
+		{Name: "FSState", Value: state},
+		{Name: "BlocksTotal", Value: st.TotalBlocks},
+		{Name: "FilesTotal", Value: s.files + s.dirs},
+		{Name: "PendingReplicationBlocks", Value: st.PendingReplication},
+		{Name: "UnderReplicatedBlocks", Value: st.UnderReplicated},
+		{Name: "NumLiveDataNodes", Value: st.LiveNodes},
+		{Name: "NumDeadDataNodes", Value: st.DeadNodes},
+		{Name: "NumDecomLiveDataNodes", Value: 0},
+		{Name: "NumDecomDeadDataNodes", Value: 0},
+		{Name: "NumDecommissioningDataNodes", Value: 0},
+		{Name: "NumStaleDataNodes", Value: st.StaleNodes},
+	}
+}
+
+func (nn *NameNode) statusAttrs() []web.Attr {
+	return []web.Attr{
+		{Name: "NNRole", Value: "NameNode"},
+		{Name: "HostAndPort", Value: nn.addr.String()},
+		{Name: "SecurityEnabled", Value: false},
+		{Name: "State", Value: haState},
+		{Name: "LastHATransitionTime", Value: 0},
+	}
+}
+
+func (nn *NameNode) rpcAttrs() []web.Attr {
+	st := nn.rpc.Stats()
+	return []web.Attr{
+		{Name: "tag.port", Value: strconv.Itoa(tcpPort(nn.addr))},
+		{Name: "tag.Context", Value: "rpc"},
+		{Name: "NumOpenConnections", Value: st.Open},
+		{Name: "CallQueueLength", Value: st.Queued},
+		{Name: "RpcCallsTotal", Value: st.Calls},
+		{Name: "RpcCallsInFlight", Value: st.InFlight},
+		{Name: "RpcErrorResponses", Value: st.Errors},
+		{Name: "RpcFatalResponses", Value: st.Fatal},
+		{Name: "RpcConnectionsAccepted", Value: st.Accepted},
+	}
+}
+
+func totalLoad(live []blockmgmt.DatanodeInfo) int {
+	n := 0
+	for _, d := range live {
+		n += d.Xceivers
+	}
+	return n
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost"
+	}
+	return h
+}
+
+// overviewPage is the NameNode's status page, the counterpart of Hadoop's
+// dfshealth.html.
+func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
+	st := s.stats
+	safe := "Safe mode is off."
+	if s.safeMode {
+		safe = s.safeModeMsg
+	}
+	overview := web.Section{Heading: "Overview", Rows: [][2]string{
+		{"Started", nn.started.Format(time.RFC1123)},
+		{"Version", version.String()},
+		{"Cluster ID", nn.ClusterID()},
+		{"Block pool ID", nn.BlockPoolID()},
+		{"Namespace ID", strconv.Itoa(int(nn.NamespaceID()))},
+		{"RPC address", nn.addr.String()},
+	}}
+	summary := web.Section{Heading: "Summary", Note: safe, Rows: [][2]string{
+		{"Files and directories", fmt.Sprintf("%d files and directories, %d blocks = %d total filesystem object(s)",
+			s.files+s.dirs, st.TotalBlocks, s.files+s.dirs+st.TotalBlocks)},
+		{"Configured capacity", web.Bytes(st.Capacity)},
+		{"DFS used", fmt.Sprintf("%s (%.2f%%)", web.Bytes(st.Used), percent(st.Used, st.Capacity))},
+		{"Non DFS used", web.Bytes(max(0, st.Capacity-st.Used-st.Remaining))},
+		{"DFS remaining", fmt.Sprintf("%s (%.2f%%)", web.Bytes(st.Remaining), percent(st.Remaining, st.Capacity))},
+		{"Live nodes", fmt.Sprintf("%d (stale: %d)", st.LiveNodes, st.StaleNodes)},
+		{"Dead nodes", strconv.Itoa(st.DeadNodes)},
+		{"Under-replicated blocks", strconv.FormatInt(st.UnderReplicated, 10)},
+		{"Pending replications", strconv.FormatInt(st.PendingReplication, 10)},
+		{"Blocks with corrupt replicas", strconv.FormatInt(st.CorruptBlocks, 10)},
+		{"Missing blocks", strconv.FormatInt(st.MissingBlocks, 10)},
+		{"Blocks pending deletion", strconv.FormatInt(st.PendingDeletion, 10)},
+		{"Files under construction", fmt.Sprintf("%d (%d lease holders)", s.underConstruction, s.leases)},
+		{"Last transaction ID", strconv.FormatInt(s.log.LastTxID, 10)},
+		{"Transactions in the current edits segment", strconv.FormatInt(s.segmentTxns, 10)},
+	}}
+	dirs := &web.Table{Header: []string{"Storage directory", "Type", "State"}}
+	for d, kind := range nn.nameDirStatuses()["active"] {
+		dirs.Rows = append(dirs.Rows, []string{d, kind, "Active"})
+	}
+	sort.Slice(dirs.Rows, func(i, j int) bool { return dirs.Rows[i][0] < dirs.Rows[j][0] })
+	live := &web.Table{Header: []string{"Node", "HTTP address", "Last contact", "Capacity", "Used", "Non DFS used",
+		"Remaining", "Blocks", "State"}, Empty: "No live DataNodes"}
+	for _, d := range s.live {
+		state := adminStateName(d)
+		if d.Stale {
+			state += " (stale)"
+		}
+		live.Rows = append(live.Rows, []string{nodeLabel(d),
+			d.ID.IPAddr + ":" + strconv.Itoa(d.ID.InfoPort), s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago",
+			web.Bytes(d.Capacity), web.Bytes(d.DfsUsed), web.Bytes(d.NonDfsUsed), web.Bytes(d.Remaining),
+			strconv.Itoa(d.NumBlocks), state})
+	}
+	dead := &web.Table{Header: []string{"Node", "Last contact"}, Empty: "No dead DataNodes"}
+	for _, d := range s.dead {
+		dead.Rows = append(dead.Rows, []string{nodeLabel(d),
+			s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago"})
+	}
+	return web.Page{
+		Title:    fmt.Sprintf("NameNode %s (%s)", nn.addr.String(), haState),
+		Subtitle: version.String(),
+		Sections: []web.Section{overview, summary, {Heading: "NameNode storage", Table: dirs},
+			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead}},
+	}
+}
