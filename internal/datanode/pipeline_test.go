@@ -2,8 +2,11 @@ package datanode
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
@@ -268,6 +271,48 @@ func (c *client) startPartial(id, gs int64, targets []*hdfs.DatanodeInfoProto, d
 		}
 	}
 	_ = c.conn.Close()
+}
+
+// TestRecoveryDropsSilentUpstream: the writer of a pipeline stops sending
+// without closing its connection (a partitioned client or upstream node);
+// a recovery of the block takes the replica over and the DataNode drops the
+// old connection at once instead of waiting 60 s for it to time out.
+func TestRecoveryDropsSilentUpstream(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	dn := startDN(t, nn)
+	old := dial(t, dn)
+	ck := datatransfer.DefaultChecksum()
+	if err := datatransfer.WriteOp(old.conn, datatransfer.OpWriteBlock, writeReq(81, 1001, nil, ck)); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(old.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("setup: %v %v", err, resp.GetStatus())
+	}
+	data := randomData(3000, 81)
+	if err := datatransfer.NewPacketWriter(old.conn).WritePacket(datatransfer.PacketHeader{OffsetInBlock: 0, Seqno: 1},
+		ck.Compute(nil, data[:2000]), data[:2000]); err != nil {
+		t.Fatal(err)
+	}
+	var a datatransfer.PipelineAck
+	if err := datatransfer.ReadAck(old.br, 1<<20, &a); err != nil || !a.Success() {
+		t.Fatalf("ack: %v %+v", err, a)
+	}
+	// The old writer goes silent; the recovery continues the block.
+	req := recoveryReq(81, 1001, 1002, 2000, 2000, nil, hdfs.OpWriteBlockProto_PIPELINE_SETUP_STREAMING_RECOVERY)
+	for _, a := range dial(t, dn).write(req, 2000, data[2000:], []int{1000}, nil) {
+		if !a.Success() {
+			t.Fatalf("recovery ack %+v", a)
+		}
+	}
+	_ = old.conn.SetReadDeadline(time.Now().Add(waitFor))
+	_, err := old.br.ReadByte()
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the old pipeline's connection is still open after the takeover: %v", err)
+	}
+	if got := dial(t, dn).readBlock(81, 1002, 0, 3000); !bytes.Equal(got, data) {
+		t.Fatal("recovered block reads back wrong")
+	}
 }
 
 func recoveryReq(id, gs, newGS, minBytes, maxBytes int64, targets []*hdfs.DatanodeInfoProto, st hdfs.OpWriteBlockProto_BlockConstructionStage) *hdfs.OpWriteBlockProto {

@@ -121,6 +121,12 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 				_ = w.Abort()
 			}
 		}()
+		// A recovery that takes the replica over ends this stage now, even
+		// when its upstream went silent without closing the connection.
+		w.OnStop(func() {
+			x.log.Info("replica taken over, dropping the old pipeline's connection", "block", b.String())
+			_ = x.conn.Close()
+		})
 	}
 
 	// Downstream.

@@ -35,10 +35,16 @@ func TestRecoverRBW(t *testing.T) {
 	old := rbwWithTail(t, c, 30, 5, data[:3000], 1700)
 	oldMeta := old.Replica().MetaPath
 
+	stops := 0
+	old.OnStop(func() { stops++ })
 	w, err := c.bp.RecoverRBW(Block{ID: 30, GenStamp: 5, NumBytes: 1700}, 6, 1700, 3000, ck, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if stops != 1 {
+		t.Fatalf("the old writer's OnStop ran %d times, want once", stops)
+	}
+	w.OnStop(func() { stops++ }) // not called when the owner finalizes
 	// The old pipeline's writer can no longer touch the replica.
 	if err := old.WritePacket(3000, data[3000:3100], ck.Compute(nil, data[3000:3100])); !errors.Is(err, ErrWriterStopped) {
 		t.Fatalf("old writer after recovery: %v", err)
@@ -70,6 +76,9 @@ func TestRecoverRBW(t *testing.T) {
 	}
 	if rep.GenStamp != 6 || !bytes.Equal(checkFiles(t, rep), data) {
 		t.Fatalf("finalized %+v", rep)
+	}
+	if stops != 1 {
+		t.Fatalf("OnStop ran on the owner's Finalize")
 	}
 }
 

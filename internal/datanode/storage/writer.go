@@ -28,6 +28,9 @@ type ReplicaWriter struct {
 	client datatransfer.DataChecksum // the packets'
 
 	stopped atomic.Bool // set under mu; read without it for a quick check
+	// onStop is called once when someone else stops the writer (see
+	// OnStop); nil when not set or already called.
+	onStop atomic.Pointer[func()]
 	// trust: the packets' checksums are not verified (SkipVerification).
 	trust bool
 
@@ -473,12 +476,25 @@ func (w *ReplicaWriter) closeFilesLocked() error {
 
 // stop ends the writer without touching the replica's state: the files are
 // closed and every later call fails with ErrWriterStopped. It waits for a
-// WritePacket or Finalize in progress.
+// WritePacket or Finalize in progress, then calls the OnStop function.
 func (w *ReplicaWriter) stop() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	_ = w.closeFilesLocked()
+	w.mu.Unlock()
+	if f := w.onStop.Swap(nil); f != nil {
+		(*f)()
+	}
 }
+
+// OnStop sets a function to call when the writer is stopped by someone
+// other than its owner: a pipeline or block recovery takes the replica over,
+// a newer replica of the block replaces it, it is invalidated, or the
+// dataset shuts down. The pipeline stage that owns the writer uses it to
+// drop its connections at once instead of waiting for a silent upstream to
+// time out (Hadoop interrupts the old writer thread). It is not called when
+// the owner finalizes, closes or aborts the writer. f must not call back
+// into the writer.
+func (w *ReplicaWriter) OnStop(f func()) { w.onStop.Store(&f) }
 
 // Finalize completes the replica once length bytes (which must be what is on
 // disk) are written: the files are synced if SyncOnClose is set, moved to
