@@ -28,6 +28,11 @@ func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...Sto
 	} else {
 		if !same.dead {
 			m.rackAdd(same.rack, -1)
+			// A live node registering again has restarted (or lost the
+			// NameNode for a while): the copies it was sending or
+			// receiving are gone with its old process.
+			m.forgetCopiesOf(id.UUID)
+			same.scheduled, same.prevScheduled = 0, 0
 		}
 		m.unindexAddr(same)
 		same.id = id
@@ -93,21 +98,26 @@ func (m *Manager) markDead(dn *datanode) {
 	}
 	dn.transfers, dn.invList, dn.invSet, dn.invReady = nil, nil, nil, nil
 	dn.scheduled, dn.prevScheduled = 0, 0
-	// Copies scheduled to this node will never arrive: forget them now
-	// rather than at the pending timeout, so the blocks are scheduled again
-	// by the next ComputeWork.
-	uuid := dn.id.UUID
+	m.forgetCopiesOf(dn.id.UUID)
+}
+
+// forgetCopiesOf drops the pending copies a node was to receive or send: it
+// died or restarted, so they will never arrive. Forgetting them now rather
+// than at the pending timeout (Hadoop waits the full
+// dfs.namenode.reconstruction.pending.timeout-sec) lets the next
+// ComputeWork schedule the blocks again.
+func (m *Manager) forgetCopiesOf(uuid string) {
 	for id, p := range m.pending {
-		kept := p.targets[:0]
-		for _, u := range p.targets {
-			if u != uuid {
-				kept = append(kept, u)
+		kept := p.copies[:0]
+		for _, c := range p.copies {
+			if c.target != uuid && c.source != uuid {
+				kept = append(kept, c)
 			}
 		}
-		if len(kept) == len(p.targets) {
+		if len(kept) == len(p.copies) {
 			continue
 		}
-		p.targets = kept
+		p.copies = kept
 		if len(kept) == 0 {
 			delete(m.pending, id)
 		}
@@ -297,7 +307,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 		s.BlocksInFuture += n
 	}
 	for _, p := range m.pending {
-		s.PendingReplication += int64(len(p.targets))
+		s.PendingReplication += int64(len(p.copies))
 	}
 	return s
 }

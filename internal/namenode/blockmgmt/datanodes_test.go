@@ -215,3 +215,46 @@ func TestCopyTargetDies(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyNodeRestarts: the target or the source of a scheduled copy
+// restarts (registers again while still live, before it could be declared
+// dead): the copy died with the old process and is scheduled again at once,
+// not after the pending timeout.
+func TestCopyNodeRestarts(t *testing.T) {
+	for _, restart := range []string{"target", "source"} {
+		t.Run(restart, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.PendingReconstructionTimeout = time.Hour
+			h := activeHarness(t, cfg, 3, "a1", "a2", "a3", "a4", "a5")
+			b := Block{ID: 1<<30 + 9, NumBytes: mib, GenStamp: 1001}
+			h.addComplete(1, b, 3, "a1", "a2")
+			if w := h.m.ComputeWork(h.now); w.Transfers != 1 {
+				t.Fatalf("work %+v", w)
+			}
+			var source, target string
+			for src, ts := range transfers(h.heartbeatAll()) {
+				source, target = src, h.name(ts[0].Targets[0].UUID)
+			}
+			if target == "" {
+				t.Fatal("no transfer scheduled")
+			}
+			if st := h.m.Stats(h.now); st.PendingReplication != 1 {
+				t.Fatalf("pending %d", st.PendingReplication)
+			}
+			node := target
+			if restart == "source" {
+				node = source
+			}
+			if err := h.m.RegisterDatanode(h.id(node), h.now); err != nil {
+				t.Fatal(err)
+			}
+			h.check()
+			if st := h.m.Stats(h.now); st.PendingReplication != 0 || st.UnderReplicated != 1 {
+				t.Fatalf("after the %s restarted: pending %d, under-replicated %d", restart, st.PendingReplication, st.UnderReplicated)
+			}
+			if w := h.m.ComputeWork(h.now); w.Transfers != 1 {
+				t.Fatalf("after the %s restarted, work %+v: the copy was not scheduled again", restart, w)
+			}
+		})
+	}
+}

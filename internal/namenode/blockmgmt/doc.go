@@ -99,7 +99,10 @@
 // replica that is below its stream limit and targets by the placement policy,
 // queues a Transfer on the source (sent with its next heartbeat reply) and
 // records the work as pending until the targets report the replica or
-// PendingReconstructionTimeout passes (then the block is queued again).
+// PendingReconstructionTimeout passes (then the block is queued again). A
+// pending copy whose source or target dies, or registers again (a restart:
+// the copy went with the old process), is forgotten at once and the block
+// queued again, instead of waiting out the timeout as Hadoop does.
 // Excess replicas are removed from the rack holding the most replicas, then
 // from the node with the least remaining space. Nothing is replicated or
 // deleted while in safe mode.

@@ -134,8 +134,14 @@ type repKey struct {
 
 // pendingWork is a scheduled reconstruction waiting for its targets.
 type pendingWork struct {
-	targets  []string // uuids not yet reported
+	copies   []pendingCopy // not yet reported by their targets
 	deadline time.Time
+}
+
+// pendingCopy is one replica a source DataNode was told to copy to a
+// target; both are DataNode UUIDs.
+type pendingCopy struct {
+	target, source string
 }
 
 // New returns a manager in start-up safe mode; the caller loads the blocks of

@@ -133,7 +133,7 @@ func (m *Manager) updateNeeded(b *blockInfo, live, corrupt int) {
 	exp := m.expectedRepl(b)
 	pend := 0
 	if p := m.pending[b.ID]; p != nil {
-		pend = len(p.targets)
+		pend = len(p.copies)
 	}
 	switch {
 	case live == 0 && (corrupt > 0 || pend == 0):
@@ -282,7 +282,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	exp := m.expectedRepl(b)
 	pend := 0
 	if p := m.pending[b.ID]; p != nil {
-		pend = len(p.targets)
+		pend = len(p.copies)
 	}
 	need := exp - live - pend
 	if level == levelBadlyDistributed && need <= 0 && pend == 0 {
@@ -309,8 +309,8 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 		}
 	}
 	if p := m.pending[b.ID]; p != nil {
-		for _, u := range p.targets {
-			if dn := m.nodes[u]; dn != nil {
+		for _, c := range p.copies {
+			if dn := m.nodes[c.target]; dn != nil {
 				excluded = append(excluded, dn)
 			}
 		}
@@ -328,7 +328,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	p.deadline = now.Add(m.cfg.PendingReconstructionTimeout)
 	for i, dn := range targets {
 		t.Targets[i] = dn.id
-		p.targets = append(p.targets, dn.id.UUID)
+		p.copies = append(p.copies, pendingCopy{target: dn.id.UUID, source: src.id.UUID})
 		dn.scheduled++
 	}
 	src.transfers = append(src.transfers, t)

@@ -111,13 +111,13 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 			dn.prevScheduled--
 		}
 		if p := m.pending[b.ID]; p != nil {
-			for k, u := range p.targets {
-				if u == dn.id.UUID {
-					p.targets = append(p.targets[:k], p.targets[k+1:]...)
+			for k, c := range p.copies {
+				if c.target == dn.id.UUID {
+					p.copies = append(p.copies[:k], p.copies[k+1:]...)
 					break
 				}
 			}
-			if len(p.targets) == 0 {
+			if len(p.copies) == 0 {
 				delete(m.pending, b.ID)
 			}
 		}
