@@ -1,7 +1,6 @@
 package datanode
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -125,16 +124,6 @@ func (dn *DataNode) clusterID() string {
 	return ""
 }
 
-// jsonString encodes v as Hadoop's beans carry structured attributes: as a
-// JSON document inside a string.
-func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
 func (dn *DataNode) infoAttrs() []web.Attr {
 	actors := dn.actorInfos()
 	nnAddrs := map[string]string{}
@@ -164,9 +153,9 @@ func (dn *DataNode) infoAttrs() []web.Attr {
 		{Name: "RpcPort", Value: strconv.Itoa(int(portOf(dn.IPCAddr().String())))},
 		{Name: "HttpPort", Value: strconv.Itoa(int(portOf(dn.web.Addr().String())))},
 		{Name: "DomainSocketPath", Value: dn.DomainSocket()},
-		{Name: "NamenodeAddresses", Value: jsonString(nnAddrs)},
-		{Name: "BPServiceActorInfo", Value: jsonString(bpInfo)},
-		{Name: "VolumeInfo", Value: jsonString(vols)},
+		{Name: "NamenodeAddresses", Value: web.JSONString(nnAddrs)},
+		{Name: "BPServiceActorInfo", Value: web.JSONString(bpInfo)},
+		{Name: "VolumeInfo", Value: web.JSONString(vols)},
 		{Name: "DNStartedTimeInMillis", Value: dn.started.UnixMilli()},
 	}
 }

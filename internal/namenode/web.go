@@ -1,7 +1,6 @@
 package namenode
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -135,14 +134,6 @@ func percent(part, whole int64) float64 {
 	return float64(part) * 100 / float64(whole)
 }
 
-func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
 func (nn *NameNode) nameDirStatuses() map[string]map[string]string {
 	active := map[string]string{}
 	for _, d := range nn.cfg.allDirs() {
@@ -197,10 +188,10 @@ func (nn *NameNode) infoAttrs(s *nnSnapshot) []web.Attr {
 		{Name: "NumberOfMissingBlocks", Value: st.MissingBlocks},
 		{Name: "NumberOfMissingBlocksWithReplicationFactorOne", Value: st.MissingReplOneBlocks},
 		{Name: "Safemode", Value: s.safeModeMsg},
-		{Name: "LiveNodes", Value: jsonString(live)},
-		{Name: "DeadNodes", Value: jsonString(dead)},
+		{Name: "LiveNodes", Value: web.JSONString(live)},
+		{Name: "DeadNodes", Value: web.JSONString(dead)},
 		{Name: "DecomNodes", Value: "{}"},
-		{Name: "NameDirStatuses", Value: jsonString(nn.nameDirStatuses())},
+		{Name: "NameDirStatuses", Value: web.JSONString(nn.nameDirStatuses())},
 		{Name: "UpgradeFinalized", Value: true},
 		{Name: "NNStartedTimeInMillis", Value: nn.started.UnixMilli()},
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -76,4 +77,15 @@ func trimDot(s string) string {
 		return s[:len(s)-1]
 	}
 	return s
+}
+
+// JSONString encodes v as a JSON document inside a string, the way Hadoop's
+// beans carry structured attributes (NameNodeInfo's LiveNodes, DataNodeInfo's
+// VolumeInfo, ...). "" when encoding/json cannot encode v.
+func JSONString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

@@ -35,3 +35,12 @@ func TestRuntimeBean(t *testing.T) {
 		t.Errorf("tag.ProcessName %v", got["tag.ProcessName"])
 	}
 }
+
+func TestJSONString(t *testing.T) {
+	if got := JSONString(map[string]int{"b": 2, "a": 1}); got != `{"a":1,"b":2}` {
+		t.Errorf("JSONString = %q", got)
+	}
+	if got := JSONString(make(chan int)); got != "" {
+		t.Errorf("JSONString of a channel = %q, want empty", got)
+	}
+}
