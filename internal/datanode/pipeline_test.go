@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -575,5 +576,54 @@ func TestFailedAppendSetupKeepsData(t *testing.T) {
 	r, ok := bp.Get(121)
 	if !ok || r.NumBytes != 3000 || !bytes.Equal(readFile(t, r.BlockPath), data) {
 		t.Fatalf("replica after a failed append %+v %v", r, ok)
+	}
+}
+
+// TestNearlyFullVolumeTakesSmallCopies: a volume with less room than a
+// whole block refuses new client replicas (which reserve a block) but takes
+// the copy of a small finished replica, which reserves only its length.
+func TestNearlyFullVolumeTakesSmallCopies(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	src := startDN(t, nn)
+	cfg := testConfig(nn.addr, t.TempDir())
+	small := storage.VolumeTesting{StatFS: func(string) (storage.DiskStat, error) {
+		return storage.DiskStat{Total: 1 << 30, Available: 64 << 20}, nil
+	}}
+	dst, err := Start(context.Background(), cfg, Deps{Logger: testLogger(t), VolumeTesting: small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dst.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := dst.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, dst)
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(91, 1001, nil, datatransfer.DefaultChecksum())); err != nil {
+		t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() == hdfs.Status_SUCCESS {
+		t.Fatalf("a client replica on a volume with 64 MiB left: %v %v", err, resp.GetStatus())
+	}
+
+	data := randomData(10_000, 92)
+	dial(t, src).writeBlock(92, 1001, nil, data, []int{len(data)}, nil)
+	tc := dial(t, src)
+	req := &hdfs.OpTransferBlockProto{
+		Header: &hdfs.ClientOperationHeaderProto{BaseHeader: &hdfs.BaseHeaderProto{Block: ext(92, 1001, 10_000), Token: emptyToken()},
+			ClientName: proto.String("DFSClient_test")},
+		Targets: []*hdfs.DatanodeInfoProto{info(dst)},
+	}
+	if err := datatransfer.WriteOp(tc.conn, datatransfer.OpTransferBlock, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := datatransfer.ReadDelimited(tc.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
+		t.Fatalf("copy of a 10 kB replica to the nearly full volume: %v %v %s", err, resp.GetStatus(), resp.GetMessage())
+	}
+	bp, _ := dst.BlockPool(testPool)
+	if r, ok := bp.Get(92); !ok || r.NumBytes != 10_000 {
+		t.Fatalf("copied replica %+v %v", r, ok)
 	}
 }

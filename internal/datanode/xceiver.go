@@ -266,6 +266,17 @@ func (x *xceiver) respondErr(st hdfs.Status, msg string) {
 	_ = datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)})
 }
 
+// copyReservation is the space reserved for a copy of a finished replica
+// (a transfer, a balancer move): its length, which the sender states, as
+// Hadoop's createTemporary does; a whole default block when unstated. A
+// nearly full volume can thus still take small replicas.
+func copyReservation(b storage.Block) int64 {
+	if b.NumBytes > 0 {
+		return b.NumBytes
+	}
+	return defaultBlockRes
+}
+
 // blockOf converts an ExtendedBlockProto.
 func blockOf(eb *hdfs.ExtendedBlockProto) storage.Block {
 	return storage.Block{ID: int64(eb.GetBlockId()), GenStamp: int64(eb.GetGenerationStamp()), NumBytes: int64(eb.GetNumBytes())}

@@ -93,11 +93,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	if err != nil {
 		return fail(hdfs.Status_ERROR, err)
 	}
-	need := b.NumBytes
-	if need <= 0 {
-		need = defaultBlockRes
-	}
-	w, err := bp.CreateTemporary(b, ck, need)
+	w, err := bp.CreateTemporary(b, ck, copyReservation(b))
 	if err != nil {
 		st := hdfs.Status_ERROR
 		if errors.Is(err, storage.ErrReplicaExists) {

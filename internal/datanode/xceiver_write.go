@@ -74,7 +74,7 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	var closed storage.Replica // PIPELINE_CLOSE_RECOVERY: the finalized replica
 	switch {
 	case isTransfer || (stage == hdfs.OpWriteBlockProto_PIPELINE_SETUP_CREATE && !isClient):
-		w, err = bp.CreateTemporary(b, ck, defaultBlockRes)
+		w, err = bp.CreateTemporary(b, ck, copyReservation(b))
 	case stage == hdfs.OpWriteBlockProto_PIPELINE_SETUP_CREATE:
 		w, err = bp.CreateRBW(b, ck, defaultBlockRes)
 	case stage == hdfs.OpWriteBlockProto_PIPELINE_SETUP_APPEND:
