@@ -51,17 +51,53 @@ func soakContent(seed uint64, size int) []byte {
 }
 
 // soakLedger records what the writers did: files whose Close succeeded
-// (acknowledged: they must survive everything) and files whose write failed.
+// (acknowledged: they must survive everything), files whose write failed,
+// and files being deleted to keep the data set small (they may or may not
+// exist at the end, but what exists must be intact).
 type soakLedger struct {
-	mu     sync.Mutex
-	acked  []soakFile
-	failed []soakFile
+	mu       sync.Mutex
+	acked    []soakFile
+	ackedSum int64
+	failed   []soakFile
+	deleting []soakFile
 }
+
+// soakLiveBytes bounds the acknowledged data kept (three replicas each on
+// the one disk): older files are deleted beyond it.
+const soakLiveBytes = 512 << 20
 
 func (l *soakLedger) ack(f soakFile) {
 	l.mu.Lock()
 	l.acked = append(l.acked, f)
+	l.ackedSum += int64(f.size)
 	l.mu.Unlock()
+}
+
+// oldest takes the oldest acknowledged file out of the ledger for deletion
+// when the data set is over its bound.
+func (l *soakLedger) oldest() (soakFile, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ackedSum <= soakLiveBytes || len(l.acked) == 0 {
+		return soakFile{}, false
+	}
+	f := l.acked[0]
+	l.acked = l.acked[1:]
+	l.ackedSum -= int64(f.size)
+	l.deleting = append(l.deleting, f)
+	return f, true
+}
+
+// deleted records that a deletion was acknowledged: the file must be gone.
+func (l *soakLedger) deleted(f soakFile) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.deleting {
+		if l.deleting[i].path == f.path {
+			l.deleting = append(l.deleting[:i], l.deleting[i+1:]...)
+			return
+		}
+	}
 }
 
 func (l *soakLedger) fail(f soakFile) {
@@ -106,6 +142,8 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with %s=%d)", seed, soakSeedEnv, seed)
 	const datanodes = 5
+	// DEBUG: the DataNodes log every op that fails, for the report below.
+	t.Setenv("HADOOP_ROOT_LOGGER", "DEBUG,console")
 	c := startCluster(t, datanodes, extra)
 	part := newPartitioner(t)
 	defer part.healAll()
@@ -114,7 +152,7 @@ func TestSoak(t *testing.T) {
 	defer cancel()
 	var ledger soakLedger
 	var stats struct {
-		written, writeErrs, reads, readErrs atomic.Int64
+		acked, written, writeErrs, reads, readErrs atomic.Int64
 	}
 	var wg sync.WaitGroup
 	const writers = 3
@@ -122,7 +160,7 @@ func TestSoak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakWriter(ctx, t, c.nnAddr, w, seed, &ledger, &stats.written, &stats.writeErrs)
+			soakWriter(ctx, t, c.nnAddr, w, seed, &ledger, &stats.acked, &stats.written, &stats.writeErrs)
 		}()
 	}
 	wg.Add(1)
@@ -225,16 +263,26 @@ func TestSoak(t *testing.T) {
 	for _, f := range ledger.failed {
 		checkFailedFile(vctx, t, fsys, f)
 	}
-	t.Logf("writes acknowledged %d (%d MiB), failed %d; reads during the run %d, of which %d failed",
-		len(ledger.acked), stats.written.Load()>>20, stats.writeErrs.Load(), stats.reads.Load(), stats.readErrs.Load())
-	if len(ledger.acked) == 0 {
+	// A deletion whose answer was lost may or may not have happened.
+	for _, f := range ledger.deleting {
+		got, err := readFile(vctx, fsys, f.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil || !bytes.Equal(got, soakContent(f.seed, f.size)) {
+			t.Errorf("file %s whose deletion failed: %d bytes, %v", f.path, len(got), err)
+		}
+	}
+	t.Logf("writes acknowledged %d (%d MiB written, %d files kept), failed %d; reads during the run %d, of which %d failed",
+		stats.acked.Load(), stats.written.Load()>>20, len(ledger.acked), stats.writeErrs.Load(), stats.reads.Load(), stats.readErrs.Load())
+	if stats.acked.Load() == 0 {
 		t.Fatal("no write succeeded during the soak")
 	}
 }
 
 // soakWriter writes files of random sizes in random chunks, flushing now and
 // then, until ctx ends, and records each in the ledger.
-func soakWriter(ctx context.Context, t *testing.T, nn string, w int, seed uint64, ledger *soakLedger, written, errs *atomic.Int64) {
+func soakWriter(ctx context.Context, t *testing.T, nn string, w int, seed uint64, ledger *soakLedger, acked, written, errs *atomic.Int64) {
 	fsys, err := client.New(client.Options{Addresses: []string{nn}, User: osUser(t)})
 	if err != nil {
 		t.Error(err)
@@ -252,8 +300,16 @@ func soakWriter(ctx context.Context, t *testing.T, nn string, w int, seed uint64
 			time.Sleep(300 * time.Millisecond)
 			continue
 		}
+		acked.Add(1)
 		written.Add(int64(f.size))
 		ledger.ack(f)
+		if old, ok := ledger.oldest(); ok {
+			dctx, cancel := context.WithTimeout(ctx, time.Minute)
+			if err := fsys.Remove(dctx, old.path); err == nil {
+				ledger.deleted(old)
+			}
+			cancel()
+		}
 	}
 }
 
@@ -436,6 +492,18 @@ func (c *cluster) waitAllReplicated(t *testing.T, files []soakFile, timeout time
 			for _, line := range strings.Split(nnLog, "\n") {
 				if strings.Contains(line, id) {
 					desc = append(desc, "  nn: "+line)
+				}
+			}
+			if i == 0 {
+				for k, dn := range c.dns {
+					if dn == nil {
+						continue
+					}
+					for _, line := range strings.Split(dn.logText(), "\n") {
+						if strings.Contains(line, id) {
+							desc = append(desc, fmt.Sprintf("  dn%d: %s", k, line))
+						}
+					}
 				}
 			}
 		}
