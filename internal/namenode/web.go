@@ -197,10 +197,28 @@ func (nn *NameNode) infoAttrs(s *nnSnapshot) []web.Attr {
 	}
 }
 
+// sharedAttrs are the figures the FSNamesystem and FSNamesystemState beans
+// both carry.
+func sharedAttrs(s *nnSnapshot) []web.Attr {
+	st := s.stats
+	return []web.Attr{
+		{Name: "CapacityTotal", Value: st.Capacity},
+		{Name: "CapacityUsed", Value: st.Used},
+		{Name: "CapacityRemaining", Value: st.Remaining},
+		{Name: "TotalLoad", Value: totalLoad(s.live)},
+		{Name: "BlocksTotal", Value: st.TotalBlocks},
+		{Name: "FilesTotal", Value: s.files + s.dirs},
+		{Name: "PendingReplicationBlocks", Value: st.PendingReplication},
+		{Name: "UnderReplicatedBlocks", Value: st.UnderReplicated},
+		{Name: "NumLiveDataNodes", Value: st.LiveNodes},
+		{Name: "NumDeadDataNodes", Value: st.DeadNodes},
+	}
+}
+
 func (nn *NameNode) namesystemAttrs(s *nnSnapshot) []web.Attr {
 	st := s.stats
 	gb := func(v int64) float64 { return float64(v) / (1 << 30) }
-	return []web.Attr{
+	attrs := []web.Attr{
 		{Name: "tag.Context", Value: "dfs"},
 		{Name: "tag.HAState", Value: haState},
 		{Name: "tag.Hostname", Value: hostname()},
@@ -208,53 +226,36 @@ func (nn *NameNode) namesystemAttrs(s *nnSnapshot) []web.Attr {
 		{Name: "MissingReplOneBlocks", Value: st.MissingReplOneBlocks},
 		{Name: "LastWrittenTransactionId", Value: s.log.LastTxID},
 		{Name: "TransactionsSinceLastLogRoll", Value: s.segmentTxns},
-		{Name: "CapacityTotal", Value: st.Capacity},
-		{Name: "CapacityTotalGB", Value: gb(st.Capacity)},
-		{Name: "CapacityUsed", Value: st.Used},
-		{Name: "CapacityUsedGB", Value: gb(st.Used)},
-		{Name: "CapacityRemaining", Value: st.Remaining},
-		{Name: "CapacityRemainingGB", Value: gb(st.Remaining)},
-		{Name: "CapacityUsedNonDFS", Value: max(0, st.Capacity-st.Used-st.Remaining)},
-		{Name: "TotalLoad", Value: totalLoad(s.live)},
-		{Name: "BlocksTotal", Value: st.TotalBlocks},
-		{Name: "FilesTotal", Value: s.files + s.dirs},
-		{Name: "PendingReplicationBlocks", Value: st.PendingReplication},
-		{Name: "UnderReplicatedBlocks", Value: st.UnderReplicated},
-		{Name: "LowRedundancyBlocks", Value: st.UnderReplicated},
-		{Name: "CorruptBlocks", Value: st.CorruptBlocks},
-		{Name: "PendingDeletionBlocks", Value: st.PendingDeletion},
-		{Name: "StaleDataNodes", Value: st.StaleNodes},
-		{Name: "NumLiveDataNodes", Value: st.LiveNodes},
-		{Name: "NumDeadDataNodes", Value: st.DeadNodes},
-		{Name: "NumFilesUnderConstruction", Value: s.underConstruction},
-		{Name: "NumActiveClients", Value: s.leases},
-		{Name: "TotalSyncCount", Value: s.log.Flushes},
 	}
+	attrs = append(attrs, sharedAttrs(s)...)
+	return append(attrs,
+		web.Attr{Name: "CapacityTotalGB", Value: gb(st.Capacity)},
+		web.Attr{Name: "CapacityUsedGB", Value: gb(st.Used)},
+		web.Attr{Name: "CapacityRemainingGB", Value: gb(st.Remaining)},
+		web.Attr{Name: "CapacityUsedNonDFS", Value: max(0, st.Capacity-st.Used-st.Remaining)},
+		web.Attr{Name: "LowRedundancyBlocks", Value: st.UnderReplicated},
+		web.Attr{Name: "CorruptBlocks", Value: st.CorruptBlocks},
+		web.Attr{Name: "PendingDeletionBlocks", Value: st.PendingDeletion},
+		web.Attr{Name: "StaleDataNodes", Value: st.StaleNodes},
+		web.Attr{Name: "NumFilesUnderConstruction", Value: s.underConstruction},
+		web.Attr{Name: "NumActiveClients", Value: s.leases},
+		web.Attr{Name: "TotalSyncCount", Value: s.log.Flushes},
+	)
 }
 
 func (nn *NameNode) stateAttrs(s *nnSnapshot) []web.Attr {
-	st := s.stats
 	state := "Operational"
 	if s.safeMode {
 		state = "safeMode"
 	}
-	return []web.Attr{
-		{Name: "CapacityTotal", Value: st.Capacity},
-		{Name: "CapacityUsed", Value: st.Used},
-		{Name: "CapacityRemaining", Value: st.Remaining},
-		{Name: "TotalLoad", Value: totalLoad(s.live)},
-		{Name: "FSState", Value: state},
-		{Name: "BlocksTotal", Value: st.TotalBlocks},
-		{Name: "FilesTotal", Value: s.files + s.dirs},
-		{Name: "PendingReplicationBlocks", Value: st.PendingReplication},
-		{Name: "UnderReplicatedBlocks", Value: st.UnderReplicated},
-		{Name: "NumLiveDataNodes", Value: st.LiveNodes},
-		{Name: "NumDeadDataNodes", Value: st.DeadNodes},
-		{Name: "NumDecomLiveDataNodes", Value: 0},
-		{Name: "NumDecomDeadDataNodes", Value: 0},
-		{Name: "NumDecommissioningDataNodes", Value: 0},
-		{Name: "NumStaleDataNodes", Value: st.StaleNodes},
-	}
+	attrs := append([]web.Attr{{Name: "FSState", Value: state}}, sharedAttrs(s)...)
+	// No decommissioning yet: no node is in those states.
+	return append(attrs,
+		web.Attr{Name: "NumDecomLiveDataNodes", Value: 0},
+		web.Attr{Name: "NumDecomDeadDataNodes", Value: 0},
+		web.Attr{Name: "NumDecommissioningDataNodes", Value: 0},
+		web.Attr{Name: "NumStaleDataNodes", Value: s.stats.StaleNodes},
+	)
 }
 
 func (nn *NameNode) statusAttrs() []web.Attr {
