@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -260,6 +261,17 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	c.waitAllReplicated(t, ledger.acked, 3*time.Minute)
+	// The stock client reads what survived too (a sample: it is slower).
+	stockCl := c.stockClient(t)
+	for i, f := range ledger.acked {
+		if i%max(1, len(ledger.acked)/20) != 0 {
+			continue
+		}
+		want := sha256.Sum256(soakContent(f.seed, f.size))
+		if got := stockHash(t, stockCl, f.path); got != hex.EncodeToString(want[:]) {
+			t.Errorf("stock client reads %s differently after the run", f.path)
+		}
+	}
 	for _, f := range ledger.failed {
 		checkFailedFile(vctx, t, fsys, f)
 	}
