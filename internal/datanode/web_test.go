@@ -3,7 +3,6 @@ package datanode
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,24 +10,13 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
 
 // getJMX fetches one bean from dn's /jmx and returns its attributes.
 func getJMX(t *testing.T, dn *DataNode, qry string) map[string]any {
 	t.Helper()
-	resp, err := http.Get("http://" + dn.HTTPAddr().String() + "/jmx?qry=" + qry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Beans []map[string]any }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Beans) != 1 {
-		t.Fatalf("qry %s: %d beans", qry, len(out.Beans))
-	}
-	return out.Beans[0]
+	return webtest.Bean(t, "http://"+dn.HTTPAddr().String(), qry)
 }
 
 func TestWebActivityAndStatusPage(t *testing.T) {
@@ -102,13 +90,10 @@ func TestWebActivityAndStatusPage(t *testing.T) {
 		t.Errorf("FSDatasetState %v", ds)
 	}
 
-	resp, err := http.Get("http://" + dn.HTTPAddr().String() + "/datanode.html")
-	if err != nil {
-		t.Fatal(err)
+	code, page := webtest.Get(t, "http://"+dn.HTTPAddr().String()+"/datanode.html")
+	if code != http.StatusOK {
+		t.Fatalf("/datanode.html: status %d", code)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	page := string(body)
 	for _, s := range []string{dn.DatanodeUUID(), testPool, "RUNNING", dn.XferAddr().String()} {
 		if !strings.Contains(page, s) {
 			t.Errorf("status page lacks %q", s)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
 
 // TestWebAddresses: the NameNode's web server lists every DataNode with the
@@ -24,21 +25,13 @@ func TestWebAddresses(t *testing.T) {
 	}
 	defer c.Close()
 	nnWeb := c.NameNode().HTTPAddr()
-	resp, err := http.Get("http://" + nnWeb.String() + "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct{ Beans []struct{ LiveNodes string } }
-	err = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if err != nil || len(out.Beans) != 1 {
-		t.Fatalf("NameNodeInfo: %v %v", out, err)
-	}
+	nnInfo := webtest.Bean(t, "http://"+nnWeb.String(), "Hadoop:service=NameNode,name=NameNodeInfo")
+	liveJSON, _ := nnInfo["LiveNodes"].(string)
 	var live map[string]struct {
 		InfoAddr string `json:"infoAddr"`
 		XferAddr string `json:"xferaddr"`
 	}
-	if err := json.Unmarshal([]byte(out.Beans[0].LiveNodes), &live); err != nil {
+	if err := json.Unmarshal([]byte(liveJSON), &live); err != nil {
 		t.Fatal(err)
 	}
 	if len(live) != 2 {
@@ -54,13 +47,8 @@ func TestWebAddresses(t *testing.T) {
 		if !strings.HasSuffix(info, ":"+port) {
 			t.Errorf("DataNode %d serves its web port on %v, the NameNode knows %q", i, dn.HTTPAddr(), info)
 		}
-		r, err := http.Get("http://" + info + "/datanode.html")
-		if err != nil {
-			t.Fatalf("DataNode %d page at the registered address: %v", i, err)
-		}
-		r.Body.Close()
-		if r.StatusCode != http.StatusOK {
-			t.Errorf("DataNode %d page: %s", i, r.Status)
+		if code, _ := webtest.Get(t, "http://"+info+"/datanode.html"); code != http.StatusOK {
+			t.Errorf("DataNode %d page at the registered address: status %d", i, code)
 		}
 	}
 	cdir := filepath.Join(dir, "conf")

@@ -3,7 +3,6 @@ package namenode_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,37 +14,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
-
-func httpGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
-func bean(t *testing.T, base, name string) map[string]any {
-	t.Helper()
-	code, body := httpGet(t, base+"/jmx?qry="+name)
-	if code != http.StatusOK {
-		t.Fatalf("/jmx?qry=%s: %d %s", name, code, body)
-	}
-	var out struct{ Beans []map[string]any }
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Beans) != 1 {
-		t.Fatalf("/jmx?qry=%s: %d beans", name, len(out.Beans))
-	}
-	return out.Beans[0]
-}
 
 // TestWebEndpoints: the NameNode's web server answers /isActive, the
 // namesystem beans follow the namespace, and the overview page shows the
@@ -53,10 +23,10 @@ func bean(t *testing.T, base, name string) map[string]any {
 func TestWebEndpoints(t *testing.T) {
 	nn := nntest.New(t)
 	base := "http://" + nn.HTTPAddr().String()
-	if code, body := httpGet(t, base+"/isActive"); code != http.StatusOK || body != "I am Active!" {
+	if code, body := webtest.Get(t, base+"/isActive"); code != http.StatusOK || body != "I am Active!" {
 		t.Fatalf("/isActive: %d %q", code, body)
 	}
-	before := bean(t, base, "Hadoop:service=NameNode,name=FSNamesystem")
+	before := webtest.Bean(t, base, "Hadoop:service=NameNode,name=FSNamesystem")
 	if before["tag.HAState"] != "active" || before["FilesTotal"] != float64(1) || before["NumLiveDataNodes"] != float64(0) {
 		t.Fatalf("FSNamesystem before: %v", before)
 	}
@@ -71,18 +41,18 @@ func TestWebEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after := bean(t, base, "Hadoop:service=NameNode,name=FSNamesystem")
+	after := webtest.Bean(t, base, "Hadoop:service=NameNode,name=FSNamesystem")
 	if after["FilesTotal"] != float64(4) {
 		t.Errorf("FilesTotal after three mkdirs: %v", after["FilesTotal"])
 	}
 	if tx, _ := after["LastWrittenTransactionId"].(float64); tx < before["LastWrittenTransactionId"].(float64)+3 {
 		t.Errorf("LastWrittenTransactionId %v after %v", tx, before["LastWrittenTransactionId"])
 	}
-	state := bean(t, base, "Hadoop:service=NameNode,name=FSNamesystemState")
+	state := webtest.Bean(t, base, "Hadoop:service=NameNode,name=FSNamesystemState")
 	if s := state["FSState"]; s != "Operational" && s != "safeMode" {
 		t.Errorf("FSState %v", s)
 	}
-	info := bean(t, base, "Hadoop:service=NameNode,name=NameNodeInfo")
+	info := webtest.Bean(t, base, "Hadoop:service=NameNode,name=NameNodeInfo")
 	if info["ClusterId"] != nn.ClusterID() || info["BlockPoolId"] != nn.BlockPoolID() {
 		t.Errorf("NameNodeInfo ids %v %v", info["ClusterId"], info["BlockPoolId"])
 	}
@@ -94,11 +64,11 @@ func TestWebEndpoints(t *testing.T) {
 	if err := json.Unmarshal([]byte(info["NameDirStatuses"].(string)), &dirs); err != nil || len(dirs["active"]) != 1 {
 		t.Errorf("NameDirStatuses %q (%v)", info["NameDirStatuses"], err)
 	}
-	rpc := bean(t, base, "Hadoop:service=NameNode,name=RpcActivityForPort*")
+	rpc := webtest.Bean(t, base, "Hadoop:service=NameNode,name=RpcActivityForPort*")
 	if n, _ := rpc["NumOpenConnections"].(float64); n < 1 {
 		t.Errorf("RpcActivity with a client connected: %v", rpc)
 	}
-	code, page := httpGet(t, base+"/dfshealth.html")
+	code, page := webtest.Get(t, base+"/dfshealth.html")
 	if code != http.StatusOK {
 		t.Fatalf("/dfshealth.html: %d", code)
 	}
@@ -107,10 +77,10 @@ func TestWebEndpoints(t *testing.T) {
 			t.Errorf("overview page lacks %q", s)
 		}
 	}
-	if code, _ := httpGet(t, base+"/"); code != http.StatusOK {
+	if code, _ := webtest.Get(t, base+"/"); code != http.StatusOK {
 		t.Errorf("/: %d", code)
 	}
-	if code, body := httpGet(t, base+"/webhdfs/v1/?op=LISTSTATUS"); code != http.StatusNotImplemented ||
+	if code, body := webtest.Get(t, base+"/webhdfs/v1/?op=LISTSTATUS"); code != http.StatusNotImplemented ||
 		!strings.Contains(body, "UnsupportedOperationException") {
 		t.Errorf("WebHDFS: %d %s", code, body)
 	}

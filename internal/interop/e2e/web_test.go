@@ -3,30 +3,13 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-)
 
-// getBean fetches the first bean matching qry from a /jmx endpoint.
-func getBean(t *testing.T, base, qry string) map[string]any {
-	t.Helper()
-	resp, err := http.Get(base + "/jmx?qry=" + qry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Beans []map[string]any }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Beans) == 0 {
-		t.Fatalf("%s/jmx?qry=%s: no bean", base, qry)
-	}
-	return out.Beans[0]
-}
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
+)
 
 // TestWebUIAndJMX: NameNode and DataNode processes serve their web ports;
 // the NameNode's beans list the DataNodes with the web addresses they
@@ -43,20 +26,14 @@ func TestWebUIAndJMX(t *testing.T) {
 	local, _ := randomFile(t, size, 4)
 	c.dfs(t, "-put", local, "/f")
 
-	resp, err := http.Get(nnWeb + "/isActive")
-	if err != nil {
-		t.Fatal(err)
+	if code, body := webtest.Get(t, nnWeb+"/isActive"); code != http.StatusOK || body != "I am Active!" {
+		t.Fatalf("/isActive: %d %q", code, body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || string(body) != "I am Active!" {
-		t.Fatalf("/isActive: %s %q", resp.Status, body)
-	}
-	st := getBean(t, nnWeb, "Hadoop:service=NameNode,name=FSNamesystemState")
+	st := webtest.Bean(t, nnWeb, "Hadoop:service=NameNode,name=FSNamesystemState")
 	if st["NumLiveDataNodes"] != float64(2) || st["FilesTotal"] != float64(2) {
 		t.Fatalf("FSNamesystemState %v", st)
 	}
-	info := getBean(t, nnWeb, "Hadoop:service=NameNode,name=NameNodeInfo")
+	info := webtest.Bean(t, nnWeb, "Hadoop:service=NameNode,name=NameNodeInfo")
 	var live map[string]struct {
 		InfoAddr string `json:"infoAddr"`
 	}
@@ -69,7 +46,7 @@ func TestWebUIAndJMX(t *testing.T) {
 	for {
 		var written float64
 		for _, n := range live {
-			act := getBean(t, "http://"+n.InfoAddr, "Hadoop:service=DataNode,name=DataNodeActivity-*")
+			act := webtest.Bean(t, "http://"+n.InfoAddr, "Hadoop:service=DataNode,name=DataNodeActivity-*")
 			w, _ := act["BytesWritten"].(float64)
 			written += w
 		}
@@ -81,13 +58,7 @@ func TestWebUIAndJMX(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	resp, err = http.Get(nnWeb + "/dfshealth.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "2 files and directories") {
+	if _, body := webtest.Get(t, nnWeb+"/dfshealth.html"); !strings.Contains(body, "2 files and directories") {
 		t.Errorf("overview page:\n%s", body)
 	}
 }
