@@ -252,13 +252,7 @@ func TestWriteBadChecksumGetsErrorChecksum(t *testing.T) {
 	dn := startDN(t, nn)
 	c := dial(t, dn)
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(7, 1001, nil, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(7, 1001, nil, ck))
 	// Four packets in one write, so that the DataNode takes them as one
 	// batch; the third is corrupt. The first two are stored and acked, the
 	// third gets ERROR_CHECKSUM, the fourth nothing.
@@ -460,13 +454,7 @@ func TestBlockRecoveryAsPrimary(t *testing.T) {
 	// An unfinished write: two packets, no last packet, connection dropped.
 	c := dial(t, dns[0])
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(55, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(55, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, ck))
 	data := randomData(3000, 6)
 	pw := datatransfer.NewPacketWriter(c.conn)
 	for i, p := range [][2]int{{0, 1024}, {1024, 3000}} {
@@ -606,13 +594,7 @@ func TestCloseDuringWrite(t *testing.T) {
 	dn := startDN(t, nn, func(c *Config) { c.DataDirs = []string{dir} })
 	c := dial(t, dn)
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(101, 1001, nil, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(101, 1001, nil, ck))
 	data := randomData(4096, 18)
 	if err := datatransfer.NewPacketWriter(c.conn).WritePacket(datatransfer.PacketHeader{Seqno: 1}, ck.Compute(nil, data), data); err != nil {
 		t.Fatal(err)
@@ -658,13 +640,7 @@ func TestPipelineBadChecksumAtTail(t *testing.T) {
 	c := dial(t, dns[0])
 	ck := datatransfer.DefaultChecksum()
 	const id = 8
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(id, 1001, []*hdfs.DatanodeInfoProto{info(dns[1]), info(dns[2])}, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(id, 1001, []*hdfs.DatanodeInfoProto{info(dns[1]), info(dns[2])}, ck))
 	data := randomData(4*2048, 3)
 	var burst bytes.Buffer
 	pw := datatransfer.NewPacketWriter(&burst)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
-	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
 // dialUnix connects a test client to dn's domain socket.
@@ -122,11 +121,5 @@ func TestDomainSocketStaleReplaced(t *testing.T) {
 	}
 	dn := startDN(t, nn, func(c *Config) { c.DomainSocketPath = path })
 	c := dialUnix(t, dn)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(5, 1001, nil, datatransfer.DefaultChecksum())); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("write setup over the replaced socket: %v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(5, 1001, nil, datatransfer.DefaultChecksum()))
 }

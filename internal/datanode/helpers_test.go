@@ -316,6 +316,29 @@ func (c *client) writeBlock(id, gs int64, targets []*hdfs.DatanodeInfoProto, dat
 	return c.write(writeReq(id, gs, targets, datatransfer.DefaultChecksum()), 0, data, segments, beforeLastAck)
 }
 
+// sendWriteOp sends a WRITE_BLOCK request and returns the DataNode's
+// response, whatever its status.
+func (c *client) sendWriteOp(req *hdfs.OpWriteBlockProto) *hdfs.BlockOpResponseProto {
+	c.t.Helper()
+	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
+		c.t.Fatal(err)
+	}
+	var resp hdfs.BlockOpResponseProto
+	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
+		c.t.Fatal(err)
+	}
+	return &resp
+}
+
+// startWrite sends a WRITE_BLOCK request and fails the test unless the
+// DataNode accepts it.
+func (c *client) startWrite(req *hdfs.OpWriteBlockProto) {
+	c.t.Helper()
+	if resp := c.sendWriteOp(req); resp.GetStatus() != hdfs.Status_SUCCESS {
+		c.t.Fatalf("write refused: %v %s (bad link %q)", resp.GetStatus(), resp.GetMessage(), resp.GetFirstBadLink())
+	}
+}
+
 // write sends req, then data (starting at block offset base) in packets.
 func (c *client) write(req *hdfs.OpWriteBlockProto, base int, data []byte, segments []int, beforeLastAck func()) []datatransfer.PipelineAck {
 	t := c.t
@@ -324,16 +347,7 @@ func (c *client) write(req *hdfs.OpWriteBlockProto, base int, data []byte, segme
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
-		t.Fatal(err)
-	}
-	if resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("write refused: %v %s (bad link %q)", resp.GetStatus(), resp.GetMessage(), resp.GetFirstBadLink())
-	}
+	c.startWrite(req)
 	pkts := packetsFor(base, data, segments, ck.BytesPerChecksum)
 	var acks []datatransfer.PipelineAck
 	ackErr := make(chan error, 1)

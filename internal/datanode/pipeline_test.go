@@ -64,13 +64,7 @@ func TestHeartbeatPacketAcked(t *testing.T) {
 	dns := []*DataNode{startDN(t, nn), startDN(t, nn)}
 	c := dial(t, dns[0])
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(31, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(31, 1001, []*hdfs.DatanodeInfoProto{info(dns[1])}, ck))
 	pw := datatransfer.NewPacketWriter(c.conn)
 	data := randomData(1000, 12)
 	steps := []struct {
@@ -108,13 +102,7 @@ func TestUnreachableDownstreamReported(t *testing.T) {
 	dead := &hdfs.DatanodeInfoProto{Id: &hdfs.DatanodeIDProto{IpAddr: proto.String("127.0.0.1"), HostName: proto.String("dead"),
 		DatanodeUuid: proto.String("dead"), XferPort: proto.Uint32(port), InfoPort: proto.Uint32(0), IpcPort: proto.Uint32(0)}}
 	c := dial(t, dn)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(41, 1001, []*hdfs.DatanodeInfoProto{dead}, datatransfer.DefaultChecksum())); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
-		t.Fatal(err)
-	}
+	resp := c.sendWriteOp(writeReq(41, 1001, []*hdfs.DatanodeInfoProto{dead}, datatransfer.DefaultChecksum()))
 	if resp.GetStatus() != hdfs.Status_ERROR || resp.GetFirstBadLink() != xferAddrOf(dead) {
 		t.Fatalf("response %v, firstBadLink %q", resp.GetStatus(), resp.GetFirstBadLink())
 	}
@@ -215,13 +203,7 @@ func TestReadWhileWriting(t *testing.T) {
 	dn := startDN(t, nn)
 	c := dial(t, dn)
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(71, 1001, nil, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("%v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(71, 1001, nil, ck))
 	data := randomData(1500, 15)
 	pw := datatransfer.NewPacketWriter(c.conn)
 	for i, p := range [][2]int{{0, 700}, {700, 1024}, {1024, 1500}} { // hflush-like unaligned packets
@@ -249,13 +231,7 @@ func (c *client) startPartial(id, gs int64, targets []*hdfs.DatanodeInfoProto, d
 	t := c.t
 	t.Helper()
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(id, gs, targets, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("setup: %v %v", err, resp.GetStatus())
-	}
+	c.startWrite(writeReq(id, gs, targets, ck))
 	pw := datatransfer.NewPacketWriter(c.conn)
 	n := 0
 	for off := 0; off < len(data); off += 1000 {
@@ -283,13 +259,7 @@ func TestRecoveryDropsSilentUpstream(t *testing.T) {
 	dn := startDN(t, nn)
 	old := dial(t, dn)
 	ck := datatransfer.DefaultChecksum()
-	if err := datatransfer.WriteOp(old.conn, datatransfer.OpWriteBlock, writeReq(81, 1001, nil, ck)); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(old.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("setup: %v %v", err, resp.GetStatus())
-	}
+	old.startWrite(writeReq(81, 1001, nil, ck))
 	data := randomData(3000, 81)
 	if err := datatransfer.NewPacketWriter(old.conn).WritePacket(datatransfer.PacketHeader{OffsetInBlock: 0, Seqno: 1},
 		ck.Compute(nil, data[:2000]), data[:2000]); err != nil {
@@ -397,13 +367,7 @@ func TestCloseRecovery(t *testing.T) {
 
 	c := dial(t, dns[0])
 	req := recoveryReq(62, 1001, 1005, 3500, 3500, []*hdfs.DatanodeInfoProto{info(dns[1])}, hdfs.OpWriteBlockProto_PIPELINE_CLOSE_RECOVERY)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
-		t.Fatalf("setup: %v %v %s", err, resp.GetStatus(), resp.GetMessage())
-	}
+	c.startWrite(req)
 	reported := map[string]bool{}
 	for _, e := range nn.ibrsNow() {
 		if e.block == 62 && e.gs == 1005 && e.status == dnpb.ReceivedDeletedBlockInfoProto_RECEIVED {
@@ -452,13 +416,7 @@ func TestRecoveryRefused(t *testing.T) {
 		{"unknown block", recoveryReq(64, 1003, 1005, 0, 0, nil, stream)},
 	} {
 		c := dial(t, dn)
-		if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, tc.req); err != nil {
-			t.Fatal(err)
-		}
-		var resp hdfs.BlockOpResponseProto
-		if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
+		resp := c.sendWriteOp(tc.req)
 		if resp.GetStatus() != hdfs.Status_ERROR || resp.GetMessage() == "" {
 			t.Fatalf("%s: %v %q", tc.name, resp.GetStatus(), resp.GetMessage())
 		}
@@ -483,12 +441,8 @@ func TestFailedSetupLeavesNoReplica(t *testing.T) {
 	dead := &hdfs.DatanodeInfoProto{Id: &hdfs.DatanodeIDProto{IpAddr: proto.String("127.0.0.1"), HostName: proto.String("dead"),
 		DatanodeUuid: proto.String("dead"), XferPort: proto.Uint32(port), InfoPort: proto.Uint32(0), IpcPort: proto.Uint32(0)}}
 	c := dial(t, dn)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(91, 1001, []*hdfs.DatanodeInfoProto{dead}, datatransfer.DefaultChecksum())); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_ERROR {
-		t.Fatalf("%v %v", err, resp.GetStatus())
+	if resp := c.sendWriteOp(writeReq(91, 1001, []*hdfs.DatanodeInfoProto{dead}, datatransfer.DefaultChecksum())); resp.GetStatus() != hdfs.Status_ERROR {
+		t.Fatalf("response %v", resp.GetStatus())
 	}
 	// The connection closes once the DataNode gave up on the write.
 	if _, err := c.br.ReadByte(); err == nil {
@@ -562,12 +516,8 @@ func TestFailedAppendSetupKeepsData(t *testing.T) {
 	req.MaxBytesRcvd = proto.Uint64(3000)
 	req.LatestGenerationStamp = proto.Uint64(1002)
 	c := dial(t, dn)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, req); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_ERROR {
-		t.Fatalf("%v %v", err, resp.GetStatus())
+	if resp := c.sendWriteOp(req); resp.GetStatus() != hdfs.Status_ERROR {
+		t.Fatalf("response %v", resp.GetStatus())
 	}
 	if _, err := c.br.ReadByte(); err == nil {
 		t.Fatal("connection still open")
@@ -600,12 +550,8 @@ func TestNearlyFullVolumeTakesSmallCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, dst)
-	if err := datatransfer.WriteOp(c.conn, datatransfer.OpWriteBlock, writeReq(91, 1001, nil, datatransfer.DefaultChecksum())); err != nil {
-		t.Fatal(err)
-	}
-	var resp hdfs.BlockOpResponseProto
-	if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil || resp.GetStatus() == hdfs.Status_SUCCESS {
-		t.Fatalf("a client replica on a volume with 64 MiB left: %v %v", err, resp.GetStatus())
+	if resp := c.sendWriteOp(writeReq(91, 1001, nil, datatransfer.DefaultChecksum())); resp.GetStatus() == hdfs.Status_SUCCESS {
+		t.Fatalf("a client replica on a volume with 64 MiB left: %v", resp.GetStatus())
 	}
 
 	data := randomData(10_000, 92)
@@ -619,6 +565,7 @@ func TestNearlyFullVolumeTakesSmallCopies(t *testing.T) {
 	if err := datatransfer.WriteOp(tc.conn, datatransfer.OpTransferBlock, req); err != nil {
 		t.Fatal(err)
 	}
+	var resp hdfs.BlockOpResponseProto
 	if err := datatransfer.ReadDelimited(tc.br, 1<<20, &resp); err != nil || resp.GetStatus() != hdfs.Status_SUCCESS {
 		t.Fatalf("copy of a 10 kB replica to the nearly full volume: %v %v %s", err, resp.GetStatus(), resp.GetMessage())
 	}
