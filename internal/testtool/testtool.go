@@ -1,7 +1,8 @@
 // Package testtool lets tests use outside programs (Debian's hdfs-cli, iptables,
 // ...) without making the suite fail on a machine that lacks them: a missing tool
 // skips the test with the command that installs it, unless HDFSGO_REQUIRE_TOOLS=1
-// (set by .ci/run), in which case the test fails. Test-support only.
+// (set by .ci/run), in which case the test fails; AllocBound checks that a decoder of outside
+// input allocates in proportion to the bytes it received. Test-support only.
 package testtool
 
 import (
