@@ -44,7 +44,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for left.Add(-1) >= 0 {
-						if err := l.Sync(context.Background(), l.Append(o)); err != nil {
+						if err := l.Sync(context.Background(), mustAppend(b, l, o)); err != nil {
 							b.Error(err)
 							return
 						}

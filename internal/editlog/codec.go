@@ -57,10 +57,11 @@ func ReadSegmentHeader(r io.Reader, file string) (version int32, err error) {
 }
 
 // EncodeRecord appends the record for txid and o to buf and returns the
-// extended buffer. It allocates only when buf must grow. It panics if o is not
-// one of the op package's types or if its body exceeds MaxRecordBody, both
-// programming errors.
-func EncodeRecord(buf []byte, txid int64, o op.Op) []byte {
+// extended buffer. It allocates only when buf must grow. An op whose body
+// would exceed MaxRecordBody (a concat of very many long paths, say) is an
+// error wrapping ErrRecordTooLarge, and buf comes back as it was. It panics
+// if o is not one of the op package's types, a programming error.
+func EncodeRecord(buf []byte, txid int64, o op.Op) ([]byte, error) {
 	start := len(buf)
 	buf = append(buf, byte(o.Code()))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(txid))
@@ -69,11 +70,11 @@ func EncodeRecord(buf []byte, txid int64, o op.Op) []byte {
 	buf = appendBody(buf, o)
 	n := len(buf) - bodyStart
 	if n > MaxRecordBody {
-		panic(fmt.Sprintf("editlog: %v record body of %d bytes exceeds %d", o.Code(), n, MaxRecordBody))
+		return buf[:start], fmt.Errorf("%w: %v record body of %d bytes exceeds %d", ErrRecordTooLarge, o.Code(), n, MaxRecordBody)
 	}
 	binary.BigEndian.PutUint32(buf[bodyStart-4:], uint32(n))
 	crc := crc32.Checksum(buf[start:], castagnoli)
-	return binary.BigEndian.AppendUint32(buf, crc)
+	return binary.BigEndian.AppendUint32(buf, crc), nil
 }
 
 func appendString(b []byte, s string) []byte {

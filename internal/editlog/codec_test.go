@@ -51,7 +51,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	covered := map[op.Code]bool{}
 	for i, o := range sampleOps() {
 		txid := int64(i + 1)
-		rec := EncodeRecord(nil, txid, o)
+		rec := mustEncode(nil, txid, o)
 		gotTx, got, err := DecodeRecord(bytes.NewReader(rec))
 		if err != nil {
 			t.Fatalf("%v: decode: %v", o.Code(), err)
@@ -71,7 +71,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 // TestRecordLayout pins the framing bytes of one record.
 func TestRecordLayout(t *testing.T) {
-	rec := EncodeRecord(nil, 0x0102030405060708, &op.Delete{Path: "/x", Mtime: 1})
+	rec := mustEncode(nil, 0x0102030405060708, &op.Delete{Path: "/x", Mtime: 1})
 	want := []byte{2, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 4, 2, '/', 'x', 2}
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
@@ -179,7 +179,7 @@ func TestRecordRandomRoundTrip(t *testing.T) {
 	for i := range 2000 {
 		o := randOp(r)
 		want = append(want, o)
-		buf = EncodeRecord(buf, int64(i+1), o)
+		buf = mustEncode(buf, int64(i+1), o)
 	}
 	dec := NewDecoder(bytes.NewReader(buf), "mem", 0)
 	for i, w := range want {
@@ -202,16 +202,16 @@ func TestRecordRandomRoundTrip(t *testing.T) {
 func TestEncodeNoAlloc(t *testing.T) {
 	o := &op.Mkdir{InodeID: 1, Path: "/a/b", Mtime: 1, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}}
 	buf := make([]byte, 0, 1024)
-	if n := testing.AllocsPerRun(100, func() { buf = EncodeRecord(buf[:0], 7, o) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { buf = mustEncode(buf[:0], 7, o) }); n != 0 {
 		t.Fatalf("EncodeRecord allocates %v times per call", n)
 	}
 }
 
 // TestDecoderDamage checks how the Decoder classifies damaged input.
 func TestDecoderDamage(t *testing.T) {
-	r1 := EncodeRecord(nil, 1, &op.Delete{Path: "/a", Mtime: 1})
-	r2 := EncodeRecord(nil, 2, &op.Delete{Path: "/b", Mtime: 2})
-	r3 := EncodeRecord(nil, 3, &op.Delete{Path: "/c", Mtime: 3})
+	r1 := mustEncode(nil, 1, &op.Delete{Path: "/a", Mtime: 1})
+	r2 := mustEncode(nil, 2, &op.Delete{Path: "/b", Mtime: 2})
+	r3 := mustEncode(nil, 3, &op.Delete{Path: "/c", Mtime: 3})
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	flip := func(b []byte, i int) []byte {
 		c := bytes.Clone(b)
@@ -270,7 +270,7 @@ func TestDecoderDamage(t *testing.T) {
 }
 
 func TestDecodeRecordErrors(t *testing.T) {
-	rec := EncodeRecord(nil, 9, &op.SetGenstamp{GenStamp: 5})
+	rec := mustEncode(nil, 9, &op.SetGenstamp{GenStamp: 5})
 	if _, _, err := DecodeRecord(bytes.NewReader(nil)); err != io.EOF {
 		t.Errorf("empty: %v, want io.EOF", err)
 	}
@@ -294,14 +294,14 @@ func TestDecodeRecordErrors(t *testing.T) {
 
 func FuzzDecodeRecord(f *testing.F) {
 	for i, o := range sampleOps() {
-		f.Add(EncodeRecord(nil, int64(i+1), o))
+		f.Add(mustEncode(nil, int64(i+1), o))
 	}
-	f.Add(bytes.Join([][]byte{EncodeRecord(nil, 1, &op.Delete{Path: "/a"}), make([]byte, 9)}, nil))
+	f.Add(bytes.Join([][]byte{mustEncode(nil, 1, &op.Delete{Path: "/a"}), make([]byte, 9)}, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		txid, o, err := DecodeRecord(bytes.NewReader(data))
 		if err == nil {
 			// Whatever decodes must encode back to the same bytes.
-			again := EncodeRecord(nil, txid, o)
+			again := mustEncode(nil, txid, o)
 			if !bytes.Equal(again, data[:len(again)]) {
 				t.Fatalf("re-encoding differs:\n% x\n% x", again, data[:len(again)])
 			}

@@ -22,6 +22,9 @@ var (
 	ErrState = errors.New("editlog: call not allowed in this state")
 	// ErrNotFound: no segment holds the requested transaction.
 	ErrNotFound = errors.New("editlog: no such segment")
+	// ErrRecordTooLarge: an op encodes to a body over MaxRecordBody. It is
+	// refused before anything is logged; the caller answers its client with it.
+	ErrRecordTooLarge = errors.New("editlog: edit record too large")
 )
 
 // TornRecordError locates a torn final record: everything from Offset to the

@@ -256,6 +256,19 @@ func (l *Log) expect(states ...State) error {
 	return fmt.Errorf("%w: log is %v", ErrState, l.mu.state)
 }
 
+// Fail stops the log as a journal failure would: every later Sync of a txid
+// not yet durable returns an error wrapping ErrNoJournals and cause, and no
+// flush starts any more. The NameNode calls it when it stops acknowledging
+// for a reason of its own (a bug found while applying an op), so that what
+// was appended but not yet made durable never reaches the journals.
+func (l *Log) Fail(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.failed == nil {
+		l.mu.failed = fmt.Errorf("%w: the NameNode stopped logging: %v", ErrNoJournals, cause)
+	}
+}
+
 // ReadOps replays the journals of the set (see the function ReadOps). It is
 // allowed in BETWEEN_LOG_SEGMENTS and OPEN_FOR_READING.
 func (l *Log) ReadOps(fromTxID int64, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
@@ -309,38 +322,53 @@ func (l *Log) startSegment(txid int64) error {
 	l.mu.state = StateInSegment
 	l.mu.next, l.mu.synced = txid, txid-1
 	l.mu.segFirst, l.mu.segBytes = txid, 0
-	l.appendLocked(&op.StartLogSegment{})
+	l.appendLocked(&op.StartLogSegment{}) // empty body: cannot be too large
 	l.mu.Unlock()
 	return l.Sync(context.Background(), txid)
 }
 
-// Append logs o and returns its txid. It encodes into memory only; the op is
-// durable once Sync(ctx, txid) returns nil. The NameNode calls it with its
+// Append logs ops, in order, as consecutive transactions and returns the
+// txid of the last one. It encodes into memory only; the ops are durable
+// once Sync(ctx, last) returns nil. The NameNode calls it with its
 // namesystem write lock held, so txid order is the order ops are applied.
-// Calling Append outside IN_SEGMENT is a programming error and panics. After
-// the log failed, Append still returns a txid, and Sync of it fails.
-func (l *Log) Append(o op.Op) (txid int64) {
+//
+// The batch is all or nothing: when one op cannot be encoded (an error
+// wrapping ErrRecordTooLarge) nothing of the batch is logged, no txid is
+// used, and the caller must not apply any of it. Calling Append outside
+// IN_SEGMENT is a programming error and panics. After the log failed,
+// Append still returns txids, and Sync of them fails.
+func (l *Log) Append(ops ...op.Op) (last int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.state != StateInSegment {
-		panic(fmt.Sprintf("editlog: Append(%v) while %v", o.Code(), l.mu.state))
+		panic(fmt.Sprintf("editlog: Append of %d op(s) while %v", len(ops), l.mu.state))
 	}
-	return l.appendLocked(o)
+	next, bufLen, segBytes, bufFirst := l.mu.next, len(l.mu.buf), l.mu.segBytes, l.mu.bufFirst
+	for _, o := range ops {
+		if last, err = l.appendLocked(o); err != nil {
+			l.mu.next, l.mu.buf, l.mu.segBytes, l.mu.bufFirst = next, l.mu.buf[:bufLen], segBytes, bufFirst
+			return 0, err
+		}
+	}
+	return last, nil
 }
 
-func (l *Log) appendLocked(o op.Op) int64 {
+func (l *Log) appendLocked(o op.Op) (int64, error) {
 	txid := l.mu.next
+	if l.mu.failed == nil {
+		if len(l.mu.buf) == 0 {
+			l.mu.bufFirst = txid
+		}
+		n := len(l.mu.buf)
+		buf, err := EncodeRecord(l.mu.buf, txid, o)
+		l.mu.buf = buf
+		if err != nil {
+			return 0, err
+		}
+		l.mu.segBytes += int64(len(l.mu.buf) - n)
+	}
 	l.mu.next++
-	if l.mu.failed != nil {
-		return txid
-	}
-	if len(l.mu.buf) == 0 {
-		l.mu.bufFirst = txid
-	}
-	n := len(l.mu.buf)
-	l.mu.buf = EncodeRecord(l.mu.buf, txid, o)
-	l.mu.segBytes += int64(len(l.mu.buf) - n)
-	return txid
+	return txid, nil
 }
 
 // Sync waits until txid is durable in every journal of the set. If no flush
@@ -482,7 +510,7 @@ func (l *Log) endSegment() error {
 		defer l.mu.Unlock()
 		return fmt.Errorf("%w: end segment while %v", ErrState, l.mu.state)
 	}
-	txid := l.appendLocked(&op.EndLogSegment{})
+	txid, _ := l.appendLocked(&op.EndLogSegment{}) // empty body: cannot be too large
 	first := l.mu.segFirst
 	l.mu.state = StateBetweenSegments
 	l.mu.Unlock()

@@ -129,7 +129,7 @@ func TestRollFinalizeAndReplay(t *testing.T) {
 	want = append(want, &op.StartLogSegment{})
 	for i := range 3 {
 		o := mkdir(i)
-		txid := l.Append(o)
+		txid := mustAppend(t, l, o)
 		want = append(want, o)
 		if err := l.Sync(ctx, txid); err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestRollFinalizeAndReplay(t *testing.T) {
 	want = append(want, &op.EndLogSegment{}, &op.StartLogSegment{})
 	o := &op.Delete{Path: "/d0", Mtime: 9}
 	want = append(want, o)
-	l.Sync(ctx, l.Append(o))
+	l.Sync(ctx, mustAppend(t, l, o))
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestTornTailRecovery(t *testing.T) {
 	dirs := memDirs(t, m, 1)
 	l := openLog(t, m, dirs, 1, 1)
 	for i := range 5 {
-		l.Sync(context.Background(), l.Append(mkdir(i)))
+		l.Sync(context.Background(), mustAppend(t, l, mkdir(i)))
 	}
 	// Abandon the log without Close (a crash with everything synced), then
 	// tear the last record.
@@ -242,7 +242,7 @@ func TestCrashDropsUnsynced(t *testing.T) {
 	m := vfs.NewMem()
 	dirs := memDirs(t, m, 1)
 	l := openLog(t, m, dirs, 1, 1)
-	l.Sync(context.Background(), l.Append(mkdir(0)))
+	l.Sync(context.Background(), mustAppend(t, l, mkdir(0)))
 	l.Append(mkdir(1)) // never synced
 	crashed := m.CrashClone()
 	l.Close()
@@ -277,14 +277,14 @@ func TestCorruptionInMiddle(t *testing.T) {
 	dirs := memDirs(t, m, 1)
 	l := openLog(t, m, dirs, 1, 1)
 	for i := range 5 {
-		l.Sync(context.Background(), l.Append(mkdir(i)))
+		l.Sync(context.Background(), mustAppend(t, l, mkdir(i)))
 	}
 	for _, j := range l.mu.journals {
 		j.Close()
 	}
 	name := filepath.Join(dirs[0], InProgressName(1))
-	start := int64(len(EncodeRecord(nil, 1, &op.StartLogSegment{})))
-	second := int64(len(EncodeRecord(nil, 2, mkdir(0))))
+	start := int64(len(mustEncode(nil, 1, &op.StartLogSegment{})))
+	second := int64(len(mustEncode(nil, 2, mkdir(0))))
 	off := SegmentHeaderSize + start + second // record of txid 3
 	f, _ := m.OpenReadWrite(name)
 	b := []byte{0}
@@ -320,7 +320,7 @@ func TestGroupCommitDurable(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perWriter {
-				txid := l.Append(mkdir(w*perWriter + i))
+				txid, _ := l.Append(mkdir(w*perWriter + i))
 				if err := l.Sync(context.Background(), txid); err != nil {
 					t.Error(err)
 					return
@@ -394,7 +394,7 @@ func TestGroupCommitBatches(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			txid := l.Append(mkdir(i))
+			txid, _ := l.Append(mkdir(i))
 			if appended.Add(1) == writers {
 				close(gate)
 			}
@@ -428,7 +428,7 @@ func TestSyncContextCanceled(t *testing.T) {
 	})
 	l := openLog(t, fsys, dirs, 1, 1)
 	armed.Store(true)
-	tx := l.Append(mkdir(0))
+	tx := mustAppend(t, l, mkdir(0))
 	errc := make(chan error)
 	go func() { errc <- l.Sync(context.Background(), tx) }()
 	<-entered
@@ -462,17 +462,17 @@ func TestFailedJournalDropped(t *testing.T) {
 	fsys := failingFS(m, "/name2/", &armed)
 	l := openLog(t, fsys, dirs, 2, 1)
 	ctx := context.Background()
-	if err := l.Sync(ctx, l.Append(mkdir(0))); err != nil {
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(0))); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(true)
-	if err := l.Sync(ctx, l.Append(mkdir(1))); err != nil {
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(1))); err != nil {
 		t.Fatalf("Sync with one of three journals failing: %v", err)
 	}
 	if got := l.Journals(); len(got) != 2 || strings.Contains(strings.Join(got, ","), "name2") {
 		t.Errorf("journals after failure = %v", got)
 	}
-	if err := l.Sync(ctx, l.Append(mkdir(2))); err != nil {
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(2))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.RollSegment(); err != nil {
@@ -502,17 +502,17 @@ func TestBelowMinimumFails(t *testing.T) {
 	fsys := failingFS(m, "/name1/", &armed)
 	l := openLog(t, fsys, dirs, 2, 1)
 	ctx := context.Background()
-	ok := l.Append(mkdir(0))
+	ok := mustAppend(t, l, mkdir(0))
 	if err := l.Sync(ctx, ok); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(true)
-	if err := l.Sync(ctx, l.Append(mkdir(1))); !errors.Is(err, ErrNoJournals) {
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(1))); !errors.Is(err, ErrNoJournals) {
 		t.Fatalf("Sync below minimum = %v, want ErrNoJournals", err)
 	}
 	armed.Store(false) // even if the disk recovers, nothing more is acknowledged
 	for i := range 3 {
-		if err := l.Sync(ctx, l.Append(mkdir(2+i))); !errors.Is(err, ErrNoJournals) {
+		if err := l.Sync(ctx, mustAppend(t, l, mkdir(2+i))); !errors.Is(err, ErrNoJournals) {
 			t.Fatalf("later Sync = %v, want ErrNoJournals", err)
 		}
 	}
@@ -547,7 +547,7 @@ func writeSegment(t *testing.T, fsys vfs.FS, dir string, first, last int64, fina
 		case tx == last && finalize:
 			o = &op.EndLogSegment{}
 		}
-		buf = EncodeRecord(buf, tx, o)
+		buf = mustEncode(buf, tx, o)
 	}
 	if err := j.Write(buf, first, last); err != nil {
 		t.Fatal(err)
@@ -693,7 +693,7 @@ func TestShouldRoll(t *testing.T) {
 	if l.ShouldRoll() {
 		t.Error("ShouldRoll with 4 txns, threshold 5")
 	}
-	l.Sync(context.Background(), l.Append(mkdir(4)))
+	l.Sync(context.Background(), mustAppend(t, l, mkdir(4)))
 	if !l.ShouldRoll() || l.SegmentBytes() == 0 {
 		t.Errorf("ShouldRoll = false with 5 txns (bytes %d)", l.SegmentBytes())
 	}
@@ -715,5 +715,59 @@ func TestReadOpsTornHeader(t *testing.T) {
 	f.Close()
 	if _, last, err := replay(t, m, dirs, 0); err != nil || last != 10 {
 		t.Fatalf("replay = %d, %v", last, err)
+	}
+}
+
+// mustAppend appends ops and fails the test if they cannot be logged.
+func mustAppend(t testing.TB, l *Log, ops ...op.Op) int64 {
+	t.Helper()
+	last, err := l.Append(ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
+// mustEncode is EncodeRecord for ops the test knows to be small enough.
+func mustEncode(buf []byte, txid int64, o op.Op) []byte {
+	buf, err := EncodeRecord(buf, txid, o)
+	if err != nil {
+		panic(err)
+	}
+	return buf
+}
+
+// TestAppendTooLarge: an op over MaxRecordBody is refused with
+// ErrRecordTooLarge, and nothing of its batch is logged: the txids it would
+// have used go to the next batch, and replay sees only what was accepted.
+func TestAppendTooLarge(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	l := openLog(t, m, dirs, 1, 1)
+	ctx := context.Background()
+	big := &op.Add{InodeID: 9, Path: "/big", ClientName: strings.Repeat("c", MaxRecordBody+1)}
+	if _, err := l.Append(mkdir(1), big); !errors.Is(err, ErrRecordTooLarge) {
+		t.Fatalf("Append of an oversized op = %v, want ErrRecordTooLarge", err)
+	}
+	txid := mustAppend(t, l, mkdir(2))
+	if txid != 2 {
+		t.Errorf("txid after a refused batch = %d, want 2 (the refused batch used none)", txid)
+	}
+	if err := l.Sync(ctx, txid); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []op.Op
+	if _, err := ReadOps([]Journal{NewFileJournal(m, dirs[0])}, 0, func(_ int64, o op.Op) error {
+		got = append(got, o)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []op.Op{&op.StartLogSegment{}, mkdir(2), &op.EndLogSegment{}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("replayed %v, want %v", got, want)
 	}
 }

@@ -227,3 +227,84 @@ func report(t *testing.T, bad []string) {
 		t.Error(b)
 	}
 }
+
+// deferUnlockPackages are packages whose every lock is released by a defer
+// in the statement right after it is taken, so that no path (an early
+// return, a panic) can leave it held. The NameNode's namesystem lock is the
+// one whose loss hangs every client.
+var deferUnlockPackages = []string{"internal/namenode"}
+
+func TestLocksAreReleasedByDefer(t *testing.T) {
+	for _, f := range loadFiles(t) {
+		if f.test || f.ast == nil || !slicesContains(deferUnlockPackages, f.pkgDir) {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			block, ok := n.(*ast.BlockStmt)
+			if !ok {
+				return true
+			}
+			for i, st := range block.List {
+				recv, lock := lockCall(st)
+				if lock == "" {
+					continue
+				}
+				want := map[string]string{"Lock": "Unlock", "RLock": "RUnlock"}[lock]
+				if i+1 < len(block.List) {
+					if d, ok := block.List[i+1].(*ast.DeferStmt); ok {
+						if r, m := callOn(d.Call); r == recv && m == want {
+							continue
+						}
+					}
+				}
+				t.Errorf("%s: %s.%s() is not followed by defer %s.%s()", f.path, recv, lock, recv, want)
+			}
+			return true
+		})
+	}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lockCall reports a statement X.Lock() or X.RLock() with X's source text.
+func lockCall(st ast.Stmt) (recv, method string) {
+	es, ok := st.(*ast.ExprStmt)
+	if !ok {
+		return "", ""
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok {
+		return "", ""
+	}
+	r, m := callOn(call)
+	if m != "Lock" && m != "RLock" {
+		return "", ""
+	}
+	return r, m
+}
+
+// callOn returns the receiver text and method name of a call X.M().
+func callOn(call *ast.CallExpr) (recv, method string) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || len(call.Args) != 0 {
+		return "", ""
+	}
+	return exprText(sel.X), sel.Sel.Name
+}
+
+func exprText(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprText(e.X) + "." + e.Sel.Name
+	}
+	return "?"
+}

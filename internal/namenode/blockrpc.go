@@ -18,16 +18,16 @@ import (
 // namespace (file → blocks, logged) and the block manager (block → DataNodes).
 
 func registerBlockCalls(c *clientRPC, s *ipc.Service) {
-	ipc.Handle(s, "addBlock", c.addBlock)
-	ipc.Handle(s, "complete", c.complete)
-	ipc.Handle(s, "getBlockLocations", c.getBlockLocations)
-	ipc.Handle(s, "abandonBlock", c.abandonBlock)
-	ipc.Handle(s, "updateBlockForPipeline", c.updateBlockForPipeline)
-	ipc.Handle(s, "updatePipeline", c.updatePipeline)
-	ipc.Handle(s, "getAdditionalDatanode", c.getAdditionalDatanode)
-	ipc.Handle(s, "reportBadBlocks", c.reportBadBlocks)
-	ipc.Handle(s, "fsync", c.fsync)
-	ipc.Handle(s, "append", c.append)
+	checkedHandle(s, "addBlock", c.addBlock)
+	checkedHandle(s, "complete", c.complete)
+	checkedHandle(s, "getBlockLocations", c.getBlockLocations)
+	checkedHandle(s, "abandonBlock", c.abandonBlock)
+	checkedHandle(s, "updateBlockForPipeline", c.updateBlockForPipeline)
+	checkedHandle(s, "updatePipeline", c.updatePipeline)
+	checkedHandle(s, "getAdditionalDatanode", c.getAdditionalDatanode)
+	checkedHandle(s, "reportBadBlocks", c.reportBadBlocks)
+	checkedHandle(s, "fsync", c.fsync)
+	checkedHandle(s, "append", c.append)
 }
 
 func (c *clientRPC) pool() string { return c.nn.version.BlockPoolID }
@@ -308,9 +308,7 @@ func (c *clientRPC) getAdditionalDatanode(ctx context.Context, req *hdfs.GetAddi
 	excluded := append(append([]blockmgmt.DatanodeID{}, existing...), datanodeIDs(req.GetExcludes())...)
 	var resp *hdfs.LocatedBlockProto
 	var err error
-	c.ns.mu.Lock()
-	func() {
-		defer c.ns.mu.Unlock()
+	c.ns.writeLocked(func() {
 		t, bm := c.ns.mu.tree, c.ns.mu.bm
 		var fi namespace.FileInfo
 		var blocks []op.Block
@@ -326,7 +324,7 @@ func (c *clientRPC) getAdditionalDatanode(ctx context.Context, req *hdfs.GetAddi
 		}
 		all := append(append([]blockmgmt.DatanodeID{}, existing...), added...)
 		resp = targetsBlock(c.pool(), blockmgmt.Block(*b), lengthBefore(blocks, max(len(blocks)-1, 0)), idsToInfos(all, bm))
-	}()
+	})
 	if err != nil {
 		return nil, toRemote(err)
 	}
@@ -355,9 +353,12 @@ func (c *clientRPC) reportBadBlocks(ctx context.Context, req *hdfs.ReportBadBloc
 
 // reportBad marks replicas corrupt (from clients and DataNodes alike).
 func (nn *NameNode) reportBad(blocks []*hdfs.LocatedBlockProto) error {
+	nn.ns.writeLocked(func() { nn.reportBadLocked(blocks) })
+	return nil
+}
+
+func (nn *NameNode) reportBadLocked(blocks []*hdfs.LocatedBlockProto) {
 	ns := nn.ns
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
 	for _, lb := range blocks {
 		b := toBlock(lb.GetB())
 		var uuids []string
@@ -370,7 +371,6 @@ func (nn *NameNode) reportBad(blocks []*hdfs.LocatedBlockProto) error {
 			nn.deps.Logger.Info("replica reported corrupt", "block", b.ID, "nodes", uuids)
 		}
 	}
-	return nil
 }
 
 func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hdfs.FsyncResponseProto, error) {

@@ -36,38 +36,38 @@ func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
 
-	ipc.Handle(s, "getServerDefaults", c.getServerDefaults)
-	ipc.Handle(s, "getFileInfo", c.getFileInfo)
-	ipc.Handle(s, "getFileLinkInfo", c.getFileLinkInfo)
-	ipc.Handle(s, "getListing", c.getListing)
-	ipc.Handle(s, "mkdirs", c.mkdirs)
-	ipc.Handle(s, "create", c.create)
-	ipc.Handle(s, "delete", c.delete)
-	ipc.Handle(s, "rename", c.rename)
-	ipc.Handle(s, "rename2", c.rename2)
-	ipc.Handle(s, "setPermission", c.setPermission)
-	ipc.Handle(s, "setOwner", c.setOwner)
-	ipc.Handle(s, "setTimes", c.setTimes)
-	ipc.Handle(s, "setReplication", c.setReplication)
-	ipc.Handle(s, "getContentSummary", c.getContentSummary)
-	ipc.Handle(s, "getQuotaUsage", c.getQuotaUsage)
-	ipc.Handle(s, "setQuota", c.setQuota)
-	ipc.Handle(s, "getFsStats", c.getFsStats)
-	ipc.Handle(s, "getFsReplicatedBlockStats", c.getFsReplicatedBlockStats)
-	ipc.Handle(s, "getFsECBlockGroupStats", c.getFsECBlockGroupStats)
-	ipc.Handle(s, "getPreferredBlockSize", c.getPreferredBlockSize)
-	ipc.Handle(s, "renewLease", c.renewLease)
-	ipc.Handle(s, "isFileClosed", c.isFileClosed)
-	ipc.Handle(s, "setSafeMode", c.setSafeMode)
-	ipc.Handle(s, "saveNamespace", c.saveNamespace)
-	ipc.Handle(s, "rollEdits", c.rollEdits)
-	ipc.Handle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
-	ipc.Handle(s, "metaSave", c.metaSave)
-	ipc.Handle(s, "concat", c.concat)
-	ipc.Handle(s, "getDatanodeReport", c.getDatanodeReport)
-	ipc.Handle(s, "getHAServiceState", c.getHAServiceState)
-	ipc.Handle(s, "msync", c.msync)
-	ipc.Handle(s, "getDataEncryptionKey", c.getDataEncryptionKey)
+	checkedHandle(s, "getServerDefaults", c.getServerDefaults)
+	checkedHandle(s, "getFileInfo", c.getFileInfo)
+	checkedHandle(s, "getFileLinkInfo", c.getFileLinkInfo)
+	checkedHandle(s, "getListing", c.getListing)
+	checkedHandle(s, "mkdirs", c.mkdirs)
+	checkedHandle(s, "create", c.create)
+	checkedHandle(s, "delete", c.delete)
+	checkedHandle(s, "rename", c.rename)
+	checkedHandle(s, "rename2", c.rename2)
+	checkedHandle(s, "setPermission", c.setPermission)
+	checkedHandle(s, "setOwner", c.setOwner)
+	checkedHandle(s, "setTimes", c.setTimes)
+	checkedHandle(s, "setReplication", c.setReplication)
+	checkedHandle(s, "getContentSummary", c.getContentSummary)
+	checkedHandle(s, "getQuotaUsage", c.getQuotaUsage)
+	checkedHandle(s, "setQuota", c.setQuota)
+	checkedHandle(s, "getFsStats", c.getFsStats)
+	checkedHandle(s, "getFsReplicatedBlockStats", c.getFsReplicatedBlockStats)
+	checkedHandle(s, "getFsECBlockGroupStats", c.getFsECBlockGroupStats)
+	checkedHandle(s, "getPreferredBlockSize", c.getPreferredBlockSize)
+	checkedHandle(s, "renewLease", c.renewLease)
+	checkedHandle(s, "isFileClosed", c.isFileClosed)
+	checkedHandle(s, "setSafeMode", c.setSafeMode)
+	checkedHandle(s, "saveNamespace", c.saveNamespace)
+	checkedHandle(s, "rollEdits", c.rollEdits)
+	checkedHandle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
+	checkedHandle(s, "metaSave", c.metaSave)
+	checkedHandle(s, "concat", c.concat)
+	checkedHandle(s, "getDatanodeReport", c.getDatanodeReport)
+	checkedHandle(s, "getHAServiceState", c.getHAServiceState)
+	checkedHandle(s, "msync", c.msync)
+	checkedHandle(s, "getDataEncryptionKey", c.getDataEncryptionKey)
 
 	// The data path lands with the DataNodes: until then these calls say so.
 	notYet := func(name string) {
@@ -76,8 +76,8 @@ func registerClientProtocol(nn *NameNode) {
 		})
 	}
 	registerBlockCalls(c, s)
-	ipc.Handle(s, "recoverLease", c.recoverLease)
-	ipc.Handle(s, "truncate", c.truncate)
+	checkedHandle(s, "recoverLease", c.recoverLease)
+	checkedHandle(s, "truncate", c.truncate)
 	for _, m := range []string{"getDatanodeStorageReport"} {
 		notYet(m)
 	}
@@ -468,9 +468,9 @@ func (c *clientRPC) setQuota(ctx context.Context, req *hdfs.SetQuotaRequestProto
 }
 
 func (c *clientRPC) stats() blockmgmt.Stats {
-	c.ns.mu.RLock()
-	defer c.ns.mu.RUnlock()
-	return c.ns.mu.bm.Stats(c.ns.clock.Now())
+	var st blockmgmt.Stats
+	c.ns.readLocked(func() { st = c.ns.mu.bm.Stats(c.ns.clock.Now()) })
+	return st
 }
 
 func (c *clientRPC) getFsStats(ctx context.Context, _ *hdfs.GetFsStatusRequestProto) (*hdfs.GetFsStatsResponseProto, error) {
@@ -650,9 +650,8 @@ func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanode
 		// in those states.
 		return &hdfs.GetDatanodeReportResponseProto{}, nil
 	}
-	c.ns.mu.RLock()
-	infos := c.ns.mu.bm.DatanodeReport(kind, c.ns.clock.Now())
-	c.ns.mu.RUnlock()
+	var infos []blockmgmt.DatanodeInfo
+	c.ns.readLocked(func() { infos = c.ns.mu.bm.DatanodeReport(kind, c.ns.clock.Now()) })
 	resp := &hdfs.GetDatanodeReportResponseProto{}
 	for _, d := range infos {
 		resp.Di = append(resp.Di, datanodeInfoProto(d))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 	MaxComponentLength int
 	// MaxDirItems is dfs.namenode.fs-limits.max-directory-items (1048576).
 	MaxDirItems int
+	// MaxBlocksPerFile is dfs.namenode.fs-limits.max-blocks-per-file (10000).
+	MaxBlocksPerFile int
 	// MinBlockSize is dfs.namenode.fs-limits.min-block-size (1 MiB).
 	MinBlockSize int64
 	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
@@ -107,6 +110,10 @@ type Config struct {
 		// RecoveryTimeout replaces 30 × dfs.heartbeat.interval, after
 		// which a block recovery is retried with another primary.
 		RecoveryTimeout time.Duration
+		// BeforeApply, when set, runs before each logged op is applied,
+		// with the write lock held (a test makes it panic to check that a
+		// bug there stops the NameNode).
+		BeforeApply func(op.Op)
 	}
 }
 
@@ -163,6 +170,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)
 	cfg.MaxComponentLength = int(num(conf.DFSNameNodeMaxComponentLength))
 	cfg.MaxDirItems = int(num(conf.DFSNameNodeMaxDirectoryItems))
+	cfg.MaxBlocksPerFile = int(num(conf.DFSNameNodeMaxBlocksPerFile))
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
 

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -33,15 +32,15 @@ type datanodeRPC struct {
 func registerDatanodeProtocol(nn *NameNode) {
 	d := &datanodeRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(DatanodeProtocolName)
-	ipc.Handle(s, "versionRequest", d.versionRequest)
-	ipc.Handle(s, "registerDatanode", d.registerDatanode)
-	ipc.Handle(s, "sendHeartbeat", d.sendHeartbeat)
-	ipc.Handle(s, "blockReport", d.blockReport)
-	ipc.Handle(s, "blockReceivedAndDeleted", d.blockReceivedAndDeleted)
-	ipc.Handle(s, "errorReport", d.errorReport)
-	ipc.Handle(s, "reportBadBlocks", d.reportBadBlocks)
-	ipc.Handle(s, "cacheReport", d.cacheReport)
-	ipc.Handle(s, "commitBlockSynchronization", d.commitBlockSynchronization)
+	checkedHandle(s, "versionRequest", d.versionRequest)
+	checkedHandle(s, "registerDatanode", d.registerDatanode)
+	checkedHandle(s, "sendHeartbeat", d.sendHeartbeat)
+	checkedHandle(s, "blockReport", d.blockReport)
+	checkedHandle(s, "blockReceivedAndDeleted", d.blockReceivedAndDeleted)
+	checkedHandle(s, "errorReport", d.errorReport)
+	checkedHandle(s, "reportBadBlocks", d.reportBadBlocks)
+	checkedHandle(s, "cacheReport", d.cacheReport)
+	checkedHandle(s, "commitBlockSynchronization", d.commitBlockSynchronization)
 }
 
 func (d *datanodeRPC) namespaceInfo() *hdfs.NamespaceInfoProto {
@@ -104,9 +103,8 @@ func (d *datanodeRPC) registerDatanode(ctx context.Context, req *datanode.Regist
 	if id.Hostname == "" {
 		id.Hostname = id.IPAddr
 	}
-	d.ns.mu.Lock()
-	err := d.ns.mu.bm.RegisterDatanode(id, d.ns.clock.Now())
-	d.ns.mu.Unlock()
+	var err error
+	d.ns.writeLocked(func() { err = d.ns.mu.bm.RegisterDatanode(id, d.ns.clock.Now()) })
 	if err != nil {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "registerDatanode: %v", err)
 	}
@@ -118,9 +116,11 @@ func (d *datanodeRPC) registerDatanode(ctx context.Context, req *datanode.Regist
 
 func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.HeartbeatRequestProto) (*datanode.HeartbeatResponseProto, error) {
 	uuid := req.GetRegistration().GetDatanodeID().GetDatanodeUuid()
-	d.ns.mu.Lock()
-	cmds, err := d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
-	d.ns.mu.Unlock()
+	var cmds []blockmgmt.Command
+	var err error
+	d.ns.writeLocked(func() {
+		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
+	})
 	resp := &datanode.HeartbeatResponseProto{
 		HaStatus: &hdfs.NNHAStatusHeartbeatProto{
 			State: hdfs.NNHAStatusHeartbeatProto_ACTIVE.Enum(),
@@ -196,25 +196,49 @@ func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReport
 	if req.GetBlockPoolId() != d.nn.version.BlockPoolID {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "block report for block pool %s; this NameNode serves %s", req.GetBlockPoolId(), d.nn.version.BlockPoolID)
 	}
-	type decoded struct {
-		storage  string
-		replicas []blockmgmt.ReportedReplica
+	// Nothing is decoded for a node that has not registered: a report is
+	// the most expensive call a peer can make.
+	if !d.registered(uuid) {
+		return nil, unregistered(uuid)
 	}
-	var reports []decoded
+	var reports []storageReplicas
 	for _, r := range req.GetReports() {
 		reps, err := decodeBlockReport(r)
 		if err != nil {
 			return nil, remoteerr.New(remoteerr.ClassIOException, "block report of %s storage %s: %v", uuid, r.GetStorage().GetStorageUuid(), err)
 		}
-		reports = append(reports, decoded{r.GetStorage().GetStorageUuid(), reps})
+		reports = append(reports, storageReplicas{r.GetStorage().GetStorageUuid(), reps})
 	}
-	d.ns.mu.Lock()
-	defer d.ns.mu.Unlock()
+	var resp *datanode.BlockReportResponseProto
+	var err error
+	d.ns.writeLocked(func() { resp, err = d.processReportsLocked(uuid, reports) })
+	return resp, err
+}
+
+// unregistered is Hadoop's answer to a report from a node it does not know.
+func unregistered(uuid string) error {
+	return remoteerr.New(classUnregisteredNode, "Data node %s is not registered: it must register before it reports", uuid)
+}
+
+// registered reports whether uuid may send reports.
+func (d *datanodeRPC) registered(uuid string) bool {
+	var ok bool
+	d.ns.readLocked(func() { ok = d.ns.mu.bm.IsRegistered(uuid) })
+	return ok
+}
+
+// storageReplicas is one storage's decoded full report.
+type storageReplicas struct {
+	storage  string
+	replicas []blockmgmt.ReportedReplica
+}
+
+func (d *datanodeRPC) processReportsLocked(uuid string, reports []storageReplicas) (*datanode.BlockReportResponseProto, error) {
 	now := d.ns.clock.Now()
 	for _, r := range reports {
 		res, err := d.ns.mu.bm.ProcessFullBlockReport(uuid, r.storage, r.replicas, now)
 		if errors.Is(err, blockmgmt.ErrUnregistered) {
-			return nil, remoteerr.New(classUnregisteredNode, "Data node %s is attempting to report storage ID %s. Node is not registered.", uuid, r.storage)
+			return nil, unregistered(uuid)
 		}
 		if err != nil {
 			return nil, remoteerr.New(remoteerr.ClassIOException, "block report: %v", err)
@@ -232,9 +256,15 @@ func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReport
 // per replica).
 func decodeBlockReport(r *datanode.StorageBlockReportProto) ([]blockmgmt.ReportedReplica, error) {
 	if bufs := r.GetBlocksBuffers(); len(bufs) > 0 {
+		// The count is the peer's claim; memory is sized by the bytes it
+		// sent, at least 4 (one varint per field) per replica.
 		n := r.GetNumberOfBlocks()
-		if n > 1<<26 {
-			return nil, fmt.Errorf("%d replicas is beyond any real volume", n)
+		var total int
+		for _, b := range bufs {
+			total += len(b)
+		}
+		if n > uint64(total)/4 {
+			return nil, fmt.Errorf("report says %d replicas but its %d bytes hold at most %d", n, total, total/4)
 		}
 		out := make([]blockmgmt.ReportedReplica, 0, n)
 		for _, b := range bufs {
@@ -287,8 +317,18 @@ func decodeBlockReport(r *datanode.StorageBlockReportProto) ([]blockmgmt.Reporte
 
 func (d *datanodeRPC) blockReceivedAndDeleted(ctx context.Context, req *datanode.BlockReceivedAndDeletedRequestProto) (*datanode.BlockReceivedAndDeletedResponseProto, error) {
 	uuid := req.GetRegistration().GetDatanodeID().GetDatanodeUuid()
-	d.ns.mu.Lock()
-	defer d.ns.mu.Unlock()
+	if !d.registered(uuid) {
+		return nil, unregistered(uuid)
+	}
+	var err error
+	d.ns.writeLocked(func() { err = d.incrementalLocked(uuid, req) })
+	if err != nil {
+		return nil, err
+	}
+	return &datanode.BlockReceivedAndDeletedResponseProto{}, nil
+}
+
+func (d *datanodeRPC) incrementalLocked(uuid string, req *datanode.BlockReceivedAndDeletedRequestProto) error {
 	now := d.ns.clock.Now()
 	for _, s := range req.GetBlocks() {
 		sid := s.GetStorageUuid()
@@ -305,12 +345,12 @@ func (d *datanodeRPC) blockReceivedAndDeleted(ctx context.Context, req *datanode
 		}
 		if _, err := d.ns.mu.bm.ProcessIncremental(uuid, sid, items, now); err != nil {
 			if errors.Is(err, blockmgmt.ErrUnregistered) {
-				return nil, remoteerr.New(classUnregisteredNode, "Data node %s is not registered", uuid)
+				return unregistered(uuid)
 			}
-			return nil, remoteerr.New(remoteerr.ClassIOException, "blockReceivedAndDeleted: %v", err)
+			return remoteerr.New(remoteerr.ClassIOException, "blockReceivedAndDeleted: %v", err)
 		}
 	}
-	return &datanode.BlockReceivedAndDeletedResponseProto{}, nil
+	return nil
 }
 
 func (d *datanodeRPC) errorReport(ctx context.Context, req *datanode.ErrorReportRequestProto) (*datanode.ErrorReportResponseProto, error) {

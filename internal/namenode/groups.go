@@ -34,10 +34,7 @@ func newGroupCache(c clock.Clock, ttl time.Duration) *groupCache {
 
 func (g *groupCache) groups(name string) []string {
 	now := g.clock.Now()
-	g.mu.Lock()
-	e, ok := g.mu.m[name]
-	g.mu.Unlock()
-	if ok && now.Before(e.expires) {
+	if e, ok := g.cached(name); ok && now.Before(e.expires) {
 		return e.groups
 	}
 	var groups []string
@@ -50,11 +47,22 @@ func (g *groupCache) groups(name string) []string {
 			}
 		}
 	}
+	g.store(name, groupEntry{groups: groups, expires: now.Add(g.ttl)})
+	return groups
+}
+
+func (g *groupCache) cached(name string) (groupEntry, bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	e, ok := g.mu.m[name]
+	return e, ok
+}
+
+func (g *groupCache) store(name string, e groupEntry) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if len(g.mu.m) > 10000 {
 		g.mu.m = make(map[string]groupEntry)
 	}
-	g.mu.m[name] = groupEntry{groups: groups, expires: now.Add(g.ttl)}
-	g.mu.Unlock()
-	return groups
+	g.mu.m[name] = e
 }

@@ -180,51 +180,55 @@ func (n *namesystem) leaseMonitorPass(ctx context.Context) {
 		return
 	}
 	now := n.clock.Now()
-	n.mu.Lock()
-	if n.mu.bm.InSafeMode() {
-		n.mu.Unlock()
-		return
-	}
-	var all []op.Op
-	for _, e := range n.mu.leases.ExpiredHardLimit(now, 100) {
-		for _, id := range e.FileIDs {
-			ops, closed, err := n.releaseLocked(id, now, -1)
-			if err != nil {
-				n.log.Warn("lease recovery", "holder", e.Holder, "inode", id, "err", err)
-				continue
-			}
-			if closed {
-				n.log.Info("lease released: file closed", "holder", e.Holder, "inode", id)
-			}
-			last, err := n.logAndApplyLocked(ops, nil)
-			if err != nil {
-				n.mu.Unlock()
-				return
-			}
-			_ = last
-			all = append(all, ops...)
-		}
-	}
-	for _, a := range n.mu.recoveries.Due(now, n.recoveryTimeout()) {
-		info, ok := n.mu.bm.BlockInfo(a.BlockID)
-		if !ok {
-			continue
-		}
-		n.log.Warn("block recovery timed out; retrying with another primary", "block", a.BlockID, "recoveryID", a.RecoveryID)
-		ops, _, err := n.releaseLocked(uint64(info.FileID), now, a.Primary)
-		if err != nil {
-			n.log.Warn("block recovery retry", "block", a.BlockID, "err", err)
-			continue
-		}
-		if _, err := n.logAndApplyLocked(ops, nil); err != nil {
-			n.mu.Unlock()
+	var last int64
+	n.writeLocked(func() {
+		if n.mu.bm.InSafeMode() {
 			return
 		}
-		all = append(all, ops...)
-	}
-	last := n.elog.Stats().LastTxID
-	n.mu.Unlock()
-	if len(all) > 0 {
+		for _, e := range n.mu.leases.ExpiredHardLimit(now, 100) {
+			for _, id := range e.FileIDs {
+				ops, closed, err := n.releaseLocked(id, now, -1)
+				if err != nil {
+					n.log.Warn("lease recovery", "holder", e.Holder, "inode", id, "err", err)
+					continue
+				}
+				if closed {
+					n.log.Info("lease released: file closed", "holder", e.Holder, "inode", id)
+				}
+				txid, err := n.logAndApplyLocked(ops)
+				if err != nil {
+					n.log.Warn("lease recovery", "holder", e.Holder, "inode", id, "err", err)
+					if n.Err() != nil {
+						return
+					}
+					continue
+				}
+				last = max(last, txid)
+			}
+		}
+		for _, a := range n.mu.recoveries.Due(now, n.recoveryTimeout()) {
+			info, ok := n.mu.bm.BlockInfo(a.BlockID)
+			if !ok {
+				continue
+			}
+			n.log.Warn("block recovery timed out; retrying with another primary", "block", a.BlockID, "recoveryID", a.RecoveryID)
+			ops, _, err := n.releaseLocked(uint64(info.FileID), now, a.Primary)
+			if err != nil {
+				n.log.Warn("block recovery retry", "block", a.BlockID, "err", err)
+				continue
+			}
+			txid, err := n.logAndApplyLocked(ops)
+			if err != nil {
+				n.log.Warn("block recovery retry", "block", a.BlockID, "err", err)
+				if n.Err() != nil {
+					return
+				}
+				continue
+			}
+			last = max(last, txid)
+		}
+	})
+	if last > 0 {
 		n.sync(ctx, last)
 	}
 }
@@ -251,7 +255,7 @@ func (n *namesystem) takeOverExpiredLocked(path, client string, now time.Time) (
 	if err != nil {
 		return false, err
 	}
-	if _, err := n.logAndApplyLocked(ops, nil); err != nil {
+	if _, err := n.logAndApplyLocked(ops); err != nil {
 		return false, err
 	}
 	if !closed {
@@ -263,9 +267,7 @@ func (n *namesystem) takeOverExpiredLocked(path, client string, now time.Time) (
 }
 
 func (c *clientRPC) renewLease(ctx context.Context, req *hdfs.RenewLeaseRequestProto) (*hdfs.RenewLeaseResponseProto, error) {
-	c.ns.mu.Lock()
-	c.ns.mu.leases.RenewLease(req.GetClientName(), c.ns.clock.Now())
-	c.ns.mu.Unlock()
+	c.ns.writeLocked(func() { c.ns.mu.leases.RenewLease(req.GetClientName(), c.ns.clock.Now()) })
 	return &hdfs.RenewLeaseResponseProto{}, nil
 }
 

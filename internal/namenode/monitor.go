@@ -3,6 +3,8 @@ package namenode
 import (
 	"context"
 	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 )
 
 // monitor is the NameNode's background loop over block management: safe-mode
@@ -24,18 +26,19 @@ func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		case <-t.C():
 		}
 		now := nn.deps.Clock.Now()
-		ns.mu.Lock()
-		wasSafe := ns.mu.bm.InSafeMode()
-		ns.mu.bm.Tick(now)
-		if wasSafe && !ns.mu.bm.InSafeMode() {
-			nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
-		}
-		dead := ns.mu.bm.CheckHeartbeats(now)
-		if now.Sub(lastWork) >= nn.cfg.RedundancyInterval {
-			lastWork = now
-			ns.mu.bm.ComputeWork(now)
-		}
-		ns.mu.Unlock()
+		var dead []blockmgmt.DatanodeID
+		ns.writeLocked(func() {
+			wasSafe := ns.mu.bm.InSafeMode()
+			ns.mu.bm.Tick(now)
+			if wasSafe && !ns.mu.bm.InSafeMode() {
+				nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
+			}
+			dead = ns.mu.bm.CheckHeartbeats(now)
+			if now.Sub(lastWork) >= nn.cfg.RedundancyInterval {
+				lastWork = now
+				ns.mu.bm.ComputeWork(now)
+			}
+		})
 		for _, d := range dead {
 			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
 		}

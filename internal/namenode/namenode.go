@@ -168,34 +168,32 @@ func (nn *NameNode) Close() error {
 
 // saveNamespace writes a new image of the current state in every name dir: it
 // rolls the edit log so the image ends exactly at a segment boundary, saves,
-// then purges old images and edits. Writers are held off only while the log
-// rolls; the image is written under the read lock.
+// then purges old images and edits. The roll and the image happen under one
+// hold of the read lock: writers append only with the write lock, so no op
+// can land between the end of the rolled segment and the image of it.
 func (nn *NameNode) saveNamespace(ctx context.Context) error {
 	nn.ckptMu.Lock()
 	defer nn.ckptMu.Unlock()
 	ns := nn.ns
-	ns.mu.Lock()
-	first, err := ns.elog.RollSegment()
-	if err != nil {
-		ns.mu.Unlock()
-		ns.fail(err)
+	var txid, first int64
+	var err error
+	ns.readLocked(func() {
+		if first, err = ns.elog.RollSegment(); err != nil {
+			ns.fail(err)
+			return
+		}
+		// The image covers everything before the new segment's first
+		// txid; the StartLogSegment record at first changes nothing.
+		txid = first - 1
+		writeSeenTxID(&nn.cfg, &nn.deps, first)
+		h := ns.mu.tree.ImageHeader(txid)
+		h.LayoutVersion = storage.NameNodeLayoutVersion
+		h.NamespaceID = nn.version.NamespaceID
+		err = fsimage.Save(nn.deps.FS, nn.cfg.NameDirs, h, ns.mu.tree.Export)
+	})
+	if first == 0 {
 		return err
 	}
-	// The image covers everything before the new segment's first txid.
-	txid := first - 1
-	ns.mu.Unlock()
-	writeSeenTxID(&nn.cfg, &nn.deps, first)
-
-	ns.mu.RLock()
-	h := ns.mu.tree.ImageHeader(txid)
-	h.LayoutVersion = storage.NameNodeLayoutVersion
-	h.NamespaceID = nn.version.NamespaceID
-	// The roll put a StartLogSegment record at txid+1 in the new segment,
-	// which changes nothing in the tree, so the tree under the read lock is
-	// the state at txid as long as no writer got in: writers need the write
-	// lock, so take the image before releasing the read lock.
-	err = fsimage.Save(nn.deps.FS, nn.cfg.NameDirs, h, ns.mu.tree.Export)
-	ns.mu.RUnlock()
 	if err != nil {
 		var se *fsimage.SaveError
 		if !errors.As(err, &se) || len(se.Succeeded) == 0 {
@@ -228,9 +226,11 @@ func (nn *NameNode) rollEdits() (int64, error) {
 	nn.ckptMu.Lock()
 	defer nn.ckptMu.Unlock()
 	ns := nn.ns
-	ns.mu.Lock()
-	first, err := ns.elog.RollSegment()
-	ns.mu.Unlock()
+	var first int64
+	var err error
+	// The read lock keeps writers, who append under the write lock, out
+	// while the segment rolls.
+	ns.readLocked(func() { first, err = ns.elog.RollSegment() })
 	if err != nil {
 		ns.fail(err)
 		return 0, err

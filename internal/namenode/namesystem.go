@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -85,6 +86,9 @@ func (n *namesystem) fail(err error) {
 	n.failOnce.Do(func() {
 		n.failed.Store(&err)
 		n.log.Error("NameNode can no longer log edits durably; stopping", "err", err)
+		// Nothing logged after this point may become durable: an op
+		// whose apply failed half-way must not reach the journals.
+		n.elog.Fail(err)
 		close(n.failedCh)
 	})
 }
@@ -143,59 +147,91 @@ func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool, re
 	if err := n.Err(); err != nil {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
-	n.mu.Lock()
-	if !anyMode && n.mu.bm.InSafeMode() {
-		_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
-		n.mu.Unlock()
-		return remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
-	}
-	ops, err := p(n.mu.tree, n.mu.bm, n.nowMillis())
-	if err != nil {
-		n.mu.Unlock()
-		return err
-	}
-	var eff namespace.Effects
-	last, err := n.logAndApplyLocked(ops, &eff)
-	if len(eff.FreedBlocks) > 0 {
-		ids := make([]int64, len(eff.FreedBlocks))
-		for i, b := range eff.FreedBlocks {
-			ids[i] = b.ID
+	var last int64
+	var err error
+	n.writeLocked(func() {
+		if !anyMode && n.mu.bm.InSafeMode() {
+			_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
+			err = remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
+			return
 		}
-		n.mu.bm.RemoveBlocks(ids)
-	}
-	for _, id := range eff.RemovedUC {
-		n.mu.leases.RemoveFile(id)
-	}
-	if err == nil && read != nil {
-		read(n.mu.tree)
-	}
-	n.mu.Unlock()
+		var ops []op.Op
+		if ops, err = p(n.mu.tree, n.mu.bm, n.nowMillis()); err != nil {
+			return
+		}
+		if last, err = n.logAndApplyLocked(ops); err == nil && read != nil {
+			read(n.mu.tree)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	return n.sync(ctx, last)
 }
 
-// logAndApplyLocked appends ops to the edit log and applies them. An op that
-// does not apply after its plan accepted it is a bug that would make the log
-// and the tree disagree: the NameNode stops.
-func (n *namesystem) logAndApplyLocked(ops []op.Op, eff *namespace.Effects) (last int64, err error) {
+// writeLocked runs f with the namesystem write lock held and releases it on
+// every path. A panic inside f is a bug that may have left the namesystem
+// half-changed: the namesystem fails (nothing more is logged or
+// acknowledged, and the NameNode stops with a non-zero exit) before the
+// panic goes on to the caller, which for an RPC handler is the RPC server's
+// recovery, answering that one call with an error.
+func (n *namesystem) writeLocked(f func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	defer n.failOnPanic()
+	f()
+}
+
+// failOnPanic, deferred by holders of the write lock, turns a panic into a
+// namesystem failure and re-raises it.
+func (n *namesystem) failOnPanic() {
+	if r := recover(); r != nil {
+		n.fail(fmt.Errorf("namenode: panic with the namesystem write lock held: %v", r))
+		n.log.Error("namesystem panic", "panic", r, "stack", string(debug.Stack()))
+		panic(r)
+	}
+}
+
+// logAndApplyLocked appends ops to the edit log as one batch and applies
+// them. A batch the log refuses (an op too large to be a record) changes
+// nothing and is the caller's error. An op that does not apply after its
+// plan accepted it is a bug that would make the log and the tree disagree:
+// the NameNode stops. Blocks the ops free go to the block manager for
+// deletion on their DataNodes; files they remove lose their leases.
+func (n *namesystem) logAndApplyLocked(ops []op.Op) (last int64, err error) {
+	if len(ops) == 0 {
+		return 0, nil
+	}
+	last, err = n.elog.Append(ops...)
+	if errors.Is(err, editlog.ErrRecordTooLarge) {
+		return 0, remoteerr.New(remoteerr.ClassIOException, "The operation is too large to be logged: %v", err)
+	}
+	if err != nil {
+		return 0, err
+	}
 	now := n.clock.Now()
+	txid := last - int64(len(ops)) + 1
 	for _, o := range ops {
+		if hook := n.cfg.Testing.BeforeApply; hook != nil {
+			hook(o)
+		}
 		var e namespace.Effects
-		last = n.elog.Append(o)
 		if err := n.mu.tree.ApplyEffects(o, &e); err != nil {
-			err = fmt.Errorf("namenode: op %v (txid %d) planned but did not apply: %w", o.Code(), last, err)
+			err = fmt.Errorf("namenode: op %v (txid %d) planned but did not apply: %w", o.Code(), txid, err)
 			n.fail(err)
 			return 0, fmt.Errorf("%w: %v", errFailed, err)
 		}
+		txid++
 		n.noteLeaseLocked(o, now)
 		for _, id := range e.RemovedUC {
 			n.mu.leases.RemoveFile(id)
 		}
-		if eff != nil {
-			eff.FreedBlocks = append(eff.FreedBlocks, e.FreedBlocks...)
-			eff.RemovedUC = append(eff.RemovedUC, e.RemovedUC...)
+		if len(e.FreedBlocks) > 0 {
+			ids := make([]int64, len(e.FreedBlocks))
+			for i, b := range e.FreedBlocks {
+				ids[i] = b.ID
+			}
+			n.mu.bm.RemoveBlocks(ids)
 		}
 	}
 	return last, nil
@@ -217,9 +253,16 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 
 // read runs f with the read lock held.
 func (n *namesystem) read(f func(t *namespace.Tree)) {
+	n.readLocked(func() { f(n.mu.tree) })
+}
+
+// readLocked runs f with the read lock held and releases it on every path.
+// Readers change nothing, so a panic in f is contained: the RPC server
+// answers that call with an error and the NameNode goes on.
+func (n *namesystem) readLocked(f func()) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	f(n.mu.tree)
+	f()
 }
 
 // inSafeMode reports whether the namespace is read-only: at start-up until

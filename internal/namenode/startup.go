@@ -219,6 +219,7 @@ func treeConfig(cfg *Config) namespace.Config {
 		PermissionsEnabled:  cfg.PermissionsEnabled,
 		MaxComponentLength:  cfg.MaxComponentLength,
 		MaxDirItems:         cfg.MaxDirItems,
+		MaxBlocksPerFile:    cfg.MaxBlocksPerFile,
 		AccessTimePrecision: cfg.AccessTimePrecision.Milliseconds(),
 	}
 }

@@ -60,23 +60,31 @@ func (r *rackResolver) rack(ip string) string {
 	if r.script == "" {
 		return ""
 	}
-	r.mu.Lock()
-	v, ok := r.mu.cache[ip]
-	r.mu.Unlock()
-	if ok {
+	if v, ok := r.cached(ip); ok {
 		return v
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, r.script, ip).Output()
-	v = ""
+	v := ""
 	if err == nil {
 		if f := strings.Fields(string(out)); len(f) > 0 && strings.HasPrefix(f[0], "/") {
 			v = f[0]
 		}
 	}
-	r.mu.Lock()
-	r.mu.cache[ip] = v
-	r.mu.Unlock()
+	r.store(ip, v)
 	return v
+}
+
+func (r *rackResolver) cached(ip string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.mu.cache[ip]
+	return v, ok
+}
+
+func (r *rackResolver) store(ip, rack string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.cache[ip] = rack
 }

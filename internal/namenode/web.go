@@ -81,15 +81,15 @@ type nnSnapshot struct {
 func (nn *NameNode) snapshot() *nnSnapshot {
 	ns := nn.ns
 	s := &nnSnapshot{now: nn.deps.Clock.Now()}
-	ns.mu.RLock()
-	s.stats = ns.mu.bm.Stats(s.now)
-	s.live = ns.mu.bm.DatanodeReport(blockmgmt.ReportLive, s.now)
-	s.dead = ns.mu.bm.DatanodeReport(blockmgmt.ReportDead, s.now)
-	s.files, s.dirs = ns.mu.tree.NumFiles(), ns.mu.tree.NumDirs()
-	s.underConstruction = ns.mu.tree.NumUnderConstruction()
-	s.leases = ns.mu.leases.NumLeases()
-	s.safeMode, s.safeModeMsg = ns.mu.bm.SafeModeStatus(s.now)
-	ns.mu.RUnlock()
+	ns.readLocked(func() {
+		s.stats = ns.mu.bm.Stats(s.now)
+		s.live = ns.mu.bm.DatanodeReport(blockmgmt.ReportLive, s.now)
+		s.dead = ns.mu.bm.DatanodeReport(blockmgmt.ReportDead, s.now)
+		s.files, s.dirs = ns.mu.tree.NumFiles(), ns.mu.tree.NumDirs()
+		s.underConstruction = ns.mu.tree.NumUnderConstruction()
+		s.leases = ns.mu.leases.NumLeases()
+		s.safeMode, s.safeModeMsg = ns.mu.bm.SafeModeStatus(s.now)
+	})
 	s.log = ns.elog.Stats()
 	s.segmentTxns = ns.elog.SegmentTxns()
 	return s

@@ -245,3 +245,10 @@ func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
 	m.refresh(b)
 	return nil
 }
+
+// IsRegistered reports whether uuid is a registered, live DataNode: the
+// only kind whose reports are worth decoding.
+func (m *Manager) IsRegistered(uuid string) bool {
+	_, err := m.reportingNode(uuid)
+	return err == nil
+}

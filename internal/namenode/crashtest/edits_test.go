@@ -120,10 +120,14 @@ func fileSize(t *testing.T, file string) int64 {
 
 // mkdirRecord is a well-formed edit record for txid.
 func mkdirRecord(txid int64) []byte {
-	return editlog.EncodeRecord(nil, txid, &op.Mkdir{
+	rec, err := editlog.EncodeRecord(nil, txid, &op.Mkdir{
 		InodeID: 1 << 40, Path: "/torn-write-never-acknowledged", Mtime: 1,
 		Perm: op.Perm{User: "crash", Group: "supergroup", Mode: 0o755},
 	})
+	if err != nil {
+		panic(err)
+	}
+	return rec
 }
 
 // TestTornTail kills the NameNode during writes, appends the bytes of an

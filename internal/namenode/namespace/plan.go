@@ -725,6 +725,15 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 	if len(seen) < len(srcs) {
 		return nil, newErr("concat: at least two of the source files are the same", ErrIllegalArgument)
 	}
+	if m := t.cfg.MaxBlocksPerFile; m > 0 {
+		n := len(trg.blocks)
+		for _, f := range seen {
+			n += len(f.blocks)
+		}
+		if n > m {
+			return nil, newErr(fmt.Sprintf("concat: the target file would have %d blocks, over the limit on maximum number of blocks (dfs.namenode.fs-limits.max-blocks-per-file) of %d", n, m), ErrIO)
+		}
+	}
 	if err := verifyQuota(par, 0, dsDelta, nil); err != nil {
 		return nil, err
 	}
@@ -838,6 +847,11 @@ func (t *Tree) PlanAddBlock(c Caller, path, clientName string, fileID uint64, pr
 	}
 	n := len(f.blocks)
 	var pen *op.Block
+	retry := (previous == nil && n == 1 && f.blocks[0].NumBytes == 0) ||
+		(previous != nil && n >= 2 && f.blocks[n-2].ID == previous.ID && f.blocks[n-1].NumBytes == 0)
+	if m := t.cfg.MaxBlocksPerFile; m > 0 && n >= m && !retry {
+		return op.Block{}, nil, newErr(fmt.Sprintf("File has reached the limit on maximum number of blocks (dfs.namenode.fs-limits.max-blocks-per-file): %d >= %d", n, m), ErrIO)
+	}
 	switch {
 	case previous == nil && n == 1 && f.blocks[0].NumBytes == 0:
 		return f.blocks[0], nil, nil // retry of the first allocation

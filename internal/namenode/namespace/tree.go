@@ -37,10 +37,20 @@ type Config struct {
 	// MaxDirItems limits the children of one directory
 	// (dfs.namenode.fs-limits.max-directory-items, 1048576); 0 = no limit.
 	MaxDirItems int
+	// MaxBlocksPerFile limits the blocks of one file
+	// (dfs.namenode.fs-limits.max-blocks-per-file, 10000); 0 = no limit.
+	// It keeps every record listing a file's blocks (OP_CLOSE,
+	// OP_UPDATE_BLOCKS) under the edit log's record limit.
+	MaxBlocksPerFile int
 	// AccessTimePrecision in ms (dfs.namenode.accesstime.precision, 3600000);
 	// 0 disables access times.
 	AccessTimePrecision int64
 }
+
+// MaxBlocksPerFileLimit is the largest dfs.namenode.fs-limits.max-blocks-per-file
+// accepted: a record listing that many blocks (at most 30 bytes each) and a
+// path still fits in one edit-log record.
+const MaxBlocksPerFileLimit = 32768
 
 // DefaultConfig returns Hadoop's defaults with the given superuser.
 func DefaultConfig(superUser string) Config {
@@ -50,6 +60,7 @@ func DefaultConfig(superUser string) Config {
 		PermissionsEnabled:  true,
 		MaxComponentLength:  255,
 		MaxDirItems:         1048576,
+		MaxBlocksPerFile:    10000,
 		AccessTimePrecision: 3600000,
 	}
 }
@@ -63,6 +74,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-component-length = %d is negative", ErrIllegalArgument, c.MaxComponentLength)
 	case c.MaxDirItems < 0 || c.MaxDirItems > 6400000:
 		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-directory-items = %d is outside [1, 6400000]", ErrIllegalArgument, c.MaxDirItems)
+	case c.MaxBlocksPerFile < 0 || c.MaxBlocksPerFile > MaxBlocksPerFileLimit:
+		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-blocks-per-file = %d is outside [1, %d]", ErrIllegalArgument, c.MaxBlocksPerFile, MaxBlocksPerFileLimit)
 	case c.AccessTimePrecision < 0:
 		return fmt.Errorf("%w: dfs.namenode.accesstime.precision = %d is negative", ErrIllegalArgument, c.AccessTimePrecision)
 	}
@@ -352,7 +365,7 @@ func joinPath(dir, name string) string {
 
 // walk is a resolved path: the inodes along it (Hadoop's INodesInPath).
 type walk struct {
-	path  string   // normalized absolute path
+	path  string   // normalized absolute path: "/" + comps joined by "/"
 	comps []string // components below the root
 	nodes []*inode // nodes[0] is the root; nodes[i] is comps[i-1] or nil
 	// notDir is the index of a file found where a directory was needed
@@ -383,7 +396,14 @@ func (w *walk) prefix(i int) string {
 	if i == 0 {
 		return "/"
 	}
-	return "/" + strings.Join(w.comps[:i], "/")
+	// path is "/" + comps joined by "/", so a prefix is a slice of it: no
+	// copy, and a deep path's prefixes (one per missing directory of a
+	// mkdir -p) share its bytes instead of costing their lengths' sum.
+	n := i // the slash before each component
+	for _, c := range w.comps[:i] {
+		n += len(c)
+	}
+	return w.path[:n]
 }
 
 func (w *walk) parentPath() string { return w.prefix(len(w.comps) - 1) }

@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// Attacks on the NameNode's RPC port with nothing but a socket, against a
+// NameNode process: each must be refused with an error while the process
+// stays alive, keeps its peak RSS under a ceiling and answers a stock
+// client within a second.
+
+const (
+	clientProtocolName   = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+	datanodeProtocolName = "org.apache.hadoop.hdfs.server.protocol.DatanodeProtocol"
+	// rssCeiling is the most a NameNode with a small namespace may hold
+	// at any moment of an attack.
+	rssCeiling = 1 << 30
+)
+
+// procStatus reads a field of /proc/PID/status in bytes (VmRSS, VmHWM).
+func procStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("reading the NameNode's status: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", field, rest)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("/proc/%d/status has no %s", pid, field)
+	return 0
+}
+
+// survived checks, after an attack, that the NameNode process is alive,
+// that its peak RSS stayed under the ceiling, and that a stock client's
+// call is answered within a second.
+func (c *cluster) survived(t *testing.T, attack string) {
+	t.Helper()
+	select {
+	case <-c.nn.done:
+		t.Fatalf("%s: the NameNode process exited:\n%s", attack, tail(c.nn.logText(), 30))
+	default:
+	}
+	if peak := procStatus(t, c.nn.cmd.Process.Pid, "VmHWM"); peak > rssCeiling {
+		t.Errorf("%s: the NameNode's peak RSS was %d MiB, over %d MiB", attack, peak>>20, rssCeiling>>20)
+	} else {
+		t.Logf("%s: NameNode peak RSS %d MiB", attack, peak>>20)
+	}
+	cl := c.stockClient(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cl.Stat("/")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: stock client Stat(/) after the attack: %v", attack, err)
+		}
+	case <-time.After(time.Second):
+		t.Fatalf("%s: the NameNode did not answer a stock client's Stat(/) within a second", attack)
+	}
+}
+
+func rawClient(t *testing.T, addr, user, protocol string) *ipc.Client {
+	t.Helper()
+	cl := ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: user, Protocol: protocol, MaxRetries: -1})
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+func rawCall(t *testing.T, cl *ipc.Client, method string, req, resp proto.Message) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := cl.Call(ctx, method, req, resp)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s got no answer within 30 s", method)
+	}
+	return err
+}
+
+func remoteClass(err error) string {
+	var re *remoteerr.Error
+	if errors.As(err, &re) {
+		return re.Class
+	}
+	return ""
+}
+
+// TestHostileBlockReports: ten parallel 133-byte block reports from a
+// DataNode that never registered, each claiming 2^26 replicas, got the
+// NameNode killed by the kernel (2 GiB reserved per call).
+func TestHostileBlockReports(t *testing.T) {
+	c := startCluster(t, 0, nil)
+	dn := rawClient(t, c.nnAddr, "impostor", datanodeProtocolName)
+	var ver hdfs.VersionResponseProto
+	if err := rawCall(t, dn, "versionRequest", &hdfs.VersionRequestProto{}, &ver); err != nil {
+		t.Fatal(err)
+	}
+	req := &dnpb.BlockReportRequestProto{
+		Registration: &dnpb.DatanodeRegistrationProto{
+			DatanodeID: &hdfs.DatanodeIDProto{IpAddr: proto.String("127.0.0.1"), HostName: proto.String("x"),
+				DatanodeUuid: proto.String("impostor"), XferPort: proto.Uint32(1), InfoPort: proto.Uint32(1), IpcPort: proto.Uint32(1)},
+			StorageInfo: ver.GetInfo().GetStorageInfo(),
+			Keys: &hdfs.ExportedBlockKeysProto{IsBlockTokenEnabled: proto.Bool(false), KeyUpdateInterval: proto.Uint64(0),
+				TokenLifeTime: proto.Uint64(0), CurrentKey: &hdfs.BlockKeyProto{KeyId: proto.Uint32(0), ExpiryDate: proto.Uint64(0)}},
+			SoftwareVersion: proto.String("3.3.6"),
+		},
+		BlockPoolId: proto.String(ver.GetInfo().GetBlockPoolID()),
+		Reports: []*dnpb.StorageBlockReportProto{{Storage: &hdfs.DatanodeStorageProto{StorageUuid: proto.String("DS-x")},
+			NumberOfBlocks: proto.Uint64(1 << 26), BlocksBuffers: [][]byte{{2, 1, 1, 0}}}},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = rawCall(t, dn, "blockReport", req, &dnpb.BlockReportResponseProto{})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if remoteClass(err) != "org.apache.hadoop.hdfs.protocol.UnregisteredNodeException" {
+			t.Fatalf("block report of an unregistered node answered %v, want UnregisteredNodeException", err)
+		}
+	}
+	c.survived(t, "inflated block reports")
+}
+
+// TestHostileClientName: an ordinary user's create with a 2 MiB client
+// name, in a directory anyone may write, hung every later namespace call,
+// /jmx and every heartbeat.
+func TestHostileClientName(t *testing.T) {
+	c := startCluster(t, 0, nil)
+	c.dfs(t, "-mkdir", "/tmp")
+	c.dfs(t, "-chmod", "1777", "/tmp")
+	alice := rawClient(t, c.nnAddr, "alice", clientProtocolName)
+	req := &hdfs.CreateRequestProto{Src: proto.String("/tmp/f"), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o644)},
+		ClientName: proto.String(strings.Repeat("x", 2<<20)), CreateFlag: proto.Uint32(1), CreateParent: proto.Bool(false),
+		Replication: proto.Uint32(1), BlockSize: proto.Uint64(128 << 20)}
+	err := rawCall(t, alice, "create", req, &hdfs.CreateResponseProto{})
+	if err == nil || !strings.Contains(err.Error(), "client name too long") {
+		t.Fatalf("create with a 2 MiB client name answered %v", err)
+	}
+	c.survived(t, "2 MiB client name")
+	// Writes still go through: the lock was released.
+	c.dfs(t, "-mkdir", "/tmp/after")
+}
+
+// TestHostileDeepMkdirs: a 40 KB mkdirs 20,000 levels deep held the
+// namespace lock for 18 s and wrote 401 MB of edits. It is refused with
+// Hadoop's message and writes nothing.
+func TestHostileDeepMkdirs(t *testing.T) {
+	c := startCluster(t, 0, nil)
+	cl := rawClient(t, c.nnAddr, osUser(t), clientProtocolName)
+	err := rawCall(t, cl, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String(strings.Repeat("/a", 20000)),
+		Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)}, CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{})
+	if err == nil || !strings.Contains(err.Error(), "mkdirs: Pathname too long.  Limit 8000 characters, 1000 levels.") {
+		t.Fatalf("mkdirs 20,000 levels deep answered %v", err)
+	}
+	c.survived(t, "deep mkdirs")
+	var edits int64
+	filepath.Walk(filepath.Join(c.root, "nn", "name", "current"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(fi.Name(), "edits_") {
+			edits += fi.Size()
+		}
+		return nil
+	})
+	if edits > 1<<20 {
+		t.Errorf("the refused mkdirs left %d bytes of edits", edits)
+	}
+}

@@ -1,0 +1,115 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// Limits on what one ClientProtocol request may carry, checked once, at the
+// RPC edge, before a handler sees the request: a path or a client name that
+// passes here is small enough for every later step (planning, the edit log's
+// records, the image). docs/SECURITY.md lists them with what a client over
+// each one sees.
+const (
+	// MaxPathLength and MaxPathDepth are Hadoop's fixed limits on a path
+	// (NameNodeRpcServer's MAX_PATH_LENGTH and MAX_PATH_DEPTH), in
+	// characters and in components.
+	MaxPathLength = 8000
+	MaxPathDepth  = 1000
+	// MaxClientNameLength bounds a client name (the lease holder recorded
+	// in the edit log) and the caller's user name (the owner recorded for
+	// what it creates). Hadoop has no explicit limit; stock clients send
+	// names of a few dozen characters.
+	MaxClientNameLength = 1024
+	// MaxStringLength bounds every other string field of a request
+	// (storage ids, host names, policy names, ...).
+	MaxStringLength = 8000
+)
+
+// The request fields that hold paths and client names, by protobuf name;
+// every ClientProtocol request spells them these ways.
+var (
+	pathFields = map[protoreflect.Name]bool{
+		"src": true, "dst": true, "path": true, "trg": true, "srcs": true, "paths": true,
+		"filename": true, "target": true, "link": true,
+		"snapshotRoot": true, "snapshotPath": true, "snapshotDir": true,
+	}
+	clientNameFields = map[protoreflect.Name]bool{"clientName": true, "holder": true, "client": true}
+)
+
+// checkedHandle registers h as method of s behind checkRequest.
+func checkedHandle[Req, Resp proto.Message](s *ipc.Service, method string, h func(context.Context, Req) (Resp, error)) {
+	ipc.Handle(s, method, func(ctx context.Context, req Req) (Resp, error) {
+		var zero Resp
+		if ci, ok := ipc.CallerFromContext(ctx); ok && len(ci.User) > MaxClientNameLength {
+			return zero, remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(ci.User), MaxClientNameLength))
+		}
+		if err := checkRequest(method, req); err != nil {
+			return zero, err
+		}
+		return h(ctx, req)
+	})
+}
+
+// checkRequest applies the limits to every string field of req, nested
+// messages included. Its cost is one pass over fields already decoded.
+func checkRequest(method string, req proto.Message) error {
+	return checkFields(method, req.ProtoReflect())
+}
+
+func checkFields(method string, m protoreflect.Message) error {
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Kind() == protoreflect.StringKind && fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = checkString(method, fd.Name(), l.Get(i).String())
+			}
+		case fd.Kind() == protoreflect.StringKind && !fd.IsMap():
+			err = checkString(method, fd.Name(), v.String())
+		case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = checkFields(method, l.Get(i).Message())
+			}
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
+			err = checkFields(method, v.Message())
+		}
+		return err == nil
+	})
+	return err
+}
+
+func checkString(method string, field protoreflect.Name, s string) error {
+	switch {
+	case pathFields[field]:
+		return checkPathLength(method, s)
+	case clientNameFields[field]:
+		if len(s) > MaxClientNameLength {
+			return remoteerr.New(remoteerr.ClassIOException, "%s: client name too long: %d bytes, the limit is %d", method, len(s), MaxClientNameLength)
+		}
+	case len(s) > MaxStringLength:
+		return remoteerr.New(remoteerr.ClassIOException, "%s: field %s too long: %d bytes, the limit is %d", method, field, len(s), MaxStringLength)
+	}
+	return nil
+}
+
+// checkPathLength is Hadoop's checkPathLength with its message: at most
+// MaxPathLength characters and MaxPathDepth components.
+func checkPathLength(method, p string) error {
+	// Counting runes reads at most 4 bytes per character, so a path far
+	// beyond the limit is refused by its byte length alone.
+	if len(p) > 4*MaxPathLength || utf8.RuneCountInString(p) > MaxPathLength || strings.Count(p, "/") > MaxPathDepth {
+		return remoteerr.New(remoteerr.ClassIOException, "%s: Pathname too long.  Limit %d characters, %d levels.", method, MaxPathLength, MaxPathDepth)
+	}
+	return nil
+}

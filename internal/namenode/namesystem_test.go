@@ -1,0 +1,73 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+func startForTest(t *testing.T) *NameNode {
+	t.Helper()
+	cfg, err := ConfigFrom(conf.Defaults().With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: filepath.Join(t.TempDir(), "name")},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Format(context.Background(), cfg, Deps{}, FormatOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn, err := Start(context.Background(), cfg, Deps{Listener: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nn.Close() })
+	return nn
+}
+
+// TestRecordTooLargeIsTheCallersError: a plan whose ops cannot all be
+// logged changes nothing, answers its caller with an IOException, and the
+// namesystem goes on serving (it used to panic with the lock held).
+func TestRecordTooLargeIsTheCallersError(t *testing.T) {
+	nn := startForTest(t)
+	ctx := context.Background()
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		id := tr.NextInodeID()
+		return []op.Op{
+			&op.Mkdir{InodeID: id, Path: "/first", Mtime: now, Perm: perm},
+			&op.Mkdir{InodeID: id + 1, Path: "/second", Mtime: now, Perm: op.Perm{User: strings.Repeat("u", 2<<20), Mode: 0o755}},
+		}, nil
+	})
+	var re *remoteerr.Error
+	if !errors.As(err, &re) || re.Class != remoteerr.ClassIOException || !strings.Contains(re.Message, "too large to be logged") {
+		t.Fatalf("mutate of an oversized op = %v, want an IOException saying it is too large to be logged", err)
+	}
+	nn.ns.read(func(tr *namespace.Tree) {
+		if _, ok := tr.InodeID("/first"); ok {
+			t.Error("the first op of the refused batch was applied")
+		}
+	})
+	if err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		return []op.Op{&op.Mkdir{InodeID: tr.NextInodeID(), Path: "/after", Mtime: now, Perm: perm}}, nil
+	}); err != nil {
+		t.Fatalf("mutate after the refused batch: %v", err)
+	}
+	if err := nn.Err(); err != nil {
+		t.Fatalf("NameNode failed: %v", err)
+	}
+}
