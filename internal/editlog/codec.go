@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 )
@@ -16,7 +17,9 @@ const (
 	// SegmentMagic opens every segment file.
 	SegmentMagic = "HDEL"
 	// LayoutVersion is the segment layout this package writes. It only grows.
-	LayoutVersion int32 = 1
+	// Version 2 added the rpc field to the ops that carry the call that
+	// caused them (op.WithRPC); version 1 segments are still read.
+	LayoutVersion int32 = 2
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
 	SegmentHeaderSize = 8
 	// RecordHeaderSize is opcode (1) + txid (8) + body length (4).
@@ -208,6 +211,12 @@ func appendBody(b []byte, o op.Op) []byte {
 	default:
 		panic(fmt.Sprintf("editlog: cannot encode op type %T", o))
 	}
+	if w, ok := o.(op.WithRPC); ok {
+		rpc := w.RPCIDPtr()
+		b = binary.AppendUvarint(b, uint64(len(rpc.ClientID)))
+		b = append(b, rpc.ClientID...)
+		b = binary.AppendVarint(b, int64(rpc.CallID))
+	}
 	return b
 }
 
@@ -324,9 +333,9 @@ func (r *bodyReader) perm() op.Perm {
 	return op.Perm{User: r.str(), Group: r.str(), Mode: r.u16()}
 }
 
-// decodeBody decodes the body of an op with the given code. The whole body
-// must be consumed.
-func decodeBody(code op.Code, body []byte) (op.Op, error) {
+// decodeBody decodes the body of an op with the given code, written in
+// segment layout version. The whole body must be consumed.
+func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 	r := &bodyReader{b: body}
 	var o op.Op
 	switch code {
@@ -386,6 +395,17 @@ func decodeBody(code op.Code, body []byte) (op.Op, error) {
 	default:
 		return nil, fmt.Errorf("unknown opcode %d", code)
 	}
+	if w, ok := o.(op.WithRPC); ok && version >= 2 {
+		rpc := w.RPCIDPtr()
+		if id := r.str(); id != "" {
+			rpc.ClientID = []byte(id)
+		}
+		cid := r.varint()
+		if cid < math.MinInt32 || cid > math.MaxInt32 {
+			r.fail(fmt.Errorf("call id %d does not fit 32 bits", cid))
+		}
+		rpc.CallID = int32(cid)
+	}
 	if r.err != nil {
 		return nil, fmt.Errorf("%v body: %w", code, r.err)
 	}
@@ -426,20 +446,21 @@ func checkHeader(h []byte) (length int, reason string) {
 
 // decodeChecked verifies the checksum of rec (header, body, trailer) and
 // decodes it. reason is "" on success.
-func decodeChecked(rec []byte) (txid int64, o op.Op, crcBad bool, reason string) {
+func decodeChecked(rec []byte, version int32) (txid int64, o op.Op, crcBad bool, reason string) {
 	end := len(rec) - RecordTrailerSize
 	want := binary.BigEndian.Uint32(rec[end:])
 	if got := crc32.Checksum(rec[:end], castagnoli); got != want {
 		return 0, nil, true, fmt.Sprintf("checksum mismatch (stored %08x, computed %08x)", want, got)
 	}
-	o, err := decodeBody(op.Code(int8(rec[0])), rec[RecordHeaderSize:end])
+	o, err := decodeBody(op.Code(int8(rec[0])), rec[RecordHeaderSize:end], version)
 	if err != nil {
 		return 0, nil, false, err.Error()
 	}
 	return int64(binary.BigEndian.Uint64(rec[1:9])), o, false, ""
 }
 
-// DecodeRecord reads exactly one record from r (no read-ahead). At a record
+// DecodeRecord reads exactly one record of the current layout version from
+// r (no read-ahead). At a record
 // boundary with nothing left it returns io.EOF; a record cut short by the end
 // of r is a *TornRecordError; a bad opcode, txid, length, checksum or body is
 // a *CorruptionError. Offsets in errors count from where r started. Segment
@@ -469,7 +490,7 @@ func DecodeRecord(r io.Reader) (txid int64, o op.Op, err error) {
 		}
 		return 0, nil, err
 	}
-	txid, o, _, reason = decodeChecked(rec)
+	txid, o, _, reason = decodeChecked(rec, LayoutVersion)
 	if reason != "" {
 		return 0, nil, &CorruptionError{Offset: 0, Reason: reason}
 	}
@@ -486,16 +507,18 @@ func DecodeRecord(r io.Reader) (txid int64, o op.Op, err error) {
 //
 // A Decoder is not safe for concurrent use.
 type Decoder struct {
-	r    *bufio.Reader
-	file string
-	off  int64
-	buf  []byte
+	r       *bufio.Reader
+	file    string
+	off     int64
+	buf     []byte
+	version int32
 }
 
-// NewDecoder reads records from r; file and offset (r's position in the file)
-// are used in errors.
-func NewDecoder(r io.Reader, file string, offset int64) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), file: file, off: offset}
+// NewDecoder reads records of segment layout version (what
+// ReadSegmentHeader returned) from r; file and offset (r's position in the
+// file) are used in errors.
+func NewDecoder(r io.Reader, file string, offset int64, version int32) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), file: file, off: offset, version: version}
 }
 
 // Offset is the file offset just past the last record returned: where a torn
@@ -538,7 +561,7 @@ func (d *Decoder) Next() (txid int64, o op.Op, err error) {
 		}
 		return 0, nil, d.short(err)
 	}
-	txid, o, crcBad, reason := decodeChecked(rec)
+	txid, o, crcBad, reason := decodeChecked(rec, d.version)
 	if reason != "" {
 		return 0, nil, d.damaged(rec, crcBad, reason)
 	}

@@ -20,9 +20,9 @@ func sampleOps() []op.Op {
 	return []op.Op{
 		&op.Add{InodeID: 16386, Path: "/user/alice/f", Replication: 3, Mtime: 1700000000000,
 			Atime: 1700000000001, BlockSize: 128 << 20, Perm: perm, ClientName: "DFSClient_1",
-			ClientMachine: "10.0.0.1", Overwrite: true},
+			ClientMachine: "10.0.0.1", Overwrite: true, RPC: op.RPCID{ClientID: []byte("0123456789abcdef"), CallID: 7}},
 		&op.Mkdir{InodeID: 16385 + 1, Path: "/user", Mtime: -5, Perm: perm},
-		&op.Delete{Path: "/tmp/x", Mtime: 42},
+		&op.Delete{Path: "/tmp/x", Mtime: 42, RPC: op.RPCID{CallID: -2}},
 		&op.RenameOld{Src: "/a", Dst: "/b/a", Mtime: 7},
 		&op.Rename{Src: "/a", Dst: "/c", Mtime: 8, Overwrite: true},
 		&op.SetReplication{Path: "/f", Replication: math.MaxUint16},
@@ -71,13 +71,31 @@ func TestRecordRoundTrip(t *testing.T) {
 
 // TestRecordLayout pins the framing bytes of one record.
 func TestRecordLayout(t *testing.T) {
-	rec := mustEncode(nil, 0x0102030405060708, &op.Delete{Path: "/x", Mtime: 1})
-	want := []byte{2, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 4, 2, '/', 'x', 2}
+	rec := mustEncode(nil, 0x0102030405060708, &op.Delete{Path: "/x", Mtime: 1, RPC: op.RPCID{ClientID: []byte{0xAB}, CallID: -2}})
+	// opcode, txid, length 7; path, mtime; rpc: client id, call id.
+	want := []byte{2, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 7, 2, '/', 'x', 2, 1, 0xAB, 3}
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
 	}
-	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 1}) {
+	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 2}) {
 		t.Fatalf("segment header = % x", hdr)
+	}
+}
+
+// TestLayoutVersion1: segments of layout version 1 have no rpc field; they
+// decode with an empty RPCID, and a version 2 body read as version 1 has
+// trailing bytes.
+func TestLayoutVersion1(t *testing.T) {
+	v1 := []byte{2, '/', 'x', 2}
+	o, err := decodeBody(op.CodeDelete, v1, 1)
+	if err != nil || !reflect.DeepEqual(o, &op.Delete{Path: "/x", Mtime: 1}) {
+		t.Fatalf("version 1 body = %#v, %v", o, err)
+	}
+	if _, err := decodeBody(op.CodeDelete, append(v1, 0, 0), 1); err == nil {
+		t.Fatal("a version 2 body decoded as version 1")
+	}
+	if _, err := decodeBody(op.CodeDelete, v1, 2); err == nil {
+		t.Fatal("a version 1 body decoded as version 2")
 	}
 }
 
@@ -181,7 +199,7 @@ func TestRecordRandomRoundTrip(t *testing.T) {
 		want = append(want, o)
 		buf = mustEncode(buf, int64(i+1), o)
 	}
-	dec := NewDecoder(bytes.NewReader(buf), "mem", 0)
+	dec := NewDecoder(bytes.NewReader(buf), "mem", 0, LayoutVersion)
 	for i, w := range want {
 		txid, got, err := dec.Next()
 		if err != nil {
@@ -241,7 +259,7 @@ func TestDecoderDamage(t *testing.T) {
 		{"zeros then data", cat(r1, make([]byte, 20), r3), 1, false, n1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dec := NewDecoder(bytes.NewReader(tc.data), "seg", 0)
+			dec := NewDecoder(bytes.NewReader(tc.data), "seg", 0, LayoutVersion)
 			for i := range tc.good {
 				if _, _, err := dec.Next(); err != nil {
 					t.Fatalf("record %d: %v", i, err)
@@ -309,7 +327,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if _, err := ReadSegmentHeader(bytes.NewReader(data), "fuzz"); err == nil && !bytes.Equal(data[:SegmentHeaderSize], AppendSegmentHeader(nil)) {
 			t.Fatalf("accepted segment header % x", data[:SegmentHeaderSize])
 		}
-		dec := NewDecoder(bytes.NewReader(data), "fuzz", 0)
+		dec := NewDecoder(bytes.NewReader(data), "fuzz", 0, LayoutVersion)
 		for {
 			if _, _, err := dec.Next(); err != nil {
 				break

@@ -36,8 +36,10 @@
 //	+------+------+------+------+------+------+------+------+
 //	| record | record | ...
 //
-// The layout version is 1 (LayoutVersion); readers reject a version they do
-// not know, and it only grows when the record or body layout changes.
+// The layout version is 2 (LayoutVersion); readers accept 1 and 2, reject a
+// version they do not know, and it only grows when the record or body
+// layout changes. Version 2 added the rpc field below; a version 1 segment
+// reads as if every rpc field were empty.
 //
 // # Records
 //
@@ -58,7 +60,9 @@
 // (Varint), str = uv length then the bytes, bool = one byte 0 or 1,
 // u16 = uv no larger than 65535, perm = str user, str group, u16 mode,
 // block = v id, v numBytes, v genStamp, blocks = uv count then blocks,
-// opt-block = bool present then (if 1) block. An empty slice decodes as nil.
+// opt-block = bool present then (if 1) block, rpc = uv client-id length,
+// the client id's bytes (0 or 16 of them), v callId. An empty slice decodes
+// as nil.
 // Varints must be minimal, so every op has exactly one encoding. A body with
 // bytes left over after its last field is corrupt.
 //
@@ -85,6 +89,11 @@
 //	OP_TRUNCATE (46)         str path, str clientName, str clientMachine, v newLength,
 //	                         v mtime, opt-block truncateBlock
 //	OP_APPEND (47)           str path, str clientName, str clientMachine, bool newBlock
+//
+// In version 2 the bodies of OP_ADD, OP_DELETE, OP_RENAME_OLD, OP_RENAME,
+// OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND and OP_TRUNCATE end with an
+// rpc field: the call that caused the op (op.RPCID), from which a standby
+// or a restarted NameNode rebuilds its retry cache.
 //
 // # Torn tails and corruption
 //

@@ -247,11 +247,12 @@ func (j *FileJournal) OpenForRead(seg SegmentInfo) (Reader, error) {
 		}
 		return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
 	}
-	if _, err := ReadSegmentHeader(f, name); err != nil {
+	version, err := ReadSegmentHeader(f, name)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &fileReader{f: f, dec: NewDecoder(f, name, SegmentHeaderSize)}, nil
+	return &fileReader{f: f, dec: NewDecoder(f, name, SegmentHeaderSize, version)}, nil
 }
 
 // RecoverInProgress implements Journal.
@@ -293,14 +294,15 @@ func (j *FileJournal) recoverOneLocked(s SegmentInfo) (int64, error) {
 	}
 	defer f.Close()
 	last, cut := int64(-1), int64(-1)
-	if _, err := ReadSegmentHeader(f, name); err != nil {
+	version, err := ReadSegmentHeader(f, name)
+	if err != nil {
 		var torn *TornRecordError
 		if !errors.As(err, &torn) {
 			return 0, err
 		}
 		cut = 0
 	} else {
-		dec := NewDecoder(f, name, SegmentHeaderSize)
+		dec := NewDecoder(f, name, SegmentHeaderSize, version)
 		for {
 			off := dec.Offset()
 			txid, o, err := dec.Next()

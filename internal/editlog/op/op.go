@@ -55,6 +55,27 @@ type Perm struct {
 	Mode  uint16
 }
 
+// RPCID names the client call that caused an op: the client's 16-byte id
+// and its call id, as Hadoop's edit log records them for the calls its
+// retry cache protects. A standby, a restarted NameNode and the Backup Node
+// rebuild their retry caches from these, so that a client retrying a create
+// or a delete after a failover gets the first answer instead of a second
+// execution. The zero value (no client id) means "not from a client call".
+type RPCID struct {
+	ClientID []byte
+	CallID   int32
+}
+
+// Valid reports whether the id names a call.
+func (r RPCID) Valid() bool { return len(r.ClientID) > 0 }
+
+// WithRPC is implemented by the ops that carry the RPCID of their call: Add,
+// Append, Delete, RenameOld, Rename, Concat, Truncate and UpdateBlocks.
+type WithRPC interface {
+	Op
+	RPCIDPtr() *RPCID
+}
+
 // Block is one block of a file as the namespace knows it.
 type Block struct {
 	ID       int64
@@ -75,6 +96,7 @@ type Add struct {
 	ClientName    string
 	ClientMachine string
 	Overwrite     bool
+	RPC           RPCID
 }
 
 // Mkdir creates one directory; its parent exists.
@@ -89,6 +111,7 @@ type Mkdir struct {
 type Delete struct {
 	Path  string
 	Mtime int64
+	RPC   RPCID
 }
 
 // RenameOld moves Src to exactly Dst (Dst does not exist).
@@ -96,6 +119,7 @@ type RenameOld struct {
 	Src   string
 	Dst   string
 	Mtime int64
+	RPC   RPCID
 }
 
 // Rename moves Src to exactly Dst; with Overwrite an existing Dst (file or empty
@@ -105,6 +129,7 @@ type Rename struct {
 	Dst       string
 	Mtime     int64
 	Overwrite bool
+	RPC       RPCID
 }
 
 // SetReplication sets a file's replication factor.
@@ -151,6 +176,7 @@ type Concat struct {
 	Target string
 	Srcs   []string
 	Mtime  int64
+	RPC    RPCID
 }
 
 // ReassignLease moves the lease on Path from Holder to NewHolder.
@@ -170,6 +196,7 @@ type EndLogSegment struct{}
 type UpdateBlocks struct {
 	Path   string
 	Blocks []Block
+	RPC    RPCID
 }
 
 // SetGenstamp records the newest generation stamp handed out.
@@ -205,6 +232,7 @@ type Append struct {
 	ClientName    string
 	ClientMachine string
 	NewBlock      bool
+	RPC           RPCID
 }
 
 // Truncate cuts Path to NewLength. When the cut falls inside a block, the file stays
@@ -217,6 +245,7 @@ type Truncate struct {
 	NewLength     int64
 	Mtime         int64
 	TruncateBlock *Block
+	RPC           RPCID
 }
 
 func (*Add) Code() Code             { return CodeAdd }
@@ -240,6 +269,15 @@ func (*AddBlock) Code() Code        { return CodeAddBlock }
 func (*Close) Code() Code           { return CodeClose }
 func (*Append) Code() Code          { return CodeAppend }
 func (*Truncate) Code() Code        { return CodeTruncate }
+
+func (o *Add) RPCIDPtr() *RPCID          { return &o.RPC }
+func (o *Delete) RPCIDPtr() *RPCID       { return &o.RPC }
+func (o *RenameOld) RPCIDPtr() *RPCID    { return &o.RPC }
+func (o *Rename) RPCIDPtr() *RPCID       { return &o.RPC }
+func (o *Concat) RPCIDPtr() *RPCID       { return &o.RPC }
+func (o *UpdateBlocks) RPCIDPtr() *RPCID { return &o.RPC }
+func (o *Append) RPCIDPtr() *RPCID       { return &o.RPC }
+func (o *Truncate) RPCIDPtr() *RPCID     { return &o.RPC }
 
 // String returns Hadoop's name of the opcode, e.g. "OP_ADD".
 func (c Code) String() string {

@@ -78,10 +78,11 @@ func lastTxID(t *testing.T, file string) int64 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := editlog.ReadSegmentHeader(f, file); err != nil {
+	version, err := editlog.ReadSegmentHeader(f, file)
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := editlog.NewDecoder(f, file, editlog.SegmentHeaderSize)
+	d := editlog.NewDecoder(f, file, editlog.SegmentHeaderSize, version)
 	var last int64 = -1
 	for i := 0; ; i++ {
 		txid, _, err := d.Next()
