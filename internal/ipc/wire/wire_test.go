@@ -263,11 +263,12 @@ func TestResponseRoundTrip(t *testing.T) {
 }
 
 // Bounds of AllocBound for the wire decoders: a few times the input plus
-// the reader's buffer and one FrameChunk. A decoder that allocated by an
+// the reader's buffer, one FrameChunk and what the fuzzing engine itself
+// allocates meanwhile. A decoder that allocated by an
 // announced length would need the announced 64 MiB (fuzzMax).
 const (
 	allocPerByte = 32
-	allocFixed   = 64 << 10
+	allocFixed   = 256 << 10
 	fuzzMax      = 64 << 20
 )
 
