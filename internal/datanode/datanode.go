@@ -47,6 +47,9 @@ var (
 	ErrClosed = errors.New("datanode: closed")
 	// ErrUnsupported: an op, stage or command this DataNode does not implement.
 	ErrUnsupported = errors.New("datanode: unsupported")
+	// errBadRange: a read's offset and length do not fit the replica (the
+	// client gets BlockSender's message, not this text).
+	errBadRange = errors.New("datanode: read range outside the replica")
 )
 
 // Deps are the DataNode's injected collaborators. Zero fields take defaults.

@@ -141,3 +141,25 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestCheckReadRange(t *testing.T) {
+	for _, tc := range []struct {
+		off, n, length int64
+		ok             bool
+	}{
+		{0, 0, 0, true},
+		{0, 10, 10, true},
+		{10, 0, 10, true},
+		{3, 7, 10, true},
+		{3, 8, 10, false},
+		{11, 0, 10, false},
+		{-1, 1, 10, false},
+		{0, -1, 10, false},
+		{5, math.MaxInt64, 10, false}, // off + n would overflow
+		{math.MaxInt64, 1, math.MaxInt64, false},
+	} {
+		if err := checkReadRange(tc.off, tc.n, tc.length); (err == nil) != tc.ok {
+			t.Errorf("checkReadRange(%d, %d, %d) = %v", tc.off, tc.n, tc.length, err)
+		}
+	}
+}

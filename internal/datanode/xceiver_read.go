@@ -81,9 +81,6 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 	return true, nil
 }
 
-// errBadRange: a read's offset and length do not fit the replica.
-var errBadRange = errors.New("datanode: read range outside the replica")
-
 // checkReadRange accepts a read of n bytes at off from a replica of length
 // bytes as Hadoop's BlockSender does: 0 <= off <= length, 0 <= n and
 // off + n <= length. It never computes off + n, which could overflow.

@@ -37,6 +37,10 @@ var (
 	ErrProtocol = errors.New("ipc: protocol violation")
 	// ErrRetriesExhausted wraps the last error once MaxRetries is used up.
 	ErrRetriesExhausted = errors.New("ipc: retries exhausted")
+
+	// errStopReading ends a reader that Shutdown stopped while it waited
+	// for room; it never leaves the package.
+	errStopReading = errors.New("ipc: reading stopped")
 )
 
 // Classes sent for RPC-level failures that remoteerr does not own.
@@ -738,9 +742,6 @@ func (c *serverConn) waitForRoom() error {
 	}
 	return nil
 }
-
-// errStopReading ends a reader that Shutdown stopped while it waited.
-var errStopReading = errors.New("ipc: reading stopped")
 
 // writeLoop writes every pending response, flushing once per batch, until
 // the reader has finished and all responses are out (or writing fails).
