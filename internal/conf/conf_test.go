@@ -82,6 +82,11 @@ func TestDefaultsTypedValues(t *testing.T) {
 		DFSDataNodeMaxTransferThreads:    4096,
 		IPCServerHandlerQueueSize:        100,
 		IPCServerListenQueueSize:         256,
+		IPCServerMaxConnections:          16384,
+		IPCClientIdleThreshold:           4000,
+		IPCClientKillMax:                 10,
+		HadoopHTTPMaxThreads:             -1,
+		HadoopHTTPMaxRequestHeaderSize:   65536,
 		IPCClientConnectMaxRetries:       10,
 		IOFileBufferSize:                 4096,
 		DFSNameNodeSafeModeMinDataNodes:  0,
@@ -122,6 +127,10 @@ func TestDefaultsTypedValues(t *testing.T) {
 		DFSImageTransferTimeout:                 time.Minute,
 		IPCClientConnectTimeout:                 20 * time.Second,
 		IPCClientConnectRetryInterval:           time.Second,
+		IPCClientConnectionMaxIdleTime:          10 * time.Second,
+		IPCClientConnectionIdleScanInterval:     10 * time.Second,
+		IPCServerPurgeInterval:                  15 * time.Minute,
+		HadoopHTTPIdleTimeout:                   time.Minute,
 		FSTrashInterval:                         0,
 	}
 	for k, want := range durations {

@@ -18,11 +18,29 @@ const (
 	IPCClientConnectTimeout       = "ipc.client.connect.timeout"        // 20000 ms
 	IPCServerListenQueueSize      = "ipc.server.listen.queue.size"      // 256
 	IPCClientRPCTimeout           = "ipc.client.rpc-timeout.ms"         // 120000 ms
-	FSPermissionsUmaskMode        = "fs.permissions.umask-mode"         // 022
-	FSTrashInterval               = "fs.trash.interval"                 // 0 minutes (off)
-	NetTopologyScriptFileName     = "net.topology.script.file.name"     // ""
-	NetTopologyTableFileName      = "net.topology.table.file.name"      // ""
-	IOFileBufferSize              = "io.file.buffer.size"               // 4096 bytes
+
+	// RPC server limits (internal/ipc.Limits). The server reads the
+	// ipc.client.* keys too, as Hadoop's does: they describe how long a
+	// client may leave its connection idle.
+
+	IPCServerMaxConnections             = "ipc.server.max.connections"                  // 16384 (Hadoop: 0, unlimited)
+	IPCClientConnectionMaxIdleTime      = "ipc.client.connection.maxidletime"           // 10000 ms
+	IPCClientIdleThreshold              = "ipc.client.idlethreshold"                    // 4000 connections
+	IPCClientKillMax                    = "ipc.client.kill.max"                         // 10 per scan
+	IPCClientConnectionIdleScanInterval = "ipc.client.connection.idle-scan-interval.ms" // 10000 ms
+	IPCServerPurgeInterval              = "ipc.server.purge.interval"                   // 15 minutes
+
+	// HTTP server limits (internal/web.Limits).
+
+	HadoopHTTPIdleTimeout          = "hadoop.http.idle_timeout.ms"         // 60000 ms
+	HadoopHTTPMaxThreads           = "hadoop.http.max.threads"             // -1 (Jetty's pool: 250)
+	HadoopHTTPMaxRequestHeaderSize = "hadoop.http.max.request.header.size" // 65536 bytes
+
+	FSPermissionsUmaskMode    = "fs.permissions.umask-mode"     // 022
+	FSTrashInterval           = "fs.trash.interval"             // 0 minutes (off)
+	NetTopologyScriptFileName = "net.topology.script.file.name" // ""
+	NetTopologyTableFileName  = "net.topology.table.file.name"  // ""
+	IOFileBufferSize          = "io.file.buffer.size"           // 4096 bytes
 
 	// hdfs-default.xml: blocks and replication
 
@@ -175,6 +193,16 @@ func defaultTable() []keyDef {
 		{IPCClientConnectTimeout, "20000", ms},
 		{IPCServerListenQueueSize, "256", 0},
 		{IPCClientRPCTimeout, "120000", ms},
+		// Not Hadoop's 0 (unlimited): see ipc.Limits.MaxConnections.
+		{IPCServerMaxConnections, "16384", 0},
+		{IPCClientConnectionMaxIdleTime, "10000", ms},
+		{IPCClientIdleThreshold, "4000", 0},
+		{IPCClientKillMax, "10", 0},
+		{IPCClientConnectionIdleScanInterval, "10000", ms},
+		{IPCServerPurgeInterval, "15", minute},
+		{HadoopHTTPIdleTimeout, "60000", ms},
+		{HadoopHTTPMaxThreads, "-1", 0},
+		{HadoopHTTPMaxRequestHeaderSize, "65536", 0},
 		{FSPermissionsUmaskMode, "022", 0},
 		{FSTrashInterval, "0", minute},
 		{NetTopologyScriptFileName, "", 0},

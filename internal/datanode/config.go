@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // Config is everything the DataNode reads from the configuration, typed. Build
@@ -52,6 +54,13 @@ type Config struct {
 	// serve DataTransferProtocol on besides TCP, for clients on this host;
 	// "_PORT" in it becomes the TCP streaming port. "" (the default): none.
 	DomainSocketPath string
+	// IPCLimits bound what clients of the DataNode's RPC port can make it
+	// hold (ipc.server.max.connections, ipc.client.idlethreshold, ...; see
+	// ipc.Limits for keys and defaults).
+	IPCLimits ipc.Limits
+	// HTTPLimits bound the web server's clients (hadoop.http.idle_timeout.ms,
+	// hadoop.http.max.threads, ...; see web.Limits).
+	HTTPLimits web.Limits
 }
 
 // ConfigFrom builds a Config from Hadoop configuration. Errors name the key.
@@ -92,6 +101,13 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.Hostname = c.String(conf.DFSDataNodeHostname)
 	cfg.DomainSocketPath = c.String(conf.DFSDomainSocketPath)
 	cfg.User = currentUser()
+	var err error
+	if cfg.IPCLimits, err = ipc.LimitsFrom(c); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.HTTPLimits, err = web.LimitsFrom(c); err != nil {
+		errs = append(errs, err)
+	}
 	nns, err := c.NameNodeRPCAddresses()
 	if err != nil {
 		errs = append(errs, err)
@@ -147,6 +163,12 @@ func (cfg *Config) Validate() error {
 	}
 	if len(cfg.NameNodes) == 0 {
 		bad(conf.DFSNameNodeRPCAddress, "no NameNode address configured")
+	}
+	if err := cfg.IPCLimits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.HTTPLimits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

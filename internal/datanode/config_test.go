@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 func TestConfigFromDefaults(t *testing.T) {
@@ -26,6 +28,9 @@ func TestConfigFromDefaults(t *testing.T) {
 		MaxTransferThreads:  4096,
 		NameNodes:           []string{"nn1:8020"},
 		User:                currentUser(),
+		IPCLimits: ipc.Limits{MaxConnections: ipc.DefaultMaxConnections, MaxIdleTime: 10 * time.Second,
+			IdleThreshold: 4000, KillMax: 10, IdleScanInterval: 10 * time.Second, PurgeInterval: 15 * time.Minute},
+		HTTPLimits: web.Limits{IdleTimeout: time.Minute, MaxHeaderBytes: 65536},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("ConfigFrom defaults:\n got %+v\nwant %+v", cfg, want)
@@ -57,6 +62,10 @@ func TestConfigFrom(t *testing.T) {
 		{"zero threads", []conf.KeyValue{{Key: conf.DFSDataNodeMaxTransferThreads, Value: "0"}}, nil, conf.DFSDataNodeMaxTransferThreads},
 		{"bad address", []conf.KeyValue{{Key: conf.DFSDataNodeAddress, Value: "nowhere"}}, nil, conf.DFSDataNodeAddress},
 		{"zero heartbeat", []conf.KeyValue{{Key: conf.DFSHeartbeatInterval, Value: "0"}}, nil, conf.DFSHeartbeatInterval},
+		{"network limits", []conf.KeyValue{{Key: conf.IPCClientIdleThreshold, Value: "50"}, {Key: conf.HadoopHTTPMaxThreads, Value: "8"}},
+			func(c Config) bool { return c.IPCLimits.IdleThreshold == 50 && c.HTTPLimits.MaxRequests == 8 }, ""},
+		{"negative kill max", []conf.KeyValue{{Key: conf.IPCClientKillMax, Value: "-1"}}, nil, conf.IPCClientKillMax},
+		{"zero http threads", []conf.KeyValue{{Key: conf.HadoopHTTPMaxThreads, Value: "0"}}, nil, conf.HadoopHTTPMaxThreads},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,9 @@ var (
 	ErrClosed = errors.New("datanode: closed")
 	// ErrUnsupported: an op, stage or command this DataNode does not implement.
 	ErrUnsupported = errors.New("datanode: unsupported")
+	// errBadRange: a read's offset and length do not fit the replica (the
+	// client gets BlockSender's message, not this text).
+	errBadRange = errors.New("datanode: read range outside the replica")
 )
 
 // Deps are the DataNode's injected collaborators. Zero fields take defaults.
@@ -179,7 +182,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		}
 	}
 	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
-		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log})
+		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
@@ -191,7 +194,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log})
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

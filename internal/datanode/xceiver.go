@@ -17,6 +17,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/ratelog"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -46,6 +47,9 @@ type xceiverServer struct {
 	wg  sync.WaitGroup
 	// unixAccepted counts the connections accepted on the domain socket.
 	unixAccepted atomic.Int64
+	// peerLog takes the records a peer can cause (bad op headers and
+	// bodies, refused reads, refused connections), rate-limited.
+	peerLog *ratelog.Logger
 
 	mu struct {
 		sync.Mutex
@@ -55,7 +59,7 @@ type xceiverServer struct {
 }
 
 func newXceiverServer(dn *DataNode, max int, ls ...net.Listener) *xceiverServer {
-	xs := &xceiverServer{dn: dn, ls: ls, max: max}
+	xs := &xceiverServer{dn: dn, ls: ls, max: max, peerLog: ratelog.New(dn.log, dn.clk, ratelog.DefaultWindow, ratelog.DefaultBurst)}
 	xs.mu.conns = map[net.Conn]struct{}{}
 	return xs
 }
@@ -156,7 +160,7 @@ func (xs *xceiverServer) reject(c net.Conn) {
 		return
 	}
 	msg := fmt.Sprintf("xceiver count %d exceeds the limit of concurrent xceivers: %d", xs.max+1, xs.max)
-	xs.dn.log.Warn("connection refused", "remote", remoteName(c), "reason", msg)
+	xs.peerLog.Warn("connection refused", "remote", remoteName(c), "reason", msg)
 	_ = datatransfer.WriteResponse(c, &hdfs.BlockOpResponseProto{Status: hdfs.Status_ERROR.Enum(), Message: proto.String(msg)})
 }
 
@@ -178,12 +182,16 @@ type xceiver struct {
 	conn net.Conn
 	br   *bufio.Reader
 	log  *slog.Logger
+	// peerLog is the server's rate-limited logger; records carry the
+	// peer's address.
+	peerLog *ratelog.Logger
+	remote  string
 }
 
 func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 	defer xs.untrack(c)
 	x := &xceiver{dn: xs.dn, conn: c, br: bufio.NewReaderSize(c, readBufferSize),
-		log: xs.dn.log.With("remote", remoteName(c))}
+		log: xs.dn.log.With("remote", remoteName(c)), peerLog: xs.peerLog, remote: remoteName(c)}
 	first := true
 	for {
 		d := keepAlive
@@ -198,8 +206,8 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 		if b[0] != 0 && first {
 			// Not an op header (whose version starts with a 0 byte): most
 			// likely the SASL handshake of an encrypting client.
-			x.log.Warn("connection does not start with an op header (SASL data transfer protection is not supported)",
-				"firstByte", b[0])
+			x.peerLog.Warn("connection does not start with an op header (SASL data transfer protection is not supported)",
+				"remote", x.remote, "firstByte", b[0])
 			return
 		}
 		if b[0] != 0 {
@@ -217,8 +225,11 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 		first = false
 		op, msg, err := datatransfer.ReadOp(x.br, datatransfer.DefaultMaxMessageSize)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				x.log.Debug("bad op", "err", err)
+			var ne net.Error
+			if !errors.Is(err, io.EOF) && !(errors.As(err, &ne) && ne.Timeout()) {
+				// A wrong version, an unknown op, a body that is too long
+				// or does not decode: Hadoop logs these with the peer.
+				x.peerLog.Warn("closing connection: bad op", "remote", x.remote, "err", err)
 				if errors.Is(err, datatransfer.ErrUnknownOp) || errors.Is(err, datatransfer.ErrNoMessage) {
 					x.respondErr(hdfs.Status_ERROR_UNSUPPORTED, err.Error())
 				}

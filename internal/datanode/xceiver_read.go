@@ -36,12 +36,18 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 	}
 	defer rr.Close()
 	off, n, length := int64(req.GetOffset()), int64(req.GetLen()), rr.Length()
-	if off > length || off < 0 || n < 0 {
-		err := fmt.Errorf("datanode: offset %d and length %d do not match block %v (length %d)", off, n, blockOf(eb), length)
-		x.respondErr(hdfs.Status_ERROR, err.Error())
-		return false, err
+	if n < 0 {
+		n = length // a length above 2^63-1 (negative here): Hadoop reads it as the replica's
 	}
-	end := min(off+n, length)
+	if err := checkReadRange(off, n, length); err != nil {
+		// Hadoop's BlockSender refuses the same ranges, with this text.
+		msg := fmt.Sprintf("Offset %d and length %d don't match block %s:%v ( blockLen %d )",
+			off, n, eb.GetPoolId(), blockOf(eb), length)
+		x.peerLog.Warn("read refused", "remote", x.remote, "op", "READ_BLOCK", "reason", msg)
+		x.respondErr(hdfs.Status_ERROR, msg)
+		return false, fmt.Errorf("%w: %s", err, msg)
+	}
+	end := off + n
 	ck := rr.Checksum()
 	bpc := int64(ck.BytesPerChecksum)
 	if bpc <= 0 {
@@ -73,6 +79,16 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 	}
 	x.dn.act.blocksRead.Add(1)
 	return true, nil
+}
+
+// checkReadRange accepts a read of n bytes at off from a replica of length
+// bytes as Hadoop's BlockSender does: 0 <= off <= length, 0 <= n and
+// off + n <= length. It never computes off + n, which could overflow.
+func checkReadRange(off, n, length int64) error {
+	if off < 0 || off > length || n < 0 || n > length-off {
+		return errBadRange
+	}
+	return nil
 }
 
 // blockSender sends a replica's data as packets. Data goes out with

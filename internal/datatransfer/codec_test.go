@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // The hand-built encoders must produce exactly what the protobuf library does.
@@ -64,7 +65,9 @@ func FuzzPacketHeaderDecoder(f *testing.F) {
 	}
 	f.Add(append(bytes.Repeat([]byte{0}, 24), 1))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := ParsePacketHeader(in)
+		var got PacketHeader
+		var err error
+		testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() { got, err = ParsePacketHeader(in) })
 		want, werr := protoHeader(in)
 		if (err != nil) != (werr != nil) || got != want {
 			t.Fatalf("ParsePacketHeader = %+v, %v; protobuf %+v, %v", got, err, want, werr)
@@ -81,7 +84,8 @@ func FuzzAckDecoder(f *testing.F) {
 	f.Add([]byte{0x08, 0x02, 0x10, 0x7f, 0x20, 0x01}) // unknown status, unpacked flag
 	a := PipelineAck{Replies: make([]hdfs.Status, 0, 4), Flags: make([]uint32, 0, 4)}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		err := a.Unmarshal(in)
+		var err error
+		testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() { err = a.Unmarshal(in) })
 		var p hdfs.PipelineAckProto
 		werr := proto.Unmarshal(in, &p)
 		if (err != nil) != (werr != nil) {

@@ -35,9 +35,11 @@ const MinResponseSize = 5
 var marshalOpts = proto.MarshalOptions{Deterministic: true}
 
 // ReadDelimitedBytes reads one varint-delimited message body into buf (grown
-// if needed) and returns it. The length is checked against max before any
-// allocation. A clean end of stream before the first byte is io.EOF; an end
-// of stream anywhere else is io.ErrUnexpectedEOF.
+// if needed) and returns it. The length is checked against max first, and
+// a buffer that must grow does so as the bytes arrive (see readGrowing), so
+// a peer announcing a long message and sending little costs what it sent.
+// A clean end of stream before the first byte is io.EOF; an end of stream
+// anywhere else is io.ErrUnexpectedEOF.
 func ReadDelimitedBytes(r ByteReader, max int, buf []byte) ([]byte, error) {
 	n, err := readVarint32(r)
 	if err != nil {
@@ -47,16 +49,49 @@ func ReadDelimitedBytes(r ByteReader, max int, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, max)
 	}
 	if uint64(cap(buf)) < n {
-		buf = make([]byte, n)
+		return readGrowing(r, buf[:0], int(n))
 	}
 	buf = buf[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
+		return nil, unexpectedEOF(err)
 	}
 	return buf, nil
+}
+
+// firstChunk is the size a buffer grown by readGrowing starts from.
+const firstChunk = 4 << 10
+
+// readGrowing appends exactly n bytes from r to buf[:len(buf)], growing the
+// buffer from firstChunk by doubling as it fills, never past len(buf)+n:
+// what it allocates stays within a few times the bytes it read. An end of
+// stream first is io.ErrUnexpectedEOF.
+func readGrowing(r io.Reader, buf []byte, n int) ([]byte, error) {
+	want := len(buf) + n
+	if cap(buf) < min(want, len(buf)+firstChunk) {
+		grown := make([]byte, len(buf), min(want, len(buf)+firstChunk))
+		copy(grown, buf)
+		buf = grown
+	}
+	for len(buf) < want {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(want, 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, unexpectedEOF(err)
+		}
+	}
+	return buf, nil
+}
+
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // ReadDelimited reads one varint-delimited message of at most max bytes into

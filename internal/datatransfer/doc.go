@@ -62,6 +62,13 @@
 // A write pipeline heartbeat is a packet with seqno -1, no data and PLEN 4.
 // PLEN + HLEN is limited to 16 MiB (DefaultMaxPacketSize).
 //
+// Lengths a peer announces (a delimited message's varint, a packet's PLEN
+// and HLEN) are checked against the caller's limit before anything is
+// read, and even a permitted length is not allocated up front: a buffer
+// that must grow starts at 4 KiB and doubles as the bytes arrive. Every
+// decoder here thus allocates in proportion to the bytes received; the
+// fuzz targets check it with testtool.AllocBound.
+//
 // # Chunk checksums
 //
 // Block data is cut into chunks of bytesPerChecksum bytes (512 by default),

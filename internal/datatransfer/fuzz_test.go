@@ -8,6 +8,18 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
+)
+
+// Bounds of AllocBound for the decoders: a few times the input, plus a
+// bufio.Reader, the first chunk of a growing buffer and what the fuzzing
+// engine itself allocates meanwhile. The limits the
+// targets pass are large (fuzzMax, DefaultMaxPacketSize) so that a decoder
+// allocating by an announced length would exceed the bound by far.
+const (
+	allocPerByte = 32
+	allocFixed   = 256 << 10
+	fuzzMax      = 16 << 20
 )
 
 func FuzzReadOp(f *testing.F) {
@@ -16,8 +28,14 @@ func FuzzReadOp(f *testing.F) {
 	f.Add([]byte{0, 28, 80, 0})
 	f.Add([]byte{0, 28, 85, 2, 10, 0})
 	f.Add([]byte{0, 28, 81, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add([]byte{0, 28, 80, 0xff, 0xff, 0xff, 0x07, 1, 2}) // claims 16 MiB, sends 2 bytes
 	f.Fuzz(func(t *testing.T, in []byte) {
-		op, msg, err := ReadOp(bufio.NewReader(bytes.NewReader(in)), 4096)
+		var op Op
+		var msg proto.Message
+		var err error
+		testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() {
+			op, msg, err = ReadOp(bufio.NewReader(bytes.NewReader(in)), fuzzMax)
+		})
 		if err != nil {
 			return
 		}
@@ -38,14 +56,17 @@ func FuzzReadPacket(f *testing.F) {
 	f.Add(encodePacket(f, PacketHeader{Seqno: 1, OffsetInBlock: 512}, DefaultChecksum().Compute(nil, data), data))
 	f.Add(encodePacket(f, PacketHeader{Seqno: HeartbeatSeqno}, nil, nil))
 	f.Add(rawPacket(4, 3, []byte{1, 2, 3}))
+	f.Add([]byte{0, 0xf0, 0, 0, 0, 25, 1, 2, 3}) // claims 15 MiB, sends 3 bytes
 	f.Fuzz(func(t *testing.T, in []byte) {
 		win := 4096
 		if len(in) > 0 && in[0]&1 == 1 {
 			win = 64 // exercise packets larger than the window
 		}
-		pr := NewPacketReaderWindow(bytes.NewReader(in), 1<<16, make([]byte, win))
+		pr := NewPacketReaderWindow(bytes.NewReader(in), DefaultMaxPacketSize, make([]byte, win))
 		for i := 0; i < 4; i++ {
-			p, err := pr.Next()
+			var p Packet
+			var err error
+			testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() { p, err = pr.Next() })
 			if err != nil {
 				return
 			}
@@ -66,9 +87,14 @@ func FuzzReadAck(f *testing.F) {
 	f.Add([]byte{0x09, 0x08, 0x02, 0x10, 0x00, 0x18, 0x00, 0x22, 0x01, 0x00})
 	b, _ := AppendAck(nil, &PipelineAck{Seqno: -2, Replies: []hdfs.Status{hdfs.Status_OOB_RESTART, hdfs.Status_SUCCESS}})
 	f.Add(b)
+	f.Add([]byte{0xff, 0xff, 0xff, 0x07, 0x08}) // claims 16 MiB, sends 1 byte
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var a PipelineAck
-		if err := ReadAck(bufio.NewReader(bytes.NewReader(in)), 4096, &a); err != nil {
+		var err error
+		testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() {
+			err = ReadAck(bufio.NewReader(bytes.NewReader(in)), fuzzMax, &a)
+		})
+		if err != nil {
 			return
 		}
 		_ = a.Success()

@@ -328,17 +328,25 @@ func (pr *PacketReader) Next() (Packet, error) {
 		buf = pr.win[pr.start : pr.start+size : pr.start+size]
 		pr.start += size
 	} else {
-		if cap(pr.big) < size {
-			pr.big = make([]byte, size)
-		}
-		buf = pr.big[:size:size]
-		n := copy(buf, pr.win[pr.start:pr.end])
+		// Larger than the window: into a buffer of its own, kept for the
+		// next such packet. A new one grows as the bytes arrive, so a
+		// packet announced at the limit and never sent costs little.
+		have := pr.win[pr.start:pr.end]
 		pr.start, pr.end = 0, 0
-		if _, err := io.ReadFull(pr.r, buf[n:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+		if cap(pr.big) >= size {
+			buf = pr.big[:size:size]
+			n := copy(buf, have)
+			if _, err := io.ReadFull(pr.r, buf[n:]); err != nil {
+				return Packet{}, unexpectedEOF(err)
 			}
-			return Packet{}, err
+		} else {
+			b, err := readGrowing(pr.r, append(pr.big[:0], have...), size-len(have))
+			if err != nil {
+				pr.big = nil
+				return Packet{}, err
+			}
+			pr.big = b
+			buf = b[:size:size]
 		}
 	}
 	hlen := int(binary.BigEndian.Uint16(buf[4:]))

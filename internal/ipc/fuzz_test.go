@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // FuzzServerConn feeds arbitrary bytes to a server connection: the server
@@ -30,8 +32,13 @@ func FuzzServerConn(f *testing.F) {
 	sasl, _ = wire.AppendRequest(sasl, wire.RequestHeader(wire.CallIDSASL, id, -1), nil, &common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()})
 	f.Add(sasl)
 	f.Add([]byte("hrpc\x09\x00\x00\xff\xff\xff\xff"))
+	// A frame announced at 60 MiB (under the limit) of which 6 bytes come.
+	claim, _ := wire.AppendRequest(wire.ClientPreamble().Append(nil), wire.RequestHeader(wire.CallIDConnectionContext, id, -1), nil, wire.ConnectionContext("u", "", clientProtocol))
+	f.Add(append(claim, 0x03, 0xc0, 0, 0, 1, 2, 3, 4, 5, 6))
 
-	srv := NewServer(ServerConfig{Handlers: 2, QueueSizePerHandler: 2, MaxDataLength: 1 << 16})
+	// The limit is large so that a buffer allocated by an announced length
+	// would show in AllocBound; inputs are small.
+	srv := NewServer(ServerConfig{Handlers: 2, QueueSizePerHandler: 2, MaxDataLength: 64 << 20})
 	svc := srv.Service(clientProtocol)
 	Handle(svc, "getServerDefaults", func(ctx context.Context, _ *hdfs.GetServerDefaultsRequestProto) (*hdfs.GetServerDefaultsResponseProto, error) {
 		return &hdfs.GetServerDefaultsResponseProto{ServerDefaults: serverDefaults()}, nil
@@ -46,10 +53,16 @@ func FuzzServerConn(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fc := &fakeConn{r: bytes.NewReader(data), closed: make(chan struct{})}
-		if !srv.startConn(fc) {
-			t.Fatal("server closed")
-		}
-		<-fc.closed
+		// The whole life of the connection: per input byte, decoding plus
+		// the handlers' answers (small here); fixed, the connection's
+		// goroutines and buffers.
+		testtool.AllocBound(t, len(data), 64, 256<<10, func() {
+			if !srv.startConn(fc) {
+				t.Fatal("server closed")
+			}
+			<-fc.closed
+			waitGone(srv)
+		})
 		fc.mu.Lock()
 		out := bytes.NewReader(fc.out.Bytes())
 		fc.mu.Unlock()
@@ -67,6 +80,14 @@ func FuzzServerConn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// waitGone waits until the server has no connection left (the one the
+// fuzz input opened has ended), yielding meanwhile.
+func waitGone(srv *Server) {
+	for srv.Stats().Open > 0 {
+		runtime.Gosched()
+	}
 }
 
 // fakeConn serves a fixed input and records the output.

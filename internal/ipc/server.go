@@ -15,8 +15,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/ratelog"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
@@ -35,6 +37,10 @@ var (
 	ErrProtocol = errors.New("ipc: protocol violation")
 	// ErrRetriesExhausted wraps the last error once MaxRetries is used up.
 	ErrRetriesExhausted = errors.New("ipc: retries exhausted")
+
+	// errStopReading ends a reader that Shutdown stopped while it waited
+	// for room; it never leaves the package.
+	errStopReading = errors.New("ipc: reading stopped")
 )
 
 // Classes sent for RPC-level failures that remoteerr does not own.
@@ -56,8 +62,18 @@ type ServerConfig struct {
 	// (ipc.maximum.data.length, default 128 MiB). A longer frame is
 	// answered FATAL and the connection closed, without allocating it.
 	MaxDataLength int
-	// Logger receives connection-level events; nil discards them.
+	// Limits protect the server from clients that do not read their
+	// replies, pipeline without bound, stay idle or never finish their
+	// handshake (see Limits; zero fields take the defaults).
+	Limits Limits
+	// Logger receives connection-level events; nil discards them. Events
+	// caused by a peer (bad preambles and frames, refused and closed
+	// connections) are rate-limited.
 	Logger *slog.Logger
+	// Clock drives the connection scan (idleness, handshake timeout,
+	// purge); nil is the wall clock. Socket deadlines always use the wall
+	// clock.
+	Clock clock.Clock
 }
 
 // Validate rejects negative settings, naming the Hadoop key.
@@ -70,7 +86,7 @@ func (c ServerConfig) Validate() error {
 	case c.MaxDataLength < 0:
 		return fmt.Errorf("ipc: ipc.maximum.data.length must be positive, got %d", c.MaxDataLength)
 	}
-	return nil
+	return c.Limits.Validate()
 }
 
 // withDefaults fills zero (and, for a config that skipped Validate,
@@ -88,6 +104,10 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	c.Limits = c.Limits.withDefaults()
 	return c
 }
 
@@ -194,17 +214,32 @@ type Stats struct {
 	Queued        int   // calls waiting for a handler now
 	InFlight      int64 // calls read but not yet answered
 	QueueCapacity int
+
+	ReplyBytes   int64 // reply bytes queued and not yet written, all connections
+	RequestBytes int64 // request bytes of calls read and not yet answered
+	Refused      int64 // connections closed at accept: MaxConnections reached
+	IdleClosed   int64 // idle connections closed by the scan
+	Unfinished   int64 // connections closed for not finishing the handshake in time
+	Purged       int64 // connections closed because their replies waited too long
+	Throttled    int64 // connections not read now because of their replies or calls
+	Scans        int64 // connection scans done
 }
 
 type stats struct {
 	accepted, open, calls, errors, fatal, panics, inFlight atomic.Int64
+	replyBytes, refused, idleClosed, unfinished, purged    atomic.Int64
+	throttled, scans                                       atomic.Int64
 }
 
 // Server serves Hadoop RPC v9 to any number of connections.
 type Server struct {
 	cfg      ServerConfig
+	lim      Limits
 	log      *slog.Logger
+	peerLog  *ratelog.Logger // events caused by peers
+	clk      clock.Clock
 	queue    chan *call
+	requests budget         // request bytes of calls read and not answered
 	handlers sync.WaitGroup // handler pool
 	conns    sync.WaitGroup // per-connection goroutines and accept loops
 	stats    stats
@@ -213,6 +248,12 @@ type Server struct {
 	// every connection's ctx derives from it.
 	hardCtx    context.Context
 	hardCancel context.CancelFunc
+
+	// closing is closed when Shutdown or Close begins; it stops the scan
+	// and the accept loops' back-off. scanDone is closed when the scan
+	// goroutine has returned.
+	closing  chan struct{}
+	scanDone chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -229,7 +270,11 @@ type Server struct {
 // services, then call Serve; stop it with Shutdown or Close.
 func NewServer(cfg ServerConfig) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, queue: make(chan *call, cfg.Handlers*cfg.QueueSizePerHandler)}
+	s := &Server{cfg: cfg, lim: cfg.Limits, log: cfg.Logger, clk: cfg.Clock,
+		peerLog: ratelog.New(cfg.Logger, cfg.Clock, ratelog.DefaultWindow, ratelog.DefaultBurst),
+		queue:   make(chan *call, cfg.Handlers*cfg.QueueSizePerHandler),
+		closing: make(chan struct{}), scanDone: make(chan struct{})}
+	s.requests.limit = cfg.Limits.MaxRequestBytes
 	s.hardCtx, s.hardCancel = context.WithCancel(context.Background())
 	s.mu.services = make(map[string]*Service)
 	s.mu.listeners = make(map[net.Listener]struct{})
@@ -238,6 +283,9 @@ func NewServer(cfg ServerConfig) *Server {
 	for range cfg.Handlers {
 		go s.handlerLoop()
 	}
+	// The ticker is made here, not in the goroutine, so that a test's
+	// manual clock cannot be advanced before the scan listens to it.
+	go s.scanLoop(s.clk.NewTicker(cfg.Limits.IdleScanInterval))
 	return s
 }
 
@@ -273,6 +321,14 @@ func (s *Server) Stats() Stats {
 		InFlight:      s.stats.inFlight.Load(),
 		Queued:        len(s.queue),
 		QueueCapacity: cap(s.queue),
+		ReplyBytes:    s.stats.replyBytes.Load(),
+		RequestBytes:  s.requests.used(),
+		Refused:       s.stats.refused.Load(),
+		IdleClosed:    s.stats.idleClosed.Load(),
+		Unfinished:    s.stats.unfinished.Load(),
+		Purged:        s.stats.purged.Load(),
+		Throttled:     s.stats.throttled.Load(),
+		Scans:         s.stats.scans.Load(),
 	}
 }
 
@@ -310,16 +366,24 @@ func (s *Server) Serve(l net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				time.Sleep(delay)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				s.mu.Lock()
+				delete(s.mu.listeners, l)
+				s.mu.Unlock()
+				return err
 			}
-			s.mu.Lock()
-			delete(s.mu.listeners, l)
-			s.mu.Unlock()
-			return err
+			// Out of file descriptors, a connection reset before it was
+			// accepted and the like: the listener still works, so wait a
+			// little and go on. Returning would stop the daemon.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.peerLog.Warn("ipc: accept failed; retrying", "addr", l.Addr().String(), "err", err, "retryIn", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-s.closing:
+				t.Stop()
+			}
+			continue
 		}
 		delay = 0
 		if !s.startConn(nc) {
@@ -329,15 +393,24 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
+// startConn starts serving nc. It returns false only when the server is
+// closing; a connection over MaxConnections is closed here and logged.
 func (s *Server) startConn(nc net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closing {
 		return false
 	}
+	s.stats.accepted.Add(1)
+	if max := s.lim.MaxConnections; max != NoLimit && len(s.mu.conns) >= max {
+		s.stats.refused.Add(1)
+		s.peerLog.Warn("ipc: connection refused: too many connections", "remote", nc.RemoteAddr().String(),
+			"open", len(s.mu.conns), "limit", max, "key", "ipc.server.max.connections")
+		nc.Close()
+		return true
+	}
 	c := newServerConn(s, nc)
 	s.mu.conns[c] = struct{}{}
-	s.stats.accepted.Add(1)
 	s.stats.open.Add(1)
 	s.conns.Add(2)
 	go c.readLoop()
@@ -357,6 +430,9 @@ func (s *Server) removeConn(c *serverConn) {
 func (s *Server) beginClose() []*serverConn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.mu.closing {
+		close(s.closing)
+	}
 	s.mu.closing = true
 	for l := range s.mu.listeners {
 		l.Close()
@@ -417,6 +493,7 @@ func (s *Server) stopHandlers() {
 	}
 	s.mu.Unlock()
 	s.handlers.Wait()
+	<-s.scanDone
 }
 
 // call is one request waiting for or running in a handler.
@@ -425,6 +502,7 @@ type call struct {
 	header *common.RpcRequestHeaderProto
 	fn     methodFunc
 	body   []byte
+	size   int64 // request bytes held in the server's budget
 }
 
 func (s *Server) handlerLoop() {
@@ -436,7 +514,7 @@ func (s *Server) handlerLoop() {
 
 func (s *Server) runCall(c *call) {
 	conn := c.conn
-	defer conn.callDone()
+	defer conn.callDone(c)
 	if conn.ctx.Err() != nil {
 		return // the connection died while the call waited; nobody listens
 	}
@@ -467,6 +545,11 @@ func (s *Server) invoke(ctx context.Context, c *call) (resp proto.Message, err e
 	return c.fn(ctx, c.body)
 }
 
+// connReadBuffer is the read buffer of a connection. Calls are small, and
+// a larger frame is read straight into its own buffer, so a small buffer
+// costs no extra system calls while it keeps an idle connection cheap.
+const connReadBuffer = 2 << 10
+
 // serverConn is one client connection: a reader goroutine that decodes
 // frames and queues calls, and a writer goroutine that sends responses.
 type serverConn struct {
@@ -481,42 +564,93 @@ type serverConn struct {
 	// Set by the reader before the first call is queued; read-only after.
 	user, realUser, protocol string
 
+	accepted    time.Time    // server clock, read-only
+	lastContact atomic.Int64 // server clock (UnixNano) of the last bytes received
+	handshaken  atomic.Bool  // the connection context has arrived
+	calls       atomic.Int64 // calls read and not yet answered
+
 	inFlight sync.WaitGroup // calls read and not yet answered
 	wake     chan struct{}  // cap 1: responses are pending
+	room     chan struct{}  // cap 1: replies were written or a call finished
 	stopRead atomic.Bool    // set by Shutdown
+	stopCh   chan struct{}  // closed by Shutdown (stopReading)
+	stopOnce sync.Once
+	killOnce sync.Once
+	killed   atomic.Bool // kill was called; the connection is going away
 
 	out struct {
 		sync.Mutex
-		buf        []byte // encoded response frames not yet written
-		finished   bool   // the reader is done and every call answered
-		closeAfter bool   // close the connection once buf is written (FATAL)
+		buf          []byte    // encoded response frames not yet written
+		since        time.Time // when the oldest frame in buf was queued (zero: buf empty)
+		writing      int       // bytes the writer took and has not finished writing
+		writingSince time.Time // when the oldest of those was queued
+		dropping     bool      // the connection is dead: responses are thrown away
+		finished     bool      // the reader is done and every call answered
+		closeAfter   bool      // close the connection once buf is written (FATAL)
 	}
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
-	c := &serverConn{srv: s, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), wake: make(chan struct{}, 1)}
+	c := &serverConn{srv: s, nc: nc, wake: make(chan struct{}, 1), room: make(chan struct{}, 1),
+		stopCh: make(chan struct{}), accepted: s.clk.Now()}
+	c.br = bufio.NewReaderSize(contactReader{c}, connReadBuffer)
+	c.lastContact.Store(c.accepted.UnixNano())
 	c.ctx, c.cancel = context.WithCancel(s.hardCtx)
 	return c
 }
 
-func (c *serverConn) callDone() {
+// contactReader reads from the connection and notes when bytes arrived.
+type contactReader struct{ c *serverConn }
+
+func (r contactReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.lastContact.Store(r.c.srv.clk.Now().UnixNano())
+	}
+	return n, err
+}
+
+func (c *serverConn) remote() string { return c.nc.RemoteAddr().String() }
+
+func (c *serverConn) callDone(cl *call) {
+	c.srv.requests.release(cl.size)
 	c.srv.stats.inFlight.Add(-1)
+	c.calls.Add(-1)
 	c.inFlight.Done()
+	c.signalRoom()
+}
+
+func (c *serverConn) signalRoom() {
+	select {
+	case c.room <- struct{}{}:
+	default:
+	}
 }
 
 // stopReading makes the reader stop at the next frame boundary it reaches
-// (or at once if it is blocked waiting for bytes). Calls already read run
-// to completion.
+// (or at once if it is blocked waiting for bytes or for room). Calls
+// already read run to completion.
 func (c *serverConn) stopReading() {
 	c.stopRead.Store(true)
+	c.stopOnce.Do(func() { close(c.stopCh) })
 	c.nc.SetReadDeadline(time.Now())
+}
+
+// kill closes the connection for the reason given (the scan's decisions);
+// the reader and writer then end as they do when the peer goes away.
+func (c *serverConn) kill() {
+	c.killOnce.Do(func() {
+		c.killed.Store(true)
+		c.cancel()
+		c.nc.Close()
+	})
 }
 
 func (c *serverConn) readLoop() {
 	defer c.srv.conns.Done()
 	err := c.serveReads()
 	if err != nil && c.ctx.Err() == nil && !c.stopRead.Load() && !errors.Is(err, io.EOF) {
-		c.srv.log.Debug("ipc: connection ended", "remote", c.nc.RemoteAddr().String(), "err", err)
+		c.srv.log.Debug("ipc: connection ended", "remote", c.remote(), "err", err)
 	}
 	if !c.stopRead.Load() {
 		// The peer went away or broke the protocol: nobody will read the
@@ -545,6 +679,70 @@ func (c *serverConn) signal() {
 	}
 }
 
+// queuedLocked is the connection's reply bytes not yet written.
+func (c *serverConn) queuedLocked() int64 { return int64(len(c.out.buf) + c.out.writing) }
+
+// oldestReply returns when the oldest reply not yet written was queued, or
+// the zero time when there is none.
+func (c *serverConn) oldestReply() time.Time {
+	c.out.Lock()
+	defer c.out.Unlock()
+	if c.out.writing > 0 {
+		return c.out.writingSince
+	}
+	return c.out.since
+}
+
+// idle reports whether the connection has finished its handshake and has
+// no call in flight and no reply to write.
+func (c *serverConn) idle() bool {
+	if !c.handshaken.Load() || c.calls.Load() > 0 {
+		return false
+	}
+	c.out.Lock()
+	defer c.out.Unlock()
+	return c.queuedLocked() == 0
+}
+
+// hasRoom reports whether the reader may read another call: the
+// connection is within its own limits on calls and queued replies, and,
+// when all connections together hold too many reply bytes, it has none of
+// its own waiting.
+func (c *serverConn) hasRoom() bool {
+	lim := &c.srv.lim
+	if c.calls.Load() >= int64(lim.MaxConnCalls) {
+		return false
+	}
+	c.out.Lock()
+	queued := c.queuedLocked()
+	c.out.Unlock()
+	if queued > lim.MaxConnReplyBytes {
+		return false
+	}
+	return queued == 0 || c.srv.stats.replyBytes.Load() <= lim.MaxReplyBytes
+}
+
+// waitForRoom blocks the reader until hasRoom, the connection dies or
+// reading stops. The client's further calls stay in the socket meanwhile,
+// which is what slows it down.
+func (c *serverConn) waitForRoom() error {
+	if c.hasRoom() {
+		return nil
+	}
+	c.srv.stats.throttled.Add(1)
+	defer c.srv.stats.throttled.Add(-1)
+	for !c.hasRoom() {
+		select {
+		case <-c.room:
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		case <-c.stopCh:
+			return errStopReading
+		}
+	}
+	return nil
+}
+
 // writeLoop writes every pending response, flushing once per batch, until
 // the reader has finished and all responses are out (or writing fails).
 func (c *serverConn) writeLoop() {
@@ -562,12 +760,28 @@ func (c *serverConn) writeLoop() {
 			return
 		}
 		c.out.Lock()
-		buf := c.out.buf
-		c.out.buf = spare[:0]
+		buf, since := c.out.buf, c.out.since
+		c.out.buf, c.out.since = spare[:0], time.Time{}
+		c.out.writing, c.out.writingSince = len(buf), since
 		finished, closeAfter := c.out.finished, c.out.closeAfter
 		c.out.Unlock()
 		if len(buf) > 0 {
-			if _, err := c.nc.Write(buf); err != nil {
+			// A client that takes none of its replies for PurgeInterval
+			// loses its connection; the scan checks the same age.
+			c.nc.SetWriteDeadline(time.Now().Add(c.srv.lim.PurgeInterval))
+			_, err := c.nc.Write(buf)
+			c.out.Lock()
+			c.out.writing, c.out.writingSince = 0, time.Time{}
+			c.out.Unlock()
+			c.srv.stats.replyBytes.Add(-int64(len(buf)))
+			c.signalRoom()
+			if err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					c.srv.stats.purged.Add(1)
+					c.srv.peerLog.Warn("ipc: closing connection: its client took no replies",
+						"remote", c.remote(), "for", c.srv.lim.PurgeInterval, "key", "ipc.server.purge.interval")
+				}
 				c.cancel()
 				c.drainAfterCancel()
 				return
@@ -591,14 +805,19 @@ func (c *serverConn) writeLoop() {
 }
 
 // drainAfterCancel waits, after the connection's ctx was cancelled, until
-// the reader has finished (so no handler still needs this connection).
+// the reader has finished (so no handler still needs this connection),
+// throwing away the responses still queued.
 func (c *serverConn) drainAfterCancel() {
 	c.nc.Close() // unblock the reader
 	for {
 		c.out.Lock()
+		c.out.dropping = true
 		finished := c.out.finished
-		c.out.buf = c.out.buf[:0]
+		dropped := len(c.out.buf)
+		c.out.buf, c.out.since = nil, time.Time{}
 		c.out.Unlock()
+		c.srv.stats.replyBytes.Add(-int64(dropped))
+		c.signalRoom()
 		if finished {
 			return
 		}
@@ -610,7 +829,7 @@ func (c *serverConn) drainAfterCancel() {
 func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
 	c.out.Lock()
 	var err error
-	if c.out.closeAfter {
+	if c.out.closeAfter || c.out.dropping {
 		c.out.Unlock()
 		return nil
 	}
@@ -618,9 +837,14 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 	c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
 	if err != nil {
 		c.out.buf = c.out.buf[:n]
-	}
-	if err == nil && closeAfter {
-		c.out.closeAfter = true
+	} else {
+		if n == 0 {
+			c.out.since = c.srv.clk.Now()
+		}
+		c.srv.stats.replyBytes.Add(int64(len(c.out.buf) - n))
+		if closeAfter {
+			c.out.closeAfter = true
+		}
 	}
 	c.out.Unlock()
 	if err == nil {
@@ -675,7 +899,7 @@ func (c *serverConn) sendError(req *common.RpcRequestHeaderProto, status common.
 // fatal answers a protocol violation and makes the connection close once
 // the answer is written. It returns an error for the reader to stop with.
 func (c *serverConn) fatal(req *common.RpcRequestHeaderProto, detail common.RpcResponseHeaderProto_RpcErrorCodeProto, class, msg string) error {
-	c.srv.log.Info("ipc: closing connection after fatal error", "remote", c.nc.RemoteAddr().String(),
+	c.srv.peerLog.Warn("ipc: closing connection after fatal error", "remote", c.remote(),
 		"detail", detail.String(), "error", msg)
 	c.sendError(req, common.RpcResponseHeaderProto_FATAL, detail, class, msg)
 	return fmt.Errorf("%w: %s", ErrProtocol, msg)
@@ -691,6 +915,11 @@ func (c *serverConn) serveReads() error {
 			msg := fmt.Sprintf("Server IPC version %d cannot communicate with client version %d", wire.Version, ve.Got)
 			return c.fatal(nil, common.RpcResponseHeaderProto_FATAL_VERSION_MISMATCH, remoteerr.ClassVersionMismatch, msg)
 		}
+		if errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrBadAuthProtocol) {
+			// Hadoop answers nothing either; it logs the peer.
+			c.srv.peerLog.Warn("ipc: closing connection: bad preamble (not a Hadoop RPC client?)",
+				"remote", c.remote(), "err", err)
+		}
 		return err
 	}
 	sasl := p.AuthProtocol == wire.AuthSASL
@@ -699,6 +928,12 @@ func (c *serverConn) serveReads() error {
 	for {
 		if c.stopRead.Load() {
 			return nil
+		}
+		if err := c.waitForRoom(); err != nil {
+			if errors.Is(err, errStopReading) {
+				return nil
+			}
+			return err
 		}
 		frame, err := wire.ReadFrame(c.br, maxLen, nil)
 		if err != nil {
@@ -755,6 +990,7 @@ func (c *serverConn) serveReads() error {
 			c.realUser = cc.GetUserInfo().GetRealUser()
 			c.protocol = cc.GetProtocol()
 			haveContext = true
+			c.handshaken.Store(true)
 		case id == wire.CallIDPing:
 			// Nothing to answer.
 		case id < 0:
@@ -768,16 +1004,17 @@ func (c *serverConn) serveReads() error {
 			if h.GetRpcOp() == common.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION {
 				return nil
 			}
-			if err := c.dispatch(req); err != nil {
+			if err := c.dispatch(req, len(frame)); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// dispatch finds the call's method and queues it, blocking while the call
-// queue is full. Unknown protocols and methods are answered at once.
-func (c *serverConn) dispatch(req *wire.Request) error {
+// dispatch finds the call's method and queues it, blocking while the
+// server holds too many request bytes or the call queue is full. Unknown
+// protocols and methods are answered at once. size is the frame's length.
+func (c *serverConn) dispatch(req *wire.Request, size int) error {
 	h := req.Header
 	protocol := req.Method.GetDeclaringClassProtocolName()
 	svc := c.srv.service(protocol)
@@ -793,14 +1030,82 @@ func (c *serverConn) dispatch(req *wire.Request) error {
 			remoteerr.ClassNoSuchMethod, fmt.Sprintf("Unknown method %s called on %s protocol.", method, protocol))
 		return nil
 	}
-	cl := &call{conn: c, header: h, fn: fn, body: req.Body}
+	cl := &call{conn: c, header: h, fn: fn, body: req.Body, size: int64(size)}
+	if !c.srv.requests.acquire(cl.size, c.ctx.Done(), c.stopCh) {
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		return nil // Shutdown: the call was read but is not run (see doc)
+	}
 	c.inFlight.Add(1)
+	c.calls.Add(1)
 	c.srv.stats.inFlight.Add(1)
 	select {
 	case c.srv.queue <- cl:
 		return nil
 	case <-c.ctx.Done():
-		c.callDone()
+		c.callDone(cl)
 		return c.ctx.Err()
 	}
+}
+
+// budget bounds a quantity (request bytes) shared by every connection.
+// acquire waits while taking n would pass the limit, except that a single
+// holder may always take any amount, so one large call is never stuck.
+type budget struct {
+	limit int64
+	mu    struct {
+		sync.Mutex
+		used    int64
+		waiters int
+		changed chan struct{} // closed and replaced on release when waiters > 0
+	}
+}
+
+func (b *budget) acquire(n int64, done1, done2 <-chan struct{}) bool {
+	b.mu.Lock()
+	for b.mu.used > 0 && b.mu.used+n > b.limit {
+		if b.mu.changed == nil {
+			b.mu.changed = make(chan struct{})
+		}
+		ch := b.mu.changed
+		b.mu.waiters++
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done1:
+			b.leave()
+			return false
+		case <-done2:
+			b.leave()
+			return false
+		}
+		b.mu.Lock()
+		b.mu.waiters--
+	}
+	b.mu.used += n
+	b.mu.Unlock()
+	return true
+}
+
+func (b *budget) leave() {
+	b.mu.Lock()
+	b.mu.waiters--
+	b.mu.Unlock()
+}
+
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	b.mu.used -= n
+	if b.mu.waiters > 0 && b.mu.changed != nil {
+		close(b.mu.changed)
+		b.mu.changed = nil
+	}
+	b.mu.Unlock()
+}
+
+func (b *budget) used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mu.used
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // Config is everything the NameNode reads from the configuration, typed. Build it
@@ -36,6 +38,13 @@ type Config struct {
 	QueueSizePerHandler int
 	// MaxDataLength is ipc.maximum.data.length (128 MiB).
 	MaxDataLength int
+	// RPCLimits bound what RPC clients can make the NameNode hold
+	// (ipc.server.max.connections, ipc.client.idlethreshold,
+	// ipc.server.purge.interval, ...; see ipc.Limits for keys and defaults).
+	RPCLimits ipc.Limits
+	// HTTPLimits bound the web server's clients (hadoop.http.idle_timeout.ms,
+	// hadoop.http.max.threads, ...; see web.Limits).
+	HTTPLimits web.Limits
 
 	// SuperUser is the NameNode's OS user, always a superuser.
 	SuperUser string
@@ -163,6 +172,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.Handlers = int(num(conf.DFSNameNodeHandlerCount))
 	cfg.QueueSizePerHandler = int(num(conf.IPCServerHandlerQueueSize))
 	cfg.MaxDataLength = int(size(conf.IPCMaximumDataLength))
+	if cfg.RPCLimits, err = ipc.LimitsFrom(c); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.HTTPLimits, err = web.LimitsFrom(c); err != nil {
+		errs = append(errs, err)
+	}
 
 	cfg.SuperUser = currentUser()
 	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
@@ -255,6 +270,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxDataLength < 1024 {
 		bad(conf.IPCMaximumDataLength, "%d is too small", cfg.MaxDataLength)
+	}
+	if err := cfg.RPCLimits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.HTTPLimits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.ListLimit < 1 {
 		bad(conf.DFSListLimit, "%d must be at least 1", cfg.ListLimit)

@@ -86,7 +86,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		}
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
-		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger})
+		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
 	if err != nil {
 		_ = l.Close()
 		ld.elog.Close()
@@ -97,6 +97,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,
 		MaxDataLength:       cfg.MaxDataLength,
+		Limits:              cfg.RPCLimits,
 		Logger:              deps.Logger,
 	})
 	nn.addr = l.Addr()

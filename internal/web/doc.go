@@ -7,8 +7,8 @@
 // Callers: the NameNode (dfs.namenode.http-address, 9870) and the DataNode
 // (dfs.datanode.http.address, 9864) each build one Server, register their
 // beans and role pages (/isActive, /{$}, ...), and Start it; they Close it
-// when they stop. The package imports internal/conf and the standard
-// library only, never a role package.
+// when they stop. The package imports internal/conf, internal/ratelog and
+// the standard library only, never a role package.
 //
 // Concurrency: a Server is safe for concurrent use. AddBean and Handle may
 // be called at any time, usually before Start. Start runs one serving
@@ -45,11 +45,40 @@
 //	GET /jmx?qry=Hadoop:service=NameNode,*    beans matching an ObjectName pattern
 //	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
 //	GET /conf[?format=xml|json][&name=KEY]
-//	GET /stacks                       text dump of all goroutines
+//	GET /stacks                       text dump of all goroutines (cut at MaxStacksBytes)
 //	ANY /webhdfs/v1/...               501, RemoteException UnsupportedOperationException
 //
 // Every response carries X-Content-Type-Options: nosniff and
 // X-Frame-Options: SAMEORIGIN.
+//
+// # Limits
+//
+// Config.Limits (LimitsFrom reads Hadoop's keys) bound what clients can
+// make a server hold; a client within them never notices them:
+//   - connections: at most MaxConnections (4096) open; the next one is
+//     answered "HTTP/1.1 503 Service Unavailable" with the text
+//     "web: too many connections (limit N); try again later" and closed at
+//     accept (a WARN is logged, rate-limited);
+//   - requests at once: MaxRequests (hadoop.http.max.threads; Hadoop's -1
+//     means 250) over the server, MaxEndpointRequests (64) per registered
+//     pattern, MaxStacks (2) for /stacks. Over a bound the answer is 503 at
+//     once, "web: too many concurrent <what> (limit N); try again later",
+//     with Retry-After: 1 and Connection: close;
+//   - time: the request line and headers must arrive within HeaderTimeout
+//     (10 s); a keep-alive connection idle for IdleTimeout
+//     (hadoop.http.idle_timeout.ms, 60 s) is closed; a write of an answer,
+//     or a read of a request body, that makes no progress for IdleTimeout
+//     closes the connection (the built-in endpoints must write their whole
+//     answer within IdleTimeout); there is no bound on the total time of a
+//     request that keeps moving;
+//   - size: request headers over MaxHeaderBytes
+//     (hadoop.http.max.request.header.size, 64 KiB) get 431; a /stacks dump
+//     is cut at MaxStacksBytes (8 MiB) with a last line
+//     "... dump cut at N bytes (the limit); M goroutines in all".
+//
+// So 2,000 clients that ask for /stacks and read nothing cost a bounded
+// amount: two dumps at a time, the others answered 503 and disconnected,
+// and every connection gone within IdleTimeout.
 //
 // # /jmx format
 //

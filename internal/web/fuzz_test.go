@@ -8,6 +8,16 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
+)
+
+// Bounds of AllocBound for the query decoders: a few times the input plus
+// a fixed amount for the answer. A parser that allocated by a count it
+// read (say, a pre-sized slice of key properties) would show at once.
+const (
+	allocPerByte = 64
+	allocFixed   = 256 << 10
 )
 
 func FuzzParsePattern(f *testing.F) {
@@ -19,7 +29,9 @@ func FuzzParsePattern(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := parseObjectName(s, true)
+		var p objectName
+		var err error
+		testtool.AllocBound(t, len(s), allocPerByte, allocFixed, func() { p, err = parseObjectName(s, true) })
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "web: malformed ObjectName ") {
 				t.Fatalf("error without prefix: %v", err)
@@ -73,7 +85,10 @@ func FuzzJMXQuery(f *testing.F) {
 			v.Set("get", get)
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/jmx?"+v.Encode(), nil))
+		req := httptest.NewRequest("GET", "/jmx?"+v.Encode(), nil)
+		// Query parsing and the answer: in proportion to the query, plus
+		// the two beans' document and the recorder.
+		testtool.AllocBound(t, len(qry)+len(get), allocPerByte, allocFixed, func() { h.ServeHTTP(rec, req) })
 		if rec.Code >= 500 {
 			t.Fatalf("qry=%q get=%q: status %d: %s", qry, get, rec.Code, rec.Body)
 		}

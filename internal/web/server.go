@@ -11,15 +11,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
-)
-
-// Server timeouts.
-const (
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 60 * time.Second
+	"github.com/hdfsgo/hdfsgo/internal/ratelog"
 )
 
 // Config configures a Server.
@@ -38,19 +32,28 @@ type Config struct {
 	Conf *conf.Conf
 	// Logger receives request errors (discarded when nil).
 	Logger *slog.Logger
+	// Limits bound connections, concurrent requests and slow clients (see
+	// Limits; zero fields take the defaults).
+	Limits Limits
 }
 
 // Server is a running web server. Safe for concurrent use.
 type Server struct {
-	ln     net.Listener
-	role   string
-	conf   *conf.Conf
-	redact redactor
-	logger *slog.Logger
-	mux    *http.ServeMux
-	srv    *http.Server
-	done   chan struct{} // closed when the serving goroutine has ended
-	closed chan struct{} // closed when the first Close has finished
+	ln     net.Listener // the listener served, limitListener around the given one
+	limits *limitListener
+	lim    Limits
+	// requests bounds the requests served at once (hadoop.http.max.threads);
+	// stacks bounds /stacks dumps.
+	requests *gate
+	stacks   *gate
+	role     string
+	conf     *conf.Conf
+	redact   redactor
+	logger   *slog.Logger
+	mux      *http.ServeMux
+	srv      *http.Server
+	done     chan struct{} // closed when the serving goroutine has ended
+	closed   chan struct{} // closed when the first Close has finished
 
 	// mu guards the bean registry and the start/close state. It is never
 	// held while serving a request or waiting for the serving goroutine.
@@ -87,14 +90,20 @@ func New(cfg Config) (*Server, error) {
 	if role == "" {
 		role = "server"
 	}
+	lim := cfg.Limits.withDefaults()
+	ll := newLimitListener(ln, lim.MaxConnections, ratelog.New(logger, nil, 0, 0))
 	s := &Server{
-		ln:     ln,
-		role:   role,
-		conf:   cfg.Conf,
-		logger: logger,
-		mux:    http.NewServeMux(),
-		done:   make(chan struct{}),
-		closed: make(chan struct{}),
+		ln:       ll,
+		limits:   ll,
+		lim:      lim,
+		requests: newGate("requests", lim.MaxRequests),
+		stacks:   newGate("/stacks requests", lim.MaxStacks),
+		role:     role,
+		conf:     cfg.Conf,
+		logger:   logger,
+		mux:      http.NewServeMux(),
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
 	}
 	s.redact = newRedactor(cfg.Conf, logger)
 	s.mu.names = make(map[string]bool)
@@ -104,18 +113,28 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		errorLog = log.New(io.Discard, "", 0)
 	}
+	// No ReadTimeout or WriteTimeout: they bound a whole request, which
+	// would cut long downloads; guard sets progress deadlines instead.
 	s.srv = &http.Server{
 		Handler:           securityHeaders(s.mux),
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: lim.HeaderTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		ErrorLog:          errorLog,
 	}
-	s.mux.HandleFunc("GET /jmx", s.serveJMX)
-	s.mux.HandleFunc("GET /conf", s.serveConf)
-	s.mux.HandleFunc("GET /stacks", serveStacks)
-	s.mux.HandleFunc("/webhdfs/v1", s.serveWebHDFS)
-	s.mux.HandleFunc("/webhdfs/v1/", s.serveWebHDFS)
+	s.builtin("GET /jmx", http.HandlerFunc(s.serveJMX))
+	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
+	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
+	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), true, http.HandlerFunc(s.serveWebHDFS))
+	s.mux.Handle("/webhdfs/v1", webhdfs)
+	s.mux.Handle("/webhdfs/v1/", webhdfs)
 	return s, nil
+}
+
+// builtin registers one of the package's own endpoints, whose answers are
+// small: each write must be done within IdleTimeout of the start.
+func (s *Server) builtin(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, s.guard(newGate(pattern+" requests", s.lim.MaxEndpointRequests), true, h))
 }
 
 func keySuffix(key string) string {
@@ -154,9 +173,19 @@ func (s *Server) beans() []*registered {
 // Handle registers a role handler on the server's mux (http.ServeMux pattern
 // syntax of Go 1.22+, e.g. "GET /isActive", "GET /{$}"). A pattern that
 // conflicts with one already registered panics, as http.ServeMux does.
+// The handler runs under the server's limits: at most
+// Limits.MaxEndpointRequests at once for this pattern, and each write of
+// its answer may take IdleTimeout.
 func (s *Server) Handle(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, h)
+	s.mux.Handle(pattern, s.guard(newGate(pattern+" requests", s.lim.MaxEndpointRequests), false, h))
 }
+
+// Refused is the number of connections refused because
+// Limits.MaxConnections were open.
+func (s *Server) Refused() int64 { return s.limits.refused.Load() }
+
+// OpenConns is the number of connections open now.
+func (s *Server) OpenConns() int64 { return s.limits.open.Load() }
 
 // Start serves in a goroutine owned by the server. A second Start, or a
 // Start after Close, does nothing.

@@ -28,7 +28,11 @@
 //
 // N is checked against the configured maximum (Hadoop's
 // ipc.maximum.data.length, 128 MiB by default) before any buffer is
-// allocated; a larger N is a *FrameTooLargeError.
+// allocated; a larger N is a *FrameTooLargeError. Even a permitted N is
+// never allocated up front: ReadFrame's buffer starts at FrameChunk bytes
+// and doubles as the bytes arrive, so every decoder here allocates in
+// proportion to what the peer sent, not to what it announced (the fuzz
+// targets check this with testtool.AllocBound).
 //
 // A request frame's messages depend on its call id (a sint32, zigzag on the
 // wire):

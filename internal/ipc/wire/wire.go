@@ -149,8 +149,11 @@ func ReadFrameLength(r *bufio.Reader, max int) (uint32, error) {
 }
 
 // ReadFrame reads one frame (length prefix and content) and returns its
-// content. buf is reused when it has room; otherwise a buffer of exactly the
-// announced length is allocated, never more than max bytes. An EOF in the
+// content. buf is reused when it has room for the announced length;
+// otherwise the buffer grows as the bytes arrive, starting at
+// FrameChunk bytes and doubling, so a peer that announces a long frame
+// and sends little of it costs about what it sent, never the announced
+// length (which is still checked against max first). An EOF in the
 // middle of a frame is io.ErrUnexpectedEOF; a clean EOF before a frame is
 // io.EOF.
 func ReadFrame(r *bufio.Reader, max int, buf []byte) ([]byte, error) {
@@ -160,16 +163,43 @@ func ReadFrame(r *bufio.Reader, max int, buf []byte) ([]byte, error) {
 	}
 	if cap(buf) >= int(n) {
 		buf = buf[:n]
-	} else {
-		buf = make([]byte, n)
-	}
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, unexpected(err)
 		}
-		return nil, err
+		return buf, nil
+	}
+	return ReadGrowing(r, int(n))
+}
+
+// FrameChunk is the first buffer size of a frame read by ReadGrowing.
+const FrameChunk = 4 << 10
+
+// ReadGrowing reads exactly n bytes from r into a new buffer that starts
+// at min(n, FrameChunk) bytes and doubles as it fills, so that what it
+// allocates stays within a small multiple of the bytes actually read.
+// An end of stream before n bytes is io.ErrUnexpectedEOF.
+func ReadGrowing(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, FrameChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, unexpected(err)
+		}
 	}
 	return buf, nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // nextDelimited splits one varint-delimited message off b.

@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 const (
@@ -260,29 +262,45 @@ func TestResponseRoundTrip(t *testing.T) {
 	}
 }
 
+// Bounds of AllocBound for the wire decoders: a few times the input plus
+// the reader's buffer, one FrameChunk and what the fuzzing engine itself
+// allocates meanwhile. A decoder that allocated by an
+// announced length would need the announced 64 MiB (fuzzMax).
+const (
+	allocPerByte = 32
+	allocFixed   = 256 << 10
+	fuzzMax      = 64 << 20
+)
+
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add(mustHex(f, goldenContext))
 	f.Add(mustHex(f, goldenGetFileInfo))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0, 0, 0, 2, 0, 0})
-	const max = 1 << 16
+	f.Add([]byte{0x03, 0xff, 0xff, 0xff, 0x18, 0x08}) // claims ~64 MiB, sends 2 bytes
 	f.Fuzz(func(t *testing.T, data []byte) {
-		br := bufio.NewReader(bytes.NewReader(data))
-		for {
-			frame, err := ReadFrame(br, max, nil)
-			if err != nil {
-				return
-			}
-			if len(frame) > max || cap(frame) > max {
-				t.Fatalf("frame of %d bytes (cap %d) over the limit", len(frame), cap(frame))
-			}
-			req, err := DecodeRequest(frame)
-			if err != nil {
-				if !errors.Is(err, ErrMalformed) {
-					t.Fatalf("untyped error %v", err)
+		var reqs []*Request
+		testtool.AllocBound(t, len(data), allocPerByte, allocFixed, func() {
+			br := bufio.NewReaderSize(bytes.NewReader(data), 512)
+			for {
+				frame, err := ReadFrame(br, fuzzMax, nil)
+				if err != nil {
+					return
 				}
-				continue
+				if len(frame) > fuzzMax || cap(frame) > fuzzMax {
+					t.Fatalf("frame of %d bytes (cap %d) over the limit", len(frame), cap(frame))
+				}
+				req, err := DecodeRequest(frame)
+				if err != nil {
+					if !errors.Is(err, ErrMalformed) {
+						t.Fatalf("untyped error %v", err)
+					}
+					continue
+				}
+				reqs = append(reqs, req)
 			}
+		})
+		for _, req := range reqs {
 			// A decoded request re-encodes to a frame that decodes the same.
 			var parts [][]byte
 			parts = append(parts, mustMarshal(t, req.Header))
@@ -301,6 +319,54 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadPreamble: any bytes give a preamble or one of the preamble
+// errors, allocating nothing in proportion to what follows.
+func FuzzReadPreamble(f *testing.F) {
+	f.Add([]byte("hrpc\x09\x00\x00"))
+	f.Add([]byte("hrpc\x0a\x00\x00"))
+	f.Add([]byte("GET / HTTP/1.1\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		testtool.AllocBound(t, len(data), allocPerByte, allocFixed, func() {
+			p, err := ReadPreamble(bytes.NewReader(data))
+			switch {
+			case err == nil:
+				if p.Version != Version || (p.AuthProtocol != AuthNone && p.AuthProtocol != AuthSASL) {
+					t.Fatalf("accepted %+v", p)
+				}
+			case errors.Is(err, ErrBadMagic), errors.Is(err, ErrBadVersion), errors.Is(err, ErrBadAuthProtocol),
+				errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			default:
+				t.Fatalf("untyped error %v", err)
+			}
+		})
+	})
+}
+
+// TestTrickledFrameAllocatesWhatArrived announces a 100 MiB frame (under
+// the limit) and sends 10 KiB of it: the reader may hold about what
+// arrived, not what was announced.
+func TestTrickledFrameAllocatesWhatArrived(t *testing.T) {
+	const announced, sent = 100 << 20, 10 << 10
+	in := append([]byte{0, 0, 0, 0}, make([]byte, sent)...)
+	binary.BigEndian.PutUint32(in, announced)
+	testtool.AllocBound(t, len(in), allocPerByte, allocFixed, func() {
+		_, err := ReadFrame(bufio.NewReader(bytes.NewReader(in)), DefaultMaxDataLength, nil)
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("err %v, want unexpected EOF", err)
+		}
+	})
+}
+
+func TestReadGrowingExact(t *testing.T) {
+	for _, n := range []int{0, 1, FrameChunk - 1, FrameChunk, FrameChunk + 1, 5*FrameChunk + 3} {
+		in := bytes.Repeat([]byte{7}, n+10)
+		got, err := ReadGrowing(bytes.NewReader(in), n)
+		if err != nil || len(got) != n || got == nil {
+			t.Fatalf("n=%d: len %d err %v", n, len(got), err)
+		}
+	}
 }
 
 func FuzzDecodeResponse(f *testing.F) {
