@@ -32,7 +32,7 @@ func registerBlockCalls(c *clientRPC, s *ipc.Service) {
 
 func (c *clientRPC) pool() string { return c.nn.version.BlockPoolID }
 
-func idsToInfos(ids []blockmgmt.DatanodeID, bm *blockmgmt.Manager) []blockmgmt.DatanodeInfo {
+func idsToInfos(ids []blockmgmt.DatanodeID, bm blockmgmt.View) []blockmgmt.DatanodeInfo {
 	out := make([]blockmgmt.DatanodeInfo, len(ids))
 	topo := bm.Config().Topology
 	for i, id := range ids {
@@ -75,45 +75,45 @@ func (c *clientRPC) addBlock(ctx context.Context, req *hdfs.AddBlockRequestProto
 	machine := clientMachine(ctx)
 	prev := toBlock(req.GetPrevious())
 	var resp *hdfs.LocatedBlockProto
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		nb, ops, err := t.PlanAddBlock(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), prev)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		path, fi, blocks, err := fileOf(t, u, req.GetSrc(), req.GetClientName(), req.GetFileId())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		nowT := c.ns.clock.Now()
 		if len(ops) == 0 { // a retried allocation: answer with the same block
 			locs, err := bm.GetBlockLocations([]int64{nb.ID}, machine, nowT)
 			if err != nil || len(locs) != 1 {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "block %d of %s is not known: %v", nb.ID, path, err)
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "block %d of %s is not known: %v", nb.ID, path, err)
 			}
 			resp = locatedBlock(c.pool(), locs[0], lengthBefore(blocks, len(blocks)-1))
-			return nil, nil
+			return nil, nil, nil
 		}
 		if prev != nil {
-			if _, err := bm.CommitBlock(blockmgmt.Block(*prev)); err != nil {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d_%d: %v", prev.ID, prev.GenStamp, err)
+			if err := bm.CheckCommit(blockmgmt.Block(*prev)); err != nil {
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d_%d: %v", prev.ID, prev.GenStamp, err)
 			}
 		}
 		excluded := datanodeIDs(req.GetExcludeNodes())
-		targets, err := bm.AllocateBlock(int64(fi.ID), blockmgmt.Block(nb), int(fi.Replication), machine, excluded, nil, fi.BlockSize, nowT)
+		targets, err := bm.ChoosePipeline(int(fi.Replication), machine, excluded, nil, fi.BlockSize, nowT)
 		if err != nil {
 			if errors.Is(err, blockmgmt.ErrNotEnoughTargets) {
-				return nil, remoteerr.New(remoteerr.ClassIOException,
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException,
 					"File %s could only be written to %d of the %d minReplication nodes. There are %d datanode(s) running and %d node(s) are excluded in this operation.",
 					path, len(targets), bm.Config().MinReplication, bm.NumLiveDatanodes(), len(excluded))
 			}
-			return nil, remoteerr.New(remoteerr.ClassIOException, "%v", err)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "%v", err)
 		}
 		off := lengthBefore(blocks, len(blocks))
 		if prev != nil {
 			off += prev.NumBytes - blocks[len(blocks)-1].NumBytes
 		}
 		resp = targetsBlock(c.pool(), blockmgmt.Block(nb), off, idsToInfos(targets, bm))
-		return ops, nil
+		return ops, func() { c.ns.mu.bm.SetPipeline(nb.ID, targets) }, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -125,32 +125,36 @@ func (c *clientRPC) complete(ctx context.Context, req *hdfs.CompleteRequestProto
 	u := c.caller(ctx)
 	last := toBlock(req.GetLast())
 	var done bool
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		ok, ops, err := t.PlanComplete(u, req.GetSrc(), req.GetClientName(), req.GetFileId(), last, now)
 		done = ok
 		if err != nil || len(ops) == 0 {
-			return nil, err
+			return nil, nil, err
 		}
 		cl := ops[len(ops)-1].(*op.Close)
-		if n := len(cl.Blocks); n > 0 {
-			if _, err := bm.CommitBlock(blockmgmt.Block(cl.Blocks[n-1])); err != nil {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d: %v", cl.Blocks[n-1].ID, err)
-			}
-			// The file closes only when its last block has its minimal
-			// replicas and every earlier block is complete (Hadoop's
-			// checkFileProgress); otherwise the client asks again.
-			if !bm.IsMinimallyReplicated(cl.Blocks[n-1].ID) {
-				done = false
-				return nil, nil
-			}
-			for _, b := range cl.Blocks[:n-1] {
-				if !bm.IsComplete(b.ID) && !bm.IsMinimallyReplicated(b.ID) {
-					done = false
-					return nil, nil
-				}
+		n := len(cl.Blocks)
+		if n == 0 {
+			return ops, nil, nil
+		}
+		lb := blockmgmt.Block(cl.Blocks[n-1])
+		if err := bm.CheckCommit(lb); err != nil {
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commit of blk_%d: %v", lb.ID, err)
+		}
+		// The file closes only when its last block has its minimal
+		// replicas and every earlier block is complete (Hadoop's
+		// checkFileProgress); otherwise the block is committed (not in
+		// the edits, as in Hadoop) and the client asks again.
+		ready := bm.CommitWouldComplete(lb)
+		for _, b := range cl.Blocks[:n-1] {
+			if !bm.IsComplete(b.ID) && !bm.IsMinimallyReplicated(b.ID) {
+				ready = false
 			}
 		}
-		return ops, nil
+		if !ready {
+			done = false
+			return nil, func() { c.ns.mu.bm.CommitBlock(lb) }, nil
+		}
+		return ops, nil, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -226,7 +230,7 @@ func locatedBlocks(pool string, fi namespace.FileInfo, blocks []op.Block, locs [
 }
 
 // ucBlockFile finds the file owning blockID and checks that client holds it.
-func ucBlockFile(t *namespace.Tree, bm *blockmgmt.Manager, u namespace.Caller, blockID int64, client string) (string, namespace.FileInfo, []op.Block, error) {
+func ucBlockFile(t *namespace.Tree, bm blockmgmt.View, u namespace.Caller, blockID int64, client string) (string, namespace.FileInfo, []op.Block, error) {
 	info, ok := bm.BlockInfo(blockID)
 	if !ok {
 		return "", namespace.FileInfo{}, nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d does not exist or is not under construction", blockID)
@@ -242,26 +246,26 @@ func (c *clientRPC) updateBlockForPipeline(ctx context.Context, req *hdfs.Update
 	u := c.caller(ctx)
 	b := toBlock(req.GetBlock())
 	var resp *hdfs.LocatedBlockProto
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		_, _, blocks, err := ucBlockFile(t, bm, u, b.ID, req.GetClientName())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(blocks) == 0 || blocks[len(blocks)-1].ID != b.ID {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d is not the last block of its file", b.ID)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d is not the last block of its file", b.ID)
 		}
 		// A new generation stamp for the pipeline the client is about to
 		// rebuild; the block keeps its stamp until updatePipeline.
 		gs := t.NextGenStamp()
 		locs, err := bm.GetBlockLocations([]int64{b.ID}, clientMachine(ctx), c.ns.clock.Now())
 		if err != nil || len(locs) != 1 {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", b.ID, err)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", b.ID, err)
 		}
 		lb := locs[0]
 		lb.Block.GenStamp = gs
 		lb.Block.NumBytes = b.NumBytes
 		resp = locatedBlock(c.pool(), lb, lengthBefore(blocks, len(blocks)-1))
-		return []op.Op{&op.SetGenstamp{GenStamp: gs}}, nil
+		return []op.Op{&op.SetGenstamp{GenStamp: gs}}, nil, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -270,7 +274,7 @@ func (c *clientRPC) updateBlockForPipeline(ctx context.Context, req *hdfs.Update
 }
 
 func (c *clientRPC) updatePipeline(ctx context.Context, req *hdfs.UpdatePipelineRequestProto) (*hdfs.UpdatePipelineResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.UpdatePipelineResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.UpdatePipelineResponseProto, error) {
 		u := c.caller(ctx)
 		oldB, newB := toBlock(req.GetOldBlock()), toBlock(req.GetNewBlock())
 		if oldB.ID != newB.ID {
@@ -280,19 +284,23 @@ func (c *clientRPC) updatePipeline(ctx context.Context, req *hdfs.UpdatePipeline
 		for _, id := range req.GetNewNodes() {
 			targets = append(targets, datanodeIDFromProto(id))
 		}
-		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 			path, fi, _, err := ucBlockFile(t, bm, u, oldB.ID, req.GetClientName())
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			info, _ := bm.BlockInfo(oldB.ID)
+			if info.State != blockmgmt.UnderConstruction && info.State != blockmgmt.UnderRecovery {
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "updatePipeline: blk_%d is %s", oldB.ID, info.State)
+			}
+			if newB.GenStamp <= info.GenStamp {
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "updatePipeline: new stamp %d not above %d for blk_%d", newB.GenStamp, info.GenStamp, oldB.ID)
 			}
 			ops, err := t.PlanUpdateLastBlock(u, path, req.GetClientName(), fi.ID, oldB.ID, newB.GenStamp, newB.NumBytes)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if err := bm.UpdatePipeline(oldB.ID, newB.GenStamp, newB.NumBytes, targets); err != nil {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "updatePipeline: %v", err)
-			}
-			return ops, nil
+			return ops, func() { c.ns.mu.bm.SetPipeline(oldB.ID, targets) }, nil
 		})
 		if err != nil {
 			return nil, toRemote(err)
@@ -334,12 +342,8 @@ func (c *clientRPC) getAdditionalDatanode(ctx context.Context, req *hdfs.GetAddi
 func (c *clientRPC) abandonBlock(ctx context.Context, req *hdfs.AbandonBlockRequestProto) (*hdfs.AbandonBlockResponseProto, error) {
 	u := c.caller(ctx)
 	b := toBlock(req.GetB())
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
-		ops, err := t.PlanAbandonBlock(u, req.GetSrc(), req.GetHolder(), req.GetFileId(), b.ID)
-		if err == nil && len(ops) > 0 {
-			bm.RemoveBlocks([]int64{b.ID})
-		}
-		return ops, err
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		return t.PlanAbandonBlock(u, req.GetSrc(), req.GetHolder(), req.GetFileId(), b.ID)
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -375,7 +379,7 @@ func (nn *NameNode) reportBadLocked(blocks []*hdfs.LocatedBlockProto) {
 
 func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hdfs.FsyncResponseProto, error) {
 	u := c.caller(ctx)
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 		path, fi, blocks, err := fileOf(t, u, req.GetSrc(), req.GetClient(), req.GetFileId())
 		if err != nil {
 			return nil, err
@@ -393,53 +397,31 @@ func (c *clientRPC) fsync(ctx context.Context, req *hdfs.FsyncRequestProto) (*hd
 }
 
 func (c *clientRPC) append(ctx context.Context, req *hdfs.AppendRequestProto) (*hdfs.AppendResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.AppendResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.AppendResponseProto, error) {
 		u := c.caller(ctx)
 		machine := clientMachine(ctx)
 		newBlock := req.GetFlag()&0x20 != 0 // CreateFlag.NEW_BLOCK
-		var resp hdfs.AppendResponseProto
-		err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+		src := req.GetSrc()
+		var resp *hdfs.AppendResponseProto
+		err := c.ns.mutateBlocks(ctx,
 			// An abandoned file whose soft limit passed is closed first; the
 			// append then goes on (HDFS does the same).
-			if _, err := c.ns.takeOverExpiredLocked(req.GetSrc(), req.GetClientName(), c.ns.clock.Now()); err != nil {
-				return nil, err
-			}
-			ops, err := t.PlanAppend(u, req.GetSrc(), req.GetClientName(), machine, newBlock)
-			if err != nil {
-				return nil, err
-			}
-			fi, blocks, err := t.FileBlocks(u, req.GetSrc())
-			if err != nil {
-				return nil, err
-			}
-			if n := len(blocks); n > 0 && !newBlock && blocks[n-1].NumBytes < fi.BlockSize {
-				// The partial last block is written again: it goes back to
-				// under construction, with its replicas as the pipeline.
-				lb := blocks[n-1]
-				locs, err := bm.GetBlockLocations([]int64{lb.ID}, machine, c.ns.clock.Now())
-				if err != nil || len(locs) != 1 {
-					return nil, remoteerr.New(remoteerr.ClassIOException, "blk_%d: %v", lb.ID, err)
+			c.ns.takeOverStep(src, req.GetClientName(), machine, false),
+			func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
+				ops, err := t.PlanAppend(u, src, req.GetClientName(), machine, newBlock)
+				if err != nil {
+					return nil, nil, err
 				}
-				if err := bm.ReopenForAppend(lb.ID); err != nil {
-					return nil, remoteerr.New(remoteerr.ClassIOException, "append: %v", err)
-				}
-				resp.Block = locatedBlock(c.pool(), locs[0], lengthBefore(blocks, n-1))
-			}
-			return ops, nil
-		})
+				// The answer (with the reopened last block and its holders as
+				// the pipeline) is built once the append is applied.
+				return ops, func() { resp = c.appendAnswerLocked(machine, src) }, nil
+			})
 		if err != nil {
 			return nil, toRemote(err)
 		}
-		var st *hdfs.HdfsFileStatusProto
-		c.ns.read(func(t *namespace.Tree) {
-			if fi, err := t.Stat(u, req.GetSrc()); err == nil {
-				st = fileStatus(fi, nil)
-			}
-		})
-		if st == nil {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "%s is gone", req.GetSrc())
+		if resp.GetStat() == nil {
+			return nil, remoteerr.New(remoteerr.ClassIOException, "%s is gone", src)
 		}
-		resp.Stat = st
-		return &resp, nil
+		return resp, nil
 	})
 }

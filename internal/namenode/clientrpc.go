@@ -115,27 +115,6 @@ func (c *clientRPC) checkSuper(ctx context.Context) error {
 	return remoteerr.AccessControl(fmt.Sprintf("Access denied for user %s. Superuser privilege is required", u.User))
 }
 
-// atMostOnce runs f once per (clientId, callId): a retried call gets the first
-// call's outcome from the retry cache instead of running again.
-func atMostOnce[R proto.Message](c *clientRPC, ctx context.Context, f func() (R, error)) (R, error) {
-	ci, ok := ipc.CallerFromContext(ctx)
-	if c.nn.retry == nil || !ok || len(ci.ClientID) == 0 || ci.CallID < 0 {
-		return f()
-	}
-	e, retry := c.nn.retry.Begin(ci.ClientID, ci.CallID)
-	if retry {
-		resp, err := e.Result()
-		if err != nil {
-			var zero R
-			return zero, err
-		}
-		return resp.(R), nil
-	}
-	resp, err := f()
-	c.nn.retry.End(e, resp, err)
-	return resp, err
-}
-
 // fileMode keeps what an HDFS permission holds: rwx for user, group and other,
 // and the sticky bit. Clients send junk above bit 15 (Go's os.ModeDir).
 func fileMode(p *hdfs.FsPermissionProto) uint16 {
@@ -261,7 +240,7 @@ func (c *clientRPC) checkReplication(src string, r uint32) error {
 }
 
 func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*hdfs.CreateResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.CreateResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.CreateResponseProto, error) {
 		src := req.GetSrc()
 		if err := c.checkReplication(src, req.GetReplication()); err != nil {
 			return nil, err
@@ -278,24 +257,21 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 		u := c.caller(ctx)
 		machine := clientMachine(ctx)
 		var st *hdfs.HdfsFileStatusProto
-		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
-			if !flags.Overwrite {
-				closed, err := c.ns.takeOverExpiredLocked(src, req.GetClientName(), c.ns.clock.Now())
-				if err != nil {
-					return nil, err
-				}
-				if closed {
-					// As in HDFS: the abandoned file is closed, and it exists.
-					return nil, remoteerr.New(remoteerr.ClassFileAlreadyExists, "%s for client %s already exists", src, machine)
-				}
-			}
+		var steps []blockPlan
+		if !flags.Overwrite {
+			// An abandoned file whose soft limit passed is closed first; as
+			// in HDFS, it then exists and the create fails.
+			steps = append(steps, c.ns.takeOverStep(src, req.GetClientName(), machine, true))
+		}
+		steps = append(steps, namespacePlan(func(t *namespace.Tree, now int64) ([]op.Op, error) {
 			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
-		}, func(t *namespace.Tree) {
+		}))
+		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree) {
 			if fi, err := t.Stat(u, src); err == nil {
 				st = fileStatus(fi, nil)
 			}
-		})
+		}, steps...)
 		if err != nil {
 			return nil, toRemote(err)
 		}
@@ -309,7 +285,7 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 }
 
 func (c *clientRPC) delete(ctx context.Context, req *hdfs.DeleteRequestProto) (*hdfs.DeleteResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.DeleteResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.DeleteResponseProto, error) {
 		u := c.caller(ctx)
 		var deleted bool
 		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
@@ -325,7 +301,7 @@ func (c *clientRPC) delete(ctx context.Context, req *hdfs.DeleteRequestProto) (*
 }
 
 func (c *clientRPC) rename(ctx context.Context, req *hdfs.RenameRequestProto) (*hdfs.RenameResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.RenameResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.RenameResponseProto, error) {
 		u := c.caller(ctx)
 		var renamed bool
 		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
@@ -341,7 +317,7 @@ func (c *clientRPC) rename(ctx context.Context, req *hdfs.RenameRequestProto) (*
 }
 
 func (c *clientRPC) rename2(ctx context.Context, req *hdfs.Rename2RequestProto) (*hdfs.Rename2ResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.Rename2ResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.Rename2ResponseProto, error) {
 		if req.GetMoveToTrash() {
 			return nil, unsupported("rename2 with moveToTrash")
 		}
@@ -398,20 +374,10 @@ func (c *clientRPC) setReplication(ctx context.Context, req *hdfs.SetReplication
 	}
 	u := c.caller(ctx)
 	var ok bool
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 		r, ops, err := t.PlanSetReplication(u, req.GetSrc(), uint16(req.GetReplication()))
 		ok = r
-		if err != nil || !r {
-			return ops, err
-		}
-		if blocks, err := t.Blocks(req.GetSrc()); err == nil && len(blocks) > 0 {
-			ids := make([]int64, len(blocks))
-			for i, b := range blocks {
-				ids[i] = b.ID
-			}
-			bm.SetReplication(ids, int(req.GetReplication()))
-		}
-		return ops, nil
+		return ops, err
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -625,7 +591,7 @@ func totalsOf(t *namespace.Tree) namespaceTotals {
 }
 
 func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*hdfs.ConcatResponseProto, error) {
-	return atMostOnce(c, ctx, func() (*hdfs.ConcatResponseProto, error) {
+	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.ConcatResponseProto, error) {
 		u := c.caller(ctx)
 		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 			return t.PlanConcat(u, req.GetTrg(), req.GetSrcs(), now)

@@ -18,47 +18,20 @@ import (
 // Leases and lease recovery.
 //
 // The lease table (package lease) lives under the namesystem lock next to the
-// tree and the block manager. The live path keeps it in step with the ops it
-// applies (noteLeaseLocked); at start-up it is rebuilt from the files under
-// construction. A lease past the hard limit, a recoverLease call, or another
-// client's create/append after the soft limit releases the lease
-// (releaseLocked): the file is closed at once when its blocks allow, else
-// block recovery of the last block starts — a new generation stamp is logged,
-// the NameNode takes the lease, and the primary DataNode gets DNA_RECOVERBLOCK
-// with its next heartbeat. The primary reports the agreed block with
+// tree and the block manager. The one apply path (apply.go) keeps it in step
+// with the ops, live and replayed alike; an image's open files get a lease
+// each at start-up. A lease past the hard limit, a recoverLease call, or
+// another client's create/append after the soft limit releases the lease
+// (releasePlan, a pure plan): the file is closed at once when its blocks
+// allow, else block recovery of the last block starts — a new generation
+// stamp and the lease's move to the NameNode are logged, and the plan's
+// follow-up queues DNA_RECOVERBLOCK for the primary DataNode's next
+// heartbeat (recoveries under way are soft state: a NameNode that restarts
+// or takes over starts them again when the leases expire). The primary reports the agreed block with
 // commitBlockSynchronization, which closes the file. A recovery that does not
 // report within lease.RecoveryTimeout is retried with the next primary.
 
 const classRecoveryInProgress = "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException"
-
-// noteLeaseLocked updates the lease table for one applied op.
-func (n *namesystem) noteLeaseLocked(o op.Op, now time.Time) {
-	t, l := n.mu.tree, n.mu.leases
-	switch o := o.(type) {
-	case *op.Add:
-		l.AddLease(o.ClientName, o.InodeID, now)
-	case *op.Append:
-		if id, ok := t.InodeID(o.Path); ok {
-			l.AddLease(o.ClientName, id, now)
-		}
-	case *op.Close:
-		if id, ok := t.InodeID(o.Path); ok {
-			l.RemoveFile(id)
-		}
-	case *op.Truncate:
-		if o.TruncateBlock != nil {
-			if id, ok := t.InodeID(o.Path); ok {
-				l.AddLease(o.ClientName, id, now)
-			}
-		}
-	case *op.ReassignLease:
-		if id, ok := t.InodeID(o.Path); ok {
-			if err := l.ReassignLease(id, o.Holder, o.NewHolder, now); err != nil {
-				n.log.Warn("reassign lease", "path", o.Path, "err", err)
-			}
-		}
-	}
-}
 
 func toLeaseState(s blockmgmt.BlockUCState) lease.BlockState {
 	switch s {
@@ -72,14 +45,14 @@ func toLeaseState(s blockmgmt.BlockUCState) lease.BlockState {
 	return lease.UnderConstruction
 }
 
-// releaseLocked releases the lease on the file under construction fileID: it
-// returns the ops that close it (closed=true), or the ops that start block
-// recovery of its last block, or nothing while a recovery runs.
-func (n *namesystem) releaseLocked(fileID uint64, now time.Time, prevPrimary int) (ops []op.Op, closed bool, err error) {
-	t, bm := n.mu.tree, n.mu.bm
+// releasePlan plans the release of the lease on the file under construction
+// fileID: the ops that close it (closed=true), or the ops that start block
+// recovery of its last block with a follow-up that starts it, or nothing
+// while a recovery runs. It reads the namesystem and changes nothing.
+func (n *namesystem) releasePlan(t *namespace.Tree, bm blockmgmt.View, fileID uint64, now time.Time, prevPrimary int) (ops []op.Op, after followUp, closed bool, err error) {
 	path, holder, _, blocks, ok := t.UnderConstructionFile(fileID)
 	if !ok {
-		return nil, true, nil // closed or deleted meanwhile
+		return nil, nil, true, nil // closed or deleted meanwhile
 	}
 	nowMs := now.UnixMilli()
 	fs := lease.FileState{NumBlocks: len(blocks), MinReplication: n.cfg.Blocks.MinReplication, PrevPrimary: prevPrimary}
@@ -115,20 +88,14 @@ func (n *namesystem) releaseLocked(fileID uint64, now time.Time, prevPrimary int
 	}
 	d := lease.DecideRelease(fs)
 	switch d.Kind {
-	case lease.CloseFile:
+	case lease.CloseFile, lease.CompleteLastAndClose:
+		// Applying OP_CLOSE completes every block, the last one too.
 		ops, err = t.PlanCloseUnderConstruction(fileID, blocks, nowMs)
-		return ops, err == nil, err
-	case lease.CompleteLastAndClose:
-		if err := bm.ForceComplete(blocks[len(blocks)-1].ID); err != nil {
-			return nil, false, err
-		}
-		ops, err = t.PlanCloseUnderConstruction(fileID, blocks, nowMs)
-		return ops, err == nil, err
+		return ops, nil, err == nil, err
 	case lease.RemoveEmptyLastBlockAndClose:
-		last := blocks[len(blocks)-1]
-		bm.RemoveBlocks([]int64{last.ID})
+		// The close without it frees the empty last block.
 		ops, err = t.PlanCloseUnderConstruction(fileID, blocks[:len(blocks)-1], nowMs)
-		return ops, err == nil, err
+		return ops, nil, err == nil, err
 	case lease.StartBlockRecovery:
 		last := blocks[len(blocks)-1]
 		recoveryID := t.NextGenStamp()
@@ -137,7 +104,7 @@ func (n *namesystem) releaseLocked(fileID uint64, now time.Time, prevPrimary int
 		if holder != nnHolder && !isNameNodeHolder(holder) {
 			re, err := t.PlanReassignLease(fileID, nnHolder)
 			if err != nil {
-				return nil, false, err
+				return nil, nil, false, err
 			}
 			ops = append(ops, re...)
 		}
@@ -148,18 +115,22 @@ func (n *namesystem) releaseLocked(fileID uint64, now time.Time, prevPrimary int
 		if len(parts) == 0 {
 			parts = holders
 		}
-		if err := bm.StartRecovery(last.ID, recoveryID, holders[d.Primary].UUID, parts, -1); err != nil {
-			return nil, false, err
+		primary := holders[d.Primary]
+		after = func() {
+			if err := n.mu.bm.StartRecovery(last.ID, recoveryID, primary.UUID, parts, -1); err != nil {
+				n.log.Warn("block recovery not started", "path", path, "block", last.ID, "err", err)
+				return
+			}
+			n.mu.recoveries.Start(last.ID, recoveryID, d.Primary, now)
+			n.log.Info("block recovery started", "path", path, "block", last.ID, "recoveryID", recoveryID,
+				"primary", primary.XferAddr(), "holders", len(parts))
 		}
-		n.mu.recoveries.Start(last.ID, recoveryID, d.Primary, now)
-		n.log.Info("block recovery started", "path", path, "block", last.ID, "recoveryID", recoveryID,
-			"primary", holders[d.Primary].XferAddr(), "holders", len(parts))
-		return ops, false, nil
+		return ops, after, false, nil
 	case lease.RecoveryInProgress, lease.Wait:
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	n.log.Warn("lease recovery cannot proceed", "path", path, "decision", d.Kind.String(), "reason", d.Reason)
-	return nil, false, nil
+	return nil, nil, false, nil
 }
 
 func isNameNodeHolder(h string) bool {
@@ -174,7 +145,8 @@ func (n *namesystem) recoveryTimeout() time.Duration {
 }
 
 // leaseMonitorPass releases every lease past the hard limit (a bounded number
-// per pass) and retries overdue block recoveries.
+// per pass) and retries overdue block recoveries. Each release is one step:
+// planned, logged, applied, its recovery started.
 func (n *namesystem) leaseMonitorPass(ctx context.Context) {
 	if n.Err() != nil {
 		return
@@ -185,25 +157,31 @@ func (n *namesystem) leaseMonitorPass(ctx context.Context) {
 		if n.mu.bm.InSafeMode() {
 			return
 		}
+		release := func(fileID uint64, prevPrimary int, what string) bool {
+			ops, after, closed, err := n.releasePlan(n.mu.tree, n.mu.bm, fileID, now, prevPrimary)
+			if err != nil {
+				n.log.Warn(what, "inode", fileID, "err", err)
+				return true
+			}
+			txid, err := n.logAndApplyLocked(ops)
+			if err != nil {
+				n.log.Warn(what, "inode", fileID, "err", err)
+				return n.Err() == nil
+			}
+			last = max(last, txid)
+			if after != nil {
+				after()
+			}
+			if closed && len(ops) > 0 {
+				n.log.Info("lease released: file closed", "inode", fileID)
+			}
+			return true
+		}
 		for _, e := range n.mu.leases.ExpiredHardLimit(now, 100) {
 			for _, id := range e.FileIDs {
-				ops, closed, err := n.releaseLocked(id, now, -1)
-				if err != nil {
-					n.log.Warn("lease recovery", "holder", e.Holder, "inode", id, "err", err)
-					continue
+				if !release(id, -1, "lease recovery") {
+					return
 				}
-				if closed {
-					n.log.Info("lease released: file closed", "holder", e.Holder, "inode", id)
-				}
-				txid, err := n.logAndApplyLocked(ops)
-				if err != nil {
-					n.log.Warn("lease recovery", "holder", e.Holder, "inode", id, "err", err)
-					if n.Err() != nil {
-						return
-					}
-					continue
-				}
-				last = max(last, txid)
 			}
 		}
 		for _, a := range n.mu.recoveries.Due(now, n.recoveryTimeout()) {
@@ -212,20 +190,9 @@ func (n *namesystem) leaseMonitorPass(ctx context.Context) {
 				continue
 			}
 			n.log.Warn("block recovery timed out; retrying with another primary", "block", a.BlockID, "recoveryID", a.RecoveryID)
-			ops, _, err := n.releaseLocked(uint64(info.FileID), now, a.Primary)
-			if err != nil {
-				n.log.Warn("block recovery retry", "block", a.BlockID, "err", err)
-				continue
+			if !release(uint64(info.FileID), a.Primary, "block recovery retry") {
+				return
 			}
-			txid, err := n.logAndApplyLocked(ops)
-			if err != nil {
-				n.log.Warn("block recovery retry", "block", a.BlockID, "err", err)
-				if n.Err() != nil {
-					return
-				}
-				continue
-			}
-			last = max(last, txid)
 		}
 	})
 	if last > 0 {
@@ -233,37 +200,41 @@ func (n *namesystem) leaseMonitorPass(ctx context.Context) {
 	}
 }
 
-// takeOverExpiredLocked handles another client's create or append of a file
-// under construction: once its holder's soft limit has passed, the lease is
-// released. The ops that does are logged and applied here; closed reports
-// whether the file is now closed. While block recovery runs the caller is told
-// to try again (RecoveryInProgressException).
-func (n *namesystem) takeOverExpiredLocked(path, client string, now time.Time) (closed bool, err error) {
-	t := n.mu.tree
-	id, ok := t.InodeID(path)
-	if !ok {
-		return false, nil
+// takeOverStep is the first step of another client's create or append of a
+// file under construction: once its holder's soft limit has passed, the
+// lease is released (the file closed, or its block recovery started). The
+// ops that does are logged whatever follows. A create of the file that was
+// closed fails with FileAlreadyExistsException, as in HDFS; while block
+// recovery runs the caller is told to try again
+// (RecoveryInProgressException).
+func (n *namesystem) takeOverStep(path, client, machine string, create bool) blockPlan {
+	return func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
+		id, ok := t.InodeID(path)
+		if !ok {
+			return nil, nil, nil
+		}
+		_, holder, _, _, uc := t.UnderConstructionFile(id)
+		nowT := n.clock.Now()
+		if !uc || holder == client {
+			return nil, nil, nil
+		}
+		if !isNameNodeHolder(holder) && !n.mu.leases.SoftLimitExpired(holder, nowT) {
+			return nil, nil, nil // the namespace answers AlreadyBeingCreated
+		}
+		ops, after, closed, err := n.releasePlan(t, bm, id, nowT, -1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !closed {
+			return ops, after, remoteerr.New(classRecoveryInProgress,
+				"Failed to create or append %s for %s because lease recovery is in progress. Try again later.", path, client)
+		}
+		n.log.Info("lease of an abandoned file recovered", "path", path, "holder", holder, "by", client)
+		if create {
+			return ops, after, remoteerr.New(remoteerr.ClassFileAlreadyExists, "%s for client %s already exists", path, machine)
+		}
+		return ops, after, nil
 	}
-	_, holder, _, _, uc := t.UnderConstructionFile(id)
-	if !uc || holder == client {
-		return false, nil
-	}
-	if !isNameNodeHolder(holder) && !n.mu.leases.SoftLimitExpired(holder, now) {
-		return false, nil // the namespace answers AlreadyBeingCreated
-	}
-	ops, closed, err := n.releaseLocked(id, now, -1)
-	if err != nil {
-		return false, err
-	}
-	if _, err := n.logAndApplyLocked(ops); err != nil {
-		return false, err
-	}
-	if !closed {
-		return false, remoteerr.New(classRecoveryInProgress,
-			"Failed to create or append %s for %s because lease recovery is in progress. Try again later.", path, client)
-	}
-	n.log.Info("lease of an abandoned file recovered", "path", path, "holder", holder, "by", client)
-	return true, nil
 }
 
 func (c *clientRPC) renewLease(ctx context.Context, req *hdfs.RenewLeaseRequestProto) (*hdfs.RenewLeaseResponseProto, error) {
@@ -274,24 +245,24 @@ func (c *clientRPC) renewLease(ctx context.Context, req *hdfs.RenewLeaseRequestP
 func (c *clientRPC) recoverLease(ctx context.Context, req *hdfs.RecoverLeaseRequestProto) (*hdfs.RecoverLeaseResponseProto, error) {
 	u := c.caller(ctx)
 	var done bool
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		fi, err := t.Stat(u, req.GetSrc())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if fi.IsDir {
-			return nil, remoteerr.New(remoteerr.ClassFileNotFound, "Path is not a file: %s", req.GetSrc())
+			return nil, nil, remoteerr.New(remoteerr.ClassFileNotFound, "Path is not a file: %s", req.GetSrc())
 		}
 		if err := t.CheckAccess(u, req.GetSrc(), namespace.Write); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !fi.UnderConstruction {
 			done = true
-			return nil, nil
+			return nil, nil, nil
 		}
-		ops, closed, err := c.ns.releaseLocked(fi.ID, c.ns.clock.Now(), -1)
+		ops, after, closed, err := c.ns.releasePlan(t, bm, fi.ID, c.ns.clock.Now(), -1)
 		done = closed
-		return ops, err
+		return ops, after, err
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -307,56 +278,59 @@ func (d *datanodeRPC) commitBlockSynchronization(ctx context.Context, req *datan
 		targets = append(targets, datanodeIDFromProto(id))
 	}
 	ns := d.ns
-	err := ns.mutateBlocksAnyMode(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := ns.mutateBlocksAnyMode(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		info, ok := bm.BlockInfo(b.ID)
 		if !ok {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: blk_%d not found", b.ID)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: blk_%d not found", b.ID)
 		}
 		path, _, _, blocks, uc := t.UnderConstructionFile(uint64(info.FileID))
 		if !uc {
 			// Already closed (a repeated commit): fine when it matches.
 			if info.GenStamp == newGS && info.NumBytes == newLen {
-				return nil, nil
+				return nil, nil, nil
 			}
-			return nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: the file of blk_%d is not under construction", b.ID)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: the file of blk_%d is not under construction", b.ID)
 		}
 		if a, ok := ns.mu.recoveries.Lookup(b.ID); ok && a.RecoveryID != newGS {
-			return nil, remoteerr.New(remoteerr.ClassIOException,
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException,
 				"The recovery id %d does not match current recovery id %d for block blk_%d", newGS, a.RecoveryID, b.ID)
 		}
 		k := len(blocks)
 		if k == 0 || blocks[k-1].ID != b.ID {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: blk_%d is not the last block of %s", b.ID, path)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: blk_%d is not the last block of %s", b.ID, path)
 		}
 		nb := append([]op.Block(nil), blocks...)
-		var ops []op.Op
 		if req.GetDeleteBlock() {
-			nb = nb[:k-1]
-			bm.RemoveBlocks([]int64{b.ID})
+			nb = nb[:k-1] // applying the ops frees it
 		} else {
 			if newGS < blocks[k-1].GenStamp {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: stamp %d is older than blk_%d's %d", newGS, b.ID, blocks[k-1].GenStamp)
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: stamp %d is older than blk_%d's %d", newGS, b.ID, blocks[k-1].GenStamp)
+			}
+			if err := bm.CheckRecovery(b.ID, newGS); err != nil {
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: %v", err)
 			}
 			nb[k-1].GenStamp, nb[k-1].NumBytes = newGS, newLen
-			if err := bm.CommitRecovery(b.ID, newGS, newLen, targets); err != nil {
-				return nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: %v", err)
+		}
+		closeFile := req.GetCloseFile()
+		after := func() {
+			ns.mu.recoveries.Done(b.ID)
+			if !req.GetDeleteBlock() && !closeFile {
+				// The recovered replicas become the block's holders; the
+				// close, when there is one, completed the block already.
+				if err := ns.mu.bm.CommitRecovery(b.ID, newGS, newLen, targets, false); err != nil {
+					d.nn.deps.Logger.Warn("commitBlockSynchronization", "block", b.ID, "err", err)
+				}
 			}
 		}
-		ns.mu.recoveries.Done(b.ID)
-		if req.GetCloseFile() {
-			if !req.GetDeleteBlock() {
-				bm.ForceComplete(b.ID)
-			}
+		if closeFile {
 			cl, err := t.PlanCloseUnderConstruction(uint64(info.FileID), nb, now)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			ops = append(ops, cl...)
 			d.nn.deps.Logger.Info("block recovery committed; file closed", "path", path, "block", b.ID, "genStamp", newGS, "length", newLen)
-		} else {
-			ops = append(ops, &op.UpdateBlocks{Path: path, Blocks: nb})
+			return cl, after, nil
 		}
-		return ops, nil
+		return []op.Op{&op.UpdateBlocks{Path: path, Blocks: nb}}, after, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -387,11 +361,11 @@ func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto
 	u := c.caller(ctx)
 	newLength := int64(req.GetNewLength()) // a negative length arrives as its uint64 cast
 	var done bool
-	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error) {
+	err := c.ns.mutateBlocks(ctx, func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error) {
 		ok, ops, err := t.PlanTruncate(u, req.GetSrc(), newLength, req.GetClientName(), clientMachine(ctx), now)
 		done = ok
 		if err != nil || ok {
-			return ops, err
+			return ops, nil, err
 		}
 		// The cut falls inside a block: the file stays open while the
 		// block's replicas are cut to the new length by block recovery.
@@ -402,12 +376,12 @@ func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto
 			}
 		}
 		if tb == nil {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no block to cut", req.GetSrc())
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no block to cut", req.GetSrc())
 		}
 		nowT := c.ns.clock.Now()
 		holders, stale := bm.Holders(tb.ID, nowT)
 		if len(holders) == 0 {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no live replica of blk_%d", req.GetSrc(), tb.ID)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no live replica of blk_%d", req.GetSrc(), tb.ID)
 		}
 		primary := 0
 		for i, s := range stale {
@@ -416,11 +390,14 @@ func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto
 				break
 			}
 		}
-		if err := bm.StartRecovery(tb.ID, tb.GenStamp, holders[primary].UUID, holders, tb.NumBytes); err != nil {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "truncate: %v", err)
-		}
-		c.ns.mu.recoveries.Start(tb.ID, tb.GenStamp, primary, nowT)
-		return ops, nil
+		cut := *tb
+		return ops, func() {
+			if err := c.ns.mu.bm.StartRecovery(cut.ID, cut.GenStamp, holders[primary].UUID, holders, cut.NumBytes); err != nil {
+				c.nn.deps.Logger.Warn("truncate: block recovery not started", "path", req.GetSrc(), "block", cut.ID, "err", err)
+				return
+			}
+			c.ns.mu.recoveries.Start(cut.ID, cut.GenStamp, primary, nowT)
+		}, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
-	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -28,7 +27,6 @@ type NameNode struct {
 	addr    net.Addr
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
-	retry   *retrycache.Cache
 	groups  *groupCache
 
 	// ckptMu serializes saveNamespace and rollEdits.
@@ -65,10 +63,9 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	}
 	cfg.Blocks.Topology = racks.rack
 	nn.cfg = cfg
-	nn.ns = newNamesystem(cfg, deps.Clock, deps.Logger, ld.tree, ld.elog)
-	if cfg.RetryCacheEnabled {
-		nn.retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
-	}
+	nn.ns = ld.ns
+	nn.ns.cfg = cfg
+	nn.ns.activate()
 	next := ld.lastTxID + 1
 	if err := ld.elog.StartSegment(next); err != nil {
 		ld.elog.Close()
@@ -135,6 +132,9 @@ func (nn *NameNode) Done() <-chan struct{} { return nn.done }
 
 // Err is the fatal error that stopped the NameNode, if any.
 func (nn *NameNode) Err() error { return nn.ns.Err() }
+
+// SuperUser is the user the NameNode runs as: the namespace's superuser.
+func (nn *NameNode) SuperUser() string { return nn.cfg.SuperUser }
 
 // ClusterID, NamespaceID and BlockPoolID identify the namespace.
 func (nn *NameNode) ClusterID() string   { return nn.version.ClusterID }

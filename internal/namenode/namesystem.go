@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/lease"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
@@ -26,7 +30,12 @@ type namesystem struct {
 	cfg   Config
 	clock clock.Clock
 	log   *slog.Logger
-	elog  *editlog.Log
+	// elog is the edit log ops are written to (set once the log is open;
+	// start-up replays into the namesystem before that).
+	elog *editlog.Log
+	// retry is the retry cache (nil when dfs.namenode.enable.retrycache is
+	// false); replayed ops fill it too.
+	retry *retrycache.Cache
 
 	// mu is the namesystem lock: writers hold it while planning, logging
 	// (buffering) and applying ops; readers while reading the tree. Nobody
@@ -49,8 +58,12 @@ type namesystem struct {
 	failedCh chan struct{}
 }
 
-func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *namespace.Tree, elog *editlog.Log) *namesystem {
-	n := &namesystem{cfg: cfg, clock: clk, log: logger, elog: elog, failedCh: make(chan struct{})}
+// newNamesystem builds the namesystem of an image's tree: the block map and
+// the leases are rebuilt from it (the blocks of every file, the last block
+// of an open file under construction; a lease per open file). Edits after
+// the image are then applied with replayLocked; activate ends the loading.
+func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *namespace.Tree, retry *retrycache.Cache) *namesystem {
+	n := &namesystem{cfg: cfg, clock: clk, log: logger, retry: retry, failedCh: make(chan struct{})}
 	n.mu.tree = tree
 	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)))
 	// The second relation is rebuilt from the first: every block the
@@ -74,8 +87,27 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 		ucs = append(ucs, lease.UC{FileID: id, Holder: client})
 	})
 	n.mu.leases.Rebuild(ucs, clk.Now())
-	n.mu.bm.Activate(clk.Now())
 	return n
+}
+
+// replay applies the ops of the edit log after the image to the namesystem,
+// through the one apply path, and returns the last txid applied.
+func (n *namesystem) replay(fromTxID int64, read func(fromTxID int64, fn func(txid int64, o op.Op) error) (int64, error)) (last int64, applied int64, err error) {
+	n.writeLocked(func() {
+		last, err = read(fromTxID, func(txid int64, o op.Op) error {
+			if err := n.applyLocked(o, true); err != nil {
+				return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), err)
+			}
+			applied++
+			return nil
+		})
+	})
+	return last, applied, err
+}
+
+// activate ends the loading phase: safe mode starts counting reported blocks.
+func (n *namesystem) activate() {
+	n.writeLocked(func() { n.mu.bm.Activate(n.clock.Now()) })
 }
 
 // nowMillis is the current time in Hadoop's unit.
@@ -88,7 +120,9 @@ func (n *namesystem) fail(err error) {
 		n.log.Error("NameNode can no longer log edits durably; stopping", "err", err)
 		// Nothing logged after this point may become durable: an op
 		// whose apply failed half-way must not reach the journals.
-		n.elog.Fail(err)
+		if n.elog != nil {
+			n.elog.Fail(err)
+		}
 		close(n.failedCh)
 	})
 }
@@ -104,46 +138,63 @@ func (n *namesystem) Err() error {
 // errFailed is what clients get once the namesystem has failed.
 var errFailed = errors.New("namenode: the edit log failed; the NameNode is shutting down")
 
-// plan computes the ops for one mutation with the write lock held. It returns
-// the ops and a result the caller passes back to the client.
+// plan decides one namespace mutation with the write lock held: it reads
+// the tree and returns the ops that carry the mutation out, or an error.
+// It changes nothing itself.
 type plan func(t *namespace.Tree, now int64) (ops []op.Op, err error)
+
+// followUp changes soft state (not in the edit log: pipelines, recoveries
+// under way, committed lengths) once a step's ops are applied, with the
+// write lock still held.
+type followUp func()
+
+// blockPlan is a plan that also reads the block map. Besides its ops it may
+// return a followUp, and it may return ops together with an error: the ops
+// are logged, applied and synced, and then the error is the answer (as when
+// a create finds an abandoned file and starts its lease recovery first).
+type blockPlan func(t *namespace.Tree, bm blockmgmt.View, now int64) ([]op.Op, followUp, error)
+
+func namespacePlan(p plan) blockPlan {
+	return func(t *namespace.Tree, _ blockmgmt.View, now int64) ([]op.Op, followUp, error) {
+		ops, err := p(t, now)
+		return ops, nil, err
+	}
+}
 
 // mutate runs one mutation: plan, log and apply under the write lock, then wait
 // for the ops to be durable. It returns the plan's error unchanged; log
-// failures come back as errFailed-wrapped I/O errors. Blocks the ops free go to
-// the block manager for deletion on their DataNodes.
+// failures come back as errFailed-wrapped I/O errors.
 func (n *namesystem) mutate(ctx context.Context, p plan) error {
-	return n.mutateBlocks(ctx, func(t *namespace.Tree, _ *blockmgmt.Manager, now int64) ([]op.Op, error) {
-		return p(t, now)
-	})
+	return n.run(ctx, false, nil, namespacePlan(p))
 }
 
-// blockPlan is a plan that also consults or updates the block manager.
-type blockPlan func(t *namespace.Tree, bm *blockmgmt.Manager, now int64) ([]op.Op, error)
-
-// mutateBlocks is mutate for plans that need the block manager.
-func (n *namesystem) mutateBlocks(ctx context.Context, p blockPlan) error {
-	return n.doMutate(ctx, p, false, nil)
+// mutateBlocks is mutate for plans that need the block map; steps run in
+// order under one hold of the lock, each seeing what the ones before
+// applied, and the first error ends the run.
+func (n *namesystem) mutateBlocks(ctx context.Context, steps ...blockPlan) error {
+	return n.run(ctx, false, nil, steps...)
 }
 
-// mutateThenRead is mutate, with read run on the tree right after the ops
-// are applied, under the same lock hold: it sees exactly the result of p
-// (a reply built from the new state needs no second lookup, which a
-// concurrent operation could have overtaken). read runs before the ops are
-// durable; its result must only be used once mutateThenRead returns nil.
-func (n *namesystem) mutateThenRead(ctx context.Context, p plan, read func(t *namespace.Tree)) error {
-	return n.doMutate(ctx, func(t *namespace.Tree, _ *blockmgmt.Manager, now int64) ([]op.Op, error) {
-		return p(t, now)
-	}, false, read)
+// mutateThenRead is mutateBlocks, with read run on the tree right after the
+// ops are applied, under the same lock hold: it sees exactly the result of
+// the steps (a reply built from the new state needs no second lookup, which
+// a concurrent operation could have overtaken). read runs before the ops
+// are durable; its result must only be used once mutateThenRead returns nil.
+func (n *namesystem) mutateThenRead(ctx context.Context, read func(t *namespace.Tree), steps ...blockPlan) error {
+	return n.run(ctx, false, read, steps...)
 }
 
 // mutateBlocksAnyMode is mutateBlocks that runs in safe mode too (DataNode
 // reports of block recovery, which Hadoop accepts in safe mode).
-func (n *namesystem) mutateBlocksAnyMode(ctx context.Context, p blockPlan) error {
-	return n.doMutate(ctx, p, true, nil)
+func (n *namesystem) mutateBlocksAnyMode(ctx context.Context, steps ...blockPlan) error {
+	return n.run(ctx, true, nil, steps...)
 }
 
-func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool, read func(t *namespace.Tree)) error {
+// run is the write path: under the write lock, each step plans, its ops are
+// logged as one batch and applied, and its follow-up runs; then, outside the
+// lock, the caller waits until everything logged is durable — also when a
+// step failed after logging — and gets the first error.
+func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespace.Tree), steps ...blockPlan) error {
 	if err := n.Err(); err != nil {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
@@ -155,18 +206,35 @@ func (n *namesystem) doMutate(ctx context.Context, p blockPlan, anyMode bool, re
 			err = remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
 			return
 		}
-		var ops []op.Op
-		if ops, err = p(n.mu.tree, n.mu.bm, n.nowMillis()); err != nil {
-			return
+		for _, step := range steps {
+			ops, after, perr := step(n.mu.tree, n.mu.bm, n.nowMillis())
+			stampCall(ctx, ops)
+			if len(ops) > 0 {
+				txid, lerr := n.logAndApplyLocked(ops)
+				if lerr != nil {
+					err = lerr
+					return
+				}
+				last = txid
+			}
+			if after != nil {
+				after()
+			}
+			if perr != nil {
+				err = perr
+				return
+			}
 		}
-		if last, err = n.logAndApplyLocked(ops); err == nil && read != nil {
+		if read != nil {
 			read(n.mu.tree)
 		}
 	})
-	if err != nil {
-		return err
+	if last > 0 {
+		if serr := n.sync(ctx, last); serr != nil {
+			return serr
+		}
 	}
-	return n.sync(ctx, last)
+	return err
 }
 
 // writeLocked runs f with the namesystem write lock held and releases it on
@@ -193,11 +261,10 @@ func (n *namesystem) failOnPanic() {
 }
 
 // logAndApplyLocked appends ops to the edit log as one batch and applies
-// them. A batch the log refuses (an op too large to be a record) changes
-// nothing and is the caller's error. An op that does not apply after its
-// plan accepted it is a bug that would make the log and the tree disagree:
-// the NameNode stops. Blocks the ops free go to the block manager for
-// deletion on their DataNodes; files they remove lose their leases.
+// them through applyLocked. A batch the log refuses (an op too large to be a
+// record) changes nothing and is the caller's error. An op that does not
+// apply after its plan accepted it is a bug that would make the log and the
+// state disagree: the NameNode stops.
 func (n *namesystem) logAndApplyLocked(ops []op.Op) (last int64, err error) {
 	if len(ops) == 0 {
 		return 0, nil
@@ -209,30 +276,17 @@ func (n *namesystem) logAndApplyLocked(ops []op.Op) (last int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	now := n.clock.Now()
 	txid := last - int64(len(ops)) + 1
 	for _, o := range ops {
 		if hook := n.cfg.Testing.BeforeApply; hook != nil {
 			hook(o)
 		}
-		var e namespace.Effects
-		if err := n.mu.tree.ApplyEffects(o, &e); err != nil {
+		if err := n.applyLocked(o, false); err != nil {
 			err = fmt.Errorf("namenode: op %v (txid %d) planned but did not apply: %w", o.Code(), txid, err)
 			n.fail(err)
 			return 0, fmt.Errorf("%w: %v", errFailed, err)
 		}
 		txid++
-		n.noteLeaseLocked(o, now)
-		for _, id := range e.RemovedUC {
-			n.mu.leases.RemoveFile(id)
-		}
-		if len(e.FreedBlocks) > 0 {
-			ids := make([]int64, len(e.FreedBlocks))
-			for i, b := range e.FreedBlocks {
-				ids[i] = b.ID
-			}
-			n.mu.bm.RemoveBlocks(ids)
-		}
 	}
 	return last, nil
 }
@@ -293,9 +347,31 @@ func (n *namesystem) setSafeMode(on, force bool) error {
 	return nil
 }
 
-// dump writes the whole namespace, deterministically (for tests and -metasave).
+// dump writes, deterministically, everything the edit log determines: the
+// namespace, the block map's blocks (file, length, stamp, replication and
+// whether the length is final) and the leases. Two namesystems that applied
+// the same edits dump the same text whatever their DataNodes reported (a
+// block is "final" once committed or complete, a state its replicas decide
+// between). Tests compare dumps across restarts and between an active and a
+// standby.
 func (n *namesystem) dump(w io.Writer) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.mu.tree.Dump(w)
+	if err := n.mu.tree.Dump(w); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	n.mu.bm.EachBlock(func(b blockmgmt.BlockInfo) {
+		state := "final"
+		if b.State == blockmgmt.UnderConstruction || b.State == blockmgmt.UnderRecovery {
+			state = "uc"
+		}
+		fmt.Fprintf(bw, "block blk_%d_%d len=%d file=%d repl=%d %s\n", b.ID, b.GenStamp, b.NumBytes, b.FileID, b.Replication, state)
+	})
+	leases := n.mu.leases.Leases()
+	slices.SortFunc(leases, func(a, b lease.Info) int { return strings.Compare(a.Holder, b.Holder) })
+	for _, l := range leases {
+		fmt.Fprintf(bw, "lease %q files=%v\n", l.Holder, l.FileIDs)
+	}
+	return bw.Flush()
 }

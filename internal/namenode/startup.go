@@ -16,9 +16,9 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
-	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
@@ -227,7 +227,7 @@ func treeConfig(cfg *Config) namespace.Config {
 // loaded is the state start-up hands to the running NameNode.
 type loaded struct {
 	version   *storage.Version
-	tree      *namespace.Tree
+	ns        *namesystem
 	elog      *editlog.Log
 	locks     []io.Closer
 	imageTxID int64
@@ -303,7 +303,11 @@ func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 		if err != nil {
 			return err
 		}
-		ld.tree = t
+		var retry *retrycache.Cache
+		if cfg.RetryCacheEnabled {
+			retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
+		}
+		ld.ns = newNamesystem(*cfg, deps.Clock, logger, t, retry)
 		return nil
 	})
 	if err != nil {
@@ -328,13 +332,9 @@ func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 	if err := elog.InitForWrite(); err != nil {
 		return nil, err
 	}
-	last, err := elog.ReadOps(imageTxID, func(txid int64, o op.Op) error {
-		if err := ld.tree.Apply(o); err != nil {
-			return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), err)
-		}
-		ld.replayed++
-		return nil
-	})
+	ld.ns.elog = elog
+	last, replayed, err := ld.ns.replay(imageTxID, elog.ReadOps)
+	ld.replayed = replayed
 	if err != nil {
 		return nil, err
 	}
@@ -344,8 +344,9 @@ func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 		return nil, fmt.Errorf("%w: seen_txid says transaction %d was logged, but the edit log ends at %d", ErrMissingEdits, seen, last)
 	}
 	ld.lastTxID = last
-	logger.Info("loaded the namespace", "image", imageTxID, "edits", ld.replayed, "lastTxID", last,
-		"inodes", ld.tree.NumInodes())
+	var inodes int64
+	ld.ns.read(func(t *namespace.Tree) { inodes = t.NumInodes() })
+	logger.Info("loaded the namespace", "image", imageTxID, "edits", ld.replayed, "lastTxID", last, "inodes", inodes)
 	return ld, nil
 }
 
@@ -391,8 +392,7 @@ func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) er
 		if err != nil {
 			return err
 		}
-		nn := &NameNode{cfg: cfg, deps: deps, locks: ld.locks, version: ld.version}
-		nn.ns = newNamesystem(cfg, deps.Clock, deps.Logger, ld.tree, ld.elog)
+		nn := &NameNode{cfg: cfg, deps: deps, locks: ld.locks, version: ld.version, ns: ld.ns}
 		next := ld.lastTxID + 1
 		if err := ld.elog.StartSegment(next); err != nil {
 			ld.elog.Close()

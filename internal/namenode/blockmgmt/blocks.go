@@ -40,36 +40,79 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 	b := &blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state}
 	m.blocks[blk.ID] = b
 	if state != Complete && len(targets) > 0 {
-		uuids := make([]string, 0, len(targets))
-		for _, t := range targets {
-			uuids = append(uuids, t.UUID)
-			if dn := m.nodes[t.UUID]; dn != nil && !dn.dead {
-				dn.scheduled++
-			}
-		}
-		m.expected[blk.ID] = uuids
+		m.SetPipeline(blk.ID, targets)
 	}
 	m.refresh(b)
 	return nil
 }
 
-// AllocateBlock chooses the pipeline for a new block of file fileID (addBlock)
-// and records the block UNDER_CONSTRUCTION with those targets. The caller holds
-// the lock it appends the allocation op under; replay uses AddBlock. Fewer
-// usable nodes than MinReplication fail with ErrNotEnoughTargets and record
-// nothing; otherwise up to replication targets are returned in pipeline order.
-func (m *Manager) AllocateBlock(fileID int64, blk Block, replication int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) ([]DatanodeID, error) {
-	if _, ok := m.blocks[blk.ID]; ok {
-		return nil, fmt.Errorf("%w: blk_%d", ErrBlockExists, blk.ID)
+// SetPipeline records the pipeline a client writes block id through (addBlock
+// targets, or the nodes of a rebuilt pipeline): they hold the block before
+// they report it, and a new block counts against their free space. Pipelines
+// are not in the edit log; a standby learns the holders from reports.
+func (m *Manager) SetPipeline(id int64, targets []DatanodeID) {
+	b := m.blocks[id]
+	if b == nil || b.state == Complete {
+		return
 	}
+	_, had := m.expected[id]
+	uuids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		uuids = append(uuids, t.UUID)
+		if dn := m.nodes[t.UUID]; dn != nil && !dn.dead && !had {
+			dn.scheduled++
+		}
+	}
+	m.expected[id] = uuids
+}
+
+// UpdateBlock gives a block under construction or recovery a new generation
+// stamp and length (replay of OP_UPDATE_BLOCKS after updatePipeline or a
+// recovery). Unfinished replicas with an older stamp are dropped: the new
+// pipeline's nodes report the block again under the new stamp. A complete
+// block, or one with the same stamp, only takes the length.
+func (m *Manager) UpdateBlock(blk Block) {
+	b := m.blocks[blk.ID]
+	if b == nil {
+		return
+	}
+	if blk.GenStamp > b.GenStamp && b.state != Complete {
+		for i := len(b.replicas) - 1; i >= 0; i-- {
+			if r := b.replicas[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+				m.removeReplicaAt(b, i)
+			}
+		}
+	}
+	if blk.GenStamp > b.GenStamp {
+		b.GenStamp = blk.GenStamp
+	}
+	b.NumBytes = blk.NumBytes
+	m.refresh(b)
+}
+
+// MoveToFile makes blocks part of file fileID with its replication (replay
+// of OP_CONCAT_DELETE: the sources' blocks join the target).
+func (m *Manager) MoveToFile(ids []int64, fileID int64, replication int) {
+	r := m.clipRepl(replication)
+	for _, id := range ids {
+		if b := m.blocks[id]; b != nil {
+			b.fileID, b.repl = fileID, r
+			m.refresh(b)
+		}
+	}
+}
+
+// ChoosePipeline chooses the pipeline for a new block of a file with the
+// given replication (addBlock); it changes nothing. Fewer usable nodes than
+// MinReplication fail with ErrNotEnoughTargets; otherwise up to replication
+// targets are returned in pipeline order. The caller logs the block, applies
+// it (AddBlock) and then records the pipeline (SetPipeline).
+func (m *Manager) ChoosePipeline(replication int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) ([]DatanodeID, error) {
 	n := int(m.clipRepl(replication))
 	targets := m.ChooseTargets(n, writer, excluded, favored, blockSize, now)
 	if len(targets) < m.cfg.MinReplication {
-		return nil, fmt.Errorf("%w: could only be written to %d of the %d minReplication nodes; %d datanode(s) running and %d excluded",
+		return targets, fmt.Errorf("%w: could only be written to %d of the %d minReplication nodes; %d datanode(s) running and %d excluded",
 			ErrNotEnoughTargets, len(targets), m.cfg.MinReplication, m.NumLiveDatanodes(), len(excluded))
-	}
-	if err := m.AddBlock(fileID, blk, n, UnderConstruction, targets); err != nil {
-		return nil, err
 	}
 	return targets, nil
 }
@@ -203,6 +246,19 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 	m.expected[id] = uuids
 	m.refresh(b)
 	return nil
+}
+
+// EachBlock calls fn for every block of the map, in id order.
+func (m *Manager) EachBlock(fn func(BlockInfo)) {
+	ids := make([]int64, 0, len(m.blocks))
+	for id := range m.blocks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		info, _ := m.BlockInfo(id)
+		fn(info)
+	}
 }
 
 // RemoveBlocks forgets blocks of deleted files and queues their replicas for

@@ -16,8 +16,8 @@
 //   - blockReport (decoded from the long-array encoding) → ProcessFullBlockReport;
 //   - blockReceivedAndDeleted               → ProcessIncremental;
 //   - reportBadBlocks (client and DataNode) → ReportBadBlocks;
-//   - addBlock                              → AllocateBlock (ChooseTargets and
-//     AddBlock; replay calls AddBlock alone);
+//   - addBlock                              → ChoosePipeline while planning, then
+//     AddBlock when the op is applied (replay does the same) and SetPipeline;
 //   - complete / addBlock of the next block  → CommitBlock, IsComplete;
 //   - delete, setReplication, getBlockLocations, getDatanodeReport, getFsStats,
 //     setSafeMode                           → RemoveBlocks, SetReplication,
@@ -133,7 +133,9 @@
 //	m.Activate(now)
 //	err := m.RegisterDatanode(dn, now)
 //	cmds, err := m.Heartbeat(dn.UUID, reports, xceivers, xmits, now)
-//	targets, err := m.AllocateBlock(fileID, blk, 3, clientIP, nil, nil, blockSize, now)
+//	targets, err := m.ChoosePipeline(3, clientIP, nil, nil, blockSize, now)
+//	err = m.AddBlock(fileID, blk, 3, blockmgmt.UnderConstruction, nil) // applying the op
+//	m.SetPipeline(blk.ID, targets)
 //	res, err := m.ProcessIncremental(dn.UUID, storageID,
 //		[]blockmgmt.ReceivedDeleted{{Block: final, Status: blockmgmt.Received}}, now)
 //	state, err := m.CommitBlock(final) // COMPLETE when a finalized replica is in

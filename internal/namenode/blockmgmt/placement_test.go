@@ -169,24 +169,28 @@ func TestDistance(t *testing.T) {
 	}
 }
 
-func TestAllocateBlock(t *testing.T) {
+func TestChoosePipeline(t *testing.T) {
 	h := activeHarness(t, DefaultConfig(), 7)
-	if _, err := h.m.AllocateBlock(1, Block{ID: 1, GenStamp: 1}, 3, "10.9.9.9", nil, nil, mib, h.now); !errors.Is(err, ErrNotEnoughTargets) {
+	if _, err := h.m.ChoosePipeline(3, "10.9.9.9", nil, nil, mib, h.now); !errors.Is(err, ErrNotEnoughTargets) {
 		t.Fatalf("no nodes: %v", err)
-	}
-	if h.m.NumBlocks() != 0 {
-		t.Fatal("failed allocation recorded a block")
 	}
 	h.addNode("a1", "10.0.0.1")
 	h.addNode("b1", "10.0.0.2")
-	got, err := h.m.AllocateBlock(1, Block{ID: 1, GenStamp: 1}, 3, "10.0.0.2", nil, nil, mib, h.now)
+	got, err := h.m.ChoosePipeline(3, "10.0.0.2", nil, nil, mib, h.now)
 	if err != nil || len(got) != 2 || got[0].UUID != "uuid-b1" {
 		t.Fatalf("targets %v, %v", h.names(got), err)
 	}
+	if h.m.NumBlocks() != 0 {
+		t.Fatal("choosing a pipeline recorded a block")
+	}
+	if err := h.m.AddBlock(1, Block{ID: 1, GenStamp: 1}, 3, UnderConstruction, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.m.SetPipeline(1, got)
 	if info, ok := h.m.BlockInfo(1); !ok || info.State != UnderConstruction || info.Replication != 3 {
 		t.Fatalf("info %+v", info)
 	}
-	if _, err := h.m.AllocateBlock(1, Block{ID: 1, GenStamp: 1}, 3, "", nil, nil, mib, h.now); !errors.Is(err, ErrBlockExists) {
-		t.Fatalf("reused id: %v", err)
+	if holders, _ := h.m.Holders(1, h.now); len(holders) != 2 {
+		t.Fatalf("pipeline holders %v", h.names(holders))
 	}
 }

@@ -56,11 +56,9 @@ func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []
 	return nil
 }
 
-// CommitRecovery records the outcome of a block recovery
-// (commitBlockSynchronization): the block gets newGenStamp and newLength, its
-// replicas are those of targets (replicas with older stamps are stale and get
-// deleted when reported), and it is COMPLETE once minimally replicated.
-func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []DatanodeID) error {
+// CheckRecovery reports whether a recovery of block id may commit
+// newGenStamp (it changes nothing).
+func (m *Manager) CheckRecovery(id, newGenStamp int64) error {
 	b := m.blocks[id]
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
@@ -68,6 +66,19 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	if newGenStamp < b.GenStamp {
 		return fmt.Errorf("%w: recovery stamp %d below blk_%d's %d", ErrGenStamp, newGenStamp, id, b.GenStamp)
 	}
+	return nil
+}
+
+// CommitRecovery records the outcome of a block recovery
+// (commitBlockSynchronization) once the op carrying the block's new stamp
+// and length is applied: its replicas are those of targets (replicas with
+// older stamps are stale and get deleted when reported); unless closed, the
+// block is COMMITTED, and COMPLETE once minimally replicated.
+func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []DatanodeID, closed bool) error {
+	if err := m.CheckRecovery(id, newGenStamp); err != nil {
+		return err
+	}
+	b := m.blocks[id]
 	b.GenStamp, b.NumBytes = newGenStamp, newLength
 	// Keep the replicas already reported with the new stamp and length; the
 	// others are stale (their next report marks them corrupt, and they are
@@ -87,8 +98,12 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	for _, t := range targets {
 		uuids = append(uuids, t.UUID)
 	}
-	m.expected[id] = uuids
-	b.state = Committed
+	if closed {
+		delete(m.expected, id)
+	} else {
+		m.expected[id] = uuids
+		b.state = Committed
+	}
 	m.refresh(b)
 	return nil
 }

@@ -237,3 +237,19 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 	}
 	w.WriteByte('\n')
 }
+
+// File returns, without permission checks, the file at path with its blocks
+// (shared with the tree: do not modify), for the NameNode's apply path,
+// which keeps the block map in step with the ops it applies. ok is false
+// when path is missing or a directory.
+func (t *Tree) File(path string) (fi FileInfo, blocks []op.Block, ok bool) {
+	w := t.lookup(path)
+	if w == nil {
+		return FileInfo{}, nil, false
+	}
+	n := w.last()
+	if n == nil || n.isDir() {
+		return FileInfo{}, nil, false
+	}
+	return t.info(n), n.blocks, true
+}

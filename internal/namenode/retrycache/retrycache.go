@@ -100,6 +100,26 @@ func (c *Cache) End(e *Entry, resp any, err error) {
 	}
 }
 
+// Put records a call known to be completed with outcome resp (rebuilt from
+// the edit log by a standby or at start-up). An entry already there for the
+// same call is kept.
+func (c *Cache) Put(clientID []byte, callID int32, resp any) {
+	k := key{client: string(clientID), call: callID}
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.mu.entries[k]; ok {
+		return
+	}
+	e := &Entry{k: k, done: make(chan struct{}), resp: resp, expires: now.Add(c.expiry)}
+	close(e.done)
+	c.mu.entries[k] = e
+	e.elem = c.mu.order.PushBack(e)
+	for c.maxSize > 0 && c.mu.order.Len() > c.maxSize {
+		c.removeLocked(c.mu.order.Front().Value.(*Entry))
+	}
+}
+
 // Len returns the number of entries, in progress or completed.
 func (c *Cache) Len() int {
 	c.mu.Lock()

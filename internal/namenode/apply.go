@@ -1,0 +1,142 @@
+package namenode
+
+import (
+	"fmt"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+)
+
+// The one apply path (DESIGN.md §9).
+//
+// Everything about the namesystem that must survive a restart or a failover
+// is a function of the edit log: the namespace tree; in the block map, which
+// blocks exist, their file, length, generation stamp, replication and state
+// (UNDER_CONSTRUCTION, COMMITTED, COMPLETE); the leases; and the retry
+// cache's record of which client calls were carried out. applyLocked is the
+// only code that changes that state, one op at a time, and every reader of
+// edits calls it: the live write path (after logging), start-up replay, the
+// standby's tailer, and the checkpointers.
+//
+// What an op does beyond the tree, by op:
+//
+//	OP_ADD                lease for the client; an overwritten file's blocks freed
+//	OP_ADD_BLOCK          the penultimate block committed (COMPLETE once it has
+//	                      its minimal replicas), the new last block UNDER_CONSTRUCTION
+//	OP_UPDATE_BLOCKS      the last block takes its new stamp and length; blocks
+//	                      dropped from the list are freed
+//	OP_CLOSE              every block committed if needed, then COMPLETE; lease released
+//	OP_APPEND             lease; a partial last block reopened (UNDER_CONSTRUCTION)
+//	OP_TRUNCATE           freed blocks; with a truncate block, that block reopened
+//	                      and a lease for the client
+//	OP_CONCAT_DELETE      the sources' blocks become the target's
+//	OP_SET_REPLICATION    the file's blocks take the new factor
+//	OP_SET_GENSTAMP_V2    the block map's newest stamp (blocks "from the future")
+//	OP_REASSIGN_LEASE     the lease moves to the new holder
+//	OP_DELETE, OP_RENAME  freed blocks; leases of removed open files dropped
+//
+// Soft state — replica locations, DataNode liveness, pipelines, block
+// recoveries under way, replication queues — is not in the edits: the live
+// path changes it in a plan's follow-up, and a standby learns it from the
+// DataNodes' reports. A plan never changes state itself; the ops it returns
+// and its follow-up do.
+//
+// fromEdits is true when the op was read from the log rather than just
+// logged by this NameNode: the calls recorded with the ops then enter the
+// retry cache, so that a client retrying after a restart or a failover gets
+// the first answer.
+func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
+	t, bm := n.mu.tree, n.mu.bm
+	var eff namespace.Effects
+	if err := t.ApplyEffects(o, &eff); err != nil {
+		return err
+	}
+	now := n.clock.Now()
+	var berr error
+	switch o := o.(type) {
+	case *op.Add:
+		n.mu.leases.AddLease(o.ClientName, o.InodeID, now)
+	case *op.AddBlock:
+		fi, _, ok := t.File(o.Path)
+		if !ok {
+			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
+		}
+		if p := o.Penultimate; p != nil {
+			if _, err := bm.CommitBlock(blockmgmt.Block(*p)); err != nil {
+				n.log.Warn("apply: commit of the penultimate block", "path", o.Path, "block", p.ID, "err", err)
+			}
+		}
+		berr = bm.AddBlock(int64(fi.ID), blockmgmt.Block(o.Last), int(fi.Replication), blockmgmt.UnderConstruction, nil)
+	case *op.UpdateBlocks:
+		if k := len(o.Blocks); k > 0 {
+			bm.UpdateBlock(blockmgmt.Block(o.Blocks[k-1]))
+		}
+	case *op.Close:
+		fi, blocks, ok := t.File(o.Path)
+		if !ok {
+			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
+		}
+		for _, b := range blocks {
+			if err := bm.CompleteBlock(int64(fi.ID), blockmgmt.Block(b), int(fi.Replication)); err != nil && berr == nil {
+				berr = err
+			}
+		}
+		n.mu.leases.RemoveFile(fi.ID)
+	case *op.Append:
+		fi, blocks, ok := t.File(o.Path)
+		if !ok {
+			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
+		}
+		n.mu.leases.AddLease(o.ClientName, fi.ID, now)
+		if k := len(blocks); k > 0 && !o.NewBlock && blocks[k-1].NumBytes < fi.BlockSize {
+			berr = bm.ReopenForAppend(blocks[k-1].ID)
+		}
+	case *op.Truncate:
+		if tb := o.TruncateBlock; tb != nil {
+			if id, ok := t.InodeID(o.Path); ok {
+				n.mu.leases.AddLease(o.ClientName, id, now)
+			}
+			berr = bm.ReopenForAppend(tb.ID)
+		}
+	case *op.Concat:
+		fi, blocks, ok := t.File(o.Target)
+		if !ok {
+			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Target)
+		}
+		bm.MoveToFile(blockIDs(blocks), int64(fi.ID), int(fi.Replication))
+	case *op.SetReplication:
+		if fi, blocks, ok := t.File(o.Path); ok {
+			bm.SetReplication(blockIDs(blocks), int(fi.Replication))
+		}
+	case *op.SetGenstamp:
+		bm.SetMaxGenStamp(o.GenStamp)
+	case *op.ReassignLease:
+		if id, ok := t.InodeID(o.Path); ok {
+			if err := n.mu.leases.ReassignLease(id, o.Holder, o.NewHolder, now); err != nil {
+				n.log.Warn("apply: reassign lease", "path", o.Path, "err", err)
+			}
+		}
+	}
+	for _, id := range eff.RemovedUC {
+		n.mu.leases.RemoveFile(id)
+	}
+	if len(eff.FreedBlocks) > 0 {
+		bm.RemoveBlocks(blockIDs(eff.FreedBlocks))
+	}
+	if berr != nil {
+		return fmt.Errorf("namenode: %v: block map: %w", o.Code(), berr)
+	}
+	if fromEdits {
+		n.rememberCallLocked(o)
+	}
+	return nil
+}
+
+func blockIDs(blocks []op.Block) []int64 {
+	ids := make([]int64, len(blocks))
+	for i, b := range blocks {
+		ids[i] = b.ID
+	}
+	return ids
+}
