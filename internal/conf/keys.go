@@ -148,6 +148,13 @@ const (
 	DFSJournalNodeHTTPAddress     = "dfs.journalnode.http-address" // 0.0.0.0:8480
 	DFSJournalNodeEditsDir        = "dfs.journalnode.edits.dir"
 	DFSHAAutomaticFailoverEnabled = "dfs.ha.automatic-failover.enabled"
+	DFSHANameNodeID               = "dfs.ha.namenode.id"
+	DFSHAAllowStaleReads          = "dfs.ha.allow.stale.reads"
+	DFSHATailEditsPeriod          = "dfs.ha.tail-edits.period"
+	DFSHATailEditsInProgress      = "dfs.ha.tail-edits.in-progress"
+	DFSHALogRollPeriod            = "dfs.ha.log-roll.period"
+	DFSHAStandbyCheckpoints       = "dfs.ha.standby.checkpoints"
+	DFSNameNodeCheckpointCheck    = "dfs.namenode.checkpoint.check.period"
 
 	// Redundancy monitor.
 
@@ -287,6 +294,13 @@ func defaultTable() []keyDef {
 		{DFSJournalNodeHTTPAddress, "0.0.0.0:8480", 0},
 		{DFSJournalNodeEditsDir, "/tmp/hadoop/dfs/journalnode/", 0},
 		{DFSHAAutomaticFailoverEnabled, "false", 0},
+		{DFSHANameNodeID, "", 0},
+		{DFSHAAllowStaleReads, "false", 0},
+		{DFSHATailEditsPeriod, "60s", sec},
+		{DFSHATailEditsInProgress, "false", 0},
+		{DFSHALogRollPeriod, "120s", sec},
+		{DFSHAStandbyCheckpoints, "true", 0},
+		{DFSNameNodeCheckpointCheck, "60s", sec},
 
 		{DFSNameNodeRedundancyInterval, "3s", sec},
 		{DFSNameNodeReconstructionPendingTimeout, "300", sec},

@@ -21,14 +21,14 @@ func BenchmarkGroupCommit(b *testing.B) {
 			if err := vfs.Default.MkdirAll(dir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			l, err := New(Config{Logger: quietLogger}, []Journal{NewFileJournal(vfs.Default, dir)})
+			l, err := New(Config{Logger: quietLogger}, nil, []Journal{NewFileJournal(vfs.Default, dir)})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := l.InitForWrite(); err != nil {
+			if err := l.InitForWrite(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			if err := l.StartSegment(1); err != nil {
+			if err := l.StartSegment(context.Background(), 1); err != nil {
 				b.Fatal(err)
 			}
 			o := &op.Mkdir{InodeID: 16390, Path: "/user/bench/dir-000001", Mtime: 1700000000000,

@@ -1,6 +1,7 @@
 package editlog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,28 +49,28 @@ type Journal interface {
 	// String names the journal in logs and errors.
 	String() string
 	// StartSegment creates the in-progress segment whose first txid is txid.
-	StartSegment(txid int64) error
+	StartSegment(ctx context.Context, txid int64) error
 	// Write appends pre-encoded records firstTxID..lastTxID to the open
 	// segment. It need not be durable before Flush.
-	Write(batch []byte, firstTxID, lastTxID int64) error
+	Write(ctx context.Context, batch []byte, firstTxID, lastTxID int64) error
 	// Flush makes everything written so far durable.
-	Flush() error
+	Flush(ctx context.Context) error
 	// FinalizeSegment closes the segment first..last and makes it durable
 	// under its final name.
-	FinalizeSegment(first, last int64) error
+	FinalizeSegment(ctx context.Context, first, last int64) error
 	// Segments lists finalized and in-progress segments, sorted by first txid
 	// (a finalized segment before an in-progress one with the same first).
-	Segments() ([]SegmentInfo, error)
+	Segments(ctx context.Context) ([]SegmentInfo, error)
 	// OpenForRead opens one segment as listed by Segments.
-	OpenForRead(seg SegmentInfo) (Reader, error)
+	OpenForRead(ctx context.Context, seg SegmentInfo) (Reader, error)
 	// RecoverInProgress is called at startup before any segment is started:
 	// it cuts a torn final record from every in-progress segment, finalizes
 	// each one that holds records (sets aside ones that hold none) and
 	// returns the recovered segments. Corruption before the tail is returned
 	// as a *CorruptionError and the segment is left untouched.
-	RecoverInProgress() ([]SegmentInfo, error)
+	RecoverInProgress(ctx context.Context) ([]SegmentInfo, error)
 	// PurgeBefore deletes finalized segments that lie wholly below txid.
-	PurgeBefore(txid int64) error
+	PurgeBefore(ctx context.Context, txid int64) error
 	// Close releases the journal without finalizing an open segment.
 	Close() error
 }
@@ -104,7 +105,7 @@ func (j *FileJournal) path(name string) string { return filepath.Join(j.dir, nam
 
 // StartSegment creates edits_inprogress_<txid>, writes the header, and syncs
 // the file and the directory.
-func (j *FileJournal) StartSegment(txid int64) error {
+func (j *FileJournal) StartSegment(_ context.Context, txid int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.mu.closed {
@@ -142,7 +143,7 @@ func (j *FileJournal) StartSegment(txid int64) error {
 }
 
 // Write appends batch to the open segment.
-func (j *FileJournal) Write(batch []byte, firstTxID, lastTxID int64) error {
+func (j *FileJournal) Write(_ context.Context, batch []byte, firstTxID, lastTxID int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.mu.f == nil {
@@ -159,7 +160,7 @@ func (j *FileJournal) Write(batch []byte, firstTxID, lastTxID int64) error {
 }
 
 // Flush fdatasyncs the open segment.
-func (j *FileJournal) Flush() error {
+func (j *FileJournal) Flush(context.Context) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.mu.f == nil {
@@ -174,7 +175,7 @@ func (j *FileJournal) Flush() error {
 // FinalizeSegment closes the open segment (which must hold exactly
 // first..last) or, with no open segment, an in-progress file left by an
 // earlier run, renames it to edits_<first>-<last> and syncs the directory.
-func (j *FileJournal) FinalizeSegment(first, last int64) error {
+func (j *FileJournal) FinalizeSegment(_ context.Context, first, last int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if last < first {
@@ -207,7 +208,11 @@ func (j *FileJournal) renameFinalLocked(first, last int64) error {
 }
 
 // Segments lists the directory's segment files.
-func (j *FileJournal) Segments() ([]SegmentInfo, error) {
+func (j *FileJournal) Segments(context.Context) ([]SegmentInfo, error) {
+	return j.segments()
+}
+
+func (j *FileJournal) segments() ([]SegmentInfo, error) {
 	names, err := j.fs.List(j.dir)
 	if err != nil {
 		return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
@@ -238,7 +243,7 @@ func (r *fileReader) Next() (int64, op.Op, error) { return r.dec.Next() }
 func (r *fileReader) Close() error                { return r.f.Close() }
 
 // OpenForRead opens seg and checks its header.
-func (j *FileJournal) OpenForRead(seg SegmentInfo) (Reader, error) {
+func (j *FileJournal) OpenForRead(_ context.Context, seg SegmentInfo) (Reader, error) {
 	name := j.path(seg.Name)
 	f, err := j.fs.Open(name)
 	if err != nil {
@@ -256,13 +261,13 @@ func (j *FileJournal) OpenForRead(seg SegmentInfo) (Reader, error) {
 }
 
 // RecoverInProgress implements Journal.
-func (j *FileJournal) RecoverInProgress() ([]SegmentInfo, error) {
+func (j *FileJournal) RecoverInProgress(context.Context) ([]SegmentInfo, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.mu.f != nil {
 		return nil, fmt.Errorf("%w: journal %s: recovery with segment %d open", ErrState, j.dir, j.mu.first)
 	}
-	segs, err := j.Segments()
+	segs, err := j.segments()
 	if err != nil {
 		return nil, err
 	}
@@ -357,10 +362,10 @@ func (j *FileJournal) recoverOneLocked(s SegmentInfo) (int64, error) {
 }
 
 // PurgeBefore removes finalized segments whose last txid is below txid.
-func (j *FileJournal) PurgeBefore(txid int64) error {
+func (j *FileJournal) PurgeBefore(_ context.Context, txid int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	segs, err := j.Segments()
+	segs, err := j.segments()
 	if err != nil {
 		return err
 	}

@@ -40,9 +40,12 @@ func (s State) String() string {
 
 // Config configures a Log.
 type Config struct {
-	// MinJournals is how many journals must keep accepting writes for the log
-	// to go on (dfs.namenode.edits.dir.minimum, default 1). Below it the log
-	// fails and acknowledges nothing more.
+	// MinJournals is how many optional journals must keep accepting writes
+	// for the log to go on (dfs.namenode.edits.dir.minimum, default 1), when
+	// the log has no required journal. Below it the log fails and
+	// acknowledges nothing more. With required journals (HA's shared edits)
+	// the local ones are a courtesy: the log goes on while every required
+	// journal does.
 	MinJournals int
 	// AutoRollTxns makes ShouldRoll report true once the open segment holds
 	// this many transactions; 0 disables. Hadoop derives its threshold as
@@ -89,41 +92,67 @@ type Log struct {
 
 	mu struct {
 		sync.Mutex
-		state    State
-		journals []Journal // the journal set; only flushers and segment transitions change it
-		buf      []byte    // records not yet handed to a flusher
-		spare    []byte    // the other buffer, when no flush holds it
-		bufFirst int64     // txid of buf's first record
-		next     int64     // next txid to hand out; 0 before the first segment
-		synced   int64     // highest durable txid
-		flushing bool      // a flusher is writing
-		done     chan struct{}
-		failed   error // set once; every later Sync of a newer txid returns it
-		segFirst int64
-		segBytes int64
-		flushes  int64
+		state State
+		// The journal set; only flushers and segment transitions change it.
+		// Required journals (the shared edits of HA) are written and
+		// flushed before the optional ones (local edits dirs), and the log
+		// fails as soon as one of them fails.
+		required, optional []Journal
+		buf                []byte // records not yet handed to a flusher
+		spare              []byte // the other buffer, when no flush holds it
+		bufFirst           int64  // txid of buf's first record
+		next               int64  // next txid to hand out; 0 before the first segment
+		synced             int64  // highest durable txid
+		flushing           bool   // a flusher is writing
+		done               chan struct{}
+		failed             error // set once; every later Sync of a newer txid returns it
+		segFirst           int64
+		segBytes           int64
+		flushes            int64
 	}
 
 	// Owned by the current flusher (mu.flushing).
-	flushJournals []Journal
-	flushErrs     []error
+	flushErrs []error
 }
 
-// New returns a Log in state UNINITIALIZED over journals, which it owns from
-// now on (Close closes them).
-func New(cfg Config, journals []Journal) (*Log, error) {
+// New returns a Log in state UNINITIALIZED over the required and optional
+// journals, which it owns from now on (Close closes them).
+func New(cfg Config, required, optional []Journal) (*Log, error) {
 	if cfg.MinJournals <= 0 {
 		cfg.MinJournals = 1
 	}
-	if len(journals) < cfg.MinJournals {
-		return nil, fmt.Errorf("%w: %d journal(s) configured, dfs.namenode.edits.dir.minimum is %d", ErrNoJournals, len(journals), cfg.MinJournals)
+	if len(required) == 0 && len(optional) < cfg.MinJournals {
+		return nil, fmt.Errorf("%w: %d journal(s) configured, dfs.namenode.edits.dir.minimum is %d", ErrNoJournals, len(optional), cfg.MinJournals)
 	}
 	l := &Log{cfg: cfg, log: cfg.Logger}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
-	l.mu.journals = append([]Journal(nil), journals...)
+	l.mu.required = append([]Journal(nil), required...)
+	l.mu.optional = append([]Journal(nil), optional...)
 	return l, nil
+}
+
+// allLocked is the journal set, required journals first.
+func (l *Log) allLocked() []Journal {
+	return append(append([]Journal(nil), l.mu.required...), l.mu.optional...)
+}
+
+func (l *Log) isRequiredLocked(j Journal) bool {
+	for _, r := range l.mu.required {
+		if r == j {
+			return true
+		}
+	}
+	return false
+}
+
+// RequiredJournals returns the required journals still in the set: the
+// shared edits a standby tails.
+func (l *Log) RequiredJournals() []Journal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Journal(nil), l.mu.required...)
 }
 
 // State returns the current state.
@@ -145,9 +174,9 @@ func (l *Log) Err() error {
 func (l *Log) Journals() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	names := make([]string, len(l.mu.journals))
-	for i, j := range l.mu.journals {
-		names[i] = j.String()
+	var names []string
+	for _, j := range l.allLocked() {
+		names = append(names, j.String())
 	}
 	return names
 }
@@ -156,7 +185,7 @@ func (l *Log) Journals() []string {
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{LastTxID: l.mu.next - 1, SyncedTxID: l.mu.synced, Flushes: l.mu.flushes, Journals: len(l.mu.journals)}
+	return Stats{LastTxID: l.mu.next - 1, SyncedTxID: l.mu.synced, Flushes: l.mu.flushes, Journals: len(l.mu.required) + len(l.mu.optional)}
 }
 
 // SegmentTxns is the number of transactions in the open segment (0 outside one).
@@ -194,23 +223,24 @@ func (l *Log) ShouldRoll() bool {
 func (l *Log) journalsSnapshot() []Journal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Journal(nil), l.mu.journals...)
+	return l.allLocked()
 }
 
-// InitForWrite moves UNINITIALIZED to BETWEEN_LOG_SEGMENTS: every journal
-// recovers its in-progress segments (cuts torn tails, finalizes them). A
-// journal that fails with an I/O error is dropped; corruption is returned and
-// the log stays UNINITIALIZED.
-func (l *Log) InitForWrite() error {
+// InitForWrite moves UNINITIALIZED (a NameNode starting) or OPEN_FOR_READING
+// (a standby becoming active, once the old writer is fenced) to
+// BETWEEN_LOG_SEGMENTS: every journal recovers its in-progress segments
+// (cuts torn tails, finalizes them). A journal that fails with an I/O error
+// is dropped; corruption is returned and the state does not change.
+func (l *Log) InitForWrite(ctx context.Context) error {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
-	if err := l.expect(StateUninitialized); err != nil {
+	if err := l.expect(StateUninitialized, StateOpenForReading); err != nil {
 		return err
 	}
 	var bad []Journal
 	var causes []error
 	for _, j := range l.journalsSnapshot() {
-		segs, err := j.RecoverInProgress()
+		segs, err := j.RecoverInProgress(ctx)
 		for _, s := range segs {
 			l.log.Info("editlog: recovered in-progress segment", "journal", j.String(), "first", s.First, "last", s.Last, "name", s.Name)
 		}
@@ -231,12 +261,13 @@ func (l *Log) InitForWrite() error {
 	return nil
 }
 
-// InitForRead moves UNINITIALIZED to OPEN_FOR_READING (a standby tailing a
-// shared log): only ReadOps is allowed.
+// InitForRead moves UNINITIALIZED or BETWEEN_LOG_SEGMENTS (an active that
+// became standby, its segment ended) to OPEN_FOR_READING: a standby tailing
+// the shared log, which only reads.
 func (l *Log) InitForRead() error {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
-	if err := l.expect(StateUninitialized); err != nil {
+	if err := l.expect(StateUninitialized, StateBetweenSegments); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -271,24 +302,24 @@ func (l *Log) Fail(cause error) {
 
 // ReadOps replays the journals of the set (see the function ReadOps). It is
 // allowed in BETWEEN_LOG_SEGMENTS and OPEN_FOR_READING.
-func (l *Log) ReadOps(fromTxID int64, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
+func (l *Log) ReadOps(ctx context.Context, opts ReadOptions, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
 	if err := l.expect(StateBetweenSegments, StateOpenForReading); err != nil {
-		return fromTxID, err
+		return opts.From, err
 	}
-	return ReadOps(l.journalsSnapshot(), fromTxID, fn)
+	return ReadOps(ctx, l.journalsSnapshot(), opts, fn)
 }
 
 // StartSegment moves BETWEEN_LOG_SEGMENTS to IN_SEGMENT: it starts a segment
 // at txid in every journal, logs op.StartLogSegment as txid and syncs it.
 // The first segment of a run may start at any txid (the one after the last
 // replayed); later ones must start right after the previous segment.
-func (l *Log) StartSegment(txid int64) error {
+func (l *Log) StartSegment(ctx context.Context, txid int64) error {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
-	return l.startSegment(txid)
+	return l.startSegment(ctx, txid)
 }
 
-func (l *Log) startSegment(txid int64) error {
+func (l *Log) startSegment(ctx context.Context, txid int64) error {
 	l.mu.Lock()
 	if l.mu.state != StateBetweenSegments {
 		defer l.mu.Unlock()
@@ -302,13 +333,13 @@ func (l *Log) startSegment(txid int64) error {
 		defer l.mu.Unlock()
 		return fmt.Errorf("editlog: start segment at txid %d, expected %d", txid, l.mu.next)
 	}
-	journals := append([]Journal(nil), l.mu.journals...)
+	journals := l.allLocked()
 	l.mu.Unlock()
 
 	var bad []Journal
 	var causes []error
 	for _, j := range journals {
-		if err := j.StartSegment(txid); err != nil {
+		if err := j.StartSegment(ctx, txid); err != nil {
 			bad, causes = append(bad, j), append(causes, err)
 		}
 	}
@@ -324,7 +355,7 @@ func (l *Log) startSegment(txid int64) error {
 	l.mu.segFirst, l.mu.segBytes = txid, 0
 	l.appendLocked(&op.StartLogSegment{}) // empty body: cannot be too large
 	l.mu.Unlock()
-	return l.Sync(context.Background(), txid)
+	return l.Sync(ctx, txid)
 }
 
 // Append logs ops, in order, as consecutive transactions and returns the
@@ -413,27 +444,56 @@ func (l *Log) Sync(ctx context.Context, txid int64) error {
 }
 
 // flushLocked swaps the buffers, writes and flushes the full one to every
-// journal without holding mu, then records the outcome. Called with mu held
-// and no flush running; returns with mu held.
+// journal without holding mu — the required journals first, all of them in
+// parallel, then, once they all made it durable, the optional ones — and
+// then records the outcome. Called with mu held and no flush running;
+// returns with mu held.
 func (l *Log) flushLocked() {
 	batch, first, last := l.mu.buf, l.mu.bufFirst, l.mu.next-1
 	l.mu.buf, l.mu.spare = l.mu.spare[:0], nil
 	l.mu.flushing = true
 	l.mu.done = make(chan struct{})
-	l.flushJournals = append(l.flushJournals[:0], l.mu.journals...)
+	required := append([]Journal(nil), l.mu.required...)
+	optional := append([]Journal(nil), l.mu.optional...)
 	l.mu.Unlock()
 
-	journals := l.flushJournals
+	// A flush is not the caller's to cancel: once appended, ops must become
+	// durable or fail the log, whoever waits for them.
+	ctx := context.Background()
+	bad, causes := l.writeAll(ctx, required, batch, first, last)
+	if len(bad) == 0 {
+		bad, causes = l.writeAll(ctx, optional, batch, first, last)
+	}
+
+	l.mu.Lock()
+	l.dropLocked(bad, causes)
+	if l.mu.failed == nil {
+		l.mu.synced = last
+	}
+	if cap(batch) <= maxRetainedBuffer {
+		l.mu.spare = batch[:0]
+	}
+	l.mu.flushes++
+	l.mu.flushing = false
+	close(l.mu.done)
+}
+
+// writeAll writes batch to journals in parallel and flushes each; it
+// returns the ones that failed. Only the flusher calls it.
+func (l *Log) writeAll(ctx context.Context, journals []Journal, batch []byte, first, last int64) (bad []Journal, causes []error) {
+	if len(journals) == 0 {
+		return nil, nil
+	}
 	if cap(l.flushErrs) < len(journals) {
 		l.flushErrs = make([]error, len(journals))
 	}
 	errs := l.flushErrs[:len(journals)]
 	writeOne := func(i int) {
-		if err := journals[i].Write(batch, first, last); err != nil {
+		if err := journals[i].Write(ctx, batch, first, last); err != nil {
 			errs[i] = err
 			return
 		}
-		errs[i] = journals[i].Flush()
+		errs[i] = journals[i].Flush(ctx)
 	}
 	if len(journals) == 1 {
 		writeOne(0)
@@ -449,48 +509,41 @@ func (l *Log) flushLocked() {
 		writeOne(0)
 		wg.Wait()
 	}
-	var bad []Journal
-	var causes []error
 	for i, err := range errs {
 		if err != nil {
 			bad, causes = append(bad, journals[i]), append(causes, err)
 		}
 		errs[i] = nil
 	}
-	clear(l.flushJournals)
-
-	l.mu.Lock()
-	l.dropLocked(bad, causes)
-	if l.mu.failed == nil {
-		l.mu.synced = last
-	}
-	if cap(batch) <= maxRetainedBuffer {
-		l.mu.spare = batch[:0]
-	}
-	l.mu.flushes++
-	l.mu.flushing = false
-	close(l.mu.done)
+	return bad, causes
 }
 
 // dropLocked removes failed journals from the set and fails the log when
 // fewer than MinJournals remain.
 func (l *Log) dropLocked(bad []Journal, causes []error) {
 	for i, j := range bad {
-		for k, cur := range l.mu.journals {
+		if l.isRequiredLocked(j) {
+			if l.mu.failed == nil {
+				l.mu.failed = fmt.Errorf("%w: required journal %s failed: %v", ErrNoJournals, j.String(), causes[i])
+				l.log.Error("editlog: a required journal failed; no further transaction can be made durable", "journal", j.String(), "err", causes[i])
+			}
+			continue // kept in the set: nothing is written after a failure
+		}
+		for k, cur := range l.mu.optional {
 			if cur == j {
-				l.mu.journals = append(l.mu.journals[:k], l.mu.journals[k+1:]...)
+				l.mu.optional = append(l.mu.optional[:k], l.mu.optional[k+1:]...)
 				break
 			}
 		}
 		l.log.Error("editlog: dropping failed journal", "journal", j.String(), "err", causes[i],
-			"remaining", len(l.mu.journals), "minimum", l.cfg.MinJournals)
+			"remaining", len(l.mu.optional), "minimum", l.cfg.MinJournals)
 		if err := j.Close(); err != nil {
 			l.log.Warn("editlog: closing failed journal", "journal", j.String(), "err", err)
 		}
 	}
-	if l.mu.failed == nil && len(bad) > 0 && len(l.mu.journals) < l.cfg.MinJournals {
+	if l.mu.failed == nil && len(bad) > 0 && len(l.mu.required) == 0 && len(l.mu.optional) < l.cfg.MinJournals {
 		l.mu.failed = fmt.Errorf("%w: %d journal(s) left, dfs.namenode.edits.dir.minimum is %d; last failure: %v",
-			ErrNoJournals, len(l.mu.journals), l.cfg.MinJournals, causes[len(causes)-1])
+			ErrNoJournals, len(l.mu.optional), l.cfg.MinJournals, causes[len(causes)-1])
 		l.log.Error("editlog: edit log failed; no further transaction can be made durable", "err", l.mu.failed)
 	}
 }
@@ -498,13 +551,13 @@ func (l *Log) dropLocked(bad []Journal, causes []error) {
 // EndSegment moves IN_SEGMENT to BETWEEN_LOG_SEGMENTS: it logs
 // op.EndLogSegment, syncs, and finalizes the segment in every journal. The
 // caller must stop Appends first (the NameNode holds its write lock).
-func (l *Log) EndSegment() error {
+func (l *Log) EndSegment(ctx context.Context) error {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
-	return l.endSegment()
+	return l.endSegment(ctx)
 }
 
-func (l *Log) endSegment() error {
+func (l *Log) endSegment(ctx context.Context) error {
 	l.mu.Lock()
 	if l.mu.state != StateInSegment {
 		defer l.mu.Unlock()
@@ -514,14 +567,14 @@ func (l *Log) endSegment() error {
 	first := l.mu.segFirst
 	l.mu.state = StateBetweenSegments
 	l.mu.Unlock()
-	if err := l.Sync(context.Background(), txid); err != nil {
+	if err := l.Sync(ctx, txid); err != nil {
 		return err
 	}
 
 	var bad []Journal
 	var causes []error
 	for _, j := range l.journalsSnapshot() {
-		if err := j.FinalizeSegment(first, txid); err != nil {
+		if err := j.FinalizeSegment(ctx, first, txid); err != nil {
 			bad, causes = append(bad, j), append(causes, err)
 		}
 	}
@@ -533,16 +586,16 @@ func (l *Log) endSegment() error {
 
 // RollSegment ends the open segment and starts the next one; it returns the
 // new segment's first txid. The caller must stop Appends meanwhile.
-func (l *Log) RollSegment() (int64, error) {
+func (l *Log) RollSegment(ctx context.Context) (int64, error) {
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
-	if err := l.endSegment(); err != nil {
+	if err := l.endSegment(ctx); err != nil {
 		return 0, err
 	}
 	l.mu.Lock()
 	next := l.mu.next
 	l.mu.Unlock()
-	if err := l.startSegment(next); err != nil {
+	if err := l.startSegment(ctx, next); err != nil {
 		return 0, err
 	}
 	return next, nil
@@ -551,10 +604,10 @@ func (l *Log) RollSegment() (int64, error) {
 // PurgeBefore asks every journal to delete finalized segments wholly below
 // txid (retention after a checkpoint). A journal failing to purge is logged,
 // not dropped: retention is not durability.
-func (l *Log) PurgeBefore(txid int64) error {
+func (l *Log) PurgeBefore(ctx context.Context, txid int64) error {
 	var first error
 	for _, j := range l.journalsSnapshot() {
-		if err := j.PurgeBefore(txid); err != nil {
+		if err := j.PurgeBefore(ctx, txid); err != nil {
 			l.log.Warn("editlog: purge failed", "journal", j.String(), "txid", txid, "err", err)
 			if first == nil {
 				first = err
@@ -578,11 +631,11 @@ func (l *Log) Close() error {
 		return nil
 	}
 	if state == StateInSegment && failed == nil {
-		err = l.endSegment()
+		err = l.endSegment(context.Background())
 	}
 	l.mu.Lock()
-	journals := l.mu.journals
-	l.mu.journals = nil
+	journals := l.allLocked()
+	l.mu.required, l.mu.optional = nil, nil
 	l.mu.state = StateClosed
 	if err == nil {
 		err = l.mu.failed

@@ -50,14 +50,14 @@ func journals(fsys vfs.FS, dirs []string) []Journal {
 // openLog returns a Log over dirs, recovered and in a segment at first.
 func openLog(t *testing.T, fsys vfs.FS, dirs []string, min int, first int64) *Log {
 	t.Helper()
-	l, err := New(Config{MinJournals: min, Logger: quietLogger}, journals(fsys, dirs))
+	l, err := New(Config{MinJournals: min, Logger: quietLogger}, nil, journals(fsys, dirs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.InitForWrite(); err != nil {
+	if err := l.InitForWrite(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.StartSegment(first); err != nil {
+	if err := l.StartSegment(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -76,7 +76,7 @@ type replayed struct {
 func replay(t *testing.T, fsys vfs.FS, dirs []string, from int64) ([]replayed, int64, error) {
 	t.Helper()
 	var got []replayed
-	last, err := ReadOps(journals(fsys, dirs), from, func(txid int64, o op.Op) error {
+	last, err := ReadOps(context.Background(), journals(fsys, dirs), ReadOptions{From: from, InProgress: true}, func(txid int64, o op.Op) error {
 		got = append(got, replayed{txid, o})
 		return nil
 	})
@@ -138,7 +138,7 @@ func TestRollFinalizeAndReplay(t *testing.T) {
 	if got := l.SegmentTxns(); got != 4 {
 		t.Errorf("SegmentTxns = %d, want 4", got)
 	}
-	first, err := l.RollSegment()
+	first, err := l.RollSegment(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +181,11 @@ func TestRollFinalizeAndReplay(t *testing.T) {
 func TestStateErrors(t *testing.T) {
 	m := vfs.NewMem()
 	dirs := memDirs(t, m, 1)
-	l, err := New(Config{Logger: quietLogger}, journals(m, dirs))
+	l, err := New(Config{Logger: quietLogger}, nil, journals(m, dirs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.StartSegment(1); !errors.Is(err, ErrState) {
+	if err := l.StartSegment(context.Background(), 1); !errors.Is(err, ErrState) {
 		t.Errorf("StartSegment before InitForWrite = %v", err)
 	}
 	func() {
@@ -196,7 +196,7 @@ func TestStateErrors(t *testing.T) {
 		}()
 		l.Append(mkdir(0))
 	}()
-	if _, err := New(Config{MinJournals: 2}, journals(m, dirs)); !errors.Is(err, ErrNoJournals) {
+	if _, err := New(Config{MinJournals: 2}, nil, journals(m, dirs)); !errors.Is(err, ErrNoJournals) {
 		t.Errorf("New below minimum = %v", err)
 	}
 	l.Close()
@@ -221,7 +221,7 @@ func TestTornTailRecovery(t *testing.T) {
 	f.Truncate(st.Size() - 3)
 	f.Sync()
 	f.Close()
-	for _, j := range l.mu.journals {
+	for _, j := range l.mu.optional {
 		j.Close()
 	}
 
@@ -260,11 +260,11 @@ func TestCrashDropsUnsynced(t *testing.T) {
 	m2 := vfs.NewMem()
 	dirs2 := memDirs(t, m2, 1)
 	j := NewFileJournal(m2, dirs2[0])
-	if err := j.StartSegment(1); err != nil {
+	if err := j.StartSegment(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
-	if segs, err := j.RecoverInProgress(); err != nil || len(segs) != 0 {
+	if segs, err := j.RecoverInProgress(context.Background()); err != nil || len(segs) != 0 {
 		t.Fatalf("RecoverInProgress = %v, %v", segs, err)
 	}
 	if got := listDir(t, m2, dirs2[0]); got != InProgressName(1)+EmptySuffix {
@@ -279,7 +279,7 @@ func TestCorruptionInMiddle(t *testing.T) {
 	for i := range 5 {
 		l.Sync(context.Background(), mustAppend(t, l, mkdir(i)))
 	}
-	for _, j := range l.mu.journals {
+	for _, j := range l.mu.optional {
 		j.Close()
 	}
 	name := filepath.Join(dirs[0], InProgressName(1))
@@ -294,8 +294,8 @@ func TestCorruptionInMiddle(t *testing.T) {
 	f.Write(b)
 	f.Close()
 
-	l2, _ := New(Config{Logger: quietLogger}, journals(m, dirs))
-	err := l2.InitForWrite()
+	l2, _ := New(Config{Logger: quietLogger}, nil, journals(m, dirs))
+	err := l2.InitForWrite(context.Background())
 	var ce *CorruptionError
 	if !errors.As(err, &ce) || ce.File != name || ce.Offset != off {
 		t.Fatalf("InitForWrite = %v, want corruption in %s at %d", err, name, off)
@@ -349,14 +349,14 @@ func TestGroupCommitDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, im := range images {
-		l2, err := New(Config{Logger: quietLogger}, journals(im.fs, dirs))
+		l2, err := New(Config{Logger: quietLogger}, nil, journals(im.fs, dirs))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l2.InitForWrite(); err != nil {
+		if err := l2.InitForWrite(context.Background()); err != nil {
 			t.Fatalf("image %d: recovery: %v", i, err)
 		}
-		last, err := l2.ReadOps(0, func(int64, op.Op) error { return nil })
+		last, err := l2.ReadOps(context.Background(), ReadOptions{InProgress: true}, func(int64, op.Op) error { return nil })
 		if err != nil || last < im.acked {
 			t.Fatalf("image %d: replay reached %d (%v), but %d was acknowledged", i, last, err, im.acked)
 		}
@@ -475,7 +475,7 @@ func TestFailedJournalDropped(t *testing.T) {
 	if err := l.Sync(ctx, mustAppend(t, l, mkdir(2))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.RollSegment(); err != nil {
+	if _, err := l.RollSegment(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -519,7 +519,7 @@ func TestBelowMinimumFails(t *testing.T) {
 	if err := l.Sync(ctx, ok); err != nil {
 		t.Errorf("Sync of a txid made durable before the failure = %v", err)
 	}
-	if _, err := l.RollSegment(); !errors.Is(err, ErrNoJournals) {
+	if _, err := l.RollSegment(context.Background()); !errors.Is(err, ErrNoJournals) {
 		t.Errorf("RollSegment after failure = %v", err)
 	}
 	if !errors.Is(l.Err(), ErrNoJournals) {
@@ -535,7 +535,7 @@ func TestBelowMinimumFails(t *testing.T) {
 func writeSegment(t *testing.T, fsys vfs.FS, dir string, first, last int64, finalize bool) {
 	t.Helper()
 	j := NewFileJournal(fsys, dir)
-	if err := j.StartSegment(first); err != nil {
+	if err := j.StartSegment(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	var buf []byte
@@ -549,14 +549,14 @@ func writeSegment(t *testing.T, fsys vfs.FS, dir string, first, last int64, fina
 		}
 		buf = mustEncode(buf, tx, o)
 	}
-	if err := j.Write(buf, first, last); err != nil {
+	if err := j.Write(context.Background(), buf, first, last); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Flush(); err != nil {
+	if err := j.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if finalize {
-		if err := j.FinalizeSegment(first, last); err != nil {
+		if err := j.FinalizeSegment(context.Background(), first, last); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -642,7 +642,7 @@ func TestReadOpsFnError(t *testing.T) {
 	dirs := memDirs(t, m, 1)
 	writeSegment(t, m, dirs[0], 1, 10, true)
 	stop := errors.New("stop")
-	last, err := ReadOps(journals(m, dirs), 0, func(txid int64, _ op.Op) error {
+	last, err := ReadOps(context.Background(), journals(m, dirs), ReadOptions{InProgress: true}, func(txid int64, _ op.Op) error {
 		if txid == 4 {
 			return stop
 		}
@@ -668,7 +668,7 @@ func TestPurgeBefore(t *testing.T) {
 		{15, FinalizedName(11, 20) + " " + InProgressName(21)},
 		{100, InProgressName(21)},
 	} {
-		if err := j.PurgeBefore(tc.txid); err != nil {
+		if err := j.PurgeBefore(context.Background(), tc.txid); err != nil {
 			t.Fatal(err)
 		}
 		if got := listDir(t, m, dirs[0]); got != tc.want {
@@ -684,9 +684,9 @@ func TestPurgeBefore(t *testing.T) {
 func TestShouldRoll(t *testing.T) {
 	m := vfs.NewMem()
 	dirs := memDirs(t, m, 1)
-	l, _ := New(Config{AutoRollTxns: 5, Logger: quietLogger}, journals(m, dirs))
-	l.InitForWrite()
-	l.StartSegment(1)
+	l, _ := New(Config{AutoRollTxns: 5, Logger: quietLogger}, nil, journals(m, dirs))
+	l.InitForWrite(context.Background())
+	l.StartSegment(context.Background(), 1)
 	for i := range 3 {
 		l.Append(mkdir(i))
 	}
@@ -697,7 +697,7 @@ func TestShouldRoll(t *testing.T) {
 	if !l.ShouldRoll() || l.SegmentBytes() == 0 {
 		t.Errorf("ShouldRoll = false with 5 txns (bytes %d)", l.SegmentBytes())
 	}
-	l.RollSegment()
+	l.RollSegment(context.Background())
 	if l.ShouldRoll() {
 		t.Error("ShouldRoll right after a roll")
 	}
@@ -760,7 +760,7 @@ func TestAppendTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []op.Op
-	if _, err := ReadOps([]Journal{NewFileJournal(m, dirs[0])}, 0, func(_ int64, o op.Op) error {
+	if _, err := ReadOps(context.Background(), []Journal{NewFileJournal(m, dirs[0])}, ReadOptions{InProgress: true}, func(_ int64, o op.Op) error {
 		got = append(got, o)
 		return nil
 	}); err != nil {
@@ -770,4 +770,155 @@ func TestAppendTooLarge(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("replayed %v, want %v", got, want)
 	}
+}
+
+// orderJournal records, in a shared list, when each journal's flush ran,
+// and fails its writes when told to.
+type orderJournal struct {
+	Journal
+	name  string
+	order *[]string
+	mu    *sync.Mutex
+	fail  atomic.Bool
+}
+
+func (j *orderJournal) Write(ctx context.Context, b []byte, first, last int64) error {
+	if j.fail.Load() {
+		return errors.New("planted write failure")
+	}
+	return j.Journal.Write(ctx, b, first, last)
+}
+
+func (j *orderJournal) Flush(ctx context.Context) error {
+	j.mu.Lock()
+	*j.order = append(*j.order, j.name)
+	j.mu.Unlock()
+	return j.Journal.Flush(ctx)
+}
+
+// TestRequiredJournals: required journals (HA's shared edits) are made
+// durable before the optional ones, and the failure of one stops the log
+// even while optional journals work; an optional one that fails is dropped.
+func TestRequiredJournals(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 3)
+	var order []string
+	var mu sync.Mutex
+	mk := func(i int, name string) *orderJournal {
+		return &orderJournal{Journal: NewFileJournal(m, dirs[i]), name: name, order: &order, mu: &mu}
+	}
+	shared, local1, local2 := mk(0, "shared"), mk(1, "local1"), mk(2, "local2")
+	l, err := New(Config{MinJournals: 1, Logger: quietLogger}, []Journal{shared}, []Journal{local1, local2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.InitForWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartSegment(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	order = nil
+	mu.Unlock()
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(1))); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(order) != 3 || order[0] != "shared" {
+		t.Errorf("flush order %v: the shared journal must be flushed first", order)
+	}
+	mu.Unlock()
+
+	local2.fail.Store(true)
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(2))); err != nil {
+		t.Fatalf("an optional journal's failure stopped the log: %v", err)
+	}
+	if n := l.Stats().Journals; n != 2 {
+		t.Errorf("journals after an optional failure = %d, want 2", n)
+	}
+	shared.fail.Store(true)
+	if err := l.Sync(ctx, mustAppend(t, l, mkdir(3))); !errors.Is(err, ErrNoJournals) {
+		t.Fatalf("Sync after the required journal failed = %v, want ErrNoJournals", err)
+	}
+	if got := listDir(t, m, dirs[1]); !strings.Contains(got, InProgressName(1)) {
+		t.Fatalf("local dir: %q", got)
+	}
+	// Nothing the shared journal lacks reached the local one.
+	var localLast int64
+	if _, err := ReadOps(ctx, []Journal{NewFileJournal(m, dirs[1])}, ReadOptions{InProgress: true}, func(txid int64, _ op.Op) error {
+		localLast = txid
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if localLast != 3 { // StartLogSegment, mkdir 1, mkdir 2
+		t.Errorf("the local journal holds txids up to %d, want 3", localLast)
+	}
+	l.Close()
+}
+
+// TestStandbyStates: a standby opens the log for reading, becomes writer
+// (InitForWrite from OPEN_FOR_READING) and goes back to reading after its
+// segment ends; ReadOptions bound what is read.
+func TestStandbyStates(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 1)
+	writer := openLog(t, m, dirs, 1, 1)
+	ctx := context.Background()
+	for i := range 4 {
+		mustAppend(t, writer, mkdir(i))
+	}
+	if err := writer.Sync(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.RollSegment(ctx); err != nil { // 1-6 finalized, 7 open
+		t.Fatal(err)
+	}
+	if err := writer.Sync(ctx, mustAppend(t, writer, mkdir(9))); err != nil {
+		t.Fatal(err)
+	}
+
+	standby, err := New(Config{Logger: quietLogger}, []Journal{NewFileJournal(m, dirs[0])}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.InitForRead(); err != nil {
+		t.Fatal(err)
+	}
+	count := func(opts ReadOptions) (int64, int) {
+		n := 0
+		last, err := standby.ReadOps(ctx, opts, func(int64, op.Op) error { n++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return last, n
+	}
+	if last, n := count(ReadOptions{}); last != 6 || n != 6 {
+		t.Errorf("finalized only: last %d, %d records; want 6, 6", last, n)
+	}
+	if last, n := count(ReadOptions{From: 6, InProgress: true}); last != 8 || n != 2 {
+		t.Errorf("in progress from 6: last %d, %d records; want 8, 2", last, n)
+	}
+	if last, n := count(ReadOptions{From: 2, To: 4}); last != 4 || n != 2 {
+		t.Errorf("from 2 to 4: last %d, %d records; want 4, 2", last, n)
+	}
+	writer.Close() // the old writer is gone (fenced)
+	if err := standby.InitForWrite(ctx); err != nil {
+		t.Fatalf("a standby becoming writer: %v", err)
+	}
+	if err := standby.StartSegment(ctx, 10); err != nil { // 7-9 were finalized by Close
+		t.Fatal(err)
+	}
+	if err := standby.EndSegment(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.InitForRead(); err != nil {
+		t.Fatalf("back to reading after the segment ended: %v", err)
+	}
+	if got := standby.State(); got != StateOpenForReading {
+		t.Errorf("state %v, want OPEN_FOR_READING", got)
+	}
+	standby.Close()
 }

@@ -1,6 +1,7 @@
 package editlog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +16,34 @@ type applyError struct{ err error }
 
 func (e applyError) Error() string { return e.err.Error() }
 
+// errReachedTo stops a read at ReadOptions.To.
+var errReachedTo = errors.New("editlog: read reached its last txid")
+
 type candidate struct {
 	j Journal
 	s SegmentInfo // s.Last is filled in once an in-progress segment was read
 }
 
+// ReadOptions choose what ReadOps reads.
+type ReadOptions struct {
+	// From is the last txid the reader has: records above it are read.
+	From int64
+	// To, when positive, is the last txid to read; reading stops there even
+	// if the journals hold more.
+	To int64
+	// InProgress includes the segments being written. A standby tailing a
+	// shared log another NameNode writes leaves them out by default
+	// (dfs.ha.tail-edits.in-progress false): their records may not be
+	// durable yet.
+	InProgress bool
+}
+
 // ReadOps replays the edit log held by journals: it calls fn for every record
-// with a txid above fromTxID, in txid order, including the StartLogSegment and
-// EndLogSegment records (which change nothing in the namespace). For each
+// with a txid above opts.From (and up to opts.To), in txid order, including
+// the StartLogSegment and EndLogSegment records (which change nothing in the
+// namespace). A reader that follows a growing log calls it again with the
+// last txid it got as From: the cursor is that txid, and a call reads only
+// the segments that hold later records. For each
 // txid range it reads the longest copy among the journals and falls back to
 // another copy when one is damaged; a range no journal holds is a *GapError.
 // In-progress segments are read up to their last whole record (a torn tail
@@ -30,26 +51,45 @@ type candidate struct {
 // or fromTxID if there was none. An error from fn stops the replay and is
 // returned as is. A journal that cannot list its segments is skipped (its
 // error is returned only when no journal could be listed).
-func ReadOps(journals []Journal, fromTxID int64, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
+func ReadOps(ctx context.Context, journals []Journal, opts ReadOptions, fn func(txid int64, o op.Op) error) (lastTxID int64, err error) {
+	fromTxID := opts.From
 	var cands []*candidate
 	var listErr error
 	listed := 0
 	for _, j := range journals {
-		segs, err := j.Segments()
+		segs, err := j.Segments(ctx)
 		if err != nil {
 			listErr = err
 			continue
 		}
 		listed++
 		for _, s := range segs {
+			if s.InProgress && !opts.InProgress {
+				continue
+			}
 			cands = append(cands, &candidate{j: j, s: s})
 		}
 	}
 	if listed == 0 && listErr != nil {
 		return fromTxID, listErr
 	}
+	if opts.To > 0 {
+		inner := fn
+		fn = func(txid int64, o op.Op) error {
+			if txid > opts.To {
+				return errReachedTo
+			}
+			return inner(txid, o)
+		}
+	}
 	next := fromTxID + 1
 	for {
+		if err := ctx.Err(); err != nil {
+			return next - 1, err
+		}
+		if opts.To > 0 && next > opts.To {
+			return next - 1, nil
+		}
 		var cs []*candidate
 		gapEnd := int64(-1)
 		for _, c := range cands {
@@ -82,10 +122,13 @@ func ReadOps(journals []Journal, fromTxID int64, fn func(txid int64, o op.Op) er
 			if c.s.Last >= 0 && c.s.Last < next {
 				continue
 			}
-			n, err := readSegment(c, next, fn)
+			n, err := readSegment(ctx, c, next, fn)
 			next = n
 			var ae applyError
 			if errors.As(err, &ae) {
+				if ae.err == errReachedTo {
+					return next - 1, nil
+				}
 				return next - 1, ae.err
 			}
 			if err == nil {
@@ -105,8 +148,8 @@ func ReadOps(journals []Journal, fromTxID int64, fn func(txid int64, o op.Op) er
 
 // readSegment passes the records of c from txid next on to fn and returns the
 // txid after the last one passed.
-func readSegment(c *candidate, next int64, fn func(int64, op.Op) error) (int64, error) {
-	r, err := c.j.OpenForRead(c.s)
+func readSegment(ctx context.Context, c *candidate, next int64, fn func(int64, op.Op) error) (int64, error) {
+	r, err := c.j.OpenForRead(ctx, c.s)
 	if err != nil {
 		var torn *TornRecordError
 		if errors.As(err, &torn) && c.s.InProgress {

@@ -18,16 +18,16 @@ import (
 // namespace (file → blocks, logged) and the block manager (block → DataNodes).
 
 func registerBlockCalls(c *clientRPC, s *ipc.Service) {
-	checkedHandle(s, "addBlock", c.addBlock)
-	checkedHandle(s, "complete", c.complete)
-	checkedHandle(s, "getBlockLocations", c.getBlockLocations)
-	checkedHandle(s, "abandonBlock", c.abandonBlock)
-	checkedHandle(s, "updateBlockForPipeline", c.updateBlockForPipeline)
-	checkedHandle(s, "updatePipeline", c.updatePipeline)
-	checkedHandle(s, "getAdditionalDatanode", c.getAdditionalDatanode)
-	checkedHandle(s, "reportBadBlocks", c.reportBadBlocks)
-	checkedHandle(s, "fsync", c.fsync)
-	checkedHandle(s, "append", c.append)
+	handle(c.nn, s, "addBlock", c.addBlock)
+	handle(c.nn, s, "complete", c.complete)
+	handle(c.nn, s, "getBlockLocations", c.getBlockLocations)
+	handle(c.nn, s, "abandonBlock", c.abandonBlock)
+	handle(c.nn, s, "updateBlockForPipeline", c.updateBlockForPipeline)
+	handle(c.nn, s, "updatePipeline", c.updatePipeline)
+	handle(c.nn, s, "getAdditionalDatanode", c.getAdditionalDatanode)
+	handle(c.nn, s, "reportBadBlocks", c.reportBadBlocks)
+	handle(c.nn, s, "fsync", c.fsync)
+	handle(c.nn, s, "append", c.append)
 }
 
 func (c *clientRPC) pool() string { return c.nn.version.BlockPoolID }

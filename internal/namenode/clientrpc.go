@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -36,38 +37,38 @@ func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
 
-	checkedHandle(s, "getServerDefaults", c.getServerDefaults)
-	checkedHandle(s, "getFileInfo", c.getFileInfo)
-	checkedHandle(s, "getFileLinkInfo", c.getFileLinkInfo)
-	checkedHandle(s, "getListing", c.getListing)
-	checkedHandle(s, "mkdirs", c.mkdirs)
-	checkedHandle(s, "create", c.create)
-	checkedHandle(s, "delete", c.delete)
-	checkedHandle(s, "rename", c.rename)
-	checkedHandle(s, "rename2", c.rename2)
-	checkedHandle(s, "setPermission", c.setPermission)
-	checkedHandle(s, "setOwner", c.setOwner)
-	checkedHandle(s, "setTimes", c.setTimes)
-	checkedHandle(s, "setReplication", c.setReplication)
-	checkedHandle(s, "getContentSummary", c.getContentSummary)
-	checkedHandle(s, "getQuotaUsage", c.getQuotaUsage)
-	checkedHandle(s, "setQuota", c.setQuota)
-	checkedHandle(s, "getFsStats", c.getFsStats)
-	checkedHandle(s, "getFsReplicatedBlockStats", c.getFsReplicatedBlockStats)
-	checkedHandle(s, "getFsECBlockGroupStats", c.getFsECBlockGroupStats)
-	checkedHandle(s, "getPreferredBlockSize", c.getPreferredBlockSize)
-	checkedHandle(s, "renewLease", c.renewLease)
-	checkedHandle(s, "isFileClosed", c.isFileClosed)
-	checkedHandle(s, "setSafeMode", c.setSafeMode)
-	checkedHandle(s, "saveNamespace", c.saveNamespace)
-	checkedHandle(s, "rollEdits", c.rollEdits)
-	checkedHandle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
-	checkedHandle(s, "metaSave", c.metaSave)
-	checkedHandle(s, "concat", c.concat)
-	checkedHandle(s, "getDatanodeReport", c.getDatanodeReport)
-	checkedHandle(s, "getHAServiceState", c.getHAServiceState)
-	checkedHandle(s, "msync", c.msync)
-	checkedHandle(s, "getDataEncryptionKey", c.getDataEncryptionKey)
+	handle(nn, s, "getServerDefaults", c.getServerDefaults)
+	handle(nn, s, "getFileInfo", c.getFileInfo)
+	handle(nn, s, "getFileLinkInfo", c.getFileLinkInfo)
+	handle(nn, s, "getListing", c.getListing)
+	handle(nn, s, "mkdirs", c.mkdirs)
+	handle(nn, s, "create", c.create)
+	handle(nn, s, "delete", c.delete)
+	handle(nn, s, "rename", c.rename)
+	handle(nn, s, "rename2", c.rename2)
+	handle(nn, s, "setPermission", c.setPermission)
+	handle(nn, s, "setOwner", c.setOwner)
+	handle(nn, s, "setTimes", c.setTimes)
+	handle(nn, s, "setReplication", c.setReplication)
+	handle(nn, s, "getContentSummary", c.getContentSummary)
+	handle(nn, s, "getQuotaUsage", c.getQuotaUsage)
+	handle(nn, s, "setQuota", c.setQuota)
+	handle(nn, s, "getFsStats", c.getFsStats)
+	handle(nn, s, "getFsReplicatedBlockStats", c.getFsReplicatedBlockStats)
+	handle(nn, s, "getFsECBlockGroupStats", c.getFsECBlockGroupStats)
+	handle(nn, s, "getPreferredBlockSize", c.getPreferredBlockSize)
+	handle(nn, s, "renewLease", c.renewLease)
+	handle(nn, s, "isFileClosed", c.isFileClosed)
+	handle(nn, s, "setSafeMode", c.setSafeMode)
+	handle(nn, s, "saveNamespace", c.saveNamespace)
+	handle(nn, s, "rollEdits", c.rollEdits)
+	handle(nn, s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
+	handle(nn, s, "metaSave", c.metaSave)
+	handle(nn, s, "concat", c.concat)
+	handle(nn, s, "getDatanodeReport", c.getDatanodeReport)
+	handle(nn, s, "getHAServiceState", c.getHAServiceState)
+	handle(nn, s, "msync", c.msync)
+	handle(nn, s, "getDataEncryptionKey", c.getDataEncryptionKey)
 
 	// The data path lands with the DataNodes: until then these calls say so.
 	notYet := func(name string) {
@@ -76,8 +77,8 @@ func registerClientProtocol(nn *NameNode) {
 		})
 	}
 	registerBlockCalls(c, s)
-	checkedHandle(s, "recoverLease", c.recoverLease)
-	checkedHandle(s, "truncate", c.truncate)
+	handle(nn, s, "recoverLease", c.recoverLease)
+	handle(nn, s, "truncate", c.truncate)
 	for _, m := range []string{"getDatanodeStorageReport"} {
 		notYet(m)
 	}
@@ -531,7 +532,7 @@ func (c *clientRPC) rollEdits(ctx context.Context, _ *hdfs.RollEditsRequestProto
 	if err := c.checkSuper(ctx); err != nil {
 		return nil, err
 	}
-	first, err := c.nn.rollEdits()
+	first, err := c.nn.rollEdits(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -626,7 +627,14 @@ func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanode
 }
 
 func (c *clientRPC) getHAServiceState(ctx context.Context, _ *hdfs.HAServiceStateRequestProto) (*hdfs.HAServiceStateResponseProto, error) {
-	return &hdfs.HAServiceStateResponseProto{State: common.HAServiceStateProto_ACTIVE.Enum()}, nil
+	st := common.HAServiceStateProto_STANDBY
+	switch c.nn.ha.State() {
+	case ha.Active:
+		st = common.HAServiceStateProto_ACTIVE
+	case ha.Initializing, ha.Stopping:
+		st = common.HAServiceStateProto_INITIALIZING
+	}
+	return &hdfs.HAServiceStateResponseProto{State: st.Enum()}, nil
 }
 
 func (c *clientRPC) msync(ctx context.Context, _ *hdfs.MsyncRequestProto) (*hdfs.MsyncResponseProto, error) {

@@ -112,6 +112,19 @@ type Config struct {
 	// the NameNode recovers an abandoned file on its own.
 	LeaseHardLimit time.Duration
 
+	// HA is the NameNode's part of an HA nameservice (HA.Enabled false
+	// otherwise).
+	HA HAConfig
+	// CheckpointPeriod and CheckpointTxns: a checkpointer (the standby's,
+	// the Checkpoint Node's) saves an image once this much time has passed
+	// or this many transactions were logged since the last one
+	// (dfs.namenode.checkpoint.period 3600 s, dfs.namenode.checkpoint.txns
+	// 1,000,000), looking every CheckpointCheckPeriod
+	// (dfs.namenode.checkpoint.check.period, 60 s).
+	CheckpointPeriod      time.Duration
+	CheckpointTxns        int64
+	CheckpointCheckPeriod time.Duration
+
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
 		// LeaseSoftLimit replaces Hadoop's fixed 60 s soft limit.
@@ -198,6 +211,10 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.TrashInterval = dur(conf.FSTrashInterval)
 
 	cfg.CheckpointsRetained = int(num(conf.DFSNameNodeNumCheckpointsRetained))
+	cfg.CheckpointPeriod = dur(conf.DFSNameNodeCheckpointPeriod)
+	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
+	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
+	haConfigFrom(c, &cfg, &errs)
 	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
 	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
 	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)

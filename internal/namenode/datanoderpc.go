@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
@@ -32,37 +33,52 @@ type datanodeRPC struct {
 func registerDatanodeProtocol(nn *NameNode) {
 	d := &datanodeRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(DatanodeProtocolName)
-	checkedHandle(s, "versionRequest", d.versionRequest)
-	checkedHandle(s, "registerDatanode", d.registerDatanode)
-	checkedHandle(s, "sendHeartbeat", d.sendHeartbeat)
-	checkedHandle(s, "blockReport", d.blockReport)
-	checkedHandle(s, "blockReceivedAndDeleted", d.blockReceivedAndDeleted)
-	checkedHandle(s, "errorReport", d.errorReport)
-	checkedHandle(s, "reportBadBlocks", d.reportBadBlocks)
-	checkedHandle(s, "cacheReport", d.cacheReport)
-	checkedHandle(s, "commitBlockSynchronization", d.commitBlockSynchronization)
+	handle(nn, s, "versionRequest", d.versionRequest)
+	handle(nn, s, "registerDatanode", d.registerDatanode)
+	handle(nn, s, "sendHeartbeat", d.sendHeartbeat)
+	handle(nn, s, "blockReport", d.blockReport)
+	handle(nn, s, "blockReceivedAndDeleted", d.blockReceivedAndDeleted)
+	handle(nn, s, "errorReport", d.errorReport)
+	handle(nn, s, "reportBadBlocks", d.reportBadBlocks)
+	handle(nn, s, "cacheReport", d.cacheReport)
+	handle(nn, s, "commitBlockSynchronization", d.commitBlockSynchronization)
 }
 
-func (d *datanodeRPC) namespaceInfo() *hdfs.NamespaceInfoProto {
-	v := d.nn.version
+// storageInfo is the namespace's identity as the protocols carry it.
+func (nn *NameNode) storageInfo() *hdfs.StorageInfoProto {
+	v := nn.version
+	return &hdfs.StorageInfoProto{
+		LayoutVersion: proto.Uint32(layoutVersionWire(storage.NameNodeLayoutVersion)),
+		NamespceID:    proto.Uint32(uint32(v.NamespaceID)),
+		ClusterID:     proto.String(v.ClusterID),
+		CTime:         proto.Uint64(uint64(v.CTime)),
+	}
+}
+
+// haStatus is the HA state a NameNode tells DataNodes: they take orders
+// from the one that says ACTIVE with the newest txid.
+func (nn *NameNode) haStatus() *hdfs.NNHAStatusHeartbeatProto {
+	st := hdfs.NNHAStatusHeartbeatProto_STANDBY
+	if nn.ha.State() == ha.Active {
+		st = hdfs.NNHAStatusHeartbeatProto_ACTIVE
+	}
+	return &hdfs.NNHAStatusHeartbeatProto{State: st.Enum(), Txid: proto.Uint64(uint64(nn.lastTxID()))}
+}
+
+func (nn *NameNode) namespaceInfo() *hdfs.NamespaceInfoProto {
 	return &hdfs.NamespaceInfoProto{
-		BuildVersion: proto.String("hdfsgo"),
-		Unused:       proto.Uint32(0),
-		BlockPoolID:  proto.String(v.BlockPoolID),
-		StorageInfo: &hdfs.StorageInfoProto{
-			LayoutVersion: proto.Uint32(layoutVersionWire(storage.NameNodeLayoutVersion)),
-			NamespceID:    proto.Uint32(uint32(v.NamespaceID)),
-			ClusterID:     proto.String(v.ClusterID),
-			CTime:         proto.Uint64(uint64(v.CTime)),
-		},
+		BuildVersion:    proto.String("hdfsgo"),
+		Unused:          proto.Uint32(0),
+		BlockPoolID:     proto.String(nn.version.BlockPoolID),
+		StorageInfo:     nn.storageInfo(),
 		SoftwareVersion: proto.String("3.3.6"),
 		Capabilities:    proto.Uint64(0),
-		State:           hdfs.NNHAStatusHeartbeatProto_ACTIVE.Enum(),
+		State:           nn.haStatus().State,
 	}
 }
 
 func (d *datanodeRPC) versionRequest(ctx context.Context, _ *hdfs.VersionRequestProto) (*hdfs.VersionResponseProto, error) {
-	return &hdfs.VersionResponseProto{Info: d.namespaceInfo()}, nil
+	return &hdfs.VersionResponseProto{Info: d.nn.namespaceInfo()}, nil
 }
 
 // checkCluster refuses DataNodes of another cluster.
@@ -121,12 +137,7 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	d.ns.writeLocked(func() {
 		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
 	})
-	resp := &datanode.HeartbeatResponseProto{
-		HaStatus: &hdfs.NNHAStatusHeartbeatProto{
-			State: hdfs.NNHAStatusHeartbeatProto_ACTIVE.Enum(),
-			Txid:  proto.Uint64(uint64(d.ns.elog.Stats().LastTxID)),
-		},
-	}
+	resp := &datanode.HeartbeatResponseProto{HaStatus: d.nn.haStatus()}
 	if errors.Is(err, blockmgmt.ErrUnregistered) {
 		resp.Cmds = []*datanode.DatanodeCommandProto{registerCommand()}
 		return resp, nil

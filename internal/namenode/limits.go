@@ -1,15 +1,12 @@
 package namenode
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
@@ -44,20 +41,6 @@ var (
 	}
 	clientNameFields = map[protoreflect.Name]bool{"clientName": true, "holder": true, "client": true}
 )
-
-// checkedHandle registers h as method of s behind checkRequest.
-func checkedHandle[Req, Resp proto.Message](s *ipc.Service, method string, h func(context.Context, Req) (Resp, error)) {
-	ipc.Handle(s, method, func(ctx context.Context, req Req) (Resp, error) {
-		var zero Resp
-		if ci, ok := ipc.CallerFromContext(ctx); ok && len(ci.User) > MaxClientNameLength {
-			return zero, remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(ci.User), MaxClientNameLength))
-		}
-		if err := checkRequest(method, req); err != nil {
-			return zero, err
-		}
-		return h(ctx, req)
-	})
-}
 
 // checkRequest applies the limits to every string field of req, nested
 // messages included. Its cost is one pass over fields already decoded.

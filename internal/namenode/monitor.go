@@ -7,46 +7,66 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 )
 
-// monitor is the NameNode's background loop over block management: safe-mode
-// progress, dead-DataNode detection and replication/deletion work. It takes the
-// namesystem lock for each step and never holds it while waiting. Started by
-// Start, stopped by Close.
-func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	tick := time.Second
-	tick = min(tick, nn.cfg.RedundancyInterval, nn.cfg.LeaseRecheckInterval)
+// The NameNode's background loops. Each takes the namesystem lock for a
+// step and never holds it while waiting.
+//
+// The liveness monitor runs for the NameNode's whole life, active or
+// standby: a standby tracks which DataNodes are alive too, so that after a
+// failover it places blocks on live nodes at once. The active monitor runs
+// only while the NameNode is active (started and stopped by the HA
+// transitions): safe-mode progress, replication and deletion work, the
+// lease monitor, and the edit log's automatic roll.
+
+// livenessMonitor declares silent DataNodes dead.
+func (nn *NameNode) livenessMonitor(ctx context.Context) {
+	t := nn.deps.Clock.NewTicker(min(time.Second, nn.cfg.RedundancyInterval))
+	defer t.Stop()
+	ns := nn.ns
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		var dead []blockmgmt.DatanodeID
+		now := nn.deps.Clock.Now()
+		ns.writeLocked(func() { dead = ns.mu.bm.CheckHeartbeats(now) })
+		for _, d := range dead {
+			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
+		}
+	}
+}
+
+// activeMonitor is the active NameNode's loop.
+func (nn *NameNode) activeMonitor(ctx context.Context) {
+	tick := min(time.Second, nn.cfg.RedundancyInterval, nn.cfg.LeaseRecheckInterval)
 	t := nn.deps.Clock.NewTicker(tick)
 	defer t.Stop()
 	var lastWork, lastLease time.Time
 	ns := nn.ns
 	for {
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
 		now := nn.deps.Clock.Now()
-		var dead []blockmgmt.DatanodeID
 		ns.writeLocked(func() {
 			wasSafe := ns.mu.bm.InSafeMode()
 			ns.mu.bm.Tick(now)
 			if wasSafe && !ns.mu.bm.InSafeMode() {
 				nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
 			}
-			dead = ns.mu.bm.CheckHeartbeats(now)
 			if now.Sub(lastWork) >= nn.cfg.RedundancyInterval {
 				lastWork = now
 				ns.mu.bm.ComputeWork(now)
 			}
 		})
-		for _, d := range dead {
-			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
-		}
 		// Segments roll by themselves once they hold many transactions
 		// (dfs.namenode.edit.log.autoroll.multiplier.threshold ×
 		// dfs.namenode.checkpoint.txns), so no segment grows without bound.
 		if ns.elog.ShouldRoll() {
-			if first, err := nn.rollEdits(); err != nil {
+			if first, err := nn.rollEdits(ctx); err != nil {
 				nn.deps.Logger.Error("automatic edit log roll failed", "err", err)
 			} else {
 				nn.deps.Logger.Info("edit log rolled automatically", "newSegment", first)
@@ -54,7 +74,22 @@ func (nn *NameNode) monitor(stop <-chan struct{}, done chan<- struct{}) {
 		}
 		if now.Sub(lastLease) >= nn.cfg.LeaseRecheckInterval {
 			lastLease = now
-			ns.leaseMonitorPass(context.Background())
+			ns.leaseMonitorPass(ctx)
 		}
 	}
+}
+
+// startActiveServices starts what only an active runs.
+func (nn *NameNode) startActiveServices() []*service {
+	return []*service{startService("active monitor", nn.activeMonitor)}
+}
+
+// startStandbyServices starts what only a standby runs: the edit tailer
+// (and the checkpointer, when dfs.ha.standby.checkpoints allows).
+func (nn *NameNode) startStandbyServices() []*service {
+	svcs := []*service{startService("edit log tailer", nn.tailEdits)}
+	if nn.cfg.HA.StandbyCheckpoints && nn.checkpointer != nil {
+		svcs = append(svcs, startService("standby checkpointer", nn.checkpointer))
+	}
+	return svcs
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -29,11 +30,16 @@ type NameNode struct {
 	started time.Time
 	groups  *groupCache
 
-	// ckptMu serializes saveNamespace and rollEdits.
+	// ckptMu serializes saveNamespace, rollEdits and checkpoints.
 	ckptMu sync.Mutex
 
-	monStop   chan struct{}
-	monDone   chan struct{}
+	// ha is the HA state and the services of each state.
+	ha *haContext
+	// common are the services of every state (the liveness monitor).
+	common []*service
+	// checkpointer, when set, is the standby's checkpoint loop.
+	checkpointer func(ctx context.Context)
+
 	serveErr  chan error
 	done      chan struct{}
 	closeOnce sync.Once
@@ -41,12 +47,18 @@ type NameNode struct {
 }
 
 // Start loads the namespace from the configured directories and serves RPC.
+// Without HA it is active at once; an HA NameNode starts as a standby.
 func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	deps.fill()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ld, err := load(&cfg, &deps, false)
+	racks, err := newRackResolver(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Blocks.Topology = racks.rack
+	ld, err := load(ctx, &cfg, &deps, false)
 	if err != nil {
 		return nil, err
 	}
@@ -54,41 +66,28 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks, started: time.Now(),
 		serveErr: make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
+		ns:     ld.ns,
 	}
-	racks, err := newRackResolver(&cfg)
-	if err != nil {
-		ld.elog.Close()
-		closeAll(ld.locks)
-		return nil, err
-	}
-	cfg.Blocks.Topology = racks.rack
-	nn.cfg = cfg
-	nn.ns = ld.ns
-	nn.ns.cfg = cfg
+	nn.ha = newHAContext(nn)
+	nn.ns.writable = func() error { return nn.ha.check(ha.Write) }
 	nn.ns.activate()
-	next := ld.lastTxID + 1
-	if err := ld.elog.StartSegment(next); err != nil {
+	fail := func(err error) (*NameNode, error) {
 		ld.elog.Close()
 		closeAll(ld.locks)
 		return nil, err
 	}
-	writeSeenTxID(&cfg, &deps, next)
 
 	l := deps.Listener
 	if l == nil {
 		if l, err = net.Listen("tcp", cfg.RPCAddress); err != nil {
-			ld.elog.Close()
-			closeAll(ld.locks)
-			return nil, fmt.Errorf("namenode: listen on %s (dfs.namenode.rpc-address): %w", cfg.RPCAddress, err)
+			return fail(fmt.Errorf("namenode: listen on %s (dfs.namenode.rpc-address): %w", cfg.RPCAddress, err))
 		}
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
 		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
 	if err != nil {
 		_ = l.Close()
-		ld.elog.Close()
-		closeAll(ld.locks)
-		return nil, fmt.Errorf("namenode: %w", err)
+		return fail(fmt.Errorf("namenode: %w", err))
 	}
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
@@ -100,13 +99,23 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)
 	registerDatanodeProtocol(nn)
+	registerNamenodeProtocol(nn)
+	if err := nn.ha.start(ctx); err != nil {
+		nn.rpc.Close()
+		nn.web.Close(ctx)
+		_ = l.Close()
+		return fail(err)
+	}
+	nn.common = []*service{startService("liveness monitor", nn.livenessMonitor)}
 	go func() { nn.serveErr <- nn.rpc.Serve(l) }()
-	nn.monStop, nn.monDone = make(chan struct{}), make(chan struct{})
-	go nn.monitor(nn.monStop, nn.monDone)
 	go nn.watch()
 	nn.startWeb()
-	deps.Logger.Info("NameNode started", "rpc", l.Addr().String(), "http", nn.web.Addr().String(), "namespaceID", ld.version.NamespaceID,
-		"clusterID", ld.version.ClusterID, "blockPoolID", ld.version.BlockPoolID, "segment", next)
+	attrs := []any{"rpc", l.Addr().String(), "http", nn.web.Addr().String(), "namespaceID", ld.version.NamespaceID,
+		"clusterID", ld.version.ClusterID, "blockPoolID", ld.version.BlockPoolID, "state", nn.ha.State().String()}
+	if cfg.HA.Enabled {
+		attrs = append(attrs, "nameservice", cfg.HA.Nameservice, "namenode", cfg.HA.NameNodeID)
+	}
+	deps.Logger.Info("NameNode started", attrs...)
 	return nn, nil
 }
 
@@ -148,8 +157,8 @@ func (nn *NameNode) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var errs []error
-		close(nn.monStop)
-		<-nn.monDone
+		nn.ha.stop()
+		stopAll(nn.common)
 		if err := nn.web.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -179,7 +188,7 @@ func (nn *NameNode) saveNamespace(ctx context.Context) error {
 	var txid, first int64
 	var err error
 	ns.readLocked(func() {
-		if first, err = ns.elog.RollSegment(); err != nil {
+		if first, err = ns.elog.RollSegment(ctx); err != nil {
 			ns.fail(err)
 			return
 		}
@@ -215,7 +224,7 @@ func (nn *NameNode) purge(txid int64) {
 	}
 	keepFrom := oldest + 1 - nn.cfg.ExtraEditsRetained
 	if keepFrom > 1 {
-		if err := nn.ns.elog.PurgeBefore(keepFrom); err != nil {
+		if err := nn.ns.elog.PurgeBefore(context.Background(), keepFrom); err != nil {
 			nn.deps.Logger.Warn("purging old edits", "err", err)
 		}
 	}
@@ -223,7 +232,7 @@ func (nn *NameNode) purge(txid int64) {
 
 // rollEdits finalizes the open segment and starts a new one; it returns the new
 // segment's first txid.
-func (nn *NameNode) rollEdits() (int64, error) {
+func (nn *NameNode) rollEdits(ctx context.Context) (int64, error) {
 	nn.ckptMu.Lock()
 	defer nn.ckptMu.Unlock()
 	ns := nn.ns
@@ -231,7 +240,7 @@ func (nn *NameNode) rollEdits() (int64, error) {
 	var err error
 	// The read lock keeps writers, who append under the write lock, out
 	// while the segment rolls.
-	ns.readLocked(func() { first, err = ns.elog.RollSegment() })
+	ns.readLocked(func() { first, err = ns.elog.RollSegment(ctx) })
 	if err != nil {
 		ns.fail(err)
 		return 0, err

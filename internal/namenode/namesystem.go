@@ -51,6 +51,12 @@ type namesystem struct {
 		recoveries *lease.RecoveryTracker
 	}
 
+	// lastApplied is the last txid applied from the edit log by catchUp.
+	lastApplied atomic.Int64
+	// writable, when set, is asked under the write lock before anything
+	// is logged: a NameNode that is not active refuses (HA).
+	writable func() error
+
 	// failed is set once the log can no longer make edits durable; every
 	// later mutation is refused and the NameNode stops.
 	failed   atomic.Pointer[error]
@@ -90,20 +96,38 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 	return n
 }
 
-// replay applies the ops of the edit log after the image to the namesystem,
-// through the one apply path, and returns the last txid applied.
-func (n *namesystem) replay(fromTxID int64, read func(fromTxID int64, fn func(txid int64, o op.Op) error) (int64, error)) (last int64, applied int64, err error) {
-	n.writeLocked(func() {
-		last, err = read(fromTxID, func(txid int64, o op.Op) error {
-			if err := n.applyLocked(o, true); err != nil {
-				return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), err)
-			}
-			applied++
-			return nil
-		})
+// reader reads edits, as editlog.ReadOps does for some set of journals.
+type reader func(ctx context.Context, opts editlog.ReadOptions, fn func(txid int64, o op.Op) error) (int64, error)
+
+// catchUp applies the edits read after the last applied txid (opts.From is
+// set to it) through the one apply path, and returns the last txid applied
+// and how many. Start-up replay, the standby's tailer and a standby
+// becoming active all use it. Each op takes the write lock for itself, so
+// readers and DataNode reports go on meanwhile. The DataNode reports that
+// waited for these edits are processed after them.
+func (n *namesystem) catchUp(ctx context.Context, opts editlog.ReadOptions, read reader) (last int64, applied int64, err error) {
+	opts.From = n.applied()
+	last, err = read(ctx, opts, func(txid int64, o op.Op) error {
+		var aerr error
+		n.writeLocked(func() { aerr = n.applyLocked(o, true) })
+		if aerr != nil {
+			return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), aerr)
+		}
+		n.lastApplied.Store(txid)
+		applied++
+		return nil
 	})
-	return last, applied, err
+	if applied > 0 {
+		n.writeLocked(func() { n.mu.bm.ProcessQueued(n.clock.Now()) })
+	}
+	return max(last, n.applied()), applied, err
 }
+
+// applied is the last txid applied from the edit log (a standby's and a
+// loading NameNode's progress; an active's log is ahead of it).
+func (n *namesystem) applied() int64 { return n.lastApplied.Load() }
+
+func (n *namesystem) setApplied(txid int64) { n.lastApplied.Store(txid) }
 
 // activate ends the loading phase: safe mode starts counting reported blocks.
 func (n *namesystem) activate() {
@@ -201,6 +225,11 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 	var last int64
 	var err error
 	n.writeLocked(func() {
+		if n.writable != nil {
+			if err = n.writable(); err != nil {
+				return
+			}
+		}
 		if !anyMode && n.mu.bm.InSafeMode() {
 			_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
 			err = remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)

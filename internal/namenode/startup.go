@@ -36,6 +36,36 @@ type Deps struct {
 	// Conf is the configuration the web server shows at /conf (nil: /conf
 	// answers that none is available).
 	Conf *conf.Conf
+	// Journals builds the journal of a shared edits URI
+	// (dfs.namenode.shared.edits.dir); nil means file:// only.
+	Journals JournalFactory
+}
+
+// JournalFactory builds the edit-log journal a URI names.
+type JournalFactory func(uri string) (editlog.Journal, error)
+
+// fileJournals is the default JournalFactory: file:// URIs (and plain
+// paths) name a storage directory whose current/ holds the segments.
+func fileJournals(fsys vfs.FS) JournalFactory {
+	return func(uri string) (editlog.Journal, error) {
+		dir, err := sharedDir(uri)
+		if err != nil {
+			return nil, err
+		}
+		return editlog.NewFileJournal(fsys, storage.Dir{Root: dir}.Current()), nil
+	}
+}
+
+// sharedDir is the directory of a file:// shared edits URI.
+func sharedDir(uri string) (string, error) {
+	if strings.HasPrefix(uri, "qjournal://") {
+		return "", fmt.Errorf("namenode: %s=%s: qjournal:// shared edits are not supported yet", conf.DFSNameNodeSharedEditsDir, uri)
+	}
+	dir, err := conf.LocalDir(uri)
+	if err != nil {
+		return "", fmt.Errorf("namenode: %s: %w", conf.DFSNameNodeSharedEditsDir, err)
+	}
+	return dir, nil
 }
 
 func (d *Deps) fill() {
@@ -47,6 +77,9 @@ func (d *Deps) fill() {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
+	}
+	if d.Journals == nil {
+		d.Journals = fileJournals(d.FS)
 	}
 }
 
@@ -235,9 +268,13 @@ type loaded struct {
 	replayed  int64 // edits replayed on top of the image
 }
 
-// load locks the dirs, checks them, loads the newest image, replays the edits
-// and leaves the edit log BETWEEN_LOG_SEGMENTS. On error everything is released.
-func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
+// load locks the dirs, checks them, loads the newest image and replays the
+// edits. Without HA it recovers every journal's in-progress segment first,
+// replays everything and leaves the edit log BETWEEN_LOG_SEGMENTS; an HA
+// NameNode (which starts as a standby while another one may be writing the
+// shared edits) leaves the log OPEN_FOR_READING and replays the finalized
+// segments only. On error everything is released.
+func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 	fsys, logger := deps.FS, deps.Logger
 	dirs := cfg.allDirs()
 	locks, err := lockDirs(fsys, dirs)
@@ -315,30 +352,49 @@ func load(cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
 	}
 	ld.imageTxID = imageTxID
 
-	// Edits.
-	var journals []editlog.Journal
+	// Edits: the local edits dirs, and in HA the shared edits, which are
+	// required (written first, and a failure there stops the NameNode).
+	var local, shared []editlog.Journal
 	for _, d := range cfg.EditsDirs {
-		journals = append(journals, editlog.NewFileJournal(fsys, storage.Dir{Root: d}.Current()))
+		local = append(local, editlog.NewFileJournal(fsys, storage.Dir{Root: d}.Current()))
+	}
+	for _, u := range cfg.HA.SharedEditsDirs {
+		if err := checkSharedVersion(fsys, u, ld.version); err != nil {
+			return nil, err
+		}
+		j, err := deps.Journals(u)
+		if err != nil {
+			return nil, err
+		}
+		shared = append(shared, j)
 	}
 	elog, err := editlog.New(editlog.Config{
 		MinJournals:  cfg.EditsDirMinimum,
 		AutoRollTxns: cfg.AutoRollTxns,
 		Logger:       logger,
-	}, journals)
+	}, shared, local)
 	if err != nil {
 		return nil, err
 	}
 	ld.elog = elog
-	if err := elog.InitForWrite(); err != nil {
+	opts := editlog.ReadOptions{InProgress: true}
+	if cfg.HA.Enabled {
+		opts.InProgress = false
+		err = elog.InitForRead()
+	} else {
+		err = elog.InitForWrite(ctx)
+	}
+	if err != nil {
 		return nil, err
 	}
 	ld.ns.elog = elog
-	last, replayed, err := ld.ns.replay(imageTxID, elog.ReadOps)
+	ld.ns.setApplied(imageTxID)
+	last, replayed, err := ld.ns.catchUp(ctx, opts, elog.ReadOps)
 	ld.replayed = replayed
 	if err != nil {
 		return nil, err
 	}
-	if seen > last && seen > imageTxID && !recovering {
+	if seen > last && seen > imageTxID && !recovering && !cfg.HA.Enabled {
 		// seen_txid is written when a segment starts, after its first record
 		// is durable; an edit log that ends before it lost edits.
 		return nil, fmt.Errorf("%w: seen_txid says transaction %d was logged, but the edit log ends at %d", ErrMissingEdits, seen, last)
@@ -376,7 +432,7 @@ func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) er
 	for attempt := 0; attempt < 100; attempt++ {
 		// A cut may drop whole later segments, so seen_txid is not held
 		// against the log here; the recovered start rewrites it.
-		ld, err := load(&cfg, &deps, true)
+		ld, err := load(ctx, &cfg, &deps, true)
 		var ce *editlog.CorruptionError
 		if errors.As(err, &ce) {
 			q := fmt.Sprintf("The edit log is corrupt: %v.\nCut it at offset %d of %s, losing every later edit in that directory?", ce, ce.Offset, ce.File)
@@ -394,7 +450,7 @@ func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) er
 		}
 		nn := &NameNode{cfg: cfg, deps: deps, locks: ld.locks, version: ld.version, ns: ld.ns}
 		next := ld.lastTxID + 1
-		if err := ld.elog.StartSegment(next); err != nil {
+		if err := ld.elog.StartSegment(ctx, next); err != nil {
 			ld.elog.Close()
 			closeAll(ld.locks)
 			return err
@@ -454,4 +510,29 @@ func cutSegment(fsys vfs.FS, file string, off int64) error {
 		}
 	}
 	return fsys.SyncDir(dir)
+}
+
+// checkSharedVersion checks that a file:// shared edits dir was formatted
+// for this namespace (hdfs namenode -format, or -initializeSharedEdits).
+func checkSharedVersion(fsys vfs.FS, uri string, want *storage.Version) error {
+	if strings.HasPrefix(uri, "qjournal://") {
+		return nil // the journal checks its own
+	}
+	dir, err := sharedDir(uri)
+	if err != nil {
+		return err
+	}
+	sd := storage.Dir{Root: dir}
+	v, err := sd.ReadVersion(fsys)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: shared edits dir %s has no %s (run `hdfs namenode -initializeSharedEdits`)", ErrNotFormatted, dir, sd.VersionPath())
+		}
+		return err
+	}
+	if v.NamespaceID != want.NamespaceID || v.ClusterID != want.ClusterID {
+		return fmt.Errorf("%w: shared edits dir %s has namespaceID=%d clusterID=%s, the name dirs namespaceID=%d clusterID=%s",
+			ErrInconsistentDirs, sd.VersionPath(), v.NamespaceID, v.ClusterID, want.NamespaceID, want.ClusterID)
+	}
+	return nil
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
-// haState is what the web server and /isActive report: this NameNode has no
-// HA yet and is always the active one.
-const haState = "active"
+// haState is what the web server and /isActive report: "active",
+// "standby", ...
+func (nn *NameNode) haState() string { return nn.ha.State().String() }
 
 // startWeb registers the NameNode's pages and beans on its web server
 // (dfs.namenode.http-address) and starts it: the overview page (/ and
@@ -43,7 +43,7 @@ func (nn *NameNode) startWeb() {
 	srv.Handle("GET /dfshealth.html", page)
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if haState != "active" {
+		if nn.haState() != "active" {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			fmt.Fprint(w, "I am not Active!")
 			return
@@ -220,7 +220,7 @@ func (nn *NameNode) namesystemAttrs(s *nnSnapshot) []web.Attr {
 	gb := func(v int64) float64 { return float64(v) / (1 << 30) }
 	attrs := []web.Attr{
 		{Name: "tag.Context", Value: "dfs"},
-		{Name: "tag.HAState", Value: haState},
+		{Name: "tag.HAState", Value: nn.haState()},
 		{Name: "tag.Hostname", Value: hostname()},
 		{Name: "MissingBlocks", Value: st.MissingBlocks},
 		{Name: "MissingReplOneBlocks", Value: st.MissingReplOneBlocks},
@@ -263,7 +263,7 @@ func (nn *NameNode) statusAttrs() []web.Attr {
 		{Name: "NNRole", Value: "NameNode"},
 		{Name: "HostAndPort", Value: nn.addr.String()},
 		{Name: "SecurityEnabled", Value: false},
-		{Name: "State", Value: haState},
+		{Name: "State", Value: nn.haState()},
 		{Name: "LastHATransitionTime", Value: 0},
 	}
 }
@@ -356,7 +356,7 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 			s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago"})
 	}
 	return web.Page{
-		Title:    fmt.Sprintf("NameNode %s (%s)", nn.addr.String(), haState),
+		Title:    fmt.Sprintf("NameNode %s (%s)", nn.addr.String(), nn.haState()),
 		Subtitle: version.String(),
 		Sections: []web.Section{overview, summary, {Heading: "NameNode storage", Table: dirs},
 			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead}},

@@ -180,6 +180,9 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 	if now.Sub(dn.lastRoll) >= scheduledRoll {
 		dn.prevScheduled, dn.scheduled, dn.lastRoll = dn.scheduled, 0, now
 	}
+	if m.standby {
+		return nil, nil // a standby gives no orders
+	}
 	var cmds []Command
 	// Transfers of blocks deleted since they were scheduled are dropped.
 	live := dn.transfers[:0]

@@ -114,6 +114,12 @@ type Manager struct {
 	// safe mode, as Hadoop's replication queues are initialised on leaving it).
 	populating bool
 
+	// standby: the NameNode is a standby (see standby.go); queued holds
+	// the reports it postponed, by block id.
+	standby     bool
+	queued      map[int64][]queuedReport
+	queuedCount int
+
 	maxGenStamp   int64           // newest GS of the namespace; 0 = unknown
 	futureBytes   map[int64]int64 // block id → bytes of future-GS replicas
 	deleteHintFor string          // node to prefer when removing an excess replica
@@ -164,6 +170,7 @@ func New(cfg Config, rnd *rand.Rand) *Manager {
 		rackNodes:   make(map[string]int),
 		pending:     make(map[int64]*pendingWork),
 		futureBytes: make(map[int64]int64),
+		queued:      make(map[int64][]queuedReport),
 	}
 	m.needed.init()
 	m.sm.status = smInit

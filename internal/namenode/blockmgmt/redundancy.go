@@ -232,6 +232,9 @@ type WorkResult struct {
 // (BlocksInvalidatePerHeartbeat each). The commands go out with each node's
 // next heartbeat. It does nothing in safe mode.
 func (m *Manager) ComputeWork(now time.Time) WorkResult {
+	if m.standby {
+		return WorkResult{}
+	}
 	var res WorkResult
 	if m.InSafeMode() {
 		return res

@@ -151,6 +151,16 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 	st := m.storage(dn, storageID)
 	for _, rr := range replicas {
 		b := m.blocks[rr.ID]
+		if m.shouldPostpone(b, rr.Block) {
+			m.postpone(dn, st, rr.Block, rr.State, "")
+			if b != nil && b.find(st) >= 0 {
+				b.replicas[b.find(st)].flags |= rMark // kept until the edits explain it
+			}
+			continue
+		}
+		if m.ignoredOnStandby(b) {
+			continue
+		}
 		if b == nil {
 			m.unknownReplica(dn, rr.Block, &res)
 			continue
@@ -208,6 +218,13 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 			state := Finalized
 			if it.Status == Receiving {
 				state = RBW
+			}
+			if m.shouldPostpone(b, it.Block) {
+				m.postpone(dn, st, it.Block, state, it.DeleteHint)
+				continue
+			}
+			if m.ignoredOnStandby(b) {
+				continue
 			}
 			if b == nil {
 				m.unknownReplica(dn, it.Block, &res)

@@ -217,6 +217,14 @@ func (m *Manager) RenewLease(holder string, now time.Time) bool {
 	return true
 }
 
+// RenewAll renews every lease at now: a standby becoming active does this,
+// since the clients renewed their leases with the old active only.
+func (m *Manager) RenewAll(now time.Time) {
+	for e := m.order.Front(); e != nil; e = e.Next() {
+		e.Value.(*lease).renewed = now
+	}
+}
+
 // RemoveLease takes fileID out of holder's lease (the file was closed), and
 // drops the lease once it covers no file. It reports whether holder held it.
 func (m *Manager) RemoveLease(holder string, fileID uint64) bool {

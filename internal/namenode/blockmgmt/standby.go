@@ -1,0 +1,141 @@
+package blockmgmt
+
+import "time"
+
+// Standby mode (Hadoop's PendingDataNodeMessages and
+// shouldPostponeBlocksFromFuture).
+//
+// A standby NameNode receives the same reports as the active, but its
+// block map follows the edit log it tails, which lags: a DataNode may report
+// a block the standby has not read yet, or a replica with a generation
+// stamp the standby's block has not reached. Such a report is not acted on
+// (an unknown block would be deleted, a newer stamp judged corrupt); it is
+// queued by block, and processed once the edits that explain it are
+// applied (ProcessQueued after each tailing pass). Everything else in a
+// report is processed at once, so that at failover the block map has every
+// location and needs no new block reports.
+//
+// In standby mode the manager also schedules no work: no reconstruction,
+// no deletion, no safe-mode exit of its own. Leaving standby mode
+// (SetStandby(false), becoming active) processes what is still queued as
+// an active would, marks every DataNode stale until it heartbeats to this
+// NameNode, and rebuilds the redundancy queues from every block.
+
+// maxQueuedMessages bounds the queue: a DataNode cannot make a standby
+// hold more than this many postponed replicas. Beyond it the oldest are
+// dropped; the next block report tells again.
+const maxQueuedMessages = 1 << 20
+
+// queuedReport is one postponed replica report.
+type queuedReport struct {
+	uuid, storageID string
+	blk             Block
+	state           ReplicaState
+	deleteHint      string
+}
+
+// SetStandby switches standby mode. Leaving it processes every queued
+// report (an unknown block is then deleted on its DataNode, as on an
+// active), marks the DataNodes stale and rebuilds the redundancy queues.
+func (m *Manager) SetStandby(on bool, now time.Time) {
+	if m.standby == on {
+		return
+	}
+	m.standby = on
+	if on {
+		return
+	}
+	m.processQueued(now, true)
+	for _, dn := range m.order {
+		// Until its next heartbeat here, a node's state is what this
+		// NameNode heard as a standby: not fresh enough to place on.
+		if !dn.dead && now.Sub(dn.lastUpdate) < m.cfg.StaleInterval {
+			dn.lastUpdate = now.Add(-m.cfg.StaleInterval)
+		}
+	}
+	if m.sm.status == smOff {
+		m.populating = false
+		m.leaveStartup()
+	}
+	m.checkSafeMode(now)
+}
+
+// InStandby reports whether the manager is in standby mode.
+func (m *Manager) InStandby() bool { return m.standby }
+
+// postpone queues a report the standby cannot judge yet.
+func (m *Manager) postpone(dn *datanode, st *storage, rb Block, state ReplicaState, hint string) {
+	if m.queuedCount >= maxQueuedMessages {
+		for id, q := range m.queued {
+			m.queuedCount -= len(q)
+			delete(m.queued, id)
+			if m.queuedCount < maxQueuedMessages {
+				break
+			}
+		}
+	}
+	m.queued[rb.ID] = append(m.queued[rb.ID], queuedReport{uuid: dn.id.UUID, storageID: st.id, blk: rb, state: state, deleteHint: hint})
+	m.queuedCount++
+}
+
+// shouldPostpone reports whether a replica report must wait for the edits:
+// on a standby, a block it does not know yet whose stamp is not older than
+// the newest it read (an unknown block with an older stamp was deleted;
+// the active has it deleted), or one whose reported stamp is newer than
+// the block's.
+func (m *Manager) shouldPostpone(b *blockInfo, rb Block) bool {
+	if !m.standby {
+		return false
+	}
+	if b == nil {
+		return rb.GenStamp >= m.maxGenStamp
+	}
+	return rb.GenStamp > b.GenStamp
+}
+
+// ignoredOnStandby reports whether a standby drops a report of an unknown
+// block outright (see shouldPostpone).
+func (m *Manager) ignoredOnStandby(b *blockInfo) bool { return m.standby && b == nil }
+
+// NumQueued is the number of postponed reports.
+func (m *Manager) NumQueued() int { return m.queuedCount }
+
+// ProcessQueued processes the postponed reports the edits applied since
+// explain: their block is known and has reached their stamp.
+func (m *Manager) ProcessQueued(now time.Time) { m.processQueued(now, false) }
+
+func (m *Manager) processQueued(now time.Time, all bool) {
+	if m.queuedCount == 0 {
+		return
+	}
+	var res ReportResult
+	for id, q := range m.queued {
+		b := m.blocks[id]
+		var keep []queuedReport
+		for _, r := range q {
+			if !all && (b == nil || r.blk.GenStamp > b.GenStamp) {
+				keep = append(keep, r)
+				continue
+			}
+			dn := m.nodes[r.uuid]
+			if dn == nil || dn.dead {
+				continue
+			}
+			st := m.storage(dn, r.storageID)
+			if b == nil {
+				m.unknownReplica(dn, r.blk, &res)
+				continue
+			}
+			m.deleteHintFor = r.deleteHint
+			m.reported(b, st, r.blk, r.state, false, &res)
+			m.deleteHintFor = ""
+		}
+		m.queuedCount -= len(q) - len(keep)
+		if len(keep) == 0 {
+			delete(m.queued, id)
+		} else {
+			m.queued[id] = keep
+		}
+	}
+	m.nowHint = now
+}

@@ -1,0 +1,73 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+)
+
+// categories is every RPC method the NameNode serves with its operation
+// category (package ha): the HA check every call passes first. A method
+// registered without an entry here is a programming error that handle
+// reports at start-up. The categories follow Hadoop's NameNodeRpcServer.
+var categories = map[string]map[string]ha.Category{
+	ClientProtocolName: {
+		// Reads.
+		"getServerDefaults": ha.Read, "getFileInfo": ha.Read, "getFileLinkInfo": ha.Read,
+		"getListing": ha.Read, "getContentSummary": ha.Read, "getQuotaUsage": ha.Read,
+		"getFsStats": ha.Read, "getFsReplicatedBlockStats": ha.Read, "getFsECBlockGroupStats": ha.Read,
+		"getPreferredBlockSize": ha.Read, "isFileClosed": ha.Read, "getBlockLocations": ha.Read,
+		"getAdditionalDatanode": ha.Read, "getDataEncryptionKey": ha.Read,
+		// Writes.
+		"mkdirs": ha.Write, "create": ha.Write, "delete": ha.Write, "rename": ha.Write,
+		"rename2": ha.Write, "setPermission": ha.Write, "setOwner": ha.Write, "setTimes": ha.Write,
+		"setReplication": ha.Write, "setQuota": ha.Write, "renewLease": ha.Write, "concat": ha.Write,
+		"addBlock": ha.Write, "complete": ha.Write, "abandonBlock": ha.Write,
+		"updateBlockForPipeline": ha.Write, "updatePipeline": ha.Write, "reportBadBlocks": ha.Write,
+		"fsync": ha.Write, "append": ha.Write, "recoverLease": ha.Write, "truncate": ha.Write,
+		"msync": ha.Write,
+		// The edit log's own.
+		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
+		// Administration, answered in every state.
+		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
+		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked,
+	},
+	// DataNodes report to every NameNode of the nameservice, whatever its
+	// state; they take orders from the active only.
+	DatanodeProtocolName: {
+		"versionRequest": ha.Unchecked, "registerDatanode": ha.Unchecked, "sendHeartbeat": ha.Unchecked,
+		"blockReport": ha.Unchecked, "blockReceivedAndDeleted": ha.Unchecked, "errorReport": ha.Unchecked,
+		"reportBadBlocks": ha.Unchecked, "cacheReport": ha.Unchecked, "commitBlockSynchronization": ha.Write,
+	},
+	NamenodeProtocolName: {
+		"versionRequest": ha.Unchecked, "getTransactionId": ha.Unchecked, "getMostRecentCheckpointTxId": ha.Unchecked,
+		"rollEditLog": ha.Journal,
+	},
+}
+
+// handle registers h as method of s: every call passes the HA check of the
+// method's category and the request limits (limits.go) before h sees it.
+func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string, h func(context.Context, Req) (Resp, error)) {
+	cat, ok := categories[s.Name()][method]
+	if !ok {
+		panic(fmt.Sprintf("namenode: %s.%s has no operation category", s.Name(), method))
+	}
+	ipc.Handle(s, method, func(ctx context.Context, req Req) (Resp, error) {
+		var zero Resp
+		if err := nn.ha.check(cat); err != nil {
+			return zero, err
+		}
+		if ci, ok := ipc.CallerFromContext(ctx); ok && len(ci.User) > MaxClientNameLength {
+			return zero, remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(ci.User), MaxClientNameLength))
+		}
+		if err := checkRequest(method, req); err != nil {
+			return zero, err
+		}
+		return h(ctx, req)
+	})
+}

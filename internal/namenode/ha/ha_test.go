@@ -1,0 +1,63 @@
+package ha
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		s     State
+		c     Category
+		stale bool
+		ok    bool
+	}{
+		{Active, Write, false, true},
+		{Active, Read, false, true},
+		{Active, Journal, false, true},
+		{Standby, Unchecked, false, true},
+		{Standby, Read, false, false},
+		{Standby, Read, true, true},
+		{Standby, Write, true, false},
+		{Standby, Checkpoint, false, false},
+		{Standby, Journal, false, false},
+		{Initializing, Read, true, false},
+		{Initializing, Unchecked, false, true},
+		{Stopping, Write, false, false},
+	} {
+		err := Check(tc.s, tc.c, tc.stale)
+		if (err == nil) != tc.ok {
+			t.Errorf("Check(%v, %v, stale=%v) = %v, want ok=%v", tc.s, tc.c, tc.stale, err, tc.ok)
+		}
+		var se *StandbyError
+		if err != nil && !errors.As(err, &se) {
+			t.Errorf("Check(%v, %v) = %T, want *StandbyError", tc.s, tc.c, err)
+		}
+	}
+	want := "Operation category WRITE is not supported in state standby. Visit https://s.apache.org/sbnn-error"
+	if got := Check(Standby, Write, false).Error(); got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+func TestCanTransition(t *testing.T) {
+	for _, tc := range []struct {
+		from, to State
+		ok       bool
+	}{
+		{Initializing, Standby, true},
+		{Initializing, Active, true},
+		{Standby, Active, true},
+		{Active, Standby, true},
+		{Active, Active, true},
+		{Standby, Standby, true},
+		{Active, Stopping, true},
+		{Stopping, Active, false},
+		{Stopping, Standby, false},
+		{Standby, Initializing, false},
+	} {
+		if err := CanTransition(tc.from, tc.to); (err == nil) != tc.ok {
+			t.Errorf("CanTransition(%v, %v) = %v, want ok=%v", tc.from, tc.to, err, tc.ok)
+		}
+	}
+}
