@@ -43,6 +43,11 @@
 //
 // # Write pipeline stage (WRITE_BLOCK)
 //
+// Every WRITE_BLOCK is one of the kinds of xceiver_write.go's table (client
+// create, replication, append, the three recoveries, the two transfers),
+// which differ in how the replica is opened, what is answered and when the
+// replica is reported; all run the same receive loop:
+//
 //	upstream ──packet──▶ receiver ──packet──▶ downstream (targets[0], targets[1:] forwarded)
 //	                        │ WritePacket (checksums verified), Finalize on the last packet,
 //	                        │ RECEIVED reported and answered before the last ack
@@ -128,7 +133,9 @@
 //
 // A pipeline stage reads through a 1 MiB window and handles, as one batch,
 // every packet already in it: one vectored write mirrors the batch
-// downstream, one pwritev stores the data and one the checksums, one write
+// downstream (each packet byte for byte as it was read, through the same
+// datatransfer.PacketBatch the client's pipeline sends with), one pwritev
+// stores the data and one the checksums, one write
 // sends the acks (at the tail; a middle stage's responder sends the acks it
 // has whenever it would otherwise wait). A batch never waits for data not
 // yet received. Only the tail of a client's pipeline verifies checksums, as
