@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
 )
 
 // BlockPool is the replicas of one block pool (one namespace) across the
@@ -16,6 +18,7 @@ import (
 type BlockPool struct {
 	ID       string
 	ds       *Dataset
+	ver      *hstorage.Version // the pool's VERSION, for volumes added later
 	replicas *ReplicaMap
 }
 
@@ -37,17 +40,24 @@ func (bp *BlockPool) layout(v *Volume) poolLayout { return newPoolLayout(v.Dir()
 // generation stamp is stale and is invalidated first; one with the same or a
 // newer stamp is ErrReplicaExists.
 func (bp *BlockPool) CreateRBW(b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
-	return bp.create(b, c, need, RBW)
+	return bp.CreateOn(AnyStorage, RBW, b, c, need)
 }
 
 // CreateTemporary creates a TEMPORARY replica in tmp/ for a copy coming in
 // from another DataNode (replication, balancing). It is invisible to readers
 // until finalized; closing its writer without finalizing deletes it.
 func (bp *BlockPool) CreateTemporary(b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
-	return bp.create(b, c, need, Temporary)
+	return bp.CreateOn(AnyStorage, Temporary, b, c, need)
 }
 
-func (bp *BlockPool) create(b Block, c datatransfer.DataChecksum, need int64, state ReplicaState) (*ReplicaWriter, error) {
+// CreateOn is CreateRBW (state RBW) or CreateTemporary (state Temporary) on
+// a volume of storage type st: the one a write asks for (WRITE_BLOCK's
+// storageType), or AnyStorage. When no volume has that type, any volume is
+// used.
+func (bp *BlockPool) CreateOn(st StorageType, state ReplicaState, b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
+	if state != RBW && state != Temporary {
+		return nil, fmt.Errorf("%w: create a replica in state %s", ErrWrongState, state)
+	}
 	if err := checkChecksum(c); err != nil {
 		return nil, err
 	}
@@ -66,7 +76,7 @@ func (bp *BlockPool) create(b Block, c datatransfer.DataChecksum, need int64, st
 	if old != nil {
 		bp.discardLocked(old)
 	}
-	v, err := bp.ds.chooseVolume(need)
+	v, err := bp.ds.chooseVolume(need, st)
 	if err != nil {
 		return nil, err
 	}
@@ -290,4 +300,54 @@ func syncDirs(dirs ...string) error {
 		}
 	}
 	return nil
+}
+
+// removeVolume takes every replica on v out of the map (its volume left
+// service) and returns them; their writers are stopped first.
+func (bp *BlockPool) removeVolume(v *Volume) []Replica {
+	rm := bp.replicas
+	var out []Replica
+	// Writers are stopped with the map unlocked (stop waits for a packet
+	// being written), then the replicas are taken out; a writer attached
+	// meanwhile is stopped in the next round.
+	for round := 0; round <= maxWriterStops; round++ {
+		var ws []*ReplicaWriter
+		rm.mu.Lock()
+		for _, r := range rm.mu.m {
+			if r.vol == v && r.writer != nil && !r.writer.stopped.Load() {
+				ws = append(ws, r.writer)
+			}
+		}
+		if len(ws) == 0 {
+			for id, r := range rm.mu.m {
+				if r.vol != v {
+					continue
+				}
+				out = append(out, r.snapshot())
+				r.vol.release(r.reserved)
+				r.reserved, r.writer = 0, nil
+				delete(rm.mu.m, id)
+			}
+			rm.mu.Unlock()
+			sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+			return out
+		}
+		rm.mu.Unlock()
+		for _, w := range ws {
+			w.stop()
+		}
+	}
+	// Writers kept appearing: take the replicas out anyway, the writers
+	// attached last fail when they touch the map.
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for id, r := range rm.mu.m {
+		if r.vol == v {
+			out = append(out, r.snapshot())
+			r.reserved, r.writer = 0, nil
+			delete(rm.mu.m, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
