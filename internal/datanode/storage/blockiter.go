@@ -67,6 +67,7 @@ type BlockIterator struct {
 	vol  *Volume
 	name string
 	cur  Cursor
+	prev Cursor // before the last Next, for Back
 	// entries caches the block file names of the current subdirectory.
 	entries []string
 	listed  bool
@@ -119,6 +120,7 @@ func (it *BlockIterator) LastSaved() time.Time { return time.UnixMilli(it.cur.La
 func (it *BlockIterator) Rewind(now time.Time) {
 	ms := now.UnixMilli()
 	it.cur = Cursor{LastSavedMs: ms, IterStartMs: ms}
+	it.prev = it.cur
 	it.entries, it.listed = nil, false
 }
 
@@ -133,6 +135,14 @@ func (it *BlockIterator) Save(now time.Time) error {
 	return hstorage.AtomicWriteFile(vfs.Default, it.path(), data)
 }
 
+// Back returns the iterator to where it was before the last Next: the
+// block it returned was not dealt with (the scanner stopped in the middle
+// of verifying it) and is returned again by the next Next.
+func (it *BlockIterator) Back() {
+	it.cur = it.prev
+	it.entries, it.listed = nil, false
+}
+
 // Next returns the id of the next block file, or ok false at the end of the
 // pass (AtEnd is then true). An error listing a directory also ends the
 // pass, as Hadoop's iterator does.
@@ -140,6 +150,7 @@ func (it *BlockIterator) Next() (id int64, ok bool, err error) {
 	if it.cur.AtEnd {
 		return 0, false, nil
 	}
+	it.prev = it.cur
 	fin := it.bp.layout(it.vol).finalized()
 	// Each round moves to the next subdirectory, so the loop ends after at
 	// most every subdirectory of the tree.
