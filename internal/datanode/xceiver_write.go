@@ -83,12 +83,13 @@ type writeArgs struct {
 	newGS              int64 // latestGenerationStamp (0: none)
 	minBytes, maxBytes int64
 	ck                 datatransfer.DataChecksum
+	st                 storage.StorageType // the volume type asked for
 }
 
 var (
 	kindCreate = &writeKind{name: "create", acks: true, receiving: true,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-			return sinkOf(bp.CreateRBW(a.b, a.ck, defaultBlockRes))
+			return sinkOf(bp.CreateOn(a.st, storage.RBW, a.b, a.ck, defaultBlockRes))
 		}}
 	kindReplication = &writeKind{name: "replication", blameSource: true, open: openTemporary}
 	kindAppend      = &writeKind{name: "append", acks: true, keep: true, receiving: true,
@@ -120,7 +121,7 @@ var (
 	kindTransferFinalized = &writeKind{name: "transfer finalized", closeReply: true, open: openTemporary}
 	kindTransferRBW       = &writeKind{name: "transfer RBW", closeReply: true, report: reportNever,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-			w, err := bp.CreateTemporary(a.b, a.ck, copyReservation(a.b))
+			w, err := bp.CreateOn(a.st, storage.Temporary, a.b, a.ck, copyReservation(a.b))
 			if err != nil {
 				return nil, err
 			}
@@ -166,7 +167,7 @@ func writeKindOf(stage hdfs.OpWriteBlockProto_BlockConstructionStage, client boo
 }
 
 func openTemporary(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-	return sinkOf(bp.CreateTemporary(a.b, a.ck, copyReservation(a.b)))
+	return sinkOf(bp.CreateOn(a.st, storage.Temporary, a.b, a.ck, copyReservation(a.b)))
 }
 
 // sinkOf turns a storage call's writer into a sink (nil on error, not a
@@ -185,7 +186,8 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	eb := hdr.GetBaseHeader().GetBlock()
 	client := hdr.GetClientName() != ""
 	args := writeArgs{b: blockOf(eb), newGS: int64(req.GetLatestGenerationStamp()),
-		minBytes: int64(req.GetMinBytesRcvd()), maxBytes: int64(req.GetMaxBytesRcvd())}
+		minBytes: int64(req.GetMinBytesRcvd()), maxBytes: int64(req.GetMaxBytesRcvd()),
+		st: storage.StorageType(req.GetStorageType())}
 	k, st, err := writeKindOf(req.GetStage(), client, args.b)
 	// A refusal is answered to writers that read a connect reply or a
 	// closing response.
@@ -216,6 +218,7 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	}
 	sink, err := k.open(bp, args)
 	if err != nil {
+		x.dn.noteIOError(err)
 		st := hdfs.Status_ERROR
 		if errors.Is(err, storage.ErrReplicaExists) {
 			st = hdfs.Status_ERROR_EXISTS
@@ -279,6 +282,7 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 		}
 	}
 	err = r.receive(ctx)
+	x.dn.noteIOError(err)
 	if src := req.GetSource(); err != nil && k.blameSource && src != nil && errors.Is(err, datatransfer.ErrChecksum) {
 		// A DataNode sent a copy that does not match its checksums: its
 		// replica is corrupt. The copy goes first.
@@ -384,6 +388,9 @@ type receiver struct {
 	bp     *storage.BlockPool
 	mirror net.Conn
 	resp   *responder // nil when the writer expects no acks
+	// throttle, if set, is told the bytes of each batch stored (a
+	// balancer move's share of dfs.datanode.balance.bandwidthPerSec).
+	throttle func(n int64) error
 
 	// The batch being gathered, and buffers reused from batch to batch.
 	batch     []datatransfer.Packet
@@ -469,6 +476,11 @@ func (r *receiver) flush(ctx context.Context) (done bool, err error) {
 			n += int64(len(p.Data))
 		}
 		r.x.dn.act.bytesWritten.Add(n)
+		if r.throttle != nil {
+			if err := r.throttle(n); err != nil {
+				return true, fmt.Errorf("datanode: receiving %v: %w", r.w.Replica().Block, err)
+			}
+		}
 	}
 	defer func() {
 		if r.resp != nil && r.resp.inline {

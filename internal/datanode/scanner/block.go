@@ -181,9 +181,9 @@ func (s *BlockScanner) MarkSuspect(pool string, v *storage.Volume, id int64) {
 }
 
 // MarkVerified records that a reader verified the whole replica id of pool
-// on v (CHECKSUM_OK after a READ_BLOCK of the whole block): it counts as
-// the current pass's verification of that replica, which the pass then
-// skips.
+// on v (CHECKSUM_OK after a READ_BLOCK of the whole block): it counts as a
+// scan, and a pass that comes to the replica within a period of it skips
+// it, so that no replica is read for verification more than once a period.
 func (s *BlockScanner) MarkVerified(pool string, v *storage.Volume, id int64) {
 	if vs := s.scannerOf(v); vs != nil {
 		vs.markVerified(key{pool, id})
@@ -502,7 +502,7 @@ func (vs *volumeScanner) step() time.Duration {
 	k := key{it.Pool().ID, id}
 	vs.mu.Lock()
 	t, byReader := vs.mu.verified[k]
-	if byReader && !t.Before(it.IterStart()) {
+	if byReader && now.Sub(t) < vs.s.cfg.Period {
 		vs.mu.stats.SkippedVerifiedByReaders++
 		vs.mu.Unlock()
 		return 0

@@ -26,8 +26,8 @@
 //	  a replica failed once              → verify it again
 //	  a suspect is queued                → verify it
 //	  the current pass is not over       → next block file: verify it (skipped
-//	                                       if a reader verified it since the
-//	                                       pass began)
+//	                                       if a reader verified it less than a
+//	                                       period ago)
 //	  a pool's pass is not over, or      → continue that pass, or rewind it
 //	  began a period ago                   (a new pass)
 //	  otherwise                          → wait until the first pool is due
@@ -44,8 +44,8 @@
 // client found corrupt (ERROR_CHECKSUM after READ_BLOCK) or whose transfer
 // failed is queued by MarkSuspect, at most once per ten minutes. A client
 // that read a whole replica and answered CHECKSUM_OK has verified it
-// (MarkVerified): that counts as the current pass's verification, and the
-// pass skips it.
+// (MarkVerified): that counts as a scan, and a pass that comes to the
+// replica less than a period later skips it.
 //
 // The status is on the DataNode's web page and at /blockScannerReport in
 // Hadoop's text format (Report).

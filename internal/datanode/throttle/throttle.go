@@ -16,14 +16,15 @@
 //	allowance = bandwidth × period / 1 s          bytes a period lets through
 //	reserve   = what is left of this period's allowance (negative: owed)
 //
-//	Take(n):  reserve -= n
-//	          while reserve ≤ 0:
-//	            now < start+period          → wait until start+period
-//	            now < start+3×period        → start += period, reserve += allowance
-//	            otherwise (idle a while)    → start = now, reserve = allowance − bytes of callers still waiting
+//	Take(n):  refill; reserve -= n
+//	          while reserve ≤ 0: wait until start+period; refill
+//	refill:   k = whole periods since start (none: nothing);
+//	          start += k×period; reserve = min(reserve + k×allowance, allowance)
 //
-// A throttler left alone for more than three periods does not bank the
-// periods it missed: its next caller starts a fresh period.
+// The reserve never exceeds one period's allowance: a throttler left alone
+// banks nothing beyond one period, so its next callers cannot burst past
+// the rate, while a caller that waited through several periods (a busy
+// machine waking it late) is credited for all of them.
 //
 //	t := throttle.New(clock.Real{}, 100<<20) // 100 MiB/s
 //	for ... {
@@ -57,38 +58,41 @@ type budget struct {
 	allowance int64 // bytes per period
 	start     time.Time
 	reserve   int64
-	waiting   int64 // bytes taken by callers that have not returned yet
 }
 
 func allowanceOf(bytesPerSec int64, period time.Duration) int64 {
 	return max(bytesPerSec*int64(period)/int64(time.Second), 1)
 }
 
-// take debits n bytes from the reserve.
-func (b *budget) take(n int64) {
-	b.reserve -= n
-	b.waiting += n
+// refill credits the whole periods since start, keeping the reserve at
+// most one period's allowance.
+func (b *budget) refill(now time.Time) {
+	if now.Before(b.start.Add(b.period)) {
+		return
+	}
+	k := int64(now.Sub(b.start) / b.period)
+	b.start = b.start.Add(time.Duration(k) * b.period)
+	credit := k * b.allowance
+	if credit/k != b.allowance || credit > b.allowance-b.reserve { // overflow, or more than fills it
+		credit = b.allowance - b.reserve
+	}
+	b.reserve += credit
 }
 
-// settle advances the accounting to now and returns how long the caller
-// that took n bytes must still wait (0: it may go, and is no longer
-// counted as waiting).
-func (b *budget) settle(now time.Time, n int64) time.Duration {
-	for b.reserve <= 0 {
-		end := b.start.Add(b.period)
-		switch {
-		case now.Before(end):
-			return end.Sub(now)
-		case now.Before(b.start.Add(3 * b.period)):
-			b.start = end
-			b.reserve += b.allowance
-		default:
-			b.start = now
-			b.reserve = b.allowance - b.waiting
-		}
+// take refills the reserve to now and debits n bytes from it.
+func (b *budget) take(now time.Time, n int64) {
+	b.refill(now)
+	b.reserve -= n
+}
+
+// settle refills the reserve to now and returns how long a caller that
+// took bytes must still wait (0: the reserve is positive, it may go).
+func (b *budget) settle(now time.Time) time.Duration {
+	b.refill(now)
+	if b.reserve > 0 {
+		return 0
 	}
-	b.waiting -= n
-	return 0
+	return b.start.Add(b.period).Sub(now)
 }
 
 // Throttler limits the average rate of the bytes its callers move.
@@ -148,9 +152,9 @@ func (t *Throttler) Take(ctx context.Context, n int64) error {
 		return nil
 	}
 	t.mu.Lock()
-	t.mu.b.take(n)
+	t.mu.b.take(t.clk.Now(), n)
 	for {
-		wait := t.mu.b.settle(t.clk.Now(), n)
+		wait := t.mu.b.settle(t.clk.Now())
 		if wait == 0 {
 			t.mu.Unlock()
 			return nil
@@ -160,9 +164,6 @@ func (t *Throttler) Take(ctx context.Context, n int64) error {
 		select {
 		case <-ctx.Done():
 			tm.Stop()
-			t.mu.Lock()
-			t.mu.b.waiting -= n
-			t.mu.Unlock()
 			return ctx.Err()
 		case <-tm.C():
 		}

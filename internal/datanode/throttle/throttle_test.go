@@ -12,45 +12,40 @@ import (
 var t0 = time.Unix(1_700_000_000, 0)
 
 // The core, step by step: a period's allowance goes through at once, the
-// next caller waits for the period's end, a long idle time banks nothing.
+// next caller waits for the period's end, a debt of several periods is
+// paid period by period, an idle throttler banks one period at most.
 func TestBudget(t *testing.T) {
-	b := budget{period: 500 * time.Millisecond, allowance: 1000, start: t0, reserve: 1000}
+	const p = 500 * time.Millisecond
+	b := budget{period: p, allowance: 1000, start: t0, reserve: 1000}
 	steps := []struct {
-		at   time.Duration // since t0
-		take int64
-		wait time.Duration
+		at      time.Duration // since t0
+		take    int64         // 0: the caller before wakes up
+		wait    time.Duration
+		reserve int64 // after
 	}{
-		{0, 400, 0}, // reserve 600
-		{100 * time.Millisecond, 600, 400 * time.Millisecond},  // reserve 0: wait for the period's end
-		{500 * time.Millisecond, 0, 0},                         // the same caller at the end: reserve 1000
-		{600 * time.Millisecond, 2500, 400 * time.Millisecond}, // to the end of this period, then again
+		{0, 400, 0, 600},
+		{100 * time.Millisecond, 600, 400 * time.Millisecond, 0}, // reserve 0: wait for the period's end
+		{500 * time.Millisecond, 0, 0, 1000},                     // the same caller at the end
+		{600 * time.Millisecond, 2500, 400 * time.Millisecond, -1500},
+		{1000 * time.Millisecond, 0, 500 * time.Millisecond, -500}, // one period paid, one to go
+		{1500 * time.Millisecond, 0, 0, 500},
+		// Woken late, after four periods: credited for all of them, but
+		// never beyond one period's allowance.
+		{1600 * time.Millisecond, 3000, 400 * time.Millisecond, -2500},
+		{3500 * time.Millisecond, 0, 0, 1000},
+		// Idle for an hour: one period's allowance, not an hour's.
+		{time.Hour, 1500, 500 * time.Millisecond, -500},
+		{time.Hour + 500*time.Millisecond, 0, 0, 500},
 	}
 	for i, s := range steps {
 		now := t0.Add(s.at)
 		if s.take > 0 {
-			b.take(s.take)
+			b.take(now, s.take)
 		}
-		n := s.take
-		if n == 0 {
-			n = steps[i-1].take
+		got := b.settle(now)
+		if got != s.wait || b.reserve != s.reserve {
+			t.Fatalf("step %d: wait %v reserve %d, want %v and %d", i, got, b.reserve, s.wait, s.reserve)
 		}
-		if got := b.settle(now, n); got != s.wait {
-			t.Fatalf("step %d: wait %v, want %v (reserve %d)", i, got, s.wait, b.reserve)
-		}
-	}
-	// Idle for long: the missed periods are not banked, a fresh period
-	// starts, charged with the bytes of the callers still waiting.
-	b = budget{period: 500 * time.Millisecond, allowance: 1000, start: t0, reserve: 0}
-	b.take(400)
-	if w := b.settle(t0.Add(time.Hour), 400); w != 0 {
-		t.Fatalf("after an idle hour: wait %v, want 0", w)
-	}
-	if b.reserve != 600 || !b.start.Equal(t0.Add(time.Hour)) {
-		t.Fatalf("after an idle hour: reserve %d start %v, want 600 in a fresh period", b.reserve, b.start)
-	}
-	b.take(1500)
-	if w := b.settle(t0.Add(time.Hour), 1500); w != 500*time.Millisecond {
-		t.Fatalf("over a fresh allowance: wait %v, want 500ms", w)
 	}
 }
 
@@ -163,10 +158,18 @@ func TestThrottlerSetBandwidthAndCancel(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Take = %v", err)
 	}
-	th.mu.Lock()
-	waiting := th.mu.b.waiting
-	th.mu.Unlock()
-	if waiting != 0 {
-		t.Fatalf("%d bytes still counted as waiting after the cancel", waiting)
+}
+
+// Steps of manual time far longer than a period still let a large caller
+// through (it is credited for the periods that passed).
+func TestThrottlerLateWakeups(t *testing.T) {
+	clk := clock.NewManual(t0)
+	th := New(clk, 1000) // 500 bytes per period
+	done := make(chan error, 1)
+	go func() { done <- th.Take(context.Background(), 5000) }()
+	waitPending(t, clk, 1)
+	clk.Advance(time.Minute) // 120 periods at once
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
