@@ -63,6 +63,7 @@ func registerClientProtocol(nn *NameNode) {
 	ipc.Handle(s, "rollEdits", c.rollEdits)
 	ipc.Handle(s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
 	ipc.Handle(s, "metaSave", c.metaSave)
+	ipc.Handle(s, "setBalancerBandwidth", c.setBalancerBandwidth)
 	ipc.Handle(s, "concat", c.concat)
 	ipc.Handle(s, "getDatanodeReport", c.getDatanodeReport)
 	ipc.Handle(s, "getHAServiceState", c.getHAServiceState)
