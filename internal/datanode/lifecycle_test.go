@@ -431,3 +431,48 @@ func (l lockedW) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A DataNode stopped in the middle of a scan resumes it from the saved
+// cursor when it starts again, and logs that it does.
+func TestScannerResumesAfterRestart(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	sclk := clock.NewManual(time.Unix(1_800_000_000, 0))
+	dir := t.TempDir()
+	scan := scanner.Config{BytesPerSecond: 128 << 10, Period: time.Hour, CursorSaveInterval: time.Second}
+	cfgMod := func(c *Config) { c.DataDirs = []string{dir}; c.Scanner = scan }
+	dn := startDNWith(t, nn, cfgMod, func(d *Deps) { d.ScannerClock = sclk })
+	data := randomData(128<<10, 16)
+	for id := int64(101); id <= 106; id++ {
+		dial(t, dn).writeBlock(id, 1001, nil, data, []int{len(data)}, nil)
+	}
+	stats := func(dn *DataNode) scanner.VolumeStats {
+		if st := dn.blockScan.Stats(); len(st) == 1 {
+			return st[0]
+		}
+		return scanner.VolumeStats{}
+	}
+	advanceUntil(t, sclk, time.Minute, "the second pass", func() bool { return stats(dn).ScansSinceStart == 2 })
+	advanceUntil(t, sclk, 200*time.Millisecond, "two replicas verified", func() bool { return stats(dn).BlocksScannedSinceStart >= 2 })
+	first := stats(dn).BlocksScannedSinceStart
+	if err := dn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var lmu sync.Mutex
+	dn2 := startDNWith(t, nn, cfgMod, func(d *Deps) {
+		d.ScannerClock = sclk
+		d.Logger = slog.New(slog.NewTextHandler(lockedW{&lmu, &logs}, nil))
+	})
+	advanceUntil(t, sclk, 200*time.Millisecond, "the rest of the pass", func() bool {
+		st := stats(dn2)
+		return st.AtEnd && st.BlocksScannedSinceStart > 0
+	})
+	if got := stats(dn2).BlocksScannedSinceStart; first+got != 6 {
+		t.Fatalf("verified %d before the restart and %d after, want 6 in all", first, got)
+	}
+	lmu.Lock()
+	defer lmu.Unlock()
+	if !strings.Contains(logs.String(), "block scanner resuming from cursor") || strings.Contains(logs.String(), "position=end") {
+		t.Fatalf("the restart did not resume mid-pass:\n%s", logs.String())
+	}
+}
