@@ -30,17 +30,15 @@ type pipeline struct {
 	conn  net.Conn
 	nodes []*hdfs.DatanodeInfoProto
 	// wmu serializes writes to conn: the writer's packets and the
-	// heartbeat goroutine's. Packets queued by send wait in pending (their
-	// prefixes back to back in prefixes) until flush writes them together.
+	// heartbeat goroutine's. Packets queued by send wait in batch (seqnos
+	// first to last) until flush writes them together.
 	wmu struct {
 		sync.Mutex
-		pw       *datatransfer.PacketWriter
-		sums     []byte
-		prefixes []byte
-		ends     []int // where each pending packet's prefix ends
-		pending  []*packet
-		bufs     net.Buffers
-		lastSend time.Time
+		pw          *datatransfer.PacketWriter
+		sums        []byte
+		batch       datatransfer.PacketBatch
+		first, last int64 // seqnos of the batch's packets
+		lastSend    time.Time
 	}
 	hbStop chan struct{}
 	hbDone chan struct{}
@@ -245,16 +243,15 @@ func (p *pipeline) send(ctx context.Context, pkt *packet, csum datatransfer.Data
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.wmu.sums = csum.Compute(p.wmu.sums[:0], pkt.data)
-	h := pkt.hdr
-	h.DataLen = int32(len(pkt.data))
-	p.wmu.prefixes, err = datatransfer.AppendPacketPrefix(p.wmu.prefixes, h, p.wmu.sums)
-	if err != nil {
+	if err := p.wmu.batch.Add(pkt.hdr, p.wmu.sums, pkt.data); err != nil {
 		p.fail(fmt.Errorf("%w: packet %d: %v", ErrPipeline, pkt.hdr.Seqno, err))
 		return true, p.err()
 	}
-	p.wmu.ends = append(p.wmu.ends, len(p.wmu.prefixes))
-	p.wmu.pending = append(p.wmu.pending, pkt)
-	if len(p.wmu.pending) >= maxPendingPackets || pkt.hdr.LastPacketInBlock || pkt.hdr.SyncBlock {
+	if p.wmu.batch.Len() == 1 {
+		p.wmu.first = pkt.hdr.Seqno
+	}
+	p.wmu.last = pkt.hdr.Seqno
+	if p.wmu.batch.Len() >= maxPendingPackets || pkt.hdr.LastPacketInBlock || pkt.hdr.SyncBlock {
 		return true, p.flushLocked()
 	}
 	return true, nil
@@ -268,24 +265,13 @@ func (p *pipeline) flush() error {
 }
 
 func (p *pipeline) flushLocked() error {
-	pending := p.wmu.pending
-	if len(pending) == 0 {
+	if p.wmu.batch.Len() == 0 {
 		return nil
 	}
-	bufs := p.wmu.bufs[:0]
-	start := 0
-	for i, pkt := range pending {
-		bufs = append(bufs, p.wmu.prefixes[start:p.wmu.ends[i]])
-		if len(pkt.data) > 0 {
-			bufs = append(bufs, pkt.data)
-		}
-		start = p.wmu.ends[i]
-	}
-	p.wmu.bufs = bufs
-	first, last := pending[0].hdr.Seqno, pending[len(pending)-1].hdr.Seqno
-	p.wmu.pending, p.wmu.prefixes, p.wmu.ends = pending[:0], p.wmu.prefixes[:0], p.wmu.ends[:0]
+	bufs := net.Buffers(p.wmu.batch.Buffers())
+	first, last := p.wmu.first, p.wmu.last
 	_, err := bufs.WriteTo(p.conn) // consumes the local copy of the slice
-	clear(p.wmu.bufs)
+	p.wmu.batch.Reset()
 	p.wmu.lastSend = time.Now()
 	if err != nil {
 		p.fail(fmt.Errorf("%w: sending packets %d to %d to %s: %v", ErrPipeline, first, last, dnAddr(p.nodes[0].GetId()), err))

@@ -36,6 +36,9 @@ type Invocation struct {
 	ConfDir  string
 	LogLevel slog.Level
 	Logger   *slog.Logger
+	// Reload reads the configuration again the way Conf was read (the
+	// same directory and -D overrides): a daemon's reconfiguration.
+	Reload func() (*conf.Conf, error)
 }
 
 // command is one subcommand.
@@ -154,7 +157,10 @@ func Run(env Env, args []string) int {
 	for _, w := range c.Warnings() {
 		logger.Warn(w)
 	}
-	inv := &Invocation{Env: env, Name: name, Args: rest, Conf: c, ConfDir: confDir, LogLevel: level, Logger: logger}
+	reload := func() (*conf.Conf, error) {
+		return conf.Load(conf.Options{Dir: confDir, Overrides: overrides, Env: env.Getenv})
+	}
+	inv := &Invocation{Env: env, Name: name, Args: rest, Conf: c, ConfDir: confDir, LogLevel: level, Logger: logger, Reload: reload}
 	return cmd.run(inv)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/user"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
@@ -24,6 +26,9 @@ Note: Administrative commands can only be run as the HDFS superuser.
 	[-saveNamespace]
 	[-rollEdits]
 	[-metasave filename]
+	[-setBalancerBandwidth <bandwidth in bytes per second>]
+	[-getBalancerBandwidth <datanode_host:ipc_port>]
+	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
 	[-help [cmd]]
 `
 
@@ -59,7 +64,11 @@ func runDfsadmin(inv *Invocation) int {
 	}
 	cmd := args[0]
 	switch cmd {
-	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave":
+	case "-getBalancerBandwidth":
+		return getBalancerBandwidth(inv, args[1:])
+	case "-reconfig":
+		return reconfig(inv, args[1:])
+	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave", "-setBalancerBandwidth":
 	default:
 		if strings.HasPrefix(cmd, "-") {
 			fmt.Fprintf(inv.Env.Stderr, "dfsadmin: %s is not supported yet\n", cmd)
@@ -110,8 +119,143 @@ func runDfsadmin(inv *Invocation) int {
 		fmt.Fprintf(w, "Created metasave file %s in the log directory of namenode %s\n", args[1], uri)
 	case "-report":
 		return report(ctx, inv, c, args[1:])
+	case "-setBalancerBandwidth":
+		usage := "Usage: hdfs dfsadmin [-setBalancerBandwidth <bandwidth in bytes per second>]"
+		if len(args) != 2 {
+			fmt.Fprintln(inv.Env.Stderr, usage)
+			return exitUsage
+		}
+		bw, err := conf.ParseSize(args[1])
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "NumberFormatException: %v\n%s\n", err, usage)
+			return exitUsage
+		}
+		if bw < 0 {
+			fmt.Fprintln(inv.Env.Stderr, "Bandwidth should be a non-negative integer")
+			return exitFail
+		}
+		if err := c.Call(ctx, "setBalancerBandwidth", &hdfs.SetBalancerBandwidthRequestProto{Bandwidth: proto.Int64(bw)},
+			&hdfs.SetBalancerBandwidthResponseProto{}); err != nil {
+			fmt.Fprintln(inv.Env.Stderr, "Balancer bandwidth is set failed.")
+			return fail(err)
+		}
+		fmt.Fprintf(w, "Balancer bandwidth is set to %d\n", bw)
 	}
 	return exitOK
+}
+
+// datanodeClient dials a DataNode's IPC port (ClientDatanodeProtocol).
+func datanodeClient(inv *Invocation, addr string) (*ipc.Client, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("%q is not host:ipc_port", addr)
+	}
+	u := inv.Env.Getenv("HADOOP_USER_NAME")
+	if u == "" {
+		if cu, err := user.Current(); err == nil {
+			u = cu.Username
+		}
+	}
+	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientDatanodeProtocol, MaxRetries: 2}), nil
+}
+
+const clientDatanodeProtocol = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+
+// getBalancerBandwidth is dfsadmin -getBalancerBandwidth HOST:IPC_PORT.
+func getBalancerBandwidth(inv *Invocation, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-getBalancerBandwidth <datanode_host:ipc_port>]")
+		return exitUsage
+	}
+	c, err := datanodeClient(inv, args[0])
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "getBalancerBandwidth: %v\n", err)
+		return exitUsage
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var resp hdfs.GetBalancerBandwidthResponseProto
+	if err := c.Call(ctx, "getBalancerBandwidth", &hdfs.GetBalancerBandwidthRequestProto{}, &resp); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "getBalancerBandwidth: Datanode unreachable. %s\n", errMessage(err))
+		return exitFail
+	}
+	fmt.Fprintf(inv.Env.Stdout, "Balancer bandwidth is %d bytes per second.\n", resp.GetBandwidth())
+	return exitOK
+}
+
+// reconfig is dfsadmin -reconfig datanode HOST:IPC_PORT start|status|properties.
+func reconfig(inv *Invocation, args []string) int {
+	usage := "Usage: hdfs dfsadmin [-reconfig <namenode|datanode> <host:ipc_port> <start|status|properties>]"
+	if len(args) != 3 {
+		fmt.Fprintln(inv.Env.Stderr, usage)
+		return exitUsage
+	}
+	kind, addr, op := args[0], args[1], args[2]
+	if kind != "datanode" {
+		fmt.Fprintf(inv.Env.Stderr, "Node type %s does not support reconfiguration.\n", kind)
+		return exitFail
+	}
+	if op != "start" && op != "status" && op != "properties" {
+		fmt.Fprintf(inv.Env.Stderr, "Unknown operation: %s\n", op)
+		return exitUsage
+	}
+	c, err := datanodeClient(inv, addr)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "reconfig: %v\n", err)
+		return exitUsage
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, errw := inv.Env.Stdout, inv.Env.Stderr
+	switch op {
+	case "start":
+		if err := c.Call(ctx, "startReconfiguration", &hdfs.StartReconfigurationRequestProto{}, &hdfs.StartReconfigurationResponseProto{}); err != nil {
+			fmt.Fprintf(errw, "Node [%s] reconfiguring: %s.\n", addr, errMessage(err))
+			return exitFail
+		}
+		fmt.Fprintf(out, "Started reconfiguration task on node [%s].\n", addr)
+	case "status":
+		var st hdfs.GetReconfigurationStatusResponseProto
+		if err := c.Call(ctx, "getReconfigurationStatus", &hdfs.GetReconfigurationStatusRequestProto{}, &st); err != nil {
+			fmt.Fprintf(errw, "Node [%s] reloading configuration: %s.\n", addr, errMessage(err))
+			return exitFail
+		}
+		fmt.Fprintf(out, "Reconfiguring status for node [%s]: ", addr)
+		if st.GetStartTime() <= 0 {
+			fmt.Fprintln(out, "no task was found.")
+			return exitOK
+		}
+		fmt.Fprint(out, "started at "+javaDate(st.GetStartTime()))
+		if st.EndTime == nil {
+			fmt.Fprintln(out, " and is still running.")
+			return exitOK
+		}
+		fmt.Fprintln(out, " and finished at "+javaDate(st.GetEndTime())+".")
+		for _, ch := range st.GetChanges() {
+			if ch.ErrorMessage == nil {
+				fmt.Fprintf(out, "SUCCESS: Changed property %s\n\tFrom: \"%s\"\n\tTo: \"%s\"\n", ch.GetName(), ch.GetOldValue(), ch.GetNewValue())
+			} else {
+				fmt.Fprintf(out, "FAILED: Change property %s\n\tFrom: \"%s\"\n\tTo: \"%s\"\n\tError: %s.\n", ch.GetName(), ch.GetOldValue(), ch.GetNewValue(), ch.GetErrorMessage())
+			}
+		}
+	case "properties":
+		var resp hdfs.ListReconfigurablePropertiesResponseProto
+		if err := c.Call(ctx, "listReconfigurableProperties", &hdfs.ListReconfigurablePropertiesRequestProto{}, &resp); err != nil {
+			fmt.Fprintf(errw, "Node [%s] reconfiguration: %s.\n", addr, errMessage(err))
+			return exitFail
+		}
+		fmt.Fprintf(out, "Node [%s] Reconfigurable properties:\n", addr)
+		for _, n := range resp.GetName() {
+			fmt.Fprintln(out, n)
+		}
+	}
+	return exitOK
+}
+
+// javaDate prints epoch milliseconds as Java's Date.toString does.
+func javaDate(ms int64) string {
+	return time.UnixMilli(ms).Format("Mon Jan 02 15:04:05 MST 2006")
 }
 
 func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string) int {

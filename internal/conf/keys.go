@@ -124,6 +124,22 @@ const (
 	DFSDataNodeHostname              = "dfs.datanode.hostname"
 	DFSClientUseDataNodeHostname     = "dfs.client.use.datanode.hostname"
 
+	// DataNode volumes, scanners and background data movement.
+
+	DFSDataNodeFailedVolumesTolerated = "dfs.datanode.failed.volumes.tolerated"
+	DFSDataNodeDiskCheckMinGap        = "dfs.datanode.disk.check.min.gap"
+	DFSDataNodeDiskCheckTimeout       = "dfs.datanode.disk.check.timeout"
+	DFSDataNodeVolumeChoosingPolicy   = "dfs.datanode.fsdataset.volume.choosing.policy"
+	DFSDataNodeBalancedSpaceThreshold = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold"
+	DFSDataNodeBalancedSpaceFraction  = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction"
+	DFSDataNodeBalanceBandwidth       = "dfs.datanode.balance.bandwidthPerSec"
+	DFSBlockScannerBytesPerSecond     = "dfs.block.scanner.volume.bytes.per.second"
+	DFSDataNodeScanPeriodHours        = "dfs.datanode.scan.period.hours"
+	DFSBlockScannerCursorSaveInterval = "dfs.block.scanner.cursor.save.interval.ms"
+	DFSDataNodeDirectoryScanInterval  = "dfs.datanode.directoryscan.interval"
+	DFSDataNodeDirectoryScanThrottle  = "dfs.datanode.directoryscan.throttle.limit.ms.per.sec"
+	DFSDataNodeDirectoryScanThreads   = "dfs.datanode.directoryscan.threads"
+
 	// Leases and the write pipeline.
 
 	DFSNameNodeLeaseRecheckInterval             = "dfs.namenode.lease-recheck-interval-ms"
@@ -277,6 +293,19 @@ func defaultTable() []keyDef {
 		{DFSDataNodeDuReserved, "0", 0},
 		{DFSDataNodeHostname, "", 0},
 		{DFSClientUseDataNodeHostname, "false", 0},
+		{DFSDataNodeFailedVolumesTolerated, "0", 0},
+		{DFSDataNodeDiskCheckMinGap, "15m", ms},
+		{DFSDataNodeDiskCheckTimeout, "10m", ms},
+		{DFSDataNodeVolumeChoosingPolicy, "", 0},
+		{DFSDataNodeBalancedSpaceThreshold, "10737418240", 0},
+		{DFSDataNodeBalancedSpaceFraction, "0.75f", 0},
+		{DFSDataNodeBalanceBandwidth, "100m", 0},
+		{DFSBlockScannerBytesPerSecond, "1048576", 0},
+		{DFSDataNodeScanPeriodHours, "504", time.Hour},
+		{DFSBlockScannerCursorSaveInterval, "600000", ms},
+		{DFSDataNodeDirectoryScanInterval, "21600", sec},
+		{DFSDataNodeDirectoryScanThrottle, "1000", 0},
+		{DFSDataNodeDirectoryScanThreads, "1", 0},
 
 		{DFSNameNodeLeaseRecheckInterval, "2000", ms},
 		{DFSNameNodeLeaseHardLimit, "1200", sec},

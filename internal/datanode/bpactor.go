@@ -55,8 +55,9 @@ type bpActor struct {
 	nn   *ipc.Client
 	log  *slog.Logger
 
-	kick     chan struct{} // pending incremental reports
-	register chan struct{} // the NameNode asked for re-registration
+	kick      chan struct{} // pending incremental reports or bad-replica reports
+	register  chan struct{} // the NameNode asked for re-registration
+	reportNow chan struct{} // a full block report is wanted (volumes changed)
 
 	// sendMu serialises blockReceivedAndDeleted calls, so that entries
 	// reach the NameNode in the order they were queued.
@@ -67,8 +68,11 @@ type bpActor struct {
 		ns      *hdfs.NamespaceInfoProto
 		reg     *dnpb.DatanodeRegistrationProto
 		pending []ibrEntry // in sequence order
-		seq     uint64     // sequence number of the last entry queued
-		acked   uint64     // every entry up to this one reached the NameNode
+		// bad holds reportBadBlocks entries not sent yet (the block
+		// scanner's, the directory scanner's).
+		bad   []*hdfs.LocatedBlockProto
+		seq   uint64 // sequence number of the last entry queued
+		acked uint64 // every entry up to this one reached the NameNode
 		// lastHeartbeat and lastReport are when the last heartbeat and
 		// full block report were answered (zero before the first).
 		lastHeartbeat, lastReport time.Time
@@ -77,9 +81,10 @@ type bpActor struct {
 
 func newBPActor(dn *DataNode, addr string) *bpActor {
 	return &bpActor{dn: dn, addr: addr,
-		log:      dn.log.With("namenode", addr),
-		kick:     make(chan struct{}, 1),
-		register: make(chan struct{}, 1),
+		log:       dn.log.With("namenode", addr),
+		kick:      make(chan struct{}, 1),
+		register:  make(chan struct{}, 1),
+		reportNow: make(chan struct{}, 1),
 		nn: ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: dn.cfg.User,
 			Protocol: DatanodeProtocol, MaxRetries: 1, RetryBase: 50 * time.Millisecond, Logger: dn.log}),
 	}
@@ -143,7 +148,7 @@ func (a *bpActor) run(ctx context.Context) {
 	}) {
 		return
 	}
-	if _, err := a.dn.joinPool(ns); err != nil {
+	if _, err := a.dn.joinPool(ctx, ns); err != nil {
 		a.dn.fail(err)
 		return
 	}
@@ -169,6 +174,7 @@ func (a *bpActor) run(ctx context.Context) {
 
 	tick := func() {
 		a.heartbeat(ctx)
+		a.flushBad(ctx) // retries of failed reports
 		if !a.dn.clk.Now().Before(nextReport) {
 			if err := a.blockReport(ctx); err != nil {
 				a.log.Warn("block report failed", "err", err)
@@ -187,6 +193,15 @@ func (a *bpActor) run(ctx context.Context) {
 			return
 		case <-a.kick:
 			a.flushIBR(ctx)
+			a.flushBad(ctx)
+		case <-a.reportNow:
+			a.flushIBR(ctx)
+			if err := a.blockReport(ctx); err != nil {
+				a.log.Warn("block report failed", "err", err)
+				a.checkUnregistered(err)
+			} else {
+				nextReport = a.dn.clk.Now().Add(a.dn.cfg.BlockReportInterval)
+			}
 		case <-a.register:
 			a.reregister(ctx)
 			nextReport = a.dn.clk.Now().Add(a.dn.cfg.BlockReportInterval)
@@ -295,24 +310,32 @@ func (a *bpActor) registerDatanode(ctx context.Context) error {
 	return nil
 }
 
-// storageProto describes a volume to the NameNode.
-func storageProto(id string) *hdfs.DatanodeStorageProto {
-	return &hdfs.DatanodeStorageProto{StorageUuid: proto.String(id),
-		State: hdfs.DatanodeStorageProto_NORMAL.Enum(), StorageType: hdfs.StorageTypeProto_DISK.Enum()}
-}
-
 func (a *bpActor) heartbeat(ctx context.Context) {
 	dn := a.dn
 	reports, err := dn.volumeReports()
 	if err != nil {
 		a.log.Warn("volume reports", "err", err)
 	}
+	failed := dn.failedVolumes()
 	req := &dnpb.HeartbeatRequestProto{
 		Registration:    a.registration(),
 		Reports:         reports,
 		XmitsInProgress: proto.Uint32(uint32(dn.xmits.Load())),
 		XceiverCount:    proto.Uint32(uint32(dn.xs.active())),
-		FailedVolumes:   proto.Uint32(0),
+		FailedVolumes:   proto.Uint32(uint32(len(failed))),
+	}
+	if len(failed) > 0 {
+		sum := &dnpb.VolumeFailureSummaryProto{LastVolumeFailureDate: proto.Uint64(0), EstimatedCapacityLostTotal: proto.Uint64(0)}
+		var lost uint64
+		for _, f := range failed {
+			sum.FailedStorageLocations = append(sum.FailedStorageLocations, f.Dir)
+			lost += uint64(max(f.Capacity, 0))
+			if ms := uint64(f.At.UnixMilli()); ms > sum.GetLastVolumeFailureDate() {
+				sum.LastVolumeFailureDate = proto.Uint64(ms)
+			}
+		}
+		sum.EstimatedCapacityLostTotal = proto.Uint64(lost)
+		req.VolumeFailureSummary = sum
 	}
 	var resp dnpb.HeartbeatResponseProto
 	if err := a.call(ctx, "sendHeartbeat", req, &resp); err != nil {
@@ -356,9 +379,18 @@ func (dn *DataNode) volumeReports() ([]*hdfs.StorageReportProto, error) {
 			DfsUsed:       proto.Uint64(uint64(max(r.DfsUsed, 0))),
 			Remaining:     proto.Uint64(uint64(max(r.Remaining, 0))),
 			BlockPoolUsed: proto.Uint64(uint64(max(r.DfsUsed, 0))),
-			Storage:       storageProto(r.StorageID),
+			Storage:       dn.storageProto(r.StorageID),
 			NonDfsUsed:    proto.Uint64(uint64(max(r.NonDfsUsed, 0))),
 		})
+	}
+	// Failed volumes stay in the reports, marked failed, so the NameNode
+	// drops their replicas and keeps them out of placement.
+	for _, f := range dn.failedVolumes() {
+		if f.StorageID == "" {
+			continue // never formatted: the NameNode never knew it
+		}
+		out = append(out, &hdfs.StorageReportProto{StorageUuid: proto.String(f.StorageID), Failed: proto.Bool(true), Storage: dn.storageProto(f.StorageID),
+			Capacity: proto.Uint64(0), DfsUsed: proto.Uint64(0), Remaining: proto.Uint64(0), BlockPoolUsed: proto.Uint64(0)})
 	}
 	return out, err
 }
@@ -376,10 +408,10 @@ func (a *bpActor) blockReport(ctx context.Context) error {
 		byStorage[r.StorageID] = append(byStorage[r.StorageID], r)
 	}
 	var reports []*dnpb.StorageBlockReportProto
-	for _, v := range a.dn.vols {
+	for _, v := range a.dn.volumes() {
 		sid := v.StorageID()
 		longs, n := EncodeBlockReport(byStorage[sid])
-		reports = append(reports, &dnpb.StorageBlockReportProto{Storage: storageProto(sid),
+		reports = append(reports, &dnpb.StorageBlockReportProto{Storage: a.dn.storageProto(sid),
 			Blocks: longs, NumberOfBlocks: proto.Uint64(uint64(n))})
 	}
 	req := &dnpb.BlockReportRequestProto{
@@ -482,7 +514,7 @@ func (a *bpActor) sendIBRLocked(ctx context.Context) error {
 	for _, e := range entries {
 		s := byStorage[e.storageID]
 		if s == nil {
-			s = &dnpb.StorageReceivedDeletedBlocksProto{StorageUuid: proto.String(e.storageID), Storage: storageProto(e.storageID)}
+			s = &dnpb.StorageReceivedDeletedBlocksProto{StorageUuid: proto.String(e.storageID), Storage: a.dn.storageProto(e.storageID)}
 			byStorage[e.storageID] = s
 			order = append(order, e.storageID)
 		}
@@ -535,6 +567,39 @@ func (dn *DataNode) reportBadReplica(ctx context.Context, poolID string, b stora
 		} else {
 			a.log.Warn("reported corrupt replica", "block", b.String(), "node", node.GetId().GetDatanodeUuid())
 		}
+	}
+}
+
+// queueBad queues a reportBadBlocks entry and wakes the actor.
+func (a *bpActor) queueBad(lb *hdfs.LocatedBlockProto) {
+	a.mu.Lock()
+	a.mu.bad = append(a.mu.bad, lb)
+	a.mu.Unlock()
+	a.wake()
+}
+
+// flushBad sends the queued bad-replica reports in one reportBadBlocks
+// call; on failure they stay queued for the next heartbeat.
+func (a *bpActor) flushBad(ctx context.Context) {
+	a.mu.Lock()
+	bad := a.mu.bad
+	a.mu.bad = nil
+	a.mu.Unlock()
+	if len(bad) == 0 {
+		return
+	}
+	if err := a.call(ctx, "reportBadBlocks", &dnpb.ReportBadBlocksRequestProto{Blocks: bad}, &dnpb.ReportBadBlocksResponseProto{}); err != nil {
+		if ctx.Err() == nil {
+			a.log.Warn("reportBadBlocks failed; will retry", "replicas", len(bad), "err", err)
+		}
+		a.mu.Lock()
+		a.mu.bad = append(bad, a.mu.bad...)
+		a.mu.Unlock()
+		return
+	}
+	for _, lb := range bad {
+		a.log.Warn("reported corrupt replica", "block", storage.Block{ID: int64(lb.GetB().GetBlockId()), GenStamp: int64(lb.GetB().GetGenerationStamp())}.String(),
+			"storage", lb.GetStorageIDs())
 	}
 }
 

@@ -66,6 +66,20 @@ func (a *bpActor) execute(ctx context.Context, c *dnpb.DatanodeCommandProto) {
 				}
 			})
 		}
+	case dnpb.DatanodeCommandProto_BalancerBandwidthCommand:
+		bw := int64(c.GetBalancerCmd().GetBandwidth())
+		old := dn.balance.Bandwidth()
+		if bw <= 0 {
+			a.log.Warn("DNA_BALANCERBANDWIDTHUPDATE with no bandwidth; kept", "bandwidth", old)
+			break
+		}
+		if err := dn.balance.SetBandwidth(bw); err != nil {
+			a.log.Warn("DNA_BALANCERBANDWIDTHUPDATE", "err", err)
+			break
+		}
+		if bw != old {
+			a.log.Info("balancer bandwidth updated by the NameNode", "from", old, "to", bw)
+		}
 	case dnpb.DatanodeCommandProto_NullDatanodeCommand:
 	case dnpb.DatanodeCommandProto_KeyUpdateCommand:
 		// Block tokens are not enabled; there is nothing to update.

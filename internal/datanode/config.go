@@ -3,13 +3,17 @@ package datanode
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 	"net"
 	"net/url"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -18,7 +22,9 @@ import (
 // it with ConfigFrom; tests may fill it directly (then call Validate).
 type Config struct {
 	// DataDirs are the volumes (dfs.datanode.data.dir: file:// URIs or plain
-	// paths, optionally tagged [DISK]; default file://${hadoop.tmp.dir}/dfs/data).
+	// paths, optionally tagged [DISK], [SSD], [ARCHIVE] or [RAM_DISK]; default
+	// file://${hadoop.tmp.dir}/dfs/data). ConfigFrom leaves each as a plain
+	// path, with its tag in front unless it is DISK: "/d1", "[SSD]/d2".
 	DataDirs []string
 	// XferAddress is the streaming (DataTransferProtocol) listen address
 	// (dfs.datanode.address, 0.0.0.0:9866).
@@ -42,6 +48,48 @@ type Config struct {
 	// Reserved is dfs.datanode.du.reserved (0): bytes per volume left for
 	// non-DFS use.
 	Reserved int64
+	// ReservedByType holds dfs.datanode.du.reserved.<type> (disk, ssd,
+	// archive, ram_disk), which replaces Reserved for the volumes of that
+	// storage type.
+	ReservedByType map[storage.StorageType]int64
+	// VolumePolicy is dfs.datanode.fsdataset.volume.choosing.policy: ""
+	// or Hadoop's RoundRobinVolumeChoosingPolicy (round robin, the
+	// default), or AvailableSpaceVolumeChoosingPolicy (either class name,
+	// with or without its package).
+	VolumePolicy string
+	// BalancedSpaceThreshold and BalancedSpaceFraction are
+	// dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold
+	// (10 GiB) and ...balanced-space-preference-fraction (0.75); 0 means
+	// the default.
+	BalancedSpaceThreshold int64
+	BalancedSpaceFraction  float64
+	// FailedVolumesTolerated is dfs.datanode.failed.volumes.tolerated (0):
+	// how many volumes may fail before the DataNode stops; -1 keeps it
+	// running while one volume is left.
+	FailedVolumesTolerated int
+	// DiskCheckMinGap is dfs.datanode.disk.check.min.gap (15 min): a volume
+	// is checked at most this often, and every volume at least this often;
+	// 0 means the default.
+	DiskCheckMinGap time.Duration
+	// DiskCheckTimeout is dfs.datanode.disk.check.timeout (10 min): a check
+	// that takes longer fails the volume; 0 means the default.
+	DiskCheckTimeout time.Duration
+	// BalanceBandwidth is dfs.datanode.balance.bandwidthPerSec (100 MiB/s):
+	// the rate shared by balancer moves and re-replication copies; the
+	// NameNode may change it (DNA_BALANCERBANDWIDTHUPDATE). 0 means the
+	// default.
+	BalanceBandwidth int64
+	// Scanner is the block scanner: dfs.block.scanner.volume.bytes.per.second
+	// (1 MiB/s; 0 disables), dfs.datanode.scan.period.hours (504 h; a unit
+	// suffix such as 30s is accepted too; negative disables),
+	// dfs.block.scanner.cursor.save.interval.ms (10 min). The zero value
+	// (tests that build a Config) is a disabled scanner.
+	Scanner scanner.Config
+	// DirScan is the directory scanner: dfs.datanode.directoryscan.interval
+	// (21600 s; 0 or negative disables),
+	// dfs.datanode.directoryscan.throttle.limit.ms.per.sec (1000),
+	// dfs.datanode.directoryscan.threads (1). The zero value is disabled.
+	DirScan scanner.DirConfig
 	// Hostname is dfs.datanode.hostname; "" means the host's name.
 	Hostname string
 	// NameNodes are the NameNode RPC addresses (host:port) the DataNode
@@ -75,12 +123,68 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		return v
 	}
 	for _, v := range c.Strings(conf.DFSDataNodeDataDir) {
-		d, err := volumeDir(v)
+		d, st, err := parseDataDir(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("datanode: %s: %w (from %s)", conf.DFSDataNodeDataDir, err, c.Source(conf.DFSDataNodeDataDir)))
 			continue
 		}
-		cfg.DataDirs = append(cfg.DataDirs, d)
+		cfg.DataDirs = append(cfg.DataDirs, dataDirEntry(d, st))
+	}
+	for _, t := range []storage.StorageType{storage.Disk, storage.SSD, storage.Archive, storage.RAMDisk} {
+		key := conf.DFSDataNodeDuReserved + "." + strings.ToLower(t.String())
+		if _, ok := c.Get(key); !ok {
+			continue
+		}
+		n, err := c.Size(key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if cfg.ReservedByType == nil {
+			cfg.ReservedByType = map[storage.StorageType]int64{}
+		}
+		cfg.ReservedByType[t] = n
+	}
+	cfg.VolumePolicy = c.String(conf.DFSDataNodeVolumeChoosingPolicy)
+	if n, err := c.Size(conf.DFSDataNodeBalancedSpaceThreshold); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BalancedSpaceThreshold = n
+	}
+	if f, err := c.Float(conf.DFSDataNodeBalancedSpaceFraction); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BalancedSpaceFraction = f
+	}
+	if n, err := c.Int(conf.DFSDataNodeFailedVolumesTolerated); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.FailedVolumesTolerated = int(n)
+	}
+	cfg.DiskCheckMinGap = dur(conf.DFSDataNodeDiskCheckMinGap)
+	cfg.DiskCheckTimeout = dur(conf.DFSDataNodeDiskCheckTimeout)
+	if n, err := c.Size(conf.DFSDataNodeBalanceBandwidth); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BalanceBandwidth = n
+	}
+	if n, err := c.Size(conf.DFSBlockScannerBytesPerSecond); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Scanner.BytesPerSecond = n
+	}
+	cfg.Scanner.Period = dur(conf.DFSDataNodeScanPeriodHours)
+	cfg.Scanner.CursorSaveInterval = dur(conf.DFSBlockScannerCursorSaveInterval)
+	cfg.DirScan.Interval = dur(conf.DFSDataNodeDirectoryScanInterval)
+	if n, err := c.Int(conf.DFSDataNodeDirectoryScanThrottle); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.DirScan.ThrottleMsPerSec = int(n)
+	}
+	if n, err := c.Int(conf.DFSDataNodeDirectoryScanThreads); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.DirScan.Threads = int(n)
 	}
 	cfg.XferAddress = c.String(conf.DFSDataNodeAddress)
 	cfg.HTTPAddress = c.String(conf.DFSDataNodeHTTPAddress)
@@ -131,11 +235,48 @@ func (cfg *Config) Validate() error {
 		bad(conf.DFSDataNodeDataDir, "no data directory configured")
 	}
 	seen := map[string]bool{}
-	for _, d := range cfg.DataDirs {
+	for _, e := range cfg.DataDirs {
+		d, _, err := parseDataDir(e)
+		if err != nil {
+			bad(conf.DFSDataNodeDataDir, "%v", err)
+			continue
+		}
 		if seen[d] {
 			bad(conf.DFSDataNodeDataDir, "%s is listed twice", d)
 		}
 		seen[d] = true
+	}
+	if n := cfg.FailedVolumesTolerated; n < -1 || (n >= len(cfg.DataDirs) && len(cfg.DataDirs) > 0) {
+		bad(conf.DFSDataNodeFailedVolumesTolerated, "%d is less than -1 or not less than the %d volumes configured", n, len(cfg.DataDirs))
+	}
+	if _, err := policyFor(cfg, nil); err != nil {
+		bad(conf.DFSDataNodeVolumeChoosingPolicy, "%v", err)
+	}
+	if f := cfg.BalancedSpaceFraction; f < 0 || f > 1 {
+		bad(conf.DFSDataNodeBalancedSpaceFraction, "%v is not between 0 and 1", f)
+	}
+	if cfg.BalancedSpaceThreshold < 0 {
+		bad(conf.DFSDataNodeBalancedSpaceThreshold, "%d must not be negative", cfg.BalancedSpaceThreshold)
+	}
+	if cfg.DiskCheckMinGap < 0 {
+		bad(conf.DFSDataNodeDiskCheckMinGap, "%v must not be negative", cfg.DiskCheckMinGap)
+	}
+	if cfg.DiskCheckTimeout < 0 {
+		bad(conf.DFSDataNodeDiskCheckTimeout, "%v must not be negative", cfg.DiskCheckTimeout)
+	}
+	if cfg.BalanceBandwidth < 0 {
+		bad(conf.DFSDataNodeBalanceBandwidth, "%d must not be negative", cfg.BalanceBandwidth)
+	}
+	if cfg.Scanner.BytesPerSecond < 0 {
+		bad(conf.DFSBlockScannerBytesPerSecond, "%d must not be negative", cfg.Scanner.BytesPerSecond)
+	}
+	if cfg.DirScan.Threads < 0 {
+		bad(conf.DFSDataNodeDirectoryScanThreads, "%d must not be negative", cfg.DirScan.Threads)
+	}
+	for t, n := range cfg.ReservedByType {
+		if n < 0 {
+			bad(conf.DFSDataNodeDuReserved+"."+strings.ToLower(t.String()), "%d must not be negative", n)
+		}
 	}
 	for key, a := range map[string]string{
 		conf.DFSDataNodeAddress:     cfg.XferAddress,
@@ -173,35 +314,77 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// volumeDir turns "[DISK]file:///a/b", "file:/a/b" or "/a/b" into "/a/b".
-func volumeDir(v string) (string, error) {
+// parseDataDir turns "[SSD]file:///a/b", "file:/a/b" or "/a/b" into the
+// path and the storage type (DISK when untagged).
+func parseDataDir(v string) (string, storage.StorageType, error) {
+	st := storage.Disk
+	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[") {
 		end := strings.IndexByte(v, ']')
 		if end < 0 {
-			return "", fmt.Errorf("%q: unterminated storage type tag", v)
+			return "", 0, fmt.Errorf("%q: unterminated storage type tag", v)
 		}
-		if t := strings.ToUpper(v[1:end]); t != "DISK" {
-			return "", fmt.Errorf("%q: storage type %s is not supported (only DISK)", v, t)
+		t, err := storage.ParseStorageType(v[1:end])
+		if err != nil {
+			return "", 0, fmt.Errorf("%q: %w", v, err)
 		}
-		v = v[end+1:]
+		st, v = t, v[end+1:]
 	}
 	if !strings.Contains(v, ":") {
 		if !strings.HasPrefix(v, "/") {
-			return "", fmt.Errorf("%q is not an absolute path", v)
+			return "", 0, fmt.Errorf("%q is not an absolute path", v)
 		}
-		return v, nil
+		return filepath.Clean(v), st, nil
 	}
 	u, err := url.Parse(v)
 	if err != nil {
-		return "", fmt.Errorf("%q: %v", v, err)
+		return "", 0, fmt.Errorf("%q: %v", v, err)
 	}
 	if u.Scheme != "file" {
-		return "", fmt.Errorf("%q: only file:// directories are supported", v)
+		return "", 0, fmt.Errorf("%q: only file:// directories are supported", v)
 	}
 	if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
-		return "", fmt.Errorf("%q has no absolute path", v)
+		return "", 0, fmt.Errorf("%q has no absolute path", v)
 	}
-	return u.Path, nil
+	return filepath.Clean(u.Path), st, nil
+}
+
+// dataDirEntry is a volume as Config.DataDirs holds it: the path, tagged
+// unless DISK.
+func dataDirEntry(dir string, st storage.StorageType) string {
+	if st == storage.Disk || st == storage.AnyStorage {
+		return dir
+	}
+	return "[" + st.String() + "]" + dir
+}
+
+// policyFor makes the volume choosing policy the configuration names.
+func policyFor(cfg *Config, rnd *rand.Rand) (func() storage.VolumeChoosingPolicy, error) {
+	name := strings.TrimSpace(cfg.VolumePolicy)
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	switch name {
+	case "", "RoundRobinVolumeChoosingPolicy":
+		return func() storage.VolumeChoosingPolicy { return &storage.RoundRobinPolicy{} }, nil
+	case "AvailableSpaceVolumeChoosingPolicy":
+		return func() storage.VolumeChoosingPolicy {
+			r := rnd
+			if r == nil {
+				r = rand.New(rand.NewSource(1))
+			}
+			return storage.NewAvailableSpacePolicy(cfg.BalancedSpaceThreshold, cfg.BalancedSpaceFraction, rand.New(rand.NewSource(r.Int63())))
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: volume choosing policy %q (RoundRobinVolumeChoosingPolicy or AvailableSpaceVolumeChoosingPolicy)", ErrUnsupported, cfg.VolumePolicy)
+}
+
+// reservedFor is the space reserved on a volume of type st.
+func (cfg *Config) reservedFor(st storage.StorageType) int64 {
+	if n, ok := cfg.ReservedByType[st]; ok {
+		return n
+	}
+	return cfg.Reserved
 }
 
 // currentUser is the OS user the DataNode runs as, the user of its RPC

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -31,6 +33,14 @@ func TestConfigFromDefaults(t *testing.T) {
 		IPCLimits: ipc.Limits{MaxConnections: ipc.DefaultMaxConnections, MaxIdleTime: 10 * time.Second,
 			IdleThreshold: 4000, KillMax: 10, IdleScanInterval: 10 * time.Second, PurgeInterval: 15 * time.Minute},
 		HTTPLimits: web.Limits{IdleTimeout: time.Minute, MaxHeaderBytes: 65536},
+
+		BalancedSpaceThreshold: 10 << 30,
+		BalancedSpaceFraction:  0.75,
+		DiskCheckMinGap:        15 * time.Minute,
+		DiskCheckTimeout:       10 * time.Minute,
+		BalanceBandwidth:       100 << 20,
+		Scanner:                scanner.Config{BytesPerSecond: 1 << 20, Period: 504 * time.Hour, CursorSaveInterval: 10 * time.Minute},
+		DirScan:                scanner.DirConfig{Interval: 21600 * time.Second, ThrottleMsPerSec: 1000, Threads: 1},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("ConfigFrom defaults:\n got %+v\nwant %+v", cfg, want)
@@ -56,7 +66,26 @@ func TestConfigFrom(t *testing.T) {
 			}, ""},
 		{"default port", nil, func(c Config) bool { return reflect.DeepEqual(c.NameNodes, []string{"nn1:8020"}) }, ""},
 		{"relative dir", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "data"}}, nil, "not an absolute path"},
-		{"ssd volume", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "[SSD]/d"}}, nil, "storage type SSD"},
+		{"tagged volumes", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "[SSD]/d1,[archive]file:///d2,[RAM_DISK]/d3,[DISK]/d4"},
+			{Key: conf.DFSDataNodeFailedVolumesTolerated, Value: "-1"}},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.DataDirs, []string{"[SSD]/d1", "[ARCHIVE]/d2", "[RAM_DISK]/d3", "/d4"}) && c.FailedVolumesTolerated == -1
+			}, ""},
+		{"unknown storage type", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "[FLASH]/d"}}, nil, "storage type \"FLASH\""},
+		{"reserved per type", []conf.KeyValue{{Key: conf.DFSDataNodeDuReserved, Value: "1g"}, {Key: conf.DFSDataNodeDuReserved + ".ssd", Value: "2g"}},
+			func(c Config) bool {
+				return c.reservedFor(storage.SSD) == 2<<30 && c.reservedFor(storage.Disk) == 1<<30
+			}, ""},
+		{"scanner and bandwidth", []conf.KeyValue{{Key: conf.DFSBlockScannerBytesPerSecond, Value: "0"}, {Key: conf.DFSDataNodeScanPeriodHours, Value: "30s"},
+			{Key: conf.DFSDataNodeBalanceBandwidth, Value: "10m"}, {Key: conf.DFSDataNodeDirectoryScanInterval, Value: "60"}},
+			func(c Config) bool {
+				return !c.Scanner.Enabled() && c.Scanner.Period == 30*time.Second && c.BalanceBandwidth == 10<<20 && c.DirScan.Interval == time.Minute
+			}, ""},
+		{"available space policy", []conf.KeyValue{{Key: conf.DFSDataNodeVolumeChoosingPolicy, Value: "org.apache.hadoop.hdfs.server.datanode.fsdataset.AvailableSpaceVolumeChoosingPolicy"}},
+			func(c Config) bool { return strings.HasSuffix(c.VolumePolicy, "AvailableSpaceVolumeChoosingPolicy") }, ""},
+		{"unknown policy", []conf.KeyValue{{Key: conf.DFSDataNodeVolumeChoosingPolicy, Value: "MostFullFirst"}}, nil, conf.DFSDataNodeVolumeChoosingPolicy},
+		{"too many failures tolerated", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "/d1,/d2"}, {Key: conf.DFSDataNodeFailedVolumesTolerated, Value: "2"}},
+			nil, conf.DFSDataNodeFailedVolumesTolerated},
 		{"hdfs dir", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "hdfs://x/d"}}, nil, "only file://"},
 		{"duplicate dir", []conf.KeyValue{{Key: conf.DFSDataNodeDataDir, Value: "/d,/d"}}, nil, "listed twice"},
 		{"zero threads", []conf.KeyValue{{Key: conf.DFSDataNodeMaxTransferThreads, Value: "0"}}, nil, conf.DFSDataNodeMaxTransferThreads},

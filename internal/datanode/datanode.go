@@ -2,11 +2,12 @@ package datanode
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand"
 	"net"
 	"os"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -34,6 +37,10 @@ const (
 // SoftwareVersion is the Hadoop release whose DataNode protocols this one
 // speaks; the NameNode compares it with its own at registration.
 const SoftwareVersion = "3.3.6"
+
+// DefaultBalanceBandwidth is dfs.datanode.balance.bandwidthPerSec's
+// default in Hadoop 3: 100 MiB/s.
+const DefaultBalanceBandwidth = 100 << 20
 
 // Errors of the DataNode.
 var (
@@ -71,6 +78,15 @@ type Deps struct {
 	Rand io.Reader
 	// VolumeTesting is passed to every volume (tests only).
 	VolumeTesting storage.VolumeTesting
+	// ScannerClock drives the DataNode's background work: the block and
+	// directory scanners, the disk checker and the balancer throttle
+	// (clock.Real when nil), so that tests can give the scanners a
+	// test-sized period apart from the heartbeats' Clock.
+	ScannerClock clock.Clock
+	// ReloadConf reads the configuration again for a reconfiguration
+	// (dfs.datanode.data.dir hot swap, dfsadmin -reconfig); nil: the
+	// DataNode answers that it cannot be reconfigured.
+	ReloadConf func() (*conf.Conf, error)
 }
 
 // DataNode is one running DataNode: its volumes, the streaming server, the
@@ -104,6 +120,16 @@ type DataNode struct {
 
 	xmits atomic.Int32 // outgoing transfers in progress
 	act   activity     // counters of the DataNodeActivity bean
+	// balance limits balancer moves and re-replication copies
+	// (dfs.datanode.balance.bandwidthPerSec, DNA_BALANCERBANDWIDTHUPDATE).
+	balance   *throttle.Throttler
+	blockScan *scanner.BlockScanner
+	// dirScan and checker are created with the dataset (first pool).
+	dirScan    atomic.Pointer[scanner.DirectoryScanner]
+	checker    atomic.Pointer[diskChecker]
+	scanClock  clock.Clock
+	volTesting storage.VolumeTesting
+	reloadConf func() (*conf.Conf, error)
 	// windows holds the read windows of write pipeline stages
 	// (writeWindow bytes each).
 	windows sync.Pool
@@ -114,6 +140,11 @@ type DataNode struct {
 		pools   map[string]*storage.BlockPool
 		err     error
 		deletes map[deleteKey]string // invalidated replica → storage id, until deleted
+		failed  []failedVolume       // volumes out of service after a failure
+		// dataDirs is dfs.datanode.data.dir as last applied (start or
+		// reconfiguration).
+		dataDirs []string
+		reconf   *reconfTask // the last reconfiguration, nil before the first
 	}
 }
 
@@ -143,23 +174,30 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		dn.log = slog.New(slog.DiscardHandler)
 	}
 	if dn.rnd == nil {
-		dn.rnd = rand.Reader
+		dn.rnd = crand.Reader
 	}
 	dn.windows.New = func() any { b := make([]byte, writeWindow); return &b }
 	dn.mu.pools = map[string]*storage.BlockPool{}
 	dn.mu.deletes = map[deleteKey]string{}
+	dn.mu.dataDirs = append([]string(nil), cfg.DataDirs...)
+	dn.scanClock, dn.volTesting, dn.reloadConf = deps.ScannerClock, deps.VolumeTesting, deps.ReloadConf
+	if dn.scanClock == nil {
+		dn.scanClock = clock.Real{}
+	}
+	bw := cfg.BalanceBandwidth
+	if bw <= 0 {
+		bw = DefaultBalanceBandwidth
+	}
+	dn.balance = throttle.New(dn.scanClock, bw)
+	dn.blockScan = scanner.New(cfg.Scanner, dn.scanClock, dn.log, scanReporter{dn})
 	ok := false
 	defer func() {
 		if !ok {
 			dn.closeResources()
 		}
 	}()
-	for _, d := range cfg.DataDirs {
-		v, err := storage.OpenVolume(storage.VolumeConfig{Dir: d, Reserved: cfg.Reserved, Testing: deps.VolumeTesting})
-		if err != nil {
-			return nil, fmt.Errorf("datanode: volume %s: %w", d, err)
-		}
-		dn.vols = append(dn.vols, v)
+	if err := dn.openVolumes(deps); err != nil {
+		return nil, err
 	}
 	if err := dn.pickUUID(); err != nil {
 		return nil, err
@@ -229,6 +267,10 @@ func (dn *DataNode) supervise(ctx context.Context) {
 	<-ctx.Done()
 	dn.xs.close()
 	_ = dn.ipcSrv.Close()
+	dn.blockScan.Close()
+	if d := dn.dirScan.Load(); d != nil {
+		d.Close()
+	}
 	dn.wg.Wait()
 	dn.xs.wait()
 	for _, a := range dn.actors {
@@ -380,12 +422,46 @@ func (dn *DataNode) pickUUID() error {
 // joinPool prepares the volumes for the namespace the NameNode described
 // (formatting empty ones, refusing those of another cluster), creates the
 // dataset on first use and adds the block pool.
-func (dn *DataNode) joinPool(ns *hdfs.NamespaceInfoProto) (*storage.BlockPool, error) {
+func (dn *DataNode) joinPool(ctx context.Context, ns *hdfs.NamespaceInfoProto) (*storage.BlockPool, error) {
+	bp, created, err := dn.joinPoolLocked(ns)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		dn.startBackground(ctx)
+	}
+	dn.blockScan.AddPool(bp)
+	return bp, nil
+}
+
+// startBackground starts the work that runs over the dataset: the block
+// scanner of every volume, the directory scanner and the disk checker.
+func (dn *DataNode) startBackground(ctx context.Context) {
+	dn.mu.Lock()
+	ds := dn.mu.ds
+	dn.mu.Unlock()
+	dc := dn.cfg.DirScan
+	dc.FirstDelay = dn.firstDirScanDelay(dc.Interval)
+	dirScan := scanner.NewDirectoryScanner(dc, dn.scanClock, dn.log, ds, dn.deletingReplica, scanReporter{dn})
+	checker := newDiskChecker(dn)
+	dn.dirScan.Store(dirScan)
+	dn.checker.Store(checker)
+	for _, v := range ds.Volumes() {
+		dn.blockScan.AddVolume(v)
+	}
+	dirScan.Start()
+	dn.wg.Add(1)
+	go func() { defer dn.wg.Done(); checker.run(ctx.Done()) }()
+}
+
+// joinPoolLocked does joinPool's work under dn.mu; created says the
+// dataset was created by this call.
+func (dn *DataNode) joinPoolLocked(ns *hdfs.NamespaceInfoProto) (_ *storage.BlockPool, created bool, _ error) {
 	dn.mu.Lock()
 	defer dn.mu.Unlock()
 	bpid := ns.GetBlockPoolID()
 	if bp := dn.mu.pools[bpid]; bp != nil {
-		return bp, nil
+		return bp, false, nil
 	}
 	si := ns.GetStorageInfo()
 	cid := si.GetClusterID()
@@ -393,44 +469,42 @@ func (dn *DataNode) joinPool(ns *hdfs.NamespaceInfoProto) (*storage.BlockPool, e
 		for _, v := range dn.vols {
 			ver := v.Version()
 			if ver == nil {
-				sid, err := hstorage.NewStorageID(dn.rnd)
-				if err != nil {
-					return nil, err
+				if err := dn.formatVolume(v, cid); err != nil {
+					return nil, false, err
 				}
-				nv := &hstorage.Version{LayoutVersion: hstorage.DataNodeLayoutVersion, ClusterID: cid,
-					CTime: 0, StorageType: hstorage.StorageTypeDataNode, StorageID: sid, DatanodeUUID: dn.uuid}
-				if err := v.Format(nv, dn.clk.Now()); err != nil {
-					return nil, fmt.Errorf("datanode: formatting volume %s: %w", v.Dir(), err)
-				}
-				dn.log.Info("formatted volume", "dir", v.Dir(), "storageID", sid, "clusterID", cid)
 				continue
 			}
 			if ver.ClusterID != cid {
-				return nil, fmt.Errorf("%w: %s has clusterID %s, the NameNode's is %s",
+				return nil, false, fmt.Errorf("%w: %s has clusterID %s, the NameNode's is %s",
 					ErrClusterMismatch, v.Dir(), ver.ClusterID, cid)
 			}
 		}
-		ds, err := storage.NewDataset(storage.Config{OnDeleted: dn.onDeleted}, dn.vols)
+		policy, err := policyFor(&dn.cfg, rand.New(rand.NewSource(dn.clk.Now().UnixNano())))
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		ds, err := storage.NewDataset(storage.Config{OnDeleted: dn.onDeleted, NewPolicy: policy}, dn.vols)
+		if err != nil {
+			return nil, false, err
 		}
 		dn.mu.ds = ds
-	} else if v := dn.vols[0].Version(); v != nil && v.ClusterID != cid {
-		return nil, fmt.Errorf("%w: block pool %s has clusterID %s, the volumes' is %s",
-			ErrClusterMismatch, bpid, cid, v.ClusterID)
+		created = true
+	} else if vols := dn.mu.ds.Volumes(); len(vols) > 0 && vols[0].Version() != nil && vols[0].Version().ClusterID != cid {
+		return nil, false, fmt.Errorf("%w: block pool %s has clusterID %s, the volumes' is %s",
+			ErrClusterMismatch, bpid, cid, vols[0].Version().ClusterID)
 	}
 	bpv := &hstorage.Version{LayoutVersion: hstorage.DataNodeLayoutVersion, NamespaceID: int32(si.GetNamespceID()),
 		CTime: int64(si.GetCTime()), BlockPoolID: bpid, StorageType: hstorage.StorageTypeBlockPool}
 	bp, res, err := dn.mu.ds.AddBlockPool(bpv, dn.clk.Now())
 	if err != nil {
-		return nil, fmt.Errorf("datanode: adding block pool %s: %w", bpid, err)
+		return nil, created, fmt.Errorf("datanode: adding block pool %s: %w", bpid, err)
 	}
 	for _, p := range res.Problems {
 		dn.log.Warn("block pool scan", "pool", bpid, "problem", p)
 	}
 	dn.log.Info("joined block pool", "pool", bpid, "replicas", res.Replicas)
 	dn.mu.pools[bpid] = bp
-	return bp, nil
+	return bp, created, nil
 }
 
 // pool returns a joined block pool.

@@ -33,7 +33,11 @@
 //     response naming the limit), plus one ack responder per write pipeline
 //     stage;
 //   - the IPC server's own goroutines;
-//   - one worker per DNA_TRANSFER block and per DNA_RECOVERBLOCK block.
+//   - one worker per DNA_TRANSFER block and per DNA_RECOVERBLOCK block;
+//   - the block scanner's goroutine per volume and the directory scanner's
+//     (package scanner), started when the first pool is joined;
+//   - the disk checker, and one goroutine per volume check it runs;
+//   - a reconfiguration task while one runs.
 //
 // Every goroutine ends before Close returns. Locks: DataNode.mu guards the
 // dataset, the joined pools and the fatal error; bpActor.mu the registration
@@ -42,6 +46,11 @@
 // the open connections. None is held across network I/O except sendMu.
 //
 // # Write pipeline stage (WRITE_BLOCK)
+//
+// Every WRITE_BLOCK is one of the kinds of xceiver_write.go's table (client
+// create, replication, append, the three recoveries, the two transfers),
+// which differ in how the replica is opened, what is answered and when the
+// replica is reported; all run the same receive loop:
 //
 //	upstream ──packet──▶ receiver ──packet──▶ downstream (targets[0], targets[1:] forwarded)
 //	                        │ WritePacket (checksums verified), Finalize on the last packet,
@@ -115,20 +124,50 @@
 //
 //	F  U  | id len gs | ... (F) | -1 -1 -1 | id len gs state | ... (U)
 //
-// # Balancer ops
+// # Balancer ops and the balancer bandwidth
 //
 // COPY_BLOCK sends a finalized replica like a read of the whole block;
 // REPLACE_BLOCK copies a block from the named proxy with COPY_BLOCK into a
 // TEMPORARY replica, finalizes it, reports it RECEIVED with the request's
-// delHint and answers SUCCESS. Moves are neither throttled
-// (dfs.datanode.balance.bandwidthPerSec) nor counted against a limit, and no
-// IN_PROGRESS keepalive responses are sent during a long copy.
+// delHint and answers SUCCESS. Both, and the copies of DNA_TRANSFER, share
+// one throttle.Throttler at dfs.datanode.balance.bandwidthPerSec (100 MiB/s),
+// which the NameNode changes with DNA_BALANCERBANDWIDTHUPDATE (dfsadmin
+// -setBalancerBandwidth) and ClientDatanodeProtocol.getBalancerBandwidth
+// reads. A client's TRANSFER_BLOCK (pipeline recovery) is not throttled.
+// Moves are not counted against dfs.datanode.balance.max.concurrent.moves,
+// and no IN_PROGRESS keepalive responses are sent during a long copy.
+//
+// # Scanners
+//
+// The block scanner verifies every finalized replica once per
+// dfs.datanode.scan.period.hours at dfs.block.scanner.volume.bytes.per.second
+// per volume; a replica that fails twice is reported with reportBadBlocks
+// (queued, sent by the actors). Suspects go first: replicas whose read gave
+// an I/O error, that a client answered ERROR_CHECKSUM for, or whose copy or
+// transfer failed. A client's CHECKSUM_OK after reading a whole replica
+// counts as a scan. The directory scanner reconciles map and disks every
+// dfs.datanode.directoryscan.interval; replicas it removes are reported
+// DELETED, those it adds or changes RECEIVED, a changed length corrupt, and
+// more than a thousand repairs make a full block report. See package
+// scanner; both run on Deps.ScannerClock.
+//
+// # Volumes
+//
+// dfs.datanode.data.dir entries may carry [DISK], [SSD], [ARCHIVE] or
+// [RAM_DISK]; storage reports and block reports carry the type, and a write
+// goes to a volume of the type it asks for (any volume when there is none
+// of it, since our NameNode does not place by type yet), chosen by
+// dfs.datanode.fsdataset.volume.choosing.policy (round robin or available
+// space). dfs.datanode.du.reserved.<type> overrides dfs.datanode.du.reserved.
+// Failures and hot swap: see volumes.go; reconfiguration: reconfig.go.
 //
 // # Write pipeline batching
 //
 // A pipeline stage reads through a 1 MiB window and handles, as one batch,
 // every packet already in it: one vectored write mirrors the batch
-// downstream, one pwritev stores the data and one the checksums, one write
+// downstream (each packet byte for byte as it was read, through the same
+// datatransfer.PacketBatch the client's pipeline sends with), one pwritev
+// stores the data and one the checksums, one write
 // sends the acks (at the tail; a middle stage's responder sends the acks it
 // has whenever it would otherwise wait). A batch never waits for data not
 // yet received. Only the tail of a client's pipeline verifies checksums, as
@@ -161,9 +200,12 @@
 //
 // The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);
 // copy-on-truncate recovery; block tokens and SASL on the data path;
-// WebHDFS on the web port (501); ClientDatanodeProtocol methods other than getReplicaVisibleLength
-// (RpcNoSuchMethodException); DNA_FINALIZE, cache and erasure-coding commands
-// ("unsupported command" at warn level).
+// WebHDFS on the web port (501); ClientDatanodeProtocol methods other than
+// getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration ones
+// (RpcNoSuchMethodException); reconfiguration of properties other than
+// dfs.datanode.data.dir, and of a volume's storage type in place (the
+// change fails with a message); DNA_FINALIZE, cache and erasure-coding
+// commands ("unsupported command" at warn level).
 //
 // # Example
 //

@@ -18,11 +18,18 @@ const (
 	classReplicaNotFound    = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException"
 )
 
-// registerIPC registers ClientDatanodeProtocol.getReplicaVisibleLength and
-// InterDatanodeProtocol on the IPC server. Other ClientDatanodeProtocol
-// methods are not registered and get RpcNoSuchMethodException.
+// registerIPC registers on the IPC server: ClientDatanodeProtocol's
+// getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration
+// methods (also as ReconfigurationProtocol), and InterDatanodeProtocol.
+// Other ClientDatanodeProtocol methods are not registered and get
+// RpcNoSuchMethodException.
 func (dn *DataNode) registerIPC() {
 	cdp := dn.ipcSrv.Service(ClientDatanodeProtocol)
+	ipc.Handle(cdp, "getBalancerBandwidth", func(ctx context.Context, _ *hdfs.GetBalancerBandwidthRequestProto) (*hdfs.GetBalancerBandwidthResponseProto, error) {
+		return &hdfs.GetBalancerBandwidthResponseProto{Bandwidth: proto.Uint64(uint64(dn.balance.Bandwidth()))}, nil
+	})
+	dn.registerReconfig(cdp)
+	dn.registerReconfig(dn.ipcSrv.Service(ReconfigurationProtocol))
 	ipc.Handle(cdp, "getReplicaVisibleLength", func(ctx context.Context, req *hdfs.GetReplicaVisibleLengthRequestProto) (*hdfs.GetReplicaVisibleLengthResponseProto, error) {
 		n, err := dn.visibleLength(req.GetBlock())
 		if err != nil {

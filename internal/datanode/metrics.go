@@ -19,6 +19,9 @@ type activity struct {
 	readsLocal, readsRemote             atomic.Int64
 	writesLocal, writesRemote           atomic.Int64
 	heartbeats, blockReports, ibrs      atomic.Int64
+	// scannerCorrupt counts replicas the block scanner reported corrupt;
+	// volumeFailures the volumes taken out of service after a failure.
+	scannerCorrupt, volumeFailures atomic.Int64
 	// ops times the data-transfer ops by kind.
 	ops [numTimedOps]opTimer
 }

@@ -15,8 +15,10 @@ import (
 
 // startWeb registers the DataNode's pages and beans on its web server
 // (dfs.datanode.http.address) and starts it: the status page (/ and
-// /datanode.html), /jmx with the DataNodeInfo, FSDatasetState,
-// DataNodeActivity and runtime beans; /conf and /stacks come with the server.
+// /datanode.html), the block scanner's report (/blockScannerReport,
+// ?listblocks for its latest verifications), /jmx with the DataNodeInfo,
+// FSDatasetState, DataNodeActivity and runtime beans; /conf and /stacks come
+// with the server.
 func (dn *DataNode) startWeb() {
 	srv := dn.web
 	host := dn.hostname()
@@ -32,6 +34,11 @@ func (dn *DataNode) startWeb() {
 	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, dn.statusPage()) })
 	srv.Handle("GET /{$}", page)
 	srv.Handle("GET /datanode.html", page)
+	srv.Handle("GET /blockScannerReport", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, list := r.URL.Query()["listblocks"]
+		dn.blockScan.Report(w, list)
+	}))
 	srv.Start()
 }
 
@@ -79,7 +86,7 @@ func (dn *DataNode) actorInfos() []actorInfo {
 
 // volumeInfo is one volume as the web pages show it.
 type volumeInfo struct {
-	Dir, StorageID                                  string
+	Dir, StorageID, StorageType                     string
 	Capacity, Used, Remaining, Reserved, ForWriting int64
 	Blocks                                          int
 }
@@ -103,20 +110,20 @@ func (dn *DataNode) volumeInfos() []volumeInfo {
 	var out []volumeInfo
 	if ds == nil {
 		for _, v := range dn.vols {
-			out = append(out, volumeInfo{Dir: v.Dir(), StorageID: v.StorageID()})
+			out = append(out, volumeInfo{Dir: v.Dir(), StorageID: v.StorageID(), StorageType: v.StorageType().String()})
 		}
 		return out
 	}
 	reports, _ := ds.Reports()
 	for _, r := range reports {
-		out = append(out, volumeInfo{Dir: r.Dir, StorageID: r.StorageID, Capacity: r.Capacity, Used: r.DfsUsed,
+		out = append(out, volumeInfo{Dir: r.Dir, StorageID: r.StorageID, StorageType: r.StorageType.String(), Capacity: r.Capacity, Used: r.DfsUsed,
 			Remaining: r.Remaining, Reserved: r.Reserved, ForWriting: r.ReservedForReplicas, Blocks: blocks[r.StorageID]})
 	}
 	return out
 }
 
 func (dn *DataNode) clusterID() string {
-	for _, v := range dn.vols {
+	for _, v := range append(dn.volumes(), dn.vols...) {
 		if ver := v.Version(); ver != nil && ver.ClusterID != "" {
 			return ver.ClusterID
 		}
@@ -139,7 +146,7 @@ func (dn *DataNode) infoAttrs() []web.Attr {
 	vols := map[string]map[string]any{}
 	for _, v := range dn.volumeInfos() {
 		vols[v.Dir] = map[string]any{"usedSpace": v.Used, "freeSpace": v.Remaining, "reservedSpace": v.Reserved,
-			"reservedSpaceForReplicas": v.ForWriting, "numBlocks": v.Blocks, "storageType": "DISK"}
+			"reservedSpaceForReplicas": v.ForWriting, "numBlocks": v.Blocks, "storageType": v.StorageType}
 	}
 	return []web.Attr{
 		{Name: "Version", Value: SoftwareVersion + ", " + version.String()},
@@ -180,11 +187,11 @@ func (dn *DataNode) datasetAttrs() []web.Attr {
 		{Name: "Capacity", Value: capacity},
 		{Name: "DfsUsed", Value: used},
 		{Name: "Remaining", Value: remaining},
-		{Name: "NumFailedVolumes", Value: 0},
+		{Name: "NumFailedVolumes", Value: len(dn.failedVolumes())},
 		{Name: "CacheCapacity", Value: 0},
 		{Name: "CacheUsed", Value: 0},
 		{Name: "NumBlocksCached", Value: 0},
-		{Name: "StorageInfo", Value: "FSDataset{dirpath='" + fmt.Sprint(dn.cfg.DataDirs) + "'}"},
+		{Name: "StorageInfo", Value: "FSDataset{dirpath='" + fmt.Sprint(dn.dataDirs()) + "'}"},
 	}
 }
 
@@ -240,13 +247,30 @@ func (dn *DataNode) statusPage() web.Page {
 		pools.Rows = append(pools.Rows, []string{a.NamenodeAddress, a.BlockPoolID, a.ActorState,
 			ago(now, a.LastHeartbeat), ago(now, a.LastBlockReport)})
 	}
-	vols := &web.Table{Header: []string{"Directory", "Storage ID", "Capacity", "Used", "Remaining", "Reserved", "Blocks"},
+	vols := &web.Table{Header: []string{"Directory", "Type", "Storage ID", "Capacity", "Used", "Remaining", "Reserved", "Blocks"},
 		Empty: "No volumes"}
 	infos := dn.volumeInfos()
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Dir < infos[j].Dir })
 	for _, v := range infos {
-		vols.Rows = append(vols.Rows, []string{v.Dir, v.StorageID, web.Bytes(v.Capacity), web.Bytes(v.Used),
+		vols.Rows = append(vols.Rows, []string{v.Dir, v.StorageType, v.StorageID, web.Bytes(v.Capacity), web.Bytes(v.Used),
 			web.Bytes(v.Remaining), web.Bytes(v.Reserved), strconv.Itoa(v.Blocks)})
+	}
+	failed := &web.Table{Header: []string{"Directory", "Storage ID", "Failed", "Cause"},
+		Empty: fmt.Sprintf("None (dfs.datanode.failed.volumes.tolerated: %d)", dn.cfg.FailedVolumesTolerated)}
+	for _, f := range dn.failedVolumes() {
+		failed.Rows = append(failed.Rows, []string{f.Dir, f.StorageID, ago(now, f.At), f.Err})
+	}
+	scan := &web.Table{Header: []string{"Volume", "Verified last hour", "Scanned this period", "Scanned since start",
+		"Errors", "Reported corrupt", "Skipped (verified by readers)", "Pass"},
+		Empty: "The block scanner is not running (dfs.block.scanner.volume.bytes.per.second is 0, or dfs.datanode.scan.period.hours negative)"}
+	for _, st := range dn.blockScan.Stats() {
+		pass := "running"
+		if st.AtEnd {
+			pass = "done; next in " + until(now, st.PeriodEnds)
+		}
+		scan.Rows = append(scan.Rows, []string{st.Dir, web.Bytes(st.BytesScannedInPastHour), strconv.FormatInt(st.BlocksScannedInPeriod, 10),
+			strconv.FormatInt(st.BlocksScannedSinceStart, 10), strconv.FormatInt(st.ScanErrorsSinceStart, 10),
+			strconv.FormatInt(st.CorruptReported, 10), strconv.FormatInt(st.SkippedVerifiedByReaders, 10), pass})
 	}
 	a := &dn.act
 	activity := web.Section{Heading: "Activity since start", Rows: [][2]string{
@@ -256,11 +280,14 @@ func (dn *DataNode) statusPage() web.Page {
 		{"Blocks deleted", strconv.FormatInt(a.blocksRemoved.Load(), 10)},
 		{"Reads verified by clients", strconv.FormatInt(a.blocksVerified.Load(), 10)},
 		{"Packets rejected for bad checksums", strconv.FormatInt(a.verificationFailure.Load(), 10)},
+		{"Replicas the block scanner reported corrupt", strconv.FormatInt(a.scannerCorrupt.Load(), 10)},
+		{"Balancer bandwidth", web.Bytes(dn.balance.Bandwidth()) + "/s"},
 	}}
 	return web.Page{
 		Title:    "DataNode " + dn.hostname() + ":" + strconv.Itoa(int(portOf(dn.XferAddr().String()))),
 		Subtitle: version.String(),
-		Sections: []web.Section{overview, {Heading: "Block pools", Table: pools}, {Heading: "Volumes", Table: vols}, activity},
+		Sections: []web.Section{overview, {Heading: "Block pools", Table: pools}, {Heading: "Volumes", Table: vols},
+			{Heading: "Failed volumes", Table: failed}, {Heading: "Block scanner (text report at /blockScannerReport)", Table: scan}, activity},
 	}
 }
 
@@ -270,4 +297,19 @@ func ago(now, t time.Time) string {
 		return "never"
 	}
 	return now.Sub(t).Round(time.Second).String() + " ago"
+}
+
+// until prints how long until t ("now" when past).
+func until(now, t time.Time) string {
+	if !t.After(now) {
+		return "now"
+	}
+	return t.Sub(now).Round(time.Second).String()
+}
+
+// dataDirs is dfs.datanode.data.dir as last applied.
+func (dn *DataNode) dataDirs() []string {
+	dn.mu.Lock()
+	defer dn.mu.Unlock()
+	return append([]string(nil), dn.mu.dataDirs...)
 }

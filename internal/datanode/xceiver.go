@@ -186,6 +186,15 @@ type xceiver struct {
 	// peer's address.
 	peerLog *ratelog.Logger
 	remote  string
+	// lastRead is the replica the last READ_BLOCK sent whole, until the
+	// client's ClientReadStatusProto says whether it verified it.
+	lastRead *readRecord
+}
+
+// readRecord names a replica a client read whole.
+type readRecord struct {
+	pool string
+	rep  storage.Replica
 }
 
 func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
@@ -217,9 +226,7 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 			if err := datatransfer.ReadDelimited(x.br, datatransfer.DefaultMaxMessageSize, &st); err != nil {
 				return
 			}
-			if st.GetStatus() == hdfs.Status_CHECKSUM_OK {
-				x.dn.act.blocksVerified.Add(1)
-			}
+			x.readStatus(st.GetStatus())
 			continue
 		}
 		first = false
@@ -262,13 +269,37 @@ func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Me
 	case datatransfer.OpTransferBlock:
 		return false, x.transferBlock(ctx, msg.(*hdfs.OpTransferBlockProto))
 	case datatransfer.OpCopyBlock:
-		return false, x.copyBlock(msg.(*hdfs.OpCopyBlockProto))
+		return false, x.copyBlock(ctx, msg.(*hdfs.OpCopyBlockProto))
 	case datatransfer.OpReplaceBlock:
 		return false, x.replaceBlock(ctx, msg.(*hdfs.OpReplaceBlockProto))
 	default:
 		err := fmt.Errorf("%w: op %v is not implemented by this DataNode", ErrUnsupported, op)
 		x.respondErr(hdfs.Status_ERROR_UNSUPPORTED, err.Error())
 		return false, err
+	}
+}
+
+// readStatus takes a client's verdict on the read before: CHECKSUM_OK after
+// a whole replica counts as the block scanner's verification of it;
+// ERROR_CHECKSUM makes the replica a suspect for the scanner.
+func (x *xceiver) readStatus(st hdfs.Status) {
+	rec := x.lastRead
+	x.lastRead = nil
+	switch st {
+	case hdfs.Status_CHECKSUM_OK:
+		if rec != nil {
+			if v := x.dn.volumeByDir(rec.rep.VolumeDir); v != nil {
+				x.dn.blockScan.MarkVerified(rec.pool, v, rec.rep.ID)
+			}
+		}
+		x.dn.act.blocksVerified.Add(1)
+	case hdfs.Status_ERROR_CHECKSUM:
+		if rec != nil {
+			x.log.Warn("client reports a checksum error reading a replica", "block", rec.rep.Block.String())
+			if v := x.dn.volumeByDir(rec.rep.VolumeDir); v != nil {
+				x.dn.blockScan.MarkSuspect(rec.pool, v, rec.rep.ID)
+			}
+		}
 	}
 }
 

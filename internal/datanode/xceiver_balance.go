@@ -15,8 +15,8 @@ import (
 
 // copyBlock serves COPY_BLOCK, the balancer's read of a whole replica from a
 // proxy: the read response, then the block's packets from offset 0 and the
-// empty last packet.
-func (x *xceiver) copyBlock(req *hdfs.OpCopyBlockProto) error {
+// empty last packet, at the balancer bandwidth's pace.
+func (x *xceiver) copyBlock(ctx context.Context, req *hdfs.OpCopyBlockProto) error {
 	eb := req.GetHeader().GetBlock()
 	bp, err := x.dn.pool(eb.GetPoolId())
 	if err != nil {
@@ -43,7 +43,10 @@ func (x *xceiver) copyBlock(req *hdfs.OpCopyBlockProto) error {
 	}
 	s := newBlockSender(rr)
 	defer s.close()
-	_, err = s.send(x.conn, 0, rr.Length(), 0, true)
+	s.throttle = func(n int64) error { return x.dn.balance.Take(ctx, n) }
+	if _, err = s.send(x.conn, 0, rr.Length(), 0, true); err != nil {
+		x.dn.noteReadFailure(eb.GetPoolId(), rr.Replica(), err, true)
+	}
 	return err
 }
 
@@ -102,7 +105,8 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 		return fail(st, err)
 	}
 	defer func() { _ = w.Close() }() // a copy not finalized is deleted
-	r := &receiver{x: x, src: proxy, in: pbr, w: w, bp: bp, delHint: req.GetDelHint()}
+	r := &receiver{x: x, src: proxy, in: pbr, w: w, bp: bp, delHint: req.GetDelHint(),
+		throttle: func(n int64) error { return x.dn.balance.Take(ctx, n) }}
 	if err := r.receive(ctx); err != nil {
 		return fail(hdfs.Status_ERROR, err)
 	}

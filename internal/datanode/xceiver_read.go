@@ -32,6 +32,9 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 			st = hdfs.Status_ERROR_INVALID
 		}
 		x.respondErr(st, err.Error())
+		if r, ok := bp.Get(int64(eb.GetBlockId())); ok {
+			x.dn.noteReadFailure(eb.GetPoolId(), r, err, false)
+		}
 		return false, err
 	}
 	defer rr.Close()
@@ -74,10 +77,15 @@ func (x *xceiver) readBlock(req *hdfs.OpReadBlockProto) (keep bool, err error) {
 	_, err = s.send(x.conn, start, end, 0, true)
 	x.dn.act.bytesRead.Add(s.sent)
 	if err != nil {
-		// Clients close as soon as they have their bytes.
+		// Clients close as soon as they have their bytes; an error of the
+		// disk is noted.
+		x.dn.noteReadFailure(eb.GetPoolId(), rr.Replica(), err, false)
 		return false, nil
 	}
 	x.dn.act.blocksRead.Add(1)
+	if rep := rr.Replica(); start == 0 && end == length && rep.State == storage.Finalized {
+		x.lastRead = &readRecord{pool: eb.GetPoolId(), rep: rep}
+	}
 	return true, nil
 }
 
@@ -106,9 +114,12 @@ type blockSender struct {
 	noSums bool
 	pw     *datatransfer.PacketWriter
 	sent   int64 // data bytes sent so far
-	pre    []byte
-	sums   []byte
-	data   []byte
+	// throttle, if set, is told the bytes of each packet before it goes
+	// (balancer copies and re-replication, at the balancer bandwidth).
+	throttle func(n int64) error
+	pre      []byte
+	sums     []byte
+	data     []byte
 }
 
 func newBlockSender(rr *storage.ReplicaReader) *blockSender {
@@ -149,6 +160,11 @@ func (s *blockSender) send(w net.Conn, start, end, seqno int64, last bool) (int6
 	}
 	for pos := start; pos < end; seqno++ {
 		n := min(per, end-pos)
+		if s.throttle != nil {
+			if err := s.throttle(n); err != nil {
+				return seqno, err
+			}
+		}
 		_ = w.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if tcp != nil && s.meta != nil {
 			if err := s.sendfilePacket(tcp, pos, n, seqno, bpc); err != nil {
@@ -300,7 +316,14 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 	}
 	s := newBlockSender(rr)
 	defer s.close()
+	if clientName == "" {
+		// Re-replication shares the balancer's bandwidth; a client's
+		// TRANSFER_BLOCK (pipeline recovery) is waited for and is not
+		// throttled.
+		s.throttle = func(n int64) error { return dn.balance.Take(ctx, n) }
+	}
 	if _, err := s.send(conn, 0, length, 0, true); err != nil {
+		dn.noteReadFailure(poolID, rep, err, true)
 		return fmt.Errorf("datanode: transfer of %v to %s: %w", b, addr, err)
 	}
 	if clientName != "" {

@@ -198,12 +198,15 @@ func (pw *PacketWriter) WritePacket(h PacketHeader, sums, data []byte) error {
 	return err
 }
 
-// Packet is one packet as read by PacketReader. Checksums and Data alias the
-// reader's buffer; see PacketReader for how long they stay valid.
+// Packet is one packet as read by PacketReader. Checksums, Data and Raw
+// alias the reader's buffer; see PacketReader for how long they stay valid.
 type Packet struct {
 	Header    PacketHeader
 	Checksums []byte
 	Data      []byte
+	// Raw is the whole packet as it was read (PLEN, HLEN, header,
+	// checksums, data): what a write pipeline stage forwards downstream.
+	Raw []byte
 }
 
 // DefaultPacketWindow is the read window of NewPacketReader: room for two
@@ -359,5 +362,5 @@ func (pr *PacketReader) Next() (Packet, error) {
 		return Packet{}, fmt.Errorf("%w: data length %d with %d payload bytes", ErrBadPacket, h.DataLen, len(payload))
 	}
 	ns := len(payload) - int(h.DataLen)
-	return Packet{Header: h, Checksums: payload[:ns:ns], Data: payload[ns:]}, nil
+	return Packet{Header: h, Checksums: payload[:ns:ns], Data: payload[ns:], Raw: buf}, nil
 }

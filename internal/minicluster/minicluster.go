@@ -24,9 +24,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
@@ -60,6 +62,12 @@ type Options struct {
 	// socket path, or not in safe directories, the cluster runs without
 	// and logs why.
 	DomainSockets bool
+	// VolumesPerDataNode gives each DataNode that many volumes
+	// (dn<i>/data0, dn<i>/data1, ...); 0 or 1: one, dn<i>/data.
+	VolumesPerDataNode int
+	// ScannerClock drives the DataNodes' block and directory scanners and
+	// disk checkers (datanode.Deps.ScannerClock); nil: the real clock.
+	ScannerClock clock.Clock
 }
 
 // Cluster is a running cluster.
@@ -218,6 +226,13 @@ func dnHost(i int) string {
 func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	host := dnHost(i)
 	data := filepath.Join(c.opts.Dir, "dn"+strconv.Itoa(i), "data")
+	if n := c.opts.VolumesPerDataNode; n > 1 {
+		dirs := make([]string, n)
+		for j := range dirs {
+			dirs[j] = data + strconv.Itoa(j)
+		}
+		data = strings.Join(dirs, ",")
+	}
 	cc := c.conf.With(
 		conf.KeyValue{Key: conf.DFSDataNodeDataDir, Value: data},
 		conf.KeyValue{Key: conf.DFSDataNodeAddress, Value: host + ":0"},
@@ -230,7 +245,8 @@ func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc})
+	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc,
+		ScannerClock: c.opts.ScannerClock})
 	if err != nil {
 		return fmt.Errorf("minicluster: DataNode %d: %w", i, err)
 	}

@@ -35,7 +35,7 @@ var categories = map[string]map[string]ha.Category{
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.
 		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
-		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked,
+		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "setBalancerBandwidth": ha.Unchecked,
 	},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.

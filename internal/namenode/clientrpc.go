@@ -69,6 +69,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "getHAServiceState", c.getHAServiceState)
 	handle(nn, s, "msync", c.msync)
 	handle(nn, s, "getDataEncryptionKey", c.getDataEncryptionKey)
+	handle(nn, s, "setBalancerBandwidth", c.setBalancerBandwidth)
 
 	// The data path lands with the DataNodes: until then these calls say so.
 	notYet := func(name string) {

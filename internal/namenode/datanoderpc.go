@@ -198,6 +198,8 @@ func (d *datanodeRPC) command(c blockmgmt.Command) *datanode.DatanodeCommandProt
 		return registerCommand()
 	case blockmgmt.RecoverBlock:
 		return d.recoverCommand(c)
+	case blockmgmt.BalancerBandwidth:
+		return balancerBandwidthCommand(c)
 	}
 	panic(fmt.Sprintf("namenode: unknown DataNode command %T", c))
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -24,23 +25,30 @@ type Config struct {
 	// invalidated replica's files are gone (the DataNode then reports
 	// DELETED_BLOCK). It must not block for long.
 	OnDeleted func(poolID string, b Block)
+	// NewPolicy makes the policy that chooses the volume of each new
+	// replica (dfs.datanode.fsdataset.volume.choosing.policy), one per
+	// storage type; nil is round robin.
+	NewPolicy func() VolumeChoosingPolicy
 }
 
 // Dataset is all the replicas of a DataNode: its volumes and, per block pool,
-// a ReplicaMap. It owns the volumes given to NewDataset and closes them in
-// Close. Safe for concurrent use.
+// a ReplicaMap. It owns the volumes given to NewDataset or AddVolume and
+// closes them in Close (or RemoveVolume). Safe for concurrent use.
 //
 // Lock order: a ReplicaMap's mutex, then the Dataset's, then a Volume's. A
 // ReplicaWriter's own mutex is taken before any of them.
 type Dataset struct {
-	cfg  Config
-	vols []*Volume
+	cfg Config
 
 	mu struct {
 		sync.Mutex
-		next   int // round-robin position
-		pools  map[string]*BlockPool
-		closed bool
+		vols     []*Volume // in service, in configuration order
+		policies map[StorageType]VolumeChoosingPolicy
+		pools    map[string]*BlockPool
+		closed   bool
+		// scratch for chooseVolume
+		cands []*Volume
+		avail []int64
 	}
 }
 
@@ -54,25 +62,60 @@ func NewDataset(cfg Config, vols []*Volume) (*Dataset, error) {
 			return nil, fmt.Errorf("%w: %s is not formatted", ErrBadVolume, v.Dir())
 		}
 	}
-	d := &Dataset{cfg: cfg, vols: vols}
+	d := &Dataset{cfg: cfg}
+	d.mu.vols = append([]*Volume(nil), vols...)
 	d.mu.pools = make(map[string]*BlockPool)
+	d.mu.policies = make(map[StorageType]VolumeChoosingPolicy)
+	if d.cfg.NewPolicy == nil {
+		d.cfg.NewPolicy = func() VolumeChoosingPolicy { return &RoundRobinPolicy{} }
+	}
 	return d, nil
 }
 
-// Volumes returns the dataset's volumes.
-func (d *Dataset) Volumes() []*Volume { return append([]*Volume(nil), d.vols...) }
+// Volumes returns the volumes in service.
+func (d *Dataset) Volumes() []*Volume {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]*Volume(nil), d.mu.vols...)
+}
 
-// Reports returns every volume's space report.
+// Volume returns the volume in service whose root is dir.
+func (d *Dataset) Volume(dir string) (*Volume, bool) {
+	for _, v := range d.Volumes() {
+		if v.Dir() == dir {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Pools returns the block pools added so far.
+func (d *Dataset) Pools() []*BlockPool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*BlockPool, 0, len(d.mu.pools))
+	for _, bp := range d.mu.pools {
+		out = append(out, bp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Reports returns every volume's space report. A volume whose file system
+// cannot be asked is left out and its error returned, with the others'.
 func (d *Dataset) Reports() ([]VolumeReport, error) {
-	out := make([]VolumeReport, 0, len(d.vols))
-	for _, v := range d.vols {
+	vols := d.Volumes()
+	out := make([]VolumeReport, 0, len(vols))
+	var errs []error
+	for _, v := range vols {
 		r, err := v.Report()
 		if err != nil {
-			return out, err
+			errs = append(errs, err)
+			continue
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // BlockPool returns an added block pool.
@@ -118,13 +161,14 @@ func (d *Dataset) AddBlockPool(ver *hstorage.Version, now time.Time) (*BlockPool
 	}
 	d.mu.Unlock()
 
-	bp := &BlockPool{ID: poolID, ds: d, replicas: newReplicaMap()}
-	for _, v := range d.vols {
+	bp := &BlockPool{ID: poolID, ds: d, ver: ver, replicas: newReplicaMap()}
+	vols := d.Volumes()
+	for _, v := range vols {
 		if err := preparePool(v, ver, now); err != nil {
 			return nil, res, err
 		}
 	}
-	for _, v := range d.vols {
+	for _, v := range vols {
 		if err := bp.scanVolume(v, &res); err != nil {
 			return nil, res, err
 		}
@@ -138,6 +182,86 @@ func (d *Dataset) AddBlockPool(ver *hstorage.Version, now time.Time) (*BlockPool
 	}
 	d.mu.pools[poolID] = bp
 	return bp, res, nil
+}
+
+// AddVolume puts a new, open and formatted volume into service (a hot-swap
+// of dfs.datanode.data.dir): every block pool's directories are prepared on
+// it and its replicas are added to the pools' maps, then new replicas may be
+// placed on it. It returns what each pool's scan found.
+func (d *Dataset) AddVolume(v *Volume, now time.Time) (map[string]ScanResult, error) {
+	if v.Version() == nil {
+		return nil, fmt.Errorf("%w: %s is not formatted", ErrBadVolume, v.Dir())
+	}
+	d.mu.Lock()
+	for _, o := range d.mu.vols {
+		if o.Dir() == v.Dir() || o.StorageID() == v.StorageID() {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s (storage %s) is already in service", ErrBadVolume, v.Dir(), v.StorageID())
+		}
+	}
+	d.mu.Unlock()
+	out := map[string]ScanResult{}
+	for _, bp := range d.Pools() {
+		if err := preparePool(v, bp.ver, now); err != nil {
+			return out, err
+		}
+		var res ScanResult
+		if err := bp.scanVolume(v, &res); err != nil {
+			return out, err
+		}
+		res.Replicas = bp.replicas.countOn(v)
+		out[bp.ID] = res
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return out, ErrClosed
+	}
+	d.mu.vols = append(d.mu.vols, v)
+	return out, nil
+}
+
+// LostReplica is a replica that left the dataset with its volume.
+type LostReplica struct {
+	PoolID  string
+	Replica Replica
+	// Invalidated: the replica had already been invalidated and was
+	// waiting for the volume's deleter.
+	Invalidated bool
+}
+
+// RemoveVolume takes a volume out of service: because it failed, or
+// because the operator removed it from dfs.datanode.data.dir. No new
+// replica is placed on it; every writer of a replica on it is stopped (its
+// pipeline stage drops its connections, and the client goes on without this
+// node); its replicas leave the pools' maps and are returned, for the
+// NameNode to hear they are gone; and the volume is closed (its lock
+// released). The files stay where they are. Removing a volume not in
+// service is ErrBadVolume.
+func (d *Dataset) RemoveVolume(v *Volume) ([]LostReplica, error) {
+	d.mu.Lock()
+	idx := -1
+	for i, o := range d.mu.vols {
+		if o == v {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s is not in service", ErrBadVolume, v.Dir())
+	}
+	d.mu.vols = append(d.mu.vols[:idx:idx], d.mu.vols[idx+1:]...)
+	d.mu.Unlock()
+	var lost []LostReplica
+	for _, bp := range d.Pools() {
+		for _, r := range bp.removeVolume(v) {
+			lost = append(lost, LostReplica{PoolID: bp.ID, Replica: r})
+		}
+	}
+	for _, t := range v.drain() {
+		lost = append(lost, LostReplica{PoolID: t.poolID, Replica: Replica{Block: t.block, StorageID: v.StorageID(), VolumeDir: v.Dir()}, Invalidated: true})
+	}
+	return lost, v.Close()
 }
 
 // preparePool makes <vol>/current/<bpid>/{current/{finalized,rbw},tmp} and the
@@ -175,30 +299,65 @@ func preparePool(v *Volume, ver *hstorage.Version, now time.Time) error {
 	return nil
 }
 
-// chooseVolume picks the next volume, round robin, that has need bytes
-// remaining, and reserves them there. A volume too full is skipped.
-func (d *Dataset) chooseVolume(need int64) (*Volume, error) {
+// chooseVolume picks a volume with need bytes remaining, by the policy,
+// among the volumes of storage type st (every volume when st is AnyStorage
+// or no volume has that type), and reserves the bytes there.
+func (d *Dataset) chooseVolume(need int64, st StorageType) (*Volume, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.mu.closed {
 		return nil, ErrClosed
 	}
-	var full []string
-	for i := 0; i < len(d.vols); i++ {
-		v := d.vols[(d.mu.next+i)%len(d.vols)]
-		ok, err := v.reserve(need)
-		if err != nil {
-			full = append(full, fmt.Sprintf("%s (%v)", v.Dir(), err))
-			continue
+	policy := d.mu.policies[st]
+	if policy == nil {
+		policy = d.cfg.NewPolicy()
+		d.mu.policies[st] = policy
+	}
+	cands := d.mu.cands[:0]
+	for _, v := range d.mu.vols {
+		if st == AnyStorage || v.StorageType() == st {
+			cands = append(cands, v)
 		}
-		if ok {
-			d.mu.next = (d.mu.next + i + 1) % len(d.vols)
+	}
+	if len(cands) == 0 {
+		// Our NameNode does not place replicas by storage type yet: a
+		// node without the type asked for takes the replica anyway.
+		cands = append(cands, d.mu.vols...)
+	}
+	d.mu.cands = cands
+	var problems []string
+	// A volume that fails to reserve (statfs error, a race with another
+	// writer) leaves the candidates and the policy chooses again.
+	for len(cands) > 0 {
+		avail := d.mu.avail[:0]
+		for _, v := range cands {
+			rep, err := v.Report()
+			if err != nil {
+				rep.Remaining = -1
+			}
+			avail = append(avail, rep.Remaining)
+		}
+		d.mu.avail = avail
+		i := policy.Choose(avail, need)
+		if i < 0 {
+			break
+		}
+		v := cands[i]
+		ok, err := v.reserve(need)
+		if err == nil && ok {
 			return v, nil
 		}
-		rep, _ := v.Report()
-		full = append(full, fmt.Sprintf("%s (%d bytes remaining)", v.Dir(), rep.Remaining))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s (%v)", v.Dir(), err))
+		} else {
+			problems = append(problems, fmt.Sprintf("%s (%d bytes remaining)", v.Dir(), avail[i]))
+		}
+		cands = append(cands[:i:i], cands[i+1:]...)
 	}
-	return nil, fmt.Errorf("%w: need %d bytes; %s", ErrOutOfSpace, need, strings.Join(full, ", "))
+	for i, v := range cands {
+		problems = append(problems, fmt.Sprintf("%s (%d bytes remaining)", v.Dir(), d.mu.avail[i]))
+	}
+	return nil, fmt.Errorf("%w: need %d bytes; %s", ErrOutOfSpace, need, strings.Join(problems, ", "))
 }
 
 // Close closes the volumes. Writers still open see ErrWriterStopped
@@ -219,7 +378,10 @@ func (d *Dataset) Close() error {
 		bp.stopWriters()
 	}
 	var first error
-	for _, v := range d.vols {
+	d.mu.Lock()
+	vols := d.mu.vols
+	d.mu.Unlock()
+	for _, v := range vols {
 		if err := v.Close(); err != nil && first == nil {
 			first = err
 		}

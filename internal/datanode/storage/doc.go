@@ -12,8 +12,18 @@
 // ReplicaReader; the block-pool actor takes block reports (Replicas), space
 // reports (Reports) and carries out invalidations (Invalidate).
 //
+// The DataNode's background work goes through it too: the block scanner
+// walks a volume with a BlockIterator (its position saved in the pool's
+// scanner.cursor) and checks replicas with Verify; the directory scanner
+// lists the disks (CompileReport), compares them with the map (Differences)
+// and repairs the map (CheckAndUpdate); a failed or unconfigured volume
+// leaves service with RemoveVolume, a new one enters with AddVolume. Every
+// replica transition that takes a replica from its writer goes through
+// lockStopped.
+//
 // Everything is safe for concurrent use except where a type says otherwise
-// (a ReplicaWriter has one writing goroutine, a ReplicaReader one reader).
+// (a ReplicaWriter has one writing goroutine, a ReplicaReader one reader, a
+// BlockIterator one user).
 // Each Volume owns one goroutine, its deleter, started by OpenVolume and
 // stopped by Close. Lock order: ReplicaWriter.mu, then ReplicaMap.mu, then
 // Dataset.mu, then Volume.mu.
@@ -27,6 +37,7 @@
 //	<vol>/current/<bpid>/current/finalized/subdir<a>/subdir<b>/blk_<id>_<genstamp>.meta
 //	<vol>/current/<bpid>/current/rbw/blk_<id>, blk_<id>_<genstamp>.meta
 //	<vol>/current/<bpid>/tmp/                  TEMPORARY replicas; invalidated files awaiting deletion
+//	<vol>/current/<bpid>/scanner.cursor        the block scanner's position (JSON, see Cursor)
 //
 // with a = (id>>16)&0x1F and b = (id>>8)&0x1F, the block id in signed
 // decimal. tmp/ is emptied at every start, as Hadoop does.
@@ -120,6 +131,25 @@
 // file is renamed and the directory synced; a crash in between leaves an RBW
 // that the startup scan validates as any torn replica, under the old or the
 // new stamp.
+//
+// # Volumes in and out of service
+//
+//	OpenVolume ──▶ NewDataset / AddVolume ──▶ in service ──▶ RemoveVolume ──▶ closed
+//	                (prepare pools, scan)     (new replicas     (writers stopped, replicas
+//	                                           by the policy)    returned as lost, lock released)
+//
+// New replicas go to a volume of the storage type the write asks for (any
+// volume when the node has none of that type), chosen by the
+// VolumeChoosingPolicy: RoundRobinPolicy, or AvailableSpacePolicy.
+//
+// # Directory scan
+//
+// Differences compares the FINALIZED replicas of the map with the files of
+// finalized/ on every volume; CheckAndUpdate applies Hadoop's rules to each
+// record (see there): a replica whose block file is gone leaves the map,
+// files the map does not know enter it, a stamp follows the meta file found,
+// a length follows the block file (and the replica is reported corrupt), and
+// of two copies the newer stays. Replicas in other states are left alone.
 //
 // # Example
 //

@@ -32,6 +32,9 @@ var (
 	// ErrRecoveryInProgress: the replica is already under a recovery with
 	// the same or a newer recovery id.
 	ErrRecoveryInProgress = errors.New("datanode/storage: replica recovery in progress")
+	// ErrCorrupt: a replica's data does not match its checksums (see
+	// CorruptError).
+	ErrCorrupt = errors.New("datanode/storage: corrupt replica")
 	// ErrClosed: the volume or dataset is closed.
 	ErrClosed = errors.New("datanode/storage: closed")
 )

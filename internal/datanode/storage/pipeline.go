@@ -125,41 +125,29 @@ func (bp *BlockPool) RecoverAppend(b Block, newGS, expectedLength int64, c datat
 // newGS, and stops and detaches any writer. On success the map is left
 // locked; the caller calls unlock.
 func (bp *BlockPool) takeOver(b Block, newGS int64) (*replica, func(), error) {
-	rm := bp.replicas
-	// A writer is stopped once (stop also waits for a Finalize in
-	// progress, which marks the writer stopped before it moves the
-	// files); then the replica is looked at again.
-	var stopped *ReplicaWriter
-	for {
-		rm.mu.Lock()
-		r := rm.mu.m[b.ID]
-		if r == nil {
-			rm.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w: recover pipeline of %s", ErrReplicaNotFound, b)
-		}
-		// The stamps first: a stale request must not stop a live writer.
+	// The stamps are checked first: a stale request must not stop a live
+	// writer.
+	r, err := bp.lockStopped(b.ID, func(r *replica) error {
 		switch {
+		case r == nil:
+			return fmt.Errorf("%w: recover pipeline of %s", ErrReplicaNotFound, b)
 		case r.gs < b.GenStamp:
-			rm.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w: recover pipeline of %s, replica has older stamp %d", ErrGenStamp, b, r.gs)
+			return fmt.Errorf("%w: recover pipeline of %s, replica has older stamp %d", ErrGenStamp, b, r.gs)
 		case r.gs > newGS:
-			rm.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w: recover pipeline of %s with stamp %d, replica already has %d", ErrGenStamp, b, newGS, r.gs)
+			return fmt.Errorf("%w: recover pipeline of %s with stamp %d, replica already has %d", ErrGenStamp, b, newGS, r.gs)
 		}
-		if w := r.writer; w != nil && w != stopped {
-			rm.mu.Unlock()
-			w.stop()
-			stopped = w
-			continue
-		}
-		if r.writer != nil {
-			// A stopped writer of the old pipeline: its reservation goes
-			// with it.
-			r.writer = nil
-			bp.releaseLocked(r)
-		}
-		return r, rm.mu.Unlock, nil
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	if r.writer != nil {
+		// A stopped writer of the old pipeline: its reservation goes
+		// with it.
+		r.writer = nil
+		bp.releaseLocked(r)
+	}
+	return r, bp.replicas.mu.Unlock, nil
 }
 
 func (bp *BlockPool) reserveLocked(r *replica, need int64) error {

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
 )
 
 // BlockPool is the replicas of one block pool (one namespace) across the
@@ -16,6 +18,7 @@ import (
 type BlockPool struct {
 	ID       string
 	ds       *Dataset
+	ver      *hstorage.Version // the pool's VERSION, for volumes added later
 	replicas *ReplicaMap
 }
 
@@ -37,62 +40,97 @@ func (bp *BlockPool) layout(v *Volume) poolLayout { return newPoolLayout(v.Dir()
 // generation stamp is stale and is invalidated first; one with the same or a
 // newer stamp is ErrReplicaExists.
 func (bp *BlockPool) CreateRBW(b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
-	return bp.create(b, c, need, RBW)
+	return bp.CreateOn(AnyStorage, RBW, b, c, need)
 }
 
 // CreateTemporary creates a TEMPORARY replica in tmp/ for a copy coming in
 // from another DataNode (replication, balancing). It is invisible to readers
 // until finalized; closing its writer without finalizing deletes it.
 func (bp *BlockPool) CreateTemporary(b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
-	return bp.create(b, c, need, Temporary)
+	return bp.CreateOn(AnyStorage, Temporary, b, c, need)
 }
 
-func (bp *BlockPool) create(b Block, c datatransfer.DataChecksum, need int64, state ReplicaState) (*ReplicaWriter, error) {
+// CreateOn is CreateRBW (state RBW) or CreateTemporary (state Temporary) on
+// a volume of storage type st: the one a write asks for (WRITE_BLOCK's
+// storageType), or AnyStorage. When no volume has that type, any volume is
+// used.
+func (bp *BlockPool) CreateOn(st StorageType, state ReplicaState, b Block, c datatransfer.DataChecksum, need int64) (*ReplicaWriter, error) {
+	if state != RBW && state != Temporary {
+		return nil, fmt.Errorf("%w: create a replica in state %s", ErrWrongState, state)
+	}
 	if err := checkChecksum(c); err != nil {
 		return nil, err
 	}
 	rm := bp.replicas
-	// A writer is stopped once (stop also waits for a Finalize in
-	// progress, which marks the writer stopped before it moves the
-	// files); then the replica is looked at again.
+	old, err := bp.lockStopped(b.ID, func(old *replica) error {
+		if old != nil && old.gs >= b.GenStamp {
+			return fmt.Errorf("%w: %s in state %s with generation stamp %d, asked for %d",
+				ErrReplicaExists, b, old.state, old.gs, b.GenStamp)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer rm.mu.Unlock()
+	if old != nil {
+		bp.discardLocked(old)
+	}
+	v, err := bp.ds.chooseVolume(need, st)
+	if err != nil {
+		return nil, err
+	}
+	l := bp.layout(v)
+	dir := l.rbw()
+	if state == Temporary {
+		dir = l.tmp()
+	}
+	r := &replica{id: b.ID, gs: b.GenStamp, state: state, vol: v, dir: dir, reserved: need}
+	w, err := createWriter(bp, r, c)
+	if err != nil {
+		v.release(need)
+		return nil, err
+	}
+	r.writer = w
+	rm.mu.m[b.ID] = r
+	return w, nil
+}
+
+// maxWriterStops bounds how many writers lockStopped stops for one call:
+// each stop lets another goroutine attach a new writer before the map is
+// locked again, which only a recovery storm would do repeatedly.
+const maxWriterStops = 16
+
+// lockStopped is the one place a replica transition takes a replica away
+// from its writer. It locks the replica map and looks up the replica of id
+// (nil if there is none) and runs check on it; an error from check ends the
+// call, with the map unlocked, before any writer is touched. If the replica
+// has a writer still attached, the writer is stopped with the map unlocked
+// (stop waits for a WritePacket or Finalize in progress, and Finalize marks
+// the writer stopped before it moves the files) and the replica is looked up
+// and checked again. On success the map is left locked, the replica's writer
+// is nil or stopped (still attached: the caller detaches it), and the caller
+// unlocks rm.mu.
+func (bp *BlockPool) lockStopped(id int64, check func(r *replica) error) (*replica, error) {
+	rm := bp.replicas
 	var stopped *ReplicaWriter
-	for {
+	for stops := 0; ; stops++ {
 		rm.mu.Lock()
-		if old := rm.mu.m[b.ID]; old != nil {
-			if old.gs >= b.GenStamp {
-				rm.mu.Unlock()
-				return nil, fmt.Errorf("%w: %s in state %s with generation stamp %d, asked for %d",
-					ErrReplicaExists, b, old.state, old.gs, b.GenStamp)
-			}
-			if w := old.writer; w != nil && w != stopped {
-				rm.mu.Unlock()
-				w.stop()
-				stopped = w
-				continue
-			}
-			bp.discardLocked(old)
-		}
-		v, err := bp.ds.chooseVolume(need)
-		if err != nil {
+		r := rm.mu.m[id]
+		if err := check(r); err != nil {
 			rm.mu.Unlock()
 			return nil, err
 		}
-		l := bp.layout(v)
-		dir := l.rbw()
-		if state == Temporary {
-			dir = l.tmp()
+		if r == nil || r.writer == nil || r.writer == stopped {
+			return r, nil
 		}
-		r := &replica{id: b.ID, gs: b.GenStamp, state: state, vol: v, dir: dir, reserved: need}
-		w, err := createWriter(bp, r, c)
-		if err != nil {
-			v.release(need)
-			rm.mu.Unlock()
-			return nil, err
-		}
-		r.writer = w
-		rm.mu.m[b.ID] = r
+		w := r.writer
 		rm.mu.Unlock()
-		return w, nil
+		if stops == maxWriterStops {
+			return nil, fmt.Errorf("%w: blk_%d: %d writers replaced each other while it was being taken over", ErrWrongState, id, stops)
+		}
+		w.stop()
+		stopped = w
 	}
 }
 
@@ -181,32 +219,21 @@ func (bp *BlockPool) Invalidate(blocks []Block) error {
 }
 
 func (bp *BlockPool) invalidate(b Block) error {
-	rm := bp.replicas
-	// A writer is stopped once (stop also waits for a Finalize in
-	// progress, which marks the writer stopped before it moves the
-	// files); then the replica is looked at again.
-	var stopped *ReplicaWriter
-	for {
-		rm.mu.Lock()
-		r := rm.mu.m[b.ID]
-		if r == nil {
-			rm.mu.Unlock()
+	r, err := bp.lockStopped(b.ID, func(r *replica) error {
+		switch {
+		case r == nil:
 			return fmt.Errorf("%w: invalidate %s", ErrReplicaNotFound, b)
-		}
-		if r.gs != b.GenStamp {
-			rm.mu.Unlock()
+		case r.gs != b.GenStamp:
 			return fmt.Errorf("%w: invalidate %s, replica has %d", ErrGenStamp, b, r.gs)
 		}
-		if w := r.writer; w != nil && w != stopped {
-			rm.mu.Unlock()
-			w.stop()
-			stopped = w
-			continue
-		}
-		bp.discardLocked(r)
-		rm.mu.Unlock()
 		return nil
+	})
+	if err != nil {
+		return err
 	}
+	bp.discardLocked(r)
+	bp.replicas.mu.Unlock()
+	return nil
 }
 
 // discardLocked removes r from the map, renames its files into the pool's
@@ -273,4 +300,54 @@ func syncDirs(dirs ...string) error {
 		}
 	}
 	return nil
+}
+
+// removeVolume takes every replica on v out of the map (its volume left
+// service) and returns them; their writers are stopped first.
+func (bp *BlockPool) removeVolume(v *Volume) []Replica {
+	rm := bp.replicas
+	var out []Replica
+	// Writers are stopped with the map unlocked (stop waits for a packet
+	// being written), then the replicas are taken out; a writer attached
+	// meanwhile is stopped in the next round.
+	for round := 0; round <= maxWriterStops; round++ {
+		var ws []*ReplicaWriter
+		rm.mu.Lock()
+		for _, r := range rm.mu.m {
+			if r.vol == v && r.writer != nil && !r.writer.stopped.Load() {
+				ws = append(ws, r.writer)
+			}
+		}
+		if len(ws) == 0 {
+			for id, r := range rm.mu.m {
+				if r.vol != v {
+					continue
+				}
+				out = append(out, r.snapshot())
+				r.vol.release(r.reserved)
+				r.reserved, r.writer = 0, nil
+				delete(rm.mu.m, id)
+			}
+			rm.mu.Unlock()
+			sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+			return out
+		}
+		rm.mu.Unlock()
+		for _, w := range ws {
+			w.stop()
+		}
+	}
+	// Writers kept appearing: take the replicas out anyway, the writers
+	// attached last fail when they touch the map.
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for id, r := range rm.mu.m {
+		if r.vol == v {
+			out = append(out, r.snapshot())
+			r.reserved, r.writer = 0, nil
+			delete(rm.mu.m, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

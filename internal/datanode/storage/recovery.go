@@ -29,45 +29,37 @@ type RecoveryInfo struct {
 // one whose recovery id is the same or newer is ErrRecoveryInProgress. The
 // replica's stamp must be at least b's and below recoveryID.
 func (bp *BlockPool) InitReplicaRecovery(b Block, recoveryID int64) (RecoveryInfo, error) {
-	rm := bp.replicas
-	// A writer is stopped once (stop also waits for a Finalize in
-	// progress, which marks the writer stopped before it moves the
-	// files); then the replica is looked at again.
-	var stopped *ReplicaWriter
-	for {
-		rm.mu.Lock()
-		r := rm.mu.m[b.ID]
+	// As Hadoop does, the writer is stopped before the stamps are looked
+	// at: block recovery overrides whatever pipeline is still running.
+	r, err := bp.lockStopped(b.ID, func(r *replica) error {
 		if r == nil {
-			rm.mu.Unlock()
-			return RecoveryInfo{}, fmt.Errorf("%w: recover %s", ErrReplicaNotFound, b)
+			return fmt.Errorf("%w: recover %s", ErrReplicaNotFound, b)
 		}
-		if w := r.writer; w != nil && w != stopped {
-			rm.mu.Unlock()
-			w.stop()
-			stopped = w
-			continue
-		}
-		defer rm.mu.Unlock()
-		switch {
-		case r.gs < b.GenStamp:
-			return RecoveryInfo{}, fmt.Errorf("%w: recover %s, replica has older stamp %d", ErrGenStamp, b, r.gs)
-		case r.gs >= recoveryID:
-			return RecoveryInfo{}, fmt.Errorf("%w: recover %s with id %d, replica already has stamp %d", ErrGenStamp, b, recoveryID, r.gs)
-		case r.state == Temporary:
-			return RecoveryInfo{}, fmt.Errorf("%w: recover %s in state %s", ErrWrongState, b, r.state)
-		case r.state == RUR:
-			if r.recoveryID >= recoveryID {
-				return RecoveryInfo{}, fmt.Errorf("%w: %s has recovery id %d, asked for %d", ErrRecoveryInProgress, b, r.recoveryID, recoveryID)
-			}
-		default:
-			r.original, r.state = r.state, RUR
-		}
-		r.recoveryID = recoveryID
-		r.writer = nil
-		r.vol.release(r.reserved)
-		r.reserved = 0
-		return RecoveryInfo{Block: Block{ID: r.id, GenStamp: r.gs, NumBytes: r.numBytes}, OriginalState: r.original}, nil
+		return nil
+	})
+	if err != nil {
+		return RecoveryInfo{}, err
 	}
+	defer bp.replicas.mu.Unlock()
+	switch {
+	case r.gs < b.GenStamp:
+		return RecoveryInfo{}, fmt.Errorf("%w: recover %s, replica has older stamp %d", ErrGenStamp, b, r.gs)
+	case r.gs >= recoveryID:
+		return RecoveryInfo{}, fmt.Errorf("%w: recover %s with id %d, replica already has stamp %d", ErrGenStamp, b, recoveryID, r.gs)
+	case r.state == Temporary:
+		return RecoveryInfo{}, fmt.Errorf("%w: recover %s in state %s", ErrWrongState, b, r.state)
+	case r.state == RUR:
+		if r.recoveryID >= recoveryID {
+			return RecoveryInfo{}, fmt.Errorf("%w: %s has recovery id %d, asked for %d", ErrRecoveryInProgress, b, r.recoveryID, recoveryID)
+		}
+	default:
+		r.original, r.state = r.state, RUR
+	}
+	r.recoveryID = recoveryID
+	r.writer = nil
+	r.vol.release(r.reserved)
+	r.reserved = 0
+	return RecoveryInfo{Block: Block{ID: r.id, GenStamp: r.gs, NumBytes: r.numBytes}, OriginalState: r.original}, nil
 }
 
 // UpdateReplicaUnderRecovery ends recovery of the RUR replica old (old.NumBytes

@@ -59,6 +59,8 @@ type Replica struct {
 	// give the replica) and the state the replica had before recovery.
 	RecoveryID    int64
 	OriginalState ReplicaState
+
+	volume *Volume // for the directory scanner
 }
 
 // replica is the live record of a replica. Its fields are guarded by the
@@ -93,6 +95,7 @@ func (r *replica) snapshot() Replica {
 	if r.vol != nil {
 		rep.StorageID = r.vol.StorageID()
 		rep.VolumeDir = r.vol.Dir()
+		rep.volume = r.vol
 	}
 	return rep
 }
@@ -141,4 +144,17 @@ func (rm *ReplicaMap) List() []Replica {
 	rm.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// countOn returns the number of replicas on v.
+func (rm *ReplicaMap) countOn(v *Volume) int {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	n := 0
+	for _, r := range rm.mu.m {
+		if r.vol == v {
+			n++
+		}
+	}
+	return n
 }

@@ -26,7 +26,11 @@ type DiskStat struct {
 type VolumeConfig struct {
 	// Dir is the volume's root directory; it is created if missing.
 	Dir string
-	// Reserved is dfs.datanode.du.reserved (default 0): bytes per volume
+	// StorageType is the volume's medium, the tag of its
+	// dfs.datanode.data.dir entry ([DISK] when untagged).
+	StorageType StorageType
+	// Reserved is dfs.datanode.du.reserved (default 0), or its variant for
+	// the volume's storage type (dfs.datanode.du.reserved.ssd, ...): bytes
 	// left for non-DFS use, subtracted from capacity and remaining.
 	Reserved int64
 	// Testing holds knobs that configuration files cannot set.
@@ -43,13 +47,14 @@ type VolumeTesting struct {
 
 // VolumeReport is a volume's space as heartbeats report it.
 type VolumeReport struct {
-	Dir        string
-	StorageID  string
-	Capacity   int64 // file system size minus Reserved
-	DfsUsed    int64 // bytes of block and meta files this volume holds
-	NonDfsUsed int64
-	Remaining  int64 // bytes new replicas may still take
-	Reserved   int64 // configured reserve
+	Dir         string
+	StorageID   string
+	StorageType StorageType
+	Capacity    int64 // file system size minus Reserved
+	DfsUsed     int64 // bytes of block and meta files this volume holds
+	NonDfsUsed  int64
+	Remaining   int64 // bytes new replicas may still take
+	Reserved    int64 // configured reserve
 	// ReservedForReplicas is space promised to replicas being written.
 	ReservedForReplicas int64
 }
@@ -104,6 +109,9 @@ func OpenVolume(cfg VolumeConfig) (*Volume, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.StorageType == AnyStorage {
+		cfg.StorageType = Disk
+	}
 	v := &Volume{cfg: cfg, lock: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	ver, err := hstorage.Dir{Root: cfg.Dir}.ReadVersion(vfs.Default)
 	switch {
@@ -124,6 +132,9 @@ func OpenVolume(cfg VolumeConfig) (*Volume, error) {
 
 // Dir returns the volume's root directory.
 func (v *Volume) Dir() string { return v.cfg.Dir }
+
+// StorageType returns the volume's medium.
+func (v *Volume) StorageType() StorageType { return v.cfg.StorageType }
 
 // Version returns the volume's VERSION, or nil if it is not formatted.
 func (v *Volume) Version() *hstorage.Version {
@@ -184,7 +195,9 @@ func (v *Volume) Report() (VolumeReport, error) {
 		id = v.mu.version.StorageID
 	}
 	v.mu.Unlock()
-	return computeReport(v.cfg.Dir, id, st, v.cfg.Reserved, used, forReplicas), nil
+	rep := computeReport(v.cfg.Dir, id, st, v.cfg.Reserved, used, forReplicas)
+	rep.StorageType = v.cfg.StorageType
+	return rep, nil
 }
 
 func computeReport(dir, id string, st DiskStat, reserved, used, forReplicas int64) VolumeReport {
@@ -308,6 +321,16 @@ func (v *Volume) deleter() {
 			}
 		}
 	}
+}
+
+// drain empties the deleter's queue and returns what was in it (the volume
+// is leaving service; the files stay in tmp/, emptied at the next start).
+func (v *Volume) drain() []deleteTask {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	q := v.mu.queue
+	v.mu.queue = nil
+	return q
 }
 
 // Close stops the deleter (files still queued stay in tmp/) and releases

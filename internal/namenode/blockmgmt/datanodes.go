@@ -204,6 +204,10 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 		cmds = append(cmds, r)
 	}
 	dn.recoveries = dn.recoveries[:0]
+	if dn.bandwidth > 0 {
+		cmds = append(cmds, BalancerBandwidth{Bandwidth: dn.bandwidth})
+		dn.bandwidth = 0
+	}
 	if len(dn.invReady) > 0 {
 		n := min(len(dn.invReady), m.cfg.BlocksInvalidatePerHeartbeat)
 		blks := make([]Block, n)
@@ -335,6 +339,22 @@ func (m *Manager) findNode(who string) *datanode {
 	for _, dn := range m.order {
 		if !dn.dead && dn.id.Hostname == who {
 			return dn
+		}
+	}
+	return nil
+}
+
+// SetBalancerBandwidth queues DNA_BALANCERBANDWIDTHUPDATE with bytesPerSec
+// for the next heartbeat of every live node (ClientProtocol
+// setBalancerBandwidth). A node that misses it, dead or registering
+// later, keeps its configured bandwidth.
+func (m *Manager) SetBalancerBandwidth(bytesPerSec int64) error {
+	if bytesPerSec <= 0 {
+		return fmt.Errorf("%w: balancer bandwidth %d", ErrBadConfig, bytesPerSec)
+	}
+	for _, dn := range m.order {
+		if !dn.dead {
+			dn.bandwidth = bytesPerSec
 		}
 	}
 	return nil

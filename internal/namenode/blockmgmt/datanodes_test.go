@@ -258,3 +258,30 @@ func TestCopyNodeRestarts(t *testing.T) {
 		})
 	}
 }
+
+// setBalancerBandwidth reaches every live node once, with its next
+// heartbeat.
+func TestSetBalancerBandwidth(t *testing.T) {
+	h := activeHarness(t, DefaultConfig(), 1, "a1", "a2")
+	if err := h.m.SetBalancerBandwidth(0); !errors.Is(err, ErrBadConfig) {
+		t.Fatalf("bandwidth 0: %v", err)
+	}
+	if err := h.m.SetBalancerBandwidth(10 << 20); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a1", "a2"} {
+		cmds, err := h.m.Heartbeat(h.id(n).UUID, nil, 0, 0, h.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(cmds, Command(BalancerBandwidth{Bandwidth: 10 << 20})) {
+			t.Fatalf("%s: heartbeat commands %v, want the bandwidth", n, cmds)
+		}
+		cmds, _ = h.m.Heartbeat(h.id(n).UUID, nil, 0, 0, h.now)
+		for _, c := range cmds {
+			if _, ok := c.(BalancerBandwidth); ok {
+				t.Fatalf("%s: bandwidth sent twice", n)
+			}
+		}
+	}
+}

@@ -62,6 +62,8 @@ type datanode struct {
 	// recoveries are block recoveries this node leads, not yet sent
 	// (DNA_RECOVERBLOCK).
 	recoveries []RecoverBlock
+	// bandwidth is a balancer bandwidth not yet sent to the node (0: none).
+	bandwidth int64
 	// invList/invSet: replicas to delete on this node, not yet handed to the
 	// node (InvalidateBlocks). invList keeps arrival order; an entry is valid
 	// while its id is in invSet.

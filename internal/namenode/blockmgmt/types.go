@@ -128,7 +128,7 @@ type ReceivedDeleted struct {
 }
 
 // Command is an order for a DataNode, delivered in a heartbeat reply. The set is
-// closed: Transfer, Invalidate, Register and RecoverBlock.
+// closed: Transfer, Invalidate, Register, RecoverBlock and BalancerBandwidth.
 type Command interface{ command() }
 
 // Transfer (DNA_TRANSFER) asks the node to copy Block to Targets, in pipeline
@@ -157,10 +157,18 @@ type RecoverBlock struct {
 	NewLength   int64
 }
 
-func (RecoverBlock) command() {}
-func (Transfer) command()     {}
-func (Invalidate) command()   {}
-func (Register) command()     {}
+// BalancerBandwidth (DNA_BALANCERBANDWIDTHUPDATE) sets the node's
+// dfs.datanode.balance.bandwidthPerSec, in bytes per second, until it
+// restarts (dfsadmin -setBalancerBandwidth).
+type BalancerBandwidth struct {
+	Bandwidth int64
+}
+
+func (BalancerBandwidth) command() {}
+func (RecoverBlock) command()      {}
+func (Transfer) command()          {}
+func (Invalidate) command()        {}
+func (Register) command()          {}
 
 // AdminState is a node's administrative state (DatanodeInfoProto.AdminState).
 // Only Normal is produced until decommissioning is implemented.
