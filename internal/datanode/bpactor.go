@@ -76,7 +76,19 @@ type bpActor struct {
 		// lastHeartbeat and lastReport are when the last heartbeat and
 		// full block report were answered (zero before the first).
 		lastHeartbeat, lastReport time.Time
+		// active and txid are what the NameNode's last heartbeat reply
+		// said of its HA state: the DataNode takes orders from, and waits
+		// for, the one that says active with the newest txid.
+		active bool
+		txid   uint64
 	}
+}
+
+// haState is the NameNode's HA state as its last heartbeat reply gave it.
+func (a *bpActor) haState() (active bool, txid uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mu.active, a.mu.txid
 }
 
 func newBPActor(dn *DataNode, addr string) *bpActor {
@@ -349,12 +361,19 @@ func (a *bpActor) heartbeat(ctx context.Context) {
 	a.mu.Lock()
 	a.mu.lastHeartbeat = dn.clk.Now()
 	a.mu.Unlock()
-	standby := resp.GetHaStatus() != nil && resp.GetHaStatus().GetState() != hdfs.NNHAStatusHeartbeatProto_ACTIVE
+	hs := resp.GetHaStatus()
+	claims := hs == nil || hs.GetState() == hdfs.NNHAStatusHeartbeatProto_ACTIVE
+	a.mu.Lock()
+	a.mu.active, a.mu.txid = claims, hs.GetTxid()
+	a.mu.Unlock()
+	// Only the active NameNode manages replicas (Hadoop's rule); of two
+	// that claim to be active, the one with the newer txid is (the other
+	// was fenced and does not know it yet).
+	obeys := claims && dn.activeActor(a.poolID()) == a
 	for _, c := range resp.GetCmds() {
-		if standby && c.GetCmdType() != dnpb.DatanodeCommandProto_RegisterCommand {
-			// Only the active NameNode manages replicas (Hadoop's rule).
+		if !obeys && c.GetCmdType() != dnpb.DatanodeCommandProto_RegisterCommand {
 			a.log.Info("ignoring command from a non-active NameNode", "cmd", c.GetCmdType().String(),
-				"state", resp.GetHaStatus().GetState().String())
+				"state", hs.GetState().String(), "txid", hs.GetTxid())
 			continue
 		}
 		a.execute(ctx, c)

@@ -565,14 +565,35 @@ func (dn *DataNode) notifyReceiving(poolID string, r storage.Replica) {
 	}
 }
 
-// notifyReceived reports a finalized replica to every NameNode of its pool
-// and waits for their answers, so the NameNode knows the replica before the
-// writer's last ack goes out. A failed call leaves the report queued for the
-// actor to retry.
+// notifyReceived reports a finalized replica to every NameNode of its pool.
+// It waits for the active NameNode's answer, so that the active knows the
+// replica before the writer's last ack goes out; the other NameNodes (HA
+// standbys) get it queued, so that a slow or dead standby never delays a
+// write. A DataNode that knows no active NameNode yet waits for them all.
+// A failed call leaves the report queued for the actor to retry.
 func (dn *DataNode) notifyReceived(ctx context.Context, poolID string, r storage.Replica, delHint string) {
+	e := ibrEntry{storageID: r.StorageID, block: r.Block, status: ibrReceived, delHint: delHint}
+	active := dn.activeActor(poolID)
 	for _, a := range dn.actorsOf(poolID) {
-		a.sendIBRNow(ctx, ibrEntry{storageID: r.StorageID, block: r.Block, status: ibrReceived, delHint: delHint})
+		if active != nil && a != active {
+			a.queueIBR(e)
+			continue
+		}
+		a.sendIBRNow(ctx, e)
 	}
+}
+
+// activeActor is the actor of the pool whose NameNode last said it is
+// active, with the newest txid of those that did; nil when none did.
+func (dn *DataNode) activeActor(poolID string) *bpActor {
+	var best *bpActor
+	var bestTx uint64
+	for _, a := range dn.actorsOf(poolID) {
+		if active, txid := a.haState(); active && (best == nil || txid > bestTx) {
+			best, bestTx = a, txid
+		}
+	}
+	return best
 }
 
 // hostName is dfs.datanode.hostname or the host's name.

@@ -209,3 +209,21 @@ func stopAll(svcs []*service) {
 		<-s.done
 	}
 }
+
+// HAState is the NameNode's HA state.
+func (nn *NameNode) HAState() ha.State { return nn.ha.State() }
+
+// TransitionToActive makes a standby NameNode active (haadmin
+// -transitionToActive, HAServiceProtocol). The caller has fenced the old
+// active: two writers of the shared edits corrupt them.
+func (nn *NameNode) TransitionToActive(ctx context.Context) error {
+	return nn.ha.transitionTo(ctx, ha.Active)
+}
+
+// TransitionToStandby makes an active NameNode standby.
+func (nn *NameNode) TransitionToStandby(ctx context.Context) error {
+	if !nn.cfg.HA.Enabled {
+		return errors.New("namenode: not part of an HA nameservice: a NameNode without HA is always active")
+	}
+	return nn.ha.transitionTo(ctx, ha.Standby)
+}

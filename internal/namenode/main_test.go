@@ -2,9 +2,13 @@ package namenode_test
 
 import (
 	"io"
+	"os"
 	"log/slog"
 )
 
 func quietLogger() *slog.Logger {
+	if os.Getenv("NN_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -221,6 +221,13 @@ func Format(ctx context.Context, cfg Config, deps Deps, opts FormatOptions) erro
 			nameDirs = append(nameDirs, d)
 		}
 	}
+	// In HA, the shared edits are formatted with the same identity (the
+	// other NameNode then joins with -bootstrapStandby).
+	for _, u := range cfg.HA.SharedEditsDirs {
+		if err := formatShared(fsys, u, v, now, opts); err != nil {
+			return err
+		}
+	}
 	tree := namespace.New(treeConfig(&cfg))
 	h := tree.ImageHeader(0)
 	h.LayoutVersion = storage.NameNodeLayoutVersion
