@@ -2,8 +2,8 @@ package namenode_test
 
 import (
 	"io"
-	"os"
 	"log/slog"
+	"os"
 )
 
 func quietLogger() *slog.Logger {
