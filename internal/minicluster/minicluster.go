@@ -33,6 +33,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 )
 
 // Options describe a cluster.
@@ -55,6 +56,11 @@ type Options struct {
 	Reuse bool
 	// Logger receives every role's log (discarded when nil).
 	Logger *slog.Logger
+	// HA runs two NameNodes, nn1 and nn2 of nameservice Nameservice, over
+	// a shared edits directory (Dir/shared); nn1 is made active, nn2 is
+	// its standby. fs.defaultFS is then hdfs://ns1, and the written client
+	// configuration has the nameservice's keys.
+	HA bool
 	// DomainSockets makes every DataNode serve a UNIX domain socket
 	// (dfs.domain.socket.path = Dir/dn._PORT.sock, unless Conf sets one)
 	// and the written client configuration use it for data traffic
@@ -76,12 +82,13 @@ type Cluster struct {
 	conf       *conf.Conf
 	domainKeys []string // the domain socket keys set in conf, for WriteConfig
 	logger     *slog.Logger
-	nnAddr     string
-	nnHTTPAddr string
+	// nnAddrs and nnHTTPAddrs are the NameNodes' addresses, kept across
+	// restarts (one NameNode, or nn1 and nn2 with HA).
+	nnAddrs, nnHTTPAddrs []string
 
 	mu struct {
 		sync.Mutex
-		nn  *namenode.NameNode
+		nns []*namenode.NameNode // nil where stopped
 		dns []*datanode.DataNode // nil where stopped
 	}
 }
@@ -110,7 +117,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.enableDomainSockets()
 	}
 	c.mu.dns = make([]*datanode.DataNode, opts.DataNodes)
-	if err := c.startNameNode(ctx); err != nil {
+	if opts.HA {
+		if err := c.startHA(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := c.startNameNode(ctx); err != nil {
 		return nil, err
 	}
 	for i := range opts.DataNodes {
@@ -129,8 +140,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 func (c *Cluster) nnConfig() (namenode.Config, *conf.Conf, error) {
 	dir := filepath.Join(c.opts.Dir, "nn", "name")
 	http := "127.0.0.1:" + strconv.Itoa(c.opts.NameNodeHTTPPort)
-	if c.nnHTTPAddr != "" {
-		http = c.nnHTTPAddr // a restart keeps the port browsers know
+	if len(c.nnHTTPAddrs) > 0 {
+		http = c.nnHTTPAddrs[0] // a restart keeps the port browsers know
 	}
 	cc := c.conf.With(
 		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: dir},
@@ -159,8 +170,8 @@ func (c *Cluster) startNameNode(ctx context.Context) error {
 		}
 	}
 	addr := cfg.RPCAddress
-	if c.nnAddr != "" {
-		addr = c.nnAddr // a restart keeps the port clients know
+	if len(c.nnAddrs) > 0 {
+		addr = c.nnAddrs[0] // a restart keeps the port clients know
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -172,10 +183,10 @@ func (c *Cluster) startNameNode(ctx context.Context) error {
 		l.Close()
 		return err
 	}
-	c.nnAddr = nn.RPCAddr().String()
-	c.nnHTTPAddr = nn.HTTPAddr().String()
+	c.nnAddrs = []string{nn.RPCAddr().String()}
+	c.nnHTTPAddrs = []string{nn.HTTPAddr().String()}
 	c.mu.Lock()
-	c.mu.nn = nn
+	c.mu.nns = []*namenode.NameNode{nn}
 	c.mu.Unlock()
 	return nil
 }
@@ -241,6 +252,9 @@ func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 		conf.KeyValue{Key: conf.DFSDataNodeHostname, Value: host},
 		conf.KeyValue{Key: conf.FSDefaultFS, Value: c.URI()},
 	)
+	if c.opts.HA {
+		cc = cc.With(c.haKeys()...)
+	}
 	cfg, err := datanode.ConfigFrom(cc)
 	if err != nil {
 		return err
@@ -287,12 +301,22 @@ func (c *Cluster) StopDataNode(i int) error {
 	return dn.Close()
 }
 
-// RestartNameNode stops the NameNode and starts it again on its directories and
-// port.
+// RestartNameNode stops the NameNode (the active one with HA) and starts
+// it again on its directories and port.
 func (c *Cluster) RestartNameNode(ctx context.Context) error {
+	if c.opts.HA {
+		i := c.activeIndex()
+		if err := c.StopNameNode(i); err != nil {
+			return err
+		}
+		return c.StartNameNode(ctx, i)
+	}
 	c.mu.Lock()
-	nn := c.mu.nn
-	c.mu.nn = nil
+	var nn *namenode.NameNode
+	if len(c.mu.nns) > 0 {
+		nn = c.mu.nns[0]
+		c.mu.nns[0] = nil
+	}
 	c.mu.Unlock()
 	if nn != nil {
 		nn.Close()
@@ -301,11 +325,28 @@ func (c *Cluster) RestartNameNode(ctx context.Context) error {
 	return c.startNameNode(ctx)
 }
 
-// NameNode is the running NameNode (nil while stopped).
+// NameNode is the running NameNode — with HA the active one, or nn1 when
+// none is active (nil while stopped).
 func (c *Cluster) NameNode() *namenode.NameNode {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mu.nn
+	for _, nn := range c.mu.nns {
+		if nn != nil && nn.HAState() == ha.Active {
+			return nn
+		}
+	}
+	if len(c.mu.nns) == 0 {
+		return nil
+	}
+	return c.mu.nns[0]
+}
+
+// NameNodes lists the NameNodes by index (nn1, nn2 with HA); stopped ones
+// are nil.
+func (c *Cluster) NameNodes() []*namenode.NameNode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*namenode.NameNode(nil), c.mu.nns...)
 }
 
 // DataNodes lists the DataNodes by index; stopped ones are nil.
@@ -315,11 +356,20 @@ func (c *Cluster) DataNodes() []*datanode.DataNode {
 	return append([]*datanode.DataNode(nil), c.mu.dns...)
 }
 
-// NameNodeAddr is the NameNode's RPC address.
-func (c *Cluster) NameNodeAddr() string { return c.nnAddr }
+// NameNodeAddr is the NameNode's RPC address (the active one's with HA).
+func (c *Cluster) NameNodeAddr() string { return c.nnAddrs[c.activeIndex()] }
 
-// URI is the cluster's fs.defaultFS.
-func (c *Cluster) URI() string { return "hdfs://" + c.nnAddr }
+// NameNodeAddrs are every NameNode's RPC address, by index.
+func (c *Cluster) NameNodeAddrs() []string { return append([]string(nil), c.nnAddrs...) }
+
+// URI is the cluster's fs.defaultFS: the NameNode's address, or with HA the
+// nameservice.
+func (c *Cluster) URI() string {
+	if c.opts.HA {
+		return "hdfs://" + Nameservice
+	}
+	return "hdfs://" + c.nnAddrs[0]
+}
 
 // WriteConfig writes core-site.xml (fs.defaultFS) and hdfs-site.xml (the
 // overrides the cluster runs with) into dir, for clients to use as
@@ -337,10 +387,18 @@ func (c *Cluster) WriteConfig(dir string) error {
 		keys = append(keys, kv.Key)
 	}
 	keys = append(keys, c.domainKeys...)
-	keys = append(keys, conf.DFSNameNodeRPCAddress)
-	keys = append(keys, conf.DFSNameNodeHTTPAddress)
-	hdfsConf := c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddr},
-		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: c.nnHTTPAddr})
+	var hdfsConf *conf.Conf
+	if c.opts.HA {
+		kvs := c.haKeys()
+		for _, kv := range kvs {
+			keys = append(keys, kv.Key)
+		}
+		hdfsConf = c.conf.With(kvs...)
+	} else {
+		keys = append(keys, conf.DFSNameNodeRPCAddress, conf.DFSNameNodeHTTPAddress)
+		hdfsConf = c.conf.With(conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddrs[0]},
+			conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: c.nnHTTPAddrs[0]})
+	}
 	return writeXML(filepath.Join(dir, conf.HDFSSiteFile), hdfsConf, keys...)
 }
 
@@ -359,8 +417,8 @@ func writeXML(path string, c *conf.Conf, keys ...string) error {
 // Close stops every role: DataNodes first, then the NameNode.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
-	dns, nn := c.mu.dns, c.mu.nn
-	c.mu.dns, c.mu.nn = make([]*datanode.DataNode, len(dns)), nil
+	dns, nns := c.mu.dns, c.mu.nns
+	c.mu.dns, c.mu.nns = make([]*datanode.DataNode, len(dns)), make([]*namenode.NameNode, len(nns))
 	c.mu.Unlock()
 	var errs []error
 	for _, dn := range dns {
@@ -370,9 +428,11 @@ func (c *Cluster) Close() error {
 			}
 		}
 	}
-	if nn != nil {
-		if err := nn.Close(); err != nil {
-			errs = append(errs, err)
+	for _, nn := range nns {
+		if nn != nil {
+			if err := nn.Close(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,216 @@
+package minicluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+)
+
+// Nameservice is the HA cluster's nameservice id.
+const Nameservice = "ns1"
+
+// nnIDs are the HA NameNodes' ids, by index.
+var nnIDs = []string{"nn1", "nn2"}
+
+// haKeys are the nameservice's keys: what the NameNodes, the DataNodes and
+// the clients of an HA cluster share.
+func (c *Cluster) haKeys() []conf.KeyValue {
+	kvs := []conf.KeyValue{
+		{Key: conf.FSDefaultFS, Value: "hdfs://" + Nameservice},
+		{Key: conf.DFSNameservices, Value: Nameservice},
+		{Key: conf.Suffixed(conf.DFSHANameNodes, Nameservice), Value: nnIDs[0] + "," + nnIDs[1]},
+		{Key: conf.DFSNameNodeSharedEditsDir, Value: "file://" + filepath.Join(c.opts.Dir, "shared")},
+		{Key: "dfs.client.failover.proxy.provider." + Nameservice, Value: "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"},
+	}
+	for i, id := range nnIDs {
+		kvs = append(kvs,
+			conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeRPCAddress, Nameservice, id), Value: c.nnAddrs[i]},
+			conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeHTTPAddress, Nameservice, id), Value: c.nnHTTPAddrs[i]})
+	}
+	return kvs
+}
+
+// haNameNodeConfig is NameNode i's configuration.
+func (c *Cluster) haNameNodeConfig(i int) (namenode.Config, *conf.Conf, error) {
+	cc := c.conf.With(c.haKeys()...).With(
+		conf.KeyValue{Key: conf.DFSHANameNodeID, Value: nnIDs[i]},
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: filepath.Join(c.opts.Dir, nnIDs[i], "name")},
+	)
+	cfg, err := namenode.ConfigFrom(cc)
+	return cfg, cc, err
+}
+
+// pickPort returns a free loopback address for a NameNode (port 0) or the
+// configured one.
+func pickPort(port int) (string, error) {
+	if port != 0 {
+		return "127.0.0.1:" + strconv.Itoa(port), nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startHA formats (unless reused) and starts nn1 and nn2, and makes nn1
+// active.
+func (c *Cluster) startHA(ctx context.Context) error {
+	c.nnAddrs, c.nnHTTPAddrs = make([]string, 2), make([]string, 2)
+	for i := range nnIDs {
+		rpcPort, httpPort := 0, 0
+		if i == 0 {
+			rpcPort, httpPort = c.opts.NameNodePort, c.opts.NameNodeHTTPPort
+		}
+		var err error
+		if c.nnAddrs[i], err = pickPort(rpcPort); err != nil {
+			return err
+		}
+		if c.nnHTTPAddrs[i], err = pickPort(httpPort); err != nil {
+			return err
+		}
+	}
+	c.mu.nns = make([]*namenode.NameNode, 2)
+	cfg0, _, err := c.haNameNodeConfig(0)
+	if err != nil {
+		return err
+	}
+	formatted := false
+	if c.opts.Reuse {
+		if _, err := os.Stat(filepath.Join(cfg0.NameDirs[0], "current", "VERSION")); err == nil {
+			formatted = true
+		}
+	}
+	if !formatted {
+		if err := namenode.Format(ctx, cfg0, namenode.Deps{Logger: c.logger.With("role", "namenode", "nn", nnIDs[0])}, namenode.FormatOptions{Force: true}); err != nil {
+			return err
+		}
+		// nn2 starts from nn1's image, as -bootstrapStandby would give it.
+		cfg1, _, err := c.haNameNodeConfig(1)
+		if err != nil {
+			return err
+		}
+		if err := copyNameDir(cfg0.NameDirs[0], cfg1.NameDirs[0]); err != nil {
+			return err
+		}
+	}
+	for i := range nnIDs {
+		if err := c.StartNameNode(ctx, i); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	if err := c.NameNodes()[0].TransitionToActive(ctx); err != nil {
+		c.Close()
+		return fmt.Errorf("minicluster: making %s active: %w", nnIDs[0], err)
+	}
+	return nil
+}
+
+// StartNameNode starts (or restarts) HA NameNode i on its directories and
+// addresses; it comes up as a standby.
+func (c *Cluster) StartNameNode(ctx context.Context, i int) error {
+	cfg, cc, err := c.haNameNodeConfig(i)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", c.nnAddrs[i])
+	if err != nil {
+		return fmt.Errorf("minicluster: %s: listen on %s: %w", nnIDs[i], c.nnAddrs[i], err)
+	}
+	hl, err := net.Listen("tcp", c.nnHTTPAddrs[i])
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("minicluster: %s: listen on %s: %w", nnIDs[i], c.nnHTTPAddrs[i], err)
+	}
+	nn, err := namenode.Start(ctx, cfg, namenode.Deps{Logger: c.logger.With("role", "namenode", "nn", nnIDs[i]), Conf: cc,
+		Listener: l, HTTPListener: hl})
+	if err != nil {
+		l.Close()
+		hl.Close()
+		return err
+	}
+	c.mu.Lock()
+	c.mu.nns[i] = nn
+	c.mu.Unlock()
+	return nil
+}
+
+// StopNameNode stops NameNode i (its data stays).
+func (c *Cluster) StopNameNode(i int) error {
+	c.mu.Lock()
+	nn := c.mu.nns[i]
+	c.mu.nns[i] = nil
+	c.mu.Unlock()
+	if nn == nil {
+		return nil
+	}
+	return nn.Close()
+}
+
+// Failover makes HA NameNode from standby and NameNode to active, as
+// `hdfs haadmin -failover` does when the old active answers.
+func (c *Cluster) Failover(ctx context.Context, from, to int) error {
+	nns := c.NameNodes()
+	if nns[from] != nil {
+		if err := nns[from].TransitionToStandby(ctx); err != nil {
+			return err
+		}
+	}
+	return nns[to].TransitionToActive(ctx)
+}
+
+// activeIndex is the index of the active NameNode (0 without HA or when
+// none is active).
+func (c *Cluster) activeIndex() int {
+	for i, nn := range c.NameNodes() {
+		if nn != nil && nn.HAState() == ha.Active {
+			return i
+		}
+	}
+	return 0
+}
+
+// copyNameDir copies a formatted name dir (VERSION, image) to an empty one.
+func copyNameDir(from, to string) error {
+	return filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(dst, 0o700)
+		}
+		if fi.Name() == "in_use.lock" {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Sync(); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
