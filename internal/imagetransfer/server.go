@@ -349,7 +349,7 @@ func (s *Server) sendFile(w http.ResponseWriter, r *http.Request, f io.Reader, n
 	h.Set(HeaderContentDisposition, "attachment; filename="+name)
 	h.Set(HeaderFileName, name)
 	w.WriteHeader(http.StatusOK)
-	dl := deadlines{rc: http.NewResponseController(w), d: s.cfg.Timeout}
+	dl := newDeadlines(w, s.cfg.Timeout, s.noDeadlines)
 	defer dl.clear()
 	pace := pacer{t: newThrottle(rate, s.cfg.ChunkSize), clk: s.clk}
 	buf := make([]byte, s.cfg.ChunkSize)
@@ -414,7 +414,7 @@ func (s *Server) receiveImage(w http.ResponseWriter, r *http.Request, req Reques
 	}
 
 	name := storage.ImageName(req.TxID)
-	dl := deadlines{rc: http.NewResponseController(w), d: s.cfg.Timeout}
+	dl := newDeadlines(w, s.cfg.Timeout, s.noDeadlines)
 	defer dl.clear()
 	body := newExactReader(&chunkReader{
 		ctx:   r.Context(),
@@ -485,6 +485,13 @@ func bodyError(err error) error {
 		return &requestError{status: http.StatusRequestTimeout, err: ErrTimeout, msg: err.Error(), cause: err}
 	}
 	return err
+}
+
+// noDeadlines reports a response writer that takes no deadlines: transfers
+// then have no server-side timeout.
+func (s *Server) noDeadlines(err error) {
+	s.log.Warn("imagetransfer: the web server's response writer takes no deadlines; "+
+		"transfers run without dfs.image.transfer.timeout on this side", slog.Any("error", err))
 }
 
 func localAddr(r *http.Request) string {

@@ -125,28 +125,43 @@ func (w *watchdog) stop() {
 // deadlines refreshes a server connection's read or write deadline before
 // each transfer step, so a peer that stops sending or reading is cut off
 // after the timeout instead of holding the handler forever. Deadlines are
-// wall-clock times of the socket, so they come from time.Now.
+// wall-clock times of the socket, so they come from time.Now. A response
+// writer that cannot take deadlines (a wrapper without Unwrap) is reported
+// once through unsupported, and the transfer goes on without them.
 type deadlines struct {
-	rc *http.ResponseController
-	d  time.Duration
+	rc          *http.ResponseController
+	d           time.Duration
+	unsupported func(error)
+	warned      bool
 }
 
-func (dl deadlines) read() {
-	if dl.d > 0 {
-		_ = dl.rc.SetReadDeadline(time.Now().Add(dl.d)) // unsupported: no deadline
+func newDeadlines(w http.ResponseWriter, d time.Duration, unsupported func(error)) *deadlines {
+	return &deadlines{rc: http.NewResponseController(w), d: d, unsupported: unsupported}
+}
+
+func (dl *deadlines) check(err error) {
+	if err != nil && !dl.warned {
+		dl.warned = true
+		dl.unsupported(err)
 	}
 }
 
-func (dl deadlines) write() {
+func (dl *deadlines) read() {
 	if dl.d > 0 {
-		_ = dl.rc.SetWriteDeadline(time.Now().Add(dl.d))
+		dl.check(dl.rc.SetReadDeadline(time.Now().Add(dl.d)))
+	}
+}
+
+func (dl *deadlines) write() {
+	if dl.d > 0 {
+		dl.check(dl.rc.SetWriteDeadline(time.Now().Add(dl.d)))
 	}
 }
 
 // clear removes both deadlines, so that they do not outlive the request on a
 // kept-alive connection.
-func (dl deadlines) clear() {
-	if dl.d > 0 {
+func (dl *deadlines) clear() {
+	if dl.d > 0 && !dl.warned {
 		_ = dl.rc.SetReadDeadline(time.Time{})
 		_ = dl.rc.SetWriteDeadline(time.Time{})
 	}

@@ -1,16 +1,19 @@
 package imagetransfer
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // testConfig uses a small chunk, so that test images span many chunks and
@@ -608,4 +612,88 @@ func TestServerReadTimeout(t *testing.T) {
 	if got := imageFiles(t, dst.imageDirs[0]); got != "" {
 		t.Fatalf("server holds %q", got)
 	}
+}
+
+// TestMountedOnWebServer runs the servlet where the roles mount it, on
+// internal/web's server: an upload and a download go through.
+func TestMountedOnWebServer(t *testing.T) {
+	cfg := testConfig()
+	dst := newNode(t, cfg, 1) // its Server; the httptest one is not used
+	ws, err := web.New(web.Config{Addr: "127.0.0.1:0", Role: "NameNode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.Handle(Path, dst.srv)
+	ws.Start()
+	defer ws.Close(context.Background())
+	base := "http://" + ws.Addr().String()
+
+	up := nameDir(t)
+	img, sum := saveImage(t, []string{up}, 30, testNamespace, 3000)
+	c := newClient(t, cfg, nil, nil)
+	if err := c.UploadImage(context.Background(), base, 30, up, nodeSI); err != nil {
+		t.Fatal(err)
+	}
+	if r := dst.lastUpload(t); r.err != nil {
+		t.Fatal(r.err)
+	}
+	back := nameDir(t)
+	txid, got, err := c.DownloadImage(context.Background(), base, Latest, []string{back}, GetOptions{StorageInfo: &nodeSI})
+	if err != nil || txid != 30 || got != sum {
+		t.Fatalf("download: %d %x %v", txid, got, err)
+	}
+	sameFile(t, storage.NewNameDir(back).ImagePath(30), img)
+}
+
+// plainWriter hides the connection behind a ResponseWriter without Unwrap.
+type plainWriter struct{ w http.ResponseWriter }
+
+func (p plainWriter) Header() http.Header         { return p.w.Header() }
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p plainWriter) WriteHeader(code int)        { p.w.WriteHeader(code) }
+
+// TestNoDeadlinesIsReported: behind a writer that takes no deadlines the
+// transfer still works, and the node is told it has no timeout.
+func TestNoDeadlinesIsReported(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	h := Host{
+		FS:          vfs.Default,
+		ImageDirs:   func() []string { return nil },
+		StorageInfo: func() StorageInfo { return nodeSI },
+		Logger:      slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil)),
+	}
+	src := nameDir(t)
+	img, _ := saveImage(t, []string{src}, 10, testNamespace, 3000)
+	h.ImageDirs = func() []string { return []string{src} }
+	srv, err := NewServer(testConfig(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeHTTP(plainWriter{w}, r)
+	}))
+	defer hs.Close()
+	c := newClient(t, testConfig(), nil, nil)
+	dst := nameDir(t)
+	if _, _, err := c.DownloadImage(context.Background(), hs.URL, 10, []string{dst}, GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, storage.NewNameDir(dst).ImagePath(10), img)
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(logs.String(), "takes no deadlines"); n != 1 {
+		t.Fatalf("warned %d times:\n%s", n, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
