@@ -89,6 +89,9 @@ const (
 	DFSNameNodeEditLogAutoRollMultiplier     = "dfs.namenode.edit.log.autoroll.multiplier.threshold"
 	DFSNameNodeEditLogAutoRollCheckInterval  = "dfs.namenode.edit.log.autoroll.check.interval.ms"
 	DFSImageTransferTimeout                  = "dfs.image.transfer.timeout"
+	DFSImageTransferBandwidthPerSec          = "dfs.image.transfer.bandwidthPerSec"                   // 0 (unthrottled)
+	DFSImageTransferBootstrapBandwidthPerSec = "dfs.image.transfer-bootstrap-standby.bandwidthPerSec" // 0 (unthrottled)
+	DFSImageTransferChunkSize                = "dfs.image.transfer.chunksize"                         // 65536 bytes
 	DFSNameNodeSupportAllowFormat            = "dfs.namenode.support.allow.format"
 
 	// Safe mode.
@@ -269,6 +272,9 @@ func defaultTable() []keyDef {
 		{DFSNameNodeEditLogAutoRollMultiplier, "0.5", 0},
 		{DFSNameNodeEditLogAutoRollCheckInterval, "300000", ms},
 		{DFSImageTransferTimeout, "60000", ms},
+		{DFSImageTransferBandwidthPerSec, "0", 0},
+		{DFSImageTransferBootstrapBandwidthPerSec, "0", 0},
+		{DFSImageTransferChunkSize, "65536", 0},
 		{DFSNameNodeSupportAllowFormat, "true", 0},
 
 		{DFSNameNodeSafeModeThresholdPct, "0.999f", 0},

@@ -42,6 +42,14 @@ var clockCalls = map[string]bool{
 // roles are the daemons; a role never imports another (they talk over RPC).
 var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal"}
 
+// sharedParts are the building blocks the roles are made of (DESIGN.md §3:
+// dependencies point downward); they never import a role, so any role can
+// use them.
+var sharedParts = []string{
+	"internal/imagetransfer", "internal/fsimage", "internal/editlog",
+	"internal/storage", "internal/vfs", "internal/clock", "internal/conf",
+}
+
 // serverSide are packages the public client must never import.
 var serverSide = []string{
 	"internal/namenode", "internal/datanode", "internal/qjournal",
@@ -178,6 +186,33 @@ func TestRolesDoNotImportEachOther(t *testing.T) {
 					if other != r && under(p, other) {
 						bad = append(bad, f.path+": role "+r+" imports "+im)
 					}
+				}
+			}
+		}
+	}
+	report(t, bad)
+}
+
+func TestSharedPartsImportNoRole(t *testing.T) {
+	var bad []string
+	for _, f := range loadFiles(t) {
+		shared := false
+		for _, p := range sharedParts {
+			if under(f.pkgDir, p) {
+				shared = true
+			}
+		}
+		if !shared {
+			continue
+		}
+		for _, im := range f.imports {
+			p, ok := internalPath(im)
+			if !ok {
+				continue
+			}
+			for _, r := range append(roles, "internal/minicluster", "internal/cli") {
+				if under(p, r) {
+					bad = append(bad, f.path+": shared package imports "+im)
 				}
 			}
 		}
