@@ -354,10 +354,11 @@ func verifySegment(fsys vfs.FS, p string, first, last int64) error {
 		return fmt.Errorf("imagetransfer: %w", err)
 	}
 	defer f.Close()
-	if _, err := editlog.ReadSegmentHeader(f, p); err != nil {
+	version, err := editlog.ReadSegmentHeader(f, p)
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSegment, err)
 	}
-	dec := editlog.NewDecoder(f, p, editlog.SegmentHeaderSize)
+	dec := editlog.NewDecoder(f, p, editlog.SegmentHeaderSize, version)
 	next := first
 	for next <= last+1 { // one more than the records wanted, to see the end
 		txid, o, err := dec.Next()

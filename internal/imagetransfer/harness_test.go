@@ -92,7 +92,7 @@ func writeSegment(t *testing.T, dir string, first, last int64) []byte {
 	t.Helper()
 	j := editlog.NewFileJournal(vfs.Default, dir)
 	defer j.Close()
-	if err := j.StartSegment(first); err != nil {
+	if err := j.StartSegment(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	var buf []byte
@@ -112,10 +112,10 @@ func writeSegment(t *testing.T, dir string, first, last int64) []byte {
 			t.Fatal(err)
 		}
 	}
-	if err := j.Write(buf, first, last); err != nil {
+	if err := j.Write(context.Background(), buf, first, last); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.FinalizeSegment(first, last); err != nil {
+	if err := j.FinalizeSegment(context.Background(), first, last); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, editlog.FinalizedName(first, last)))
