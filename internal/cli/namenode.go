@@ -13,6 +13,8 @@ import (
 
 const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [-nonInteractive]]
                      [-recover [-force]]
+                     [-initializeSharedEdits [-force] [-nonInteractive]]
+                     [-bootstrapStandby [-force] [-nonInteractive] [-skipSharedEditsCheck]]
                      [-help]
 
   (no option)       run the NameNode in the foreground until SIGINT or SIGTERM
@@ -23,11 +25,21 @@ const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [
   -recover          replay the edit log, offering to cut it at the first
                     unreadable record
     -force          cut without asking
+  -initializeSharedEdits
+                    format the shared edits dir (dfs.namenode.shared.edits.dir)
+                    and copy into it the local edits after the newest image,
+                    so that a NameNode can start HA
+  -bootstrapStandby make this NameNode the standby of its nameservice: format
+                    its name dirs as the other NameNode's, download that one's
+                    newest image, check the shared edits hold the rest
+    -skipSharedEditsCheck
+                    do not check the shared edits
 `
 
 func runNamenode(inv *Invocation) int {
 	var (
 		format, recoverMode, force, nonInteractive bool
+		initShared, bootstrap, skipSharedCheck     bool
 		clusterID                                  string
 	)
 	args := inv.Args
@@ -37,6 +49,12 @@ func runNamenode(inv *Invocation) int {
 			format = true
 		case "-recover":
 			recoverMode = true
+		case "-initializesharededits":
+			initShared = true
+		case "-bootstrapstandby":
+			bootstrap = true
+		case "-skipsharededitscheck":
+			skipSharedCheck = true
 		case "-force":
 			force = true
 		case "-noninteractive":
@@ -54,11 +72,20 @@ func runNamenode(inv *Invocation) int {
 			return exitUsage
 		}
 	}
-	if format && recoverMode {
-		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format and -recover are exclusive")
-		return exitUsage
+	modes := 0
+	for _, m := range []bool{format, recoverMode, initShared, bootstrap} {
+		if m {
+			modes++
+		}
 	}
-	if !format && (clusterID != "" || nonInteractive) || !format && !recoverMode && force {
+	switch {
+	case modes > 1:
+		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
+		return exitUsage
+	case !format && clusterID != "",
+		modes == 0 && (force || nonInteractive),
+		recoverMode && nonInteractive,
+		!bootstrap && skipSharedCheck:
 		fmt.Fprint(inv.Env.Stderr, namenodeUsage)
 		return exitUsage
 	}
@@ -84,6 +111,26 @@ func runNamenode(inv *Invocation) int {
 		}
 		if err := namenode.Format(ctx, cfg, deps, opts); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -format: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	case initShared:
+		opts := namenode.InitializeSharedEditsOptions{Force: force}
+		if !nonInteractive && !force {
+			opts.Confirm = func(dir string) bool { return ask("Re-format the shared edits dir " + dir + " ?") }
+		}
+		if err := namenode.InitializeSharedEdits(ctx, cfg, deps, opts); err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -initializeSharedEdits: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	case bootstrap:
+		opts := namenode.BootstrapOptions{Force: force, SkipSharedEditsCheck: skipSharedCheck}
+		if !nonInteractive && !force {
+			opts.Confirm = func(dir string) bool { return ask("Re-format filesystem in " + dir + " ?") }
+		}
+		if err := namenode.BootstrapStandby(ctx, cfg, deps, opts); err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -bootstrapStandby: %v\n", err)
 			return exitFail
 		}
 		return exitOK

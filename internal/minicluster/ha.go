@@ -3,7 +3,6 @@ package minicluster
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -90,28 +89,35 @@ func (c *Cluster) startHA(ctx context.Context) error {
 			formatted = true
 		}
 	}
+	// Hadoop's documented set-up: format nn1 (and the shared edits), start
+	// it and make it active, then -bootstrapStandby nn2 from it.
 	if !formatted {
 		if err := namenode.Format(ctx, cfg0, namenode.Deps{Logger: c.logger.With("role", "namenode", "nn", nnIDs[0])}, namenode.FormatOptions{Force: true}); err != nil {
 			return err
 		}
-		// nn2 starts from nn1's image, as -bootstrapStandby would give it.
-		cfg1, _, err := c.haNameNodeConfig(1)
-		if err != nil {
-			return err
-		}
-		if err := copyNameDir(cfg0.NameDirs[0], cfg1.NameDirs[0]); err != nil {
-			return err
-		}
 	}
-	for i := range nnIDs {
-		if err := c.StartNameNode(ctx, i); err != nil {
-			c.Close()
-			return err
-		}
+	if err := c.StartNameNode(ctx, 0); err != nil {
+		return err
 	}
 	if err := c.NameNodes()[0].TransitionToActive(ctx); err != nil {
 		c.Close()
 		return fmt.Errorf("minicluster: making %s active: %w", nnIDs[0], err)
+	}
+	if !formatted {
+		cfg1, cc1, err := c.haNameNodeConfig(1)
+		if err != nil {
+			c.Close()
+			return err
+		}
+		if err := namenode.BootstrapStandby(ctx, cfg1, namenode.Deps{Logger: c.logger.With("role", "namenode", "nn", nnIDs[1]), Conf: cc1},
+			namenode.BootstrapOptions{Force: true}); err != nil {
+			c.Close()
+			return fmt.Errorf("minicluster: bootstrapping %s: %w", nnIDs[1], err)
+		}
+	}
+	if err := c.StartNameNode(ctx, 1); err != nil {
+		c.Close()
+		return err
 	}
 	return nil
 }
@@ -178,39 +184,4 @@ func (c *Cluster) activeIndex() int {
 		}
 	}
 	return 0
-}
-
-// copyNameDir copies a formatted name dir (VERSION, image) to an empty one.
-func copyNameDir(from, to string) error {
-	return filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(dst, 0o700)
-		}
-		if fi.Name() == "in_use.lock" {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Sync(); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -124,6 +125,9 @@ type Config struct {
 	CheckpointPeriod      time.Duration
 	CheckpointTxns        int64
 	CheckpointCheckPeriod time.Duration
+	// ImageTransfer configures the image servlet and its client
+	// (dfs.image.transfer.*).
+	ImageTransfer imagetransfer.Config
 
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
@@ -215,6 +219,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
+		errs = append(errs, err)
+	}
 	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
 	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
 	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)

@@ -88,8 +88,8 @@ func (nn *NameNode) startActiveServices() []*service {
 // (and the checkpointer, when dfs.ha.standby.checkpoints allows).
 func (nn *NameNode) startStandbyServices() []*service {
 	svcs := []*service{startService("edit log tailer", nn.tailEdits)}
-	if nn.cfg.HA.StandbyCheckpoints && nn.checkpointer != nil {
-		svcs = append(svcs, startService("standby checkpointer", nn.checkpointer))
+	if nn.cfg.HA.StandbyCheckpoints {
+		svcs = append(svcs, startService("standby checkpointer", nn.standbyCheckpointer))
 	}
 	return svcs
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
@@ -37,8 +38,8 @@ type NameNode struct {
 	ha *haContext
 	// common are the services of every state (the liveness monitor).
 	common []*service
-	// checkpointer, when set, is the standby's checkpoint loop.
-	checkpointer func(ctx context.Context)
+	// images is the image servlet (imagetransfer).
+	images *imagetransfer.Server
 
 	serveErr  chan error
 	done      chan struct{}
@@ -100,6 +101,12 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	registerClientProtocol(nn)
 	registerDatanodeProtocol(nn)
 	registerNamenodeProtocol(nn)
+	if err := nn.startImageServer(); err != nil {
+		nn.rpc.Close()
+		nn.web.Close(ctx)
+		_ = l.Close()
+		return fail(err)
+	}
 	if err := nn.ha.start(ctx); err != nil {
 		nn.rpc.Close()
 		nn.web.Close(ctx)
@@ -216,20 +223,6 @@ func (nn *NameNode) saveNamespace(ctx context.Context) error {
 	return nil
 }
 
-// purge applies the retention rules after an image at txid was saved.
-func (nn *NameNode) purge(txid int64) {
-	oldest, err := fsimage.Purge(nn.deps.FS, nn.cfg.NameDirs, nn.cfg.CheckpointsRetained)
-	if err != nil {
-		nn.deps.Logger.Warn("purging old images", "err", err)
-	}
-	keepFrom := oldest + 1 - nn.cfg.ExtraEditsRetained
-	if keepFrom > 1 {
-		if err := nn.ns.elog.PurgeBefore(context.Background(), keepFrom); err != nil {
-			nn.deps.Logger.Warn("purging old edits", "err", err)
-		}
-	}
-}
-
 // rollEdits finalizes the open segment and starts a new one; it returns the new
 // segment's first txid.
 func (nn *NameNode) rollEdits(ctx context.Context) (int64, error) {
@@ -253,3 +246,8 @@ func (nn *NameNode) rollEdits(ctx context.Context) (int64, error) {
 // its attributes, blocks and lease holder, and the id counters). Tests compare
 // dumps across restarts; operators may use it for debugging.
 func (nn *NameNode) DumpNamespace(w io.Writer) error { return nn.ns.dump(w) }
+
+// DumpBlockLocations writes every block with the DataNodes holding a good
+// replica of it, deterministically (for tests comparing an active and its
+// standby).
+func (nn *NameNode) DumpBlockLocations(w io.Writer) error { return nn.ns.dumpLocations(w) }

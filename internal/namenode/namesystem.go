@@ -53,6 +53,11 @@ type namesystem struct {
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
+	// cpMu is the checkpoint lock: catchUp holds it while it applies, and a
+	// standby's checkpointer while it writes an image, which it does
+	// without the namesystem lock since nothing else changes a standby's
+	// tree.
+	cpMu sync.Mutex
 	// writable, when set, is asked under the write lock before anything
 	// is logged: a NameNode that is not active refuses (HA).
 	writable func() error
@@ -106,6 +111,8 @@ type reader func(ctx context.Context, opts editlog.ReadOptions, fn func(txid int
 // readers and DataNode reports go on meanwhile. The DataNode reports that
 // waited for these edits are processed after them.
 func (n *namesystem) catchUp(ctx context.Context, opts editlog.ReadOptions, read reader) (last int64, applied int64, err error) {
+	n.cpMu.Lock()
+	defer n.cpMu.Unlock()
 	opts.From = n.applied()
 	last, err = read(ctx, opts, func(txid int64, o op.Op) error {
 		var aerr error
@@ -374,6 +381,19 @@ func (n *namesystem) setSafeMode(on, force bool) error {
 		}
 	}
 	return nil
+}
+
+// dumpLocations writes every block with the DataNodes that reported a good
+// finalized replica of it: what an active and its standby, which hear the
+// same reports, must agree on too.
+func (n *namesystem) dumpLocations(w io.Writer) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	bw := bufio.NewWriter(w)
+	n.mu.bm.EachBlock(func(b blockmgmt.BlockInfo) {
+		fmt.Fprintf(bw, "blk_%d_%d %v\n", b.ID, b.GenStamp, n.mu.bm.Replicas(b.ID))
+	})
+	return bw.Flush()
 }
 
 // dump writes, deterministically, everything the edit log determines: the

@@ -261,6 +261,23 @@ func (m *Manager) EachBlock(fn func(BlockInfo)) {
 	}
 }
 
+// Replicas returns the DataNodes (UUIDs, sorted) that hold a good
+// finalized replica of block id, as the reports told.
+func (m *Manager) Replicas(id int64) []string {
+	b := m.blocks[id]
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range b.replicas {
+		if r.flags&rCorrupt == 0 && r.state == Finalized {
+			out = append(out, r.st.dn.id.UUID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // RemoveBlocks forgets blocks of deleted files and queues their replicas for
 // deletion on every holder. Unknown ids are ignored.
 func (m *Manager) RemoveBlocks(ids []int64) {
