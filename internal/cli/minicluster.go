@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -25,6 +25,9 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
                   take free ports
   -tcponly        no UNIX domain sockets: local clients reach the DataNodes
                   over TCP too
+  -ha             two NameNodes, nn1 (active) and nn2 (standby), of nameservice
+                  ns1 over a shared edits dir in DIR: fs.defaultFS is
+                  hdfs://ns1, and hdfs haadmin works against them
 
 It writes a client configuration to DIR/conf: point HADOOP_CONF_DIR at it.
 Clients using it send their data to the DataNodes through UNIX domain
@@ -42,6 +45,7 @@ func runMinicluster(inv *Invocation) int {
 	port := fs.Int("nnport", 8020, "")
 	httpPort := fs.Int("httpport", 9870, "")
 	tcpOnly := fs.Bool("tcponly", false, "")
+	haMode := fs.Bool("ha", false, "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
 		return exitUsage
 	}
@@ -84,7 +88,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly,
+		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -100,9 +104,16 @@ func runMinicluster(inv *Invocation) int {
 		return exitFail
 	}
 	w := inv.Env.Stdout
-	fmt.Fprintf(w, "hdfsgo minicluster is up: 1 NameNode, %d DataNode(s)\n", len(c.DataNodes()))
+	nns := c.NameNodes()
+	fmt.Fprintf(w, "hdfsgo minicluster is up: %d NameNode(s), %d DataNode(s)\n", len(nns), len(c.DataNodes()))
 	fmt.Fprintf(w, "  fs.defaultFS    %s\n", c.URI())
-	fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())
+	if *haMode {
+		for i, nn := range nns {
+			fmt.Fprintf(w, "  NameNode nn%d    %s  rpc %s  web http://%s/\n", i+1, nn.HAState(), nn.RPCAddr(), nn.HTTPAddr())
+		}
+	} else {
+		fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())
+	}
 	for i, dn := range c.DataNodes() {
 		fmt.Fprintf(w, "  DataNode %d      data %s  ipc %s  web http://%s/", i, dn.XferAddr(), dn.IPCAddr(), dn.HTTPAddr())
 		if p := dn.DomainSocket(); p != "" {
@@ -111,7 +122,11 @@ func runMinicluster(inv *Invocation) int {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  data            %s\n", abs)
-	fmt.Fprintf(w, "\nexport HADOOP_CONF_DIR=%s\nthen e.g.: hdfs dfs -put FILE /  and  hdfs dfs -ls /\n\nCtrl-C stops the cluster.\n", confDir)
+	fmt.Fprintf(w, "\nexport HADOOP_CONF_DIR=%s\nthen e.g.: hdfs dfs -put FILE /  and  hdfs dfs -ls /\n", confDir)
+	if *haMode {
+		fmt.Fprintf(w, "and: hdfs haadmin -getAllServiceState  and  hdfs haadmin -failover nn1 nn2\n")
+	}
+	fmt.Fprintf(w, "\nCtrl-C stops the cluster.\n")
 
 	var sigs <-chan os.Signal
 	if inv.Env.Signals != nil {
@@ -119,12 +134,18 @@ func runMinicluster(inv *Invocation) int {
 		defer stop()
 		sigs = ch
 	}
-	nn := c.NameNode()
+	stopped := make(chan error, len(nns))
+	for _, nn := range nns {
+		go func() {
+			<-nn.Done()
+			stopped <- nn.Err()
+		}()
+	}
 	select {
 	case s := <-sigs:
 		inv.Logger.Info("stopping the minicluster", "signal", s.String())
-	case <-nn.Done():
-		inv.Logger.Error("the NameNode stopped", "err", nn.Err())
+	case err := <-stopped:
+		inv.Logger.Error("a NameNode stopped", "err", err)
 	}
 	code := exitOK
 	if err := c.Close(); err != nil {
