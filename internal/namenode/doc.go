@@ -5,19 +5,27 @@
 //
 // # The write path
 //
-// Every namespace mutation runs the same steps (namesystem.mutate):
+// Every namespace mutation runs the same steps (namesystem.run):
 //
 //  1. take the namesystem write lock;
-//  2. refuse in safe mode (SafeModeException);
+//  2. refuse unless active (StandbyException) and in safe mode
+//     (SafeModeException);
 //  3. plan: the namespace validates the request and checks permissions, and
-//     returns the ops that carry it out (with inode ids allocated), or an error;
-//  4. append each op to the edit log's buffer (which assigns its txid) and apply it
-//     to the tree with namespace.Tree.Apply, the one mutation path that replay
-//     uses too;
-//  5. release the lock;
-//  6. wait until the last txid is durable in every edits dir (group commit: one
-//     fsync covers every caller waiting at that moment);
-//  7. answer.
+//     the block map (read through blockmgmt.View) is consulted; the plan
+//     returns the ops that carry it out (with ids allocated), or an error,
+//     and changes nothing;
+//  4. append the ops to the edit log's buffer as one batch (which assigns
+//     their txids; an op too large to be a record refuses the whole batch)
+//     and apply each through applyLocked (apply.go), the one apply path that
+//     start-up replay and a standby's tailer use too: tree, block map,
+//     leases, retry cache;
+//  5. run the plan's follow-up: soft state not in the edits (a new block's
+//     pipeline, a block recovery started, a commit that closes nothing);
+//  6. release the lock;
+//  7. wait until the last txid is durable in every journal (group commit:
+//     one fsync covers every caller waiting at that moment) — also when a
+//     later step of the same call failed after earlier steps logged ops;
+//  8. answer.
 //
 // A call that was answered is in the log, always. When the log can no longer make
 // edits durable (fewer than dfs.namenode.edits.dir.minimum dirs left), mutate
@@ -56,10 +64,24 @@
 // dfs.namenode.num.checkpoints.retained and the edits no image needs any more
 // (keeping dfs.namenode.num.extra.edits.retained extra transactions).
 //
+// # High availability
+//
+// Two NameNodes of a nameservice (dfs.nameservices, dfs.ha.namenodes.NS)
+// share the edit log (dfs.namenode.shared.edits.dir): the active writes
+// it — the shared journal first, its local edits dirs after — and the
+// standby tails it (tailer.go) and keeps its block map from the same
+// DataNode reports, queuing those the edits have not explained yet
+// (blockmgmt's standby mode), so that a failover needs no block reports.
+// Both start as standbys; hastate.go has the transitions. The standby
+// checkpoints and uploads images to the active (checkpoint.go); every
+// NameNode serves the image servlet (package imagetransfer) for that,
+// for -bootstrapStandby (bootstrap.go) and for checkpoint nodes.
+//
 // # Web server (dfs.namenode.http-address)
 //
-// The overview page (/, /dfshealth.html), /isActive (always 200 "I am Active!"
-// until HA exists) and /jmx with Hadoop's beans: NameNodeInfo (capacity, the
+// The overview page (/, /dfshealth.html), /isActive (200 "I am Active!" on
+// the active, 405 "I am not Active!" otherwise), /imagetransfer, and /jmx
+// with Hadoop's beans: NameNodeInfo (capacity, the
 // live and dead DataNodes as JSON strings, name dirs), FSNamesystem and
 // FSNamesystemState (block and file counts, replication queues, safe mode as
 // FSState), NameNodeStatus and RpcActivityForPort<port>. Every request reads
@@ -68,8 +90,12 @@
 //
 // # Goroutines
 //
-// The RPC server's readers and handler pool (package ipc), the edit log's flusher
-// (package editlog), the web server (package web). NameNode.Close stops the RPC
-// server (finishing calls in flight), the web server, closes the edit log
-// (finalizing its segment) and unlocks the dirs.
+// The RPC server's readers and handler pool (package ipc), the edit log's
+// flusher (package editlog), the web server (package web), the liveness
+// monitor (every state), and the services of the current HA state: the
+// active monitor (safe mode, redundancy work, leases, auto roll) on an
+// active; the tailer and the checkpointer on a standby. NameNode.Close
+// stops the services, the RPC server (finishing calls in flight) and the
+// web server, closes the edit log (finalizing its segment) and unlocks the
+// dirs.
 package namenode
