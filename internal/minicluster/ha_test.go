@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	stock "github.com/colinmarc/hdfs/v2"
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -186,5 +190,48 @@ func TestStandbyCheckpoints(t *testing.T) {
 	cut := func(s string) string { return s[:strings.Index(s, "-- locations")] }
 	if cut(before) != cut(after) {
 		t.Fatalf("the active restarted from the uploaded image differs:\n%s", diffLines(cut(before), cut(after)))
+	}
+}
+
+// TestStandbyAnswersAsStandby: the standby refuses the stock client's
+// writes with StandbyException, and its web server says what it is:
+// /isActive 405 "I am not Active!" (200 on the active) and NameNodeStatus
+// State "standby" on /jmx.
+func TestStandbyAnswersAsStandby(t *testing.T) {
+	c := startHACluster(t)
+	nns := c.NameNodes()
+	cl, err := stock.NewClient(stock.ClientOptions{Addresses: []string{c.NameNodeAddrs()[1]}, User: nns[1].SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	err = cl.Mkdir("/refused", 0o755)
+	if err == nil || !strings.Contains(err.Error(), "StandbyException") && !strings.Contains(err.Error(), "not supported in state standby") {
+		t.Fatalf("the stock client's mkdir on the standby: %v", err)
+	}
+	for i, want := range []struct {
+		code  int
+		body  string
+		state string
+	}{{200, "I am Active!", "active"}, {405, "I am not Active!", "standby"}} {
+		base := "http://" + nns[i].HTTPAddr().String()
+		resp, err := http.Get(base + "/isActive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want.code || string(b) != want.body {
+			t.Errorf("nn%d /isActive: %d %q, want %d %q", i+1, resp.StatusCode, b, want.code, want.body)
+		}
+		resp, err = http.Get(base + "/jmx?qry=Hadoop:service=NameNode,name=NameNodeStatus")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"State" : "`+want.state+`"`) && !strings.Contains(string(b), `"State": "`+want.state+`"`) {
+			t.Errorf("nn%d NameNodeStatus: %s, want State %s", i+1, b, want.state)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
 // haPair is two NameNodes of nameservice ns1 over a shared edits dir, in
@@ -33,11 +35,14 @@ type haPair struct {
 	cfgs   [2]namenode.Config
 	nns    [2]*namenode.NameNode
 	shared string
+	// fs is each NameNode's file system (vfs.Default unless a test
+	// injects faults).
+	fs [2]vfs.FS
 }
 
 func newHAPair(t *testing.T) *haPair {
 	t.Helper()
-	p := &haPair{t: t, root: t.TempDir()}
+	p := &haPair{t: t, root: t.TempDir(), fs: [2]vfs.FS{vfs.Default, vfs.Default}}
 	for i := range p.lns {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -96,7 +101,7 @@ func (p *haPair) start(i int) {
 		}
 		p.lns[i] = l
 	}
-	nn, err := namenode.Start(context.Background(), p.cfgs[i], namenode.Deps{Listener: p.lns[i], Logger: quietLogger()})
+	nn, err := namenode.Start(context.Background(), p.cfgs[i], namenode.Deps{FS: p.fs[i], Listener: p.lns[i], Logger: quietLogger()})
 	if err != nil {
 		p.t.Fatalf("starting nn%d: %v", i+1, err)
 	}
@@ -192,5 +197,54 @@ func TestHATransitions(t *testing.T) {
 	p.waitSame(1, 0)
 	if !strings.Contains(p.dump(1), `lease "DFSClient_writer"`) {
 		t.Errorf("the new active lost the open file's lease:\n%s", p.dump(1))
+	}
+}
+
+// TestSharedEditsFailureStopsTheActive: when the shared edits can no longer
+// be written, the active answers the write that could not be made durable
+// with an error, acknowledges nothing more, and stops; the write is in no
+// journal (the shared one is written first), so a restart does not show it.
+func TestSharedEditsFailureStopsTheActive(t *testing.T) {
+	p := newHAPair(t)
+	var broken atomic.Bool
+	p.fs[0] = vfs.WithErrors(vfs.Default, func(op vfs.Op, path string) error {
+		if broken.Load() && strings.HasPrefix(path, p.shared) && (op == vfs.OpWrite || op == vfs.OpSync) {
+			return errors.New("planted: the shared edits are unwritable")
+		}
+		return nil
+	})
+	p.nns[0].Close()
+	p.start(0)
+	ctx := context.Background()
+	if err := p.nns[0].TransitionToActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := p.client(0)
+	if err := mkdir(t, c, "/before", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken.Store(true)
+	if err := mkdir(t, c, "/lost", 0o755); err == nil {
+		t.Fatal("a write was acknowledged while the shared edits were unwritable")
+	}
+	select {
+	case <-p.nns[0].Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the active did not stop after its shared edits failed")
+	}
+	broken.Store(false)
+	p.start(0)
+	if err := p.nns[0].TransitionToActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2 := p.client(0)
+	for path, want := range map[string]bool{"/before": true, "/lost": false} {
+		var resp hdfs.GetFileInfoResponseProto
+		if err := call(t, c2, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(path)}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if (resp.Fs != nil) != want {
+			t.Errorf("after restart, %s exists = %v, want %v", path, resp.Fs != nil, want)
+		}
 	}
 }
