@@ -230,16 +230,21 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 	return f, nil
 }
 
-// idempotent reports the ClientProtocol methods this package calls that
-// Hadoop marks @Idempotent: resending them after a lost response is safe.
-// create, delete and rename2 are at-most-once and are not resent.
+// idempotent reports the ClientProtocol methods this package calls that may
+// be resent after a lost response: the ones Hadoop marks @Idempotent, and
+// the @AtMostOnce ones (create, append, delete, rename, rename2, concat,
+// updatePipeline), which the NameNode's retry cache protects — a resend
+// keeps its call id, and the NameNode that carried the call out answers it
+// from the cache, as does a standby that took over, which rebuilt the cache
+// from the call ids the edit log records.
 func idempotent(method string) bool {
 	switch method {
 	case "getFileInfo", "getListing", "mkdirs", "setPermission", "setOwner",
 		"setTimes", "setReplication", "getContentSummary", "getQuotaUsage",
 		"setQuota", "getFsStats", "getServerDefaults", "complete", "checkAccess",
 		"getBlockLocations", "renewLease", "fsync", "updateBlockForPipeline", "truncate",
-		"reportBadBlocks", "abandonBlock", "addBlock", "recoverLease":
+		"reportBadBlocks", "abandonBlock", "addBlock", "recoverLease",
+		"create", "append", "delete", "rename", "rename2", "concat", "updatePipeline":
 		return true
 	}
 	return false
