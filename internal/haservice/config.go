@@ -85,12 +85,12 @@ func (c Config) Validate() error {
 		{conf.HDFSGoHAFencingShellTimeout, c.ShellFenceTimeout},
 	} {
 		if d.v < 0 {
-			return fmt.Errorf("haservice: %s must not be negative, got %v", d.key, d.v)
+			return fmt.Errorf("%w: %s must not be negative, got %v", ErrInvalidConfig, d.key, d.v)
 		}
 	}
 	if c.GracefulFenceConnectRetries < 0 {
-		return fmt.Errorf("haservice: %s must not be negative, got %d",
-			conf.HAFCGracefulFenceConnectionRetries, c.GracefulFenceConnectRetries)
+		return fmt.Errorf("%w: %s must not be negative, got %d",
+			ErrInvalidConfig, conf.HAFCGracefulFenceConnectionRetries, c.GracefulFenceConnectRetries)
 	}
 	return nil
 }

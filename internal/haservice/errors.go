@@ -32,6 +32,9 @@ var (
 	ErrFenceUnsupported = errors.New("haservice: fencing method not supported")
 	// ErrNoTarget: a service id cannot be resolved to an address.
 	ErrNoTarget = errors.New("haservice: unknown HA target")
+	// ErrInvalidConfig: a configuration value is out of range; the error
+	// names the key.
+	ErrInvalidConfig = errors.New("haservice: invalid configuration")
 	// ErrProtocol: a peer sent something HAServiceProtocol does not allow.
 	ErrProtocol = errors.New("haservice: protocol error")
 )
