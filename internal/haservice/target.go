@@ -28,7 +28,8 @@ type Target struct {
 	// literalIP: the configured host was an IP address.
 	literalIP bool
 	// Health is a separate address for health checks (the NameNode's
-	// lifeline RPC address), "" when none; Hadoop names the target by it.
+	// lifeline RPC address, printed as Java prints it), "" when none;
+	// Hadoop names the target by it.
 	Health string
 
 	// Nameservice and NameNodeID identify a NameNode target.
@@ -224,7 +225,11 @@ func ResolveNameNode(ctx context.Context, c *conf.Conf, ns, nn string, dns Resol
 		return nil, err
 	}
 	if lifeline := strings.TrimSpace(tc.String(keyLifelineRPCAddress)); lifeline != "" {
-		t.Health = lifeline
+		h := &Target{Addr: lifeline}
+		if err := h.resolve(ctx, dns, conf.DefaultNameNodeRPCPort); err != nil {
+			return nil, err
+		}
+		t.Health = h.javaAddress()
 	}
 	auto, err := tc.Bool(conf.DFSHAAutomaticFailoverEnabled)
 	if err != nil {

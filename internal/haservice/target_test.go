@@ -104,6 +104,13 @@ func TestResolveNameNode(t *testing.T) {
 	if tgt.DialAddress() != "10.0.0.1:8020" {
 		t.Errorf("dial address %s", tgt.DialAddress())
 	}
+
+	// A lifeline address names the target in messages; calls still go to
+	// the RPC address.
+	tgt, err := haservice.ResolveNameNode(ctx, haConf("dfs.namenode.lifeline.rpc-address.ns1.nn1", "nn1.example:8050"), "", "nn1", dns)
+	if err != nil || tgt.String() != "NameNode at nn1.example/10.0.0.1:8050" || tgt.DialAddress() != "10.0.0.1:8020" {
+		t.Errorf("lifeline: %v, %v", tgt, err)
+	}
 }
 
 func TestResolveNameNodeErrors(t *testing.T) {
