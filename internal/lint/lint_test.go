@@ -41,11 +41,6 @@ var clockCalls = map[string]bool{
 // roles are the daemons; a role never imports another (they talk over RPC).
 var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal"}
 
-// roleNeutral are packages every role and tool may use, so they import no
-// role themselves (the NameNode serves HAServiceProtocol, haadmin and a
-// failover controller call it).
-var roleNeutral = []string{"internal/haservice"}
-
 // serverSide are packages the public client must never import.
 var serverSide = []string{
 	"internal/namenode", "internal/datanode", "internal/qjournal",
@@ -181,30 +176,6 @@ func TestRolesDoNotImportEachOther(t *testing.T) {
 				for _, other := range roles {
 					if other != r && under(p, other) {
 						bad = append(bad, f.path+": role "+r+" imports "+im)
-					}
-				}
-			}
-		}
-	}
-	report(t, bad)
-}
-
-func TestRoleNeutralPackagesImportNoRole(t *testing.T) {
-	forbidden := append(append([]string(nil), roles...), "internal/cli", "internal/minicluster")
-	var bad []string
-	for _, f := range loadFiles(t) {
-		for _, n := range roleNeutral {
-			if !under(f.pkgDir, n) {
-				continue
-			}
-			for _, im := range f.imports {
-				p, ok := internalPath(im)
-				if !ok {
-					continue
-				}
-				for _, r := range forbidden {
-					if under(p, r) {
-						bad = append(bad, f.path+": role-neutral "+n+" imports "+im)
 					}
 				}
 			}
