@@ -15,7 +15,7 @@ func init() {
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
 		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility"},
-		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client"},
+		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client", run: runHAAdmin, usage: haadminUsage},
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
 		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file"},
 		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage"},

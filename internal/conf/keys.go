@@ -183,6 +183,19 @@ const (
 	DFSNameNodeReplicationMaxStreamsHardLimit = "dfs.namenode.replication.max-streams-hard-limit"
 	DFSNameNodeReplicationWorkMultiplier      = "dfs.namenode.replication.work.multiplier.per.iteration"
 	DFSNameNodeInvalidateWorkPct              = "dfs.namenode.invalidate.work.pct.per.iteration"
+
+	// HA administration and fencing (hdfs haadmin, the failover
+	// controller). DFSHAFencingMethods has no default: unset means no
+	// fencer is configured, which Hadoop tells apart from an empty list.
+
+	HAFCCLICheckRPCTimeout             = "ha.failover-controller.cli-check.rpc-timeout.ms"          // 20000 ms
+	HAFCGracefulFenceRPCTimeout        = "ha.failover-controller.graceful-fence.rpc-timeout.ms"     // 5000 ms
+	HAFCGracefulFenceConnectionRetries = "ha.failover-controller.graceful-fence.connection.retries" // 1
+	HAFCNewActiveRPCTimeout            = "ha.failover-controller.new-active.rpc-timeout.ms"         // 60000 ms
+	DFSHAFencingMethods                = "dfs.ha.fencing.methods"                                   // unset
+	// HDFSGoHAFencingShellTimeout bounds one shell(...) fencing command;
+	// Hadoop's shell fencer has none. 0 means no bound.
+	HDFSGoHAFencingShellTimeout = "hdfsgo.ha.fencing.shell.timeout" // 300 s
 )
 
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
@@ -343,5 +356,11 @@ func defaultTable() []keyDef {
 		{DFSNameNodeReplicationMaxStreamsHardLimit, "4", 0},
 		{DFSNameNodeReplicationWorkMultiplier, "2", 0},
 		{DFSNameNodeInvalidateWorkPct, "0.32f", 0},
+
+		{HAFCCLICheckRPCTimeout, "20000", ms},
+		{HAFCGracefulFenceRPCTimeout, "5000", ms},
+		{HAFCGracefulFenceConnectionRetries, "1", 0},
+		{HAFCNewActiveRPCTimeout, "60000", ms},
+		{HDFSGoHAFencingShellTimeout, "300s", sec},
 	}
 }

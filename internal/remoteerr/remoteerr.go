@@ -37,6 +37,8 @@ const (
 	ClassUnresolvedLink       = "org.apache.hadoop.fs.UnresolvedLinkException"
 	ClassInvalidRequest       = "org.apache.hadoop.fs.InvalidRequestException"
 	ClassVersionMismatch      = "org.apache.hadoop.ipc.RPC$VersionMismatch"
+	ClassHealthCheckFailed    = "org.apache.hadoop.ha.HealthCheckFailedException"
+	ClassServiceFailed        = "org.apache.hadoop.ha.ServiceFailedException"
 )
 
 // Sentinels for Hadoop conditions that have no io/fs or syscall
@@ -90,6 +92,12 @@ var (
 	ErrInvalidRequest = errors.New("remoteerr: invalid request")
 	// ErrVersionMismatch: the peer speaks another RPC version.
 	ErrVersionMismatch = errors.New("remoteerr: RPC version mismatch")
+	// ErrHealthCheckFailed: an HA service reports itself unhealthy
+	// (HAServiceProtocol.monitorHealth).
+	ErrHealthCheckFailed = errors.New("remoteerr: health check failed")
+	// ErrServiceFailed: an HA service could not make the state transition
+	// it was asked for.
+	ErrServiceFailed = errors.New("remoteerr: service failed")
 	// ErrIO is the fallback: it matches java.io.IOException and every class
 	// the table does not know (nearly every Hadoop RPC error is an
 	// IOException in Java).
@@ -144,6 +152,8 @@ var table = []entry{
 	{ClassUnresolvedPath, []error{ErrUnresolvedPath}},
 	{ClassInvalidRequest, []error{ErrInvalidRequest}},
 	{ClassVersionMismatch, []error{ErrVersionMismatch}},
+	{ClassHealthCheckFailed, []error{ErrHealthCheckFailed}},
+	{ClassServiceFailed, []error{ErrServiceFailed}},
 	{ClassIOException, []error{ErrIO}},
 }
 

@@ -15,7 +15,8 @@ func TestFromRemoteMatches(t *testing.T) {
 		ErrAlreadyBeingCreated, ErrQuotaExceeded, ErrNSQuotaExceeded, ErrDSQuotaExceeded,
 		ErrPathComponentTooLong, ErrMaxDirectoryItems, ErrInvalidPath, ErrUnsupported,
 		ErrNoSuchMethod, ErrNoSuchProtocol, ErrNotReplicatedYet, ErrSnapshotAccess,
-		ErrUnresolvedPath, ErrInvalidRequest, ErrVersionMismatch, ErrIO}
+		ErrUnresolvedPath, ErrInvalidRequest, ErrVersionMismatch, ErrHealthCheckFailed,
+		ErrServiceFailed, ErrIO}
 	for _, tc := range []struct {
 		class string
 		want  []error
@@ -47,6 +48,8 @@ func TestFromRemoteMatches(t *testing.T) {
 		{ClassUnresolvedPath, []error{ErrUnresolvedPath}},
 		{ClassInvalidRequest, []error{ErrInvalidRequest}},
 		{ClassVersionMismatch, []error{ErrVersionMismatch}},
+		{ClassHealthCheckFailed, []error{ErrHealthCheckFailed}},
+		{ClassServiceFailed, []error{ErrServiceFailed}},
 		{ClassIOException, []error{ErrIO}},
 		{"com.example.SomethingElse", []error{ErrIO}},
 		{"", []error{ErrIO}},
