@@ -174,6 +174,7 @@ const (
 	DFSHALogRollPeriod            = "dfs.ha.log-roll.period"
 	DFSHAStandbyCheckpoints       = "dfs.ha.standby.checkpoints"
 	DFSNameNodeCheckpointCheck    = "dfs.namenode.checkpoint.check.period"
+	DFSNameNodeResourceReserved   = "dfs.namenode.resource.du.reserved"
 
 	// Redundancy monitor.
 
@@ -349,6 +350,7 @@ func defaultTable() []keyDef {
 		{DFSHALogRollPeriod, "120s", sec},
 		{DFSHAStandbyCheckpoints, "true", 0},
 		{DFSNameNodeCheckpointCheck, "60s", sec},
+		{DFSNameNodeResourceReserved, "104857600", 0},
 
 		{DFSNameNodeRedundancyInterval, "3s", sec},
 		{DFSNameNodeReconstructionPendingTimeout, "300", sec},

@@ -258,6 +258,9 @@ func (l *Log) InitForWrite(ctx context.Context) error {
 		return l.mu.failed
 	}
 	l.mu.state = StateBetweenSegments
+	// A writer's first segment starts after whatever it read (a standby
+	// that tailed other writers' edits is far past its own last segment).
+	l.mu.next = 0
 	return nil
 }
 

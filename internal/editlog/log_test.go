@@ -911,11 +911,25 @@ func TestStandbyStates(t *testing.T) {
 	if err := standby.StartSegment(ctx, 10); err != nil { // 7-9 were finalized by Close
 		t.Fatal(err)
 	}
-	if err := standby.EndSegment(ctx); err != nil {
+	if err := standby.EndSegment(ctx); err != nil { // 10-11
 		t.Fatal(err)
 	}
 	if err := standby.InitForRead(); err != nil {
 		t.Fatalf("back to reading after the segment ended: %v", err)
+	}
+	// Writer again, after others wrote 12-20: the next segment starts
+	// where the reading ended, not after its own last segment.
+	if err := standby.InitForWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.StartSegment(ctx, 21); err != nil {
+		t.Fatalf("a writer again, starting after what it read: %v", err)
+	}
+	if err := standby.EndSegment(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.InitForRead(); err != nil {
+		t.Fatal(err)
 	}
 	if got := standby.State(); got != StateOpenForReading {
 		t.Errorf("state %v, want OPEN_FOR_READING", got)

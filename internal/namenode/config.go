@@ -125,6 +125,10 @@ type Config struct {
 	CheckpointPeriod      time.Duration
 	CheckpointTxns        int64
 	CheckpointCheckPeriod time.Duration
+	// ResourceReserved is the free space every name and edits dir must
+	// keep (dfs.namenode.resource.du.reserved, 100 MiB); below it the
+	// NameNode reports itself unhealthy to failover controllers.
+	ResourceReserved int64
 	// ImageTransfer configures the image servlet and its client
 	// (dfs.image.transfer.*).
 	ImageTransfer imagetransfer.Config
@@ -219,6 +223,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	cfg.ResourceReserved = size(conf.DFSNameNodeResourceReserved)
 	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
 		errs = append(errs, err)
 	}

@@ -12,12 +12,14 @@ import (
 //
 // The liveness monitor runs for the NameNode's whole life, active or
 // standby: a standby tracks which DataNodes are alive too, so that after a
-// failover it places blocks on live nodes at once. The active monitor runs
-// only while the NameNode is active (started and stopped by the HA
-// transitions): safe-mode progress, replication and deletion work, the
-// lease monitor, and the edit log's automatic roll.
+// failover it places blocks on live nodes at once, and leaves start-up
+// safe mode once enough blocks are reported (a standby in safe mode is not
+// ready to become active, as in Hadoop). The active monitor runs only while
+// the NameNode is active (started and stopped by the HA transitions):
+// replication and deletion work, the lease monitor, and the edit log's
+// automatic roll.
 
-// livenessMonitor declares silent DataNodes dead.
+// livenessMonitor declares silent DataNodes dead and advances safe mode.
 func (nn *NameNode) livenessMonitor(ctx context.Context) {
 	t := nn.deps.Clock.NewTicker(min(time.Second, nn.cfg.RedundancyInterval))
 	defer t.Stop()
@@ -30,7 +32,14 @@ func (nn *NameNode) livenessMonitor(ctx context.Context) {
 		}
 		var dead []blockmgmt.DatanodeID
 		now := nn.deps.Clock.Now()
-		ns.writeLocked(func() { dead = ns.mu.bm.CheckHeartbeats(now) })
+		ns.writeLocked(func() {
+			wasSafe := ns.mu.bm.InSafeMode()
+			ns.mu.bm.Tick(now)
+			if wasSafe && !ns.mu.bm.InSafeMode() {
+				nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
+			}
+			dead = ns.mu.bm.CheckHeartbeats(now)
+		})
 		for _, d := range dead {
 			nn.deps.Logger.Warn("DataNode is dead", "uuid", d.UUID, "addr", d.XferAddr())
 		}
@@ -52,11 +61,6 @@ func (nn *NameNode) activeMonitor(ctx context.Context) {
 		}
 		now := nn.deps.Clock.Now()
 		ns.writeLocked(func() {
-			wasSafe := ns.mu.bm.InSafeMode()
-			ns.mu.bm.Tick(now)
-			if wasSafe && !ns.mu.bm.InSafeMode() {
-				nn.deps.Logger.Info("safe mode is OFF", "blocks", ns.mu.bm.NumBlocks(), "datanodes", ns.mu.bm.NumLiveDatanodes())
-			}
 			if now.Sub(lastWork) >= nn.cfg.RedundancyInterval {
 				lastWork = now
 				ns.mu.bm.ComputeWork(now)

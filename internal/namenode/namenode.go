@@ -101,6 +101,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	registerClientProtocol(nn)
 	registerDatanodeProtocol(nn)
 	registerNamenodeProtocol(nn)
+	registerHAServiceProtocol(nn)
 	if err := nn.startImageServer(); err != nil {
 		nn.rpc.Close()
 		nn.web.Close(ctx)

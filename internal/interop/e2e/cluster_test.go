@@ -216,7 +216,9 @@ func (c *cluster) stopAll() {
 		waitOrKill(c.nn)
 	}
 	if c.t.Failed() {
-		c.t.Logf("namenode log:\n%s", tail(c.nn.logText(), 60))
+		if c.nn != nil {
+			c.t.Logf("namenode log:\n%s", tail(c.nn.logText(), 60))
+		}
 		for _, p := range c.dns {
 			if p != nil {
 				c.t.Logf("%s log:\n%s", p.name, tail(p.logText(), 30))

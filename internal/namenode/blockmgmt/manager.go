@@ -310,7 +310,8 @@ func (m *Manager) refresh(b *blockInfo) {
 			delete(m.ucReps, b.ID)
 		}
 	}
-	if corrupt > 0 && live >= minR && (live >= exp || live+corrupt > exp) {
+	// A standby judges nothing to delete: its view lags the active's.
+	if corrupt > 0 && live >= minR && (live >= exp || live+corrupt > exp) && !m.standby {
 		for i := len(b.replicas) - 1; i >= 0; i-- {
 			if b.replicas[i].flags&rCorrupt != 0 {
 				m.invalidateReplicaAt(b, i)
@@ -318,7 +319,7 @@ func (m *Manager) refresh(b *blockInfo) {
 		}
 		corrupt = 0
 	}
-	if b.state == Complete && live > exp && m.populating {
+	if b.state == Complete && live > exp && m.populating && !m.standby {
 		m.removeExcess(b, live-exp)
 		live = exp
 	}

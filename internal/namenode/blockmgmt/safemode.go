@@ -71,9 +71,6 @@ func (m *Manager) Tick(now time.Time) {
 }
 
 func (m *Manager) checkSafeMode(now time.Time) {
-	if m.standby {
-		return // only an active leaves safe mode by itself
-	}
 	switch m.sm.status {
 	case smPending:
 		if !m.thresholdsMet() {

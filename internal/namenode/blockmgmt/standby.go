@@ -16,7 +16,9 @@ import "time"
 // location and needs no new block reports.
 //
 // In standby mode the manager also schedules no work: no reconstruction,
-// no deletion, no safe-mode exit of its own. Leaving standby mode
+// no deletion. It does leave start-up safe mode once enough blocks are
+// reported, as Hadoop's standby does: a standby still in safe mode is not
+// ready to become active. Leaving standby mode
 // (SetStandby(false), becoming active) processes what is still queued as
 // an active would, marks every DataNode stale until it heartbeats to this
 // NameNode, and rebuilds the redundancy queues from every block.
@@ -42,6 +44,9 @@ func (m *Manager) SetStandby(on bool, now time.Time) {
 		return
 	}
 	m.standby = on
+	// Orders decided in the other state are dropped: an active's are not a
+	// standby's to give, and a standby decides none.
+	m.clearQueues()
 	if on {
 		return
 	}
@@ -138,4 +143,16 @@ func (m *Manager) processQueued(now time.Time, all bool) {
 		}
 	}
 	m.nowHint = now
+}
+
+// clearQueues forgets every order not yet given and the redundancy queues
+// (Hadoop's clearQueues at an HA transition); leaveStartup rebuilds the
+// queues from the blocks.
+func (m *Manager) clearQueues() {
+	for _, dn := range m.order {
+		dn.transfers, dn.recoveries, dn.invReady = nil, nil, nil
+		dn.invList, dn.invSet = nil, nil
+	}
+	m.needed.init()
+	clear(m.pending)
 }
