@@ -34,6 +34,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 		if b.state == Complete {
 			delete(m.expected, b.ID)
 		}
+		m.explained(b.ID)
 		m.refresh(b)
 		return nil
 	}
@@ -42,6 +43,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 	if state != Complete && len(targets) > 0 {
 		m.SetPipeline(blk.ID, targets)
 	}
+	m.explained(b.ID)
 	m.refresh(b)
 	return nil
 }
@@ -87,6 +89,7 @@ func (m *Manager) UpdateBlock(blk Block) {
 		b.GenStamp = blk.GenStamp
 	}
 	b.NumBytes = blk.NumBytes
+	m.explained(b.ID)
 	m.refresh(b)
 }
 
@@ -171,6 +174,7 @@ func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
 		return b.state, fmt.Errorf("%w: commit of blk_%d_%d, recorded stamp %d", ErrGenStamp, blk.ID, blk.GenStamp, b.GenStamp)
 	}
 	b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+	m.explained(b.ID)
 	m.verifyReplicas(b)
 	m.refresh(b)
 	return b.state, nil
@@ -198,6 +202,10 @@ func (m *Manager) verifyReplicas(b *blockInfo) {
 		}
 		switch {
 		case r.state == Finalized && (rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes):
+			if m.standby {
+				m.postpone(r.st.dn, r.st, rb, Finalized, "") // see reported
+				continue
+			}
 			m.markCorrupt(b, i, rb)
 		case r.state != Finalized && rb.GenStamp < b.GenStamp:
 			m.removeReplicaAt(b, i)
@@ -214,6 +222,7 @@ func (m *Manager) ForceComplete(id int64) error {
 	}
 	b.state = Complete
 	delete(m.expected, id)
+	m.explained(b.ID)
 	m.refresh(b)
 	return nil
 }
@@ -244,6 +253,7 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 		uuids = append(uuids, t.UUID)
 	}
 	m.expected[id] = uuids
+	m.explained(b.ID)
 	m.refresh(b)
 	return nil
 }

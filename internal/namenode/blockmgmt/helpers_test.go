@@ -238,6 +238,16 @@ func (m *Manager) checkInvariants() error {
 	if n != len(m.needed.where) {
 		return fmt.Errorf("queue lists hold %d, index %d", n, len(m.needed.where))
 	}
+	n = 0
+	for id, q := range m.queued {
+		if len(q) == 0 {
+			return fmt.Errorf("empty postponed queue kept for blk_%d", id)
+		}
+		n += len(q)
+	}
+	if n != m.queuedCount {
+		return fmt.Errorf("postponed queues hold %d reports, count says %d", n, m.queuedCount)
+	}
 	return nil
 }
 

@@ -361,5 +361,11 @@ func (m *Manager) forget(b *blockInfo) {
 	delete(m.pending, b.ID)
 	delete(m.expected, b.ID)
 	delete(m.ucReps, b.ID)
+	if q := m.queued[b.ID]; len(q) > 0 {
+		// The active deletes these replicas; as an unknown block's they
+		// are deleted if reported again after a failover.
+		m.queuedCount -= len(q)
+		delete(m.queued, b.ID)
+	}
 	delete(m.blocks, b.ID)
 }

@@ -80,6 +80,7 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	}
 	b := m.blocks[id]
 	b.GenStamp, b.NumBytes = newGenStamp, newLength
+	m.explained(id)
 	// Keep the replicas already reported with the new stamp and length; the
 	// others are stale (their next report marks them corrupt, and they are
 	// deleted once enough good copies exist).
@@ -131,6 +132,7 @@ func (m *Manager) ReopenForAppend(id int64) error {
 	}
 	m.expected[id] = uuids
 	b.state = UnderConstruction
+	m.explained(id)
 	m.refresh(b)
 	return nil
 }

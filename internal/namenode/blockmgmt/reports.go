@@ -2,6 +2,7 @@ package blockmgmt
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -71,6 +72,19 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	}
 	v := judge(b, rb, state)
 	i := b.find(st)
+	if m.standby {
+		m.dropQueued(st, b.ID, rb.GenStamp)
+		if v == vCorrupt {
+			// A standby's block map lags the DataNodes: what looks corrupt
+			// may be explained by edits not read yet (HDFS-6289). It waits
+			// in the queue, and is judged as an active would at failover.
+			m.postpone(dn, st, rb, state, m.deleteHintFor)
+			if i >= 0 && mark {
+				b.replicas[i].flags |= rMark
+			}
+			return
+		}
+	}
 	if i < 0 {
 		if j := b.findNode(dn); j >= 0 { // moved to another volume of the node
 			m.removeReplicaAt(b, j)
@@ -103,6 +117,8 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	}
 	if b.state == UnderConstruction || b.state == UnderRecovery {
 		m.noteUC(b.ID, st, rb)
+	} else {
+		m.dropUC(b.ID, st) // judged against the committed block already
 	}
 	if v == vGood && state == Finalized {
 		if dn.scheduled > 0 {
@@ -123,6 +139,24 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		}
 	}
 	m.refresh(b)
+}
+
+// dropUC forgets what st reported for block id while it was under
+// construction.
+func (m *Manager) dropUC(id int64, st *storage) {
+	reps := m.ucReps[id]
+	for k := range reps {
+		if reps[k].st == st {
+			reps[k] = reps[len(reps)-1]
+			reps = reps[:len(reps)-1]
+			break
+		}
+	}
+	if len(reps) == 0 {
+		delete(m.ucReps, id)
+	} else {
+		m.ucReps[id] = reps
+	}
 }
 
 func (m *Manager) noteUC(id int64, st *storage, rb Block) {
@@ -206,6 +240,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 		switch it.Status {
 		case Deleted:
 			delete(dn.invSet, it.ID)
+			m.dropQueued(st, it.ID, math.MaxInt64)
 			if b == nil {
 				continue
 			}

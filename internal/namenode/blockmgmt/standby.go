@@ -10,10 +10,14 @@ import "time"
 // a block the standby has not read yet, or a replica with a generation
 // stamp the standby's block has not reached. Such a report is not acted on
 // (an unknown block would be deleted, a newer stamp judged corrupt); it is
-// queued by block, and processed once the edits that explain it are
-// applied (ProcessQueued after each tailing pass). Everything else in a
-// report is processed at once, so that at failover the block map has every
-// location and needs no new block reports.
+// queued by block, and processed as soon as an applied edit changes that
+// block (explained), so that a later edit — a commit — sees what the
+// replicas reported in between. A replica the standby would judge corrupt
+// is queued too, never marked: it may be explained by edits not read yet;
+// if nothing explains it, it is marked at failover, as the active marks it.
+// Per storage only the newest report waits; an older one is superseded.
+// Everything else in a report is processed at once, so that at failover the
+// block map has every location and needs no new block reports.
 //
 // In standby mode the manager also schedules no work: no reconstruction,
 // no deletion. It does leave start-up safe mode once enough blocks are
@@ -68,8 +72,13 @@ func (m *Manager) SetStandby(on bool, now time.Time) {
 // InStandby reports whether the manager is in standby mode.
 func (m *Manager) InStandby() bool { return m.standby }
 
-// postpone queues a report the standby cannot judge yet.
+// postpone queues a report the standby cannot judge yet. Only the newest
+// report of each storage counts: queued reports of the same storage with a
+// stamp not above this one are superseded and dropped (otherwise an old
+// report would wait in the queue until a failover and then mark a good
+// replica corrupt).
 func (m *Manager) postpone(dn *datanode, st *storage, rb Block, state ReplicaState, hint string) {
+	m.dropQueued(st, rb.ID, rb.GenStamp)
 	if m.queuedCount >= maxQueuedMessages {
 		for id, q := range m.queued {
 			m.queuedCount -= len(q)
@@ -81,6 +90,28 @@ func (m *Manager) postpone(dn *datanode, st *storage, rb Block, state ReplicaSta
 	}
 	m.queued[rb.ID] = append(m.queued[rb.ID], queuedReport{uuid: dn.id.UUID, storageID: st.id, blk: rb, state: state, deleteHint: hint})
 	m.queuedCount++
+}
+
+// dropQueued forgets the queued reports of block id from st whose stamp is
+// not above genStamp: a newer report of the replica supersedes them.
+func (m *Manager) dropQueued(st *storage, id, genStamp int64) {
+	q := m.queued[id]
+	if len(q) == 0 {
+		return
+	}
+	keep := q[:0]
+	for _, r := range q {
+		if r.uuid == st.dn.id.UUID && r.storageID == st.id && r.blk.GenStamp <= genStamp {
+			m.queuedCount--
+			continue
+		}
+		keep = append(keep, r)
+	}
+	if len(keep) == 0 {
+		delete(m.queued, id)
+	} else {
+		m.queued[id] = keep
+	}
 }
 
 // shouldPostpone reports whether a replica report must wait for the edits:
@@ -113,36 +144,56 @@ func (m *Manager) processQueued(now time.Time, all bool) {
 	if m.queuedCount == 0 {
 		return
 	}
-	var res ReportResult
-	for id, q := range m.queued {
-		b := m.blocks[id]
-		var keep []queuedReport
-		for _, r := range q {
-			if !all && (b == nil || r.blk.GenStamp > b.GenStamp) {
-				keep = append(keep, r)
-				continue
-			}
-			dn := m.nodes[r.uuid]
-			if dn == nil || dn.dead {
-				continue
-			}
-			st := m.storage(dn, r.storageID)
-			if b == nil {
-				m.unknownReplica(dn, r.blk, &res)
-				continue
-			}
-			m.deleteHintFor = r.deleteHint
-			m.reported(b, st, r.blk, r.state, false, &res)
-			m.deleteHintFor = ""
-		}
-		m.queuedCount -= len(q) - len(keep)
-		if len(keep) == 0 {
-			delete(m.queued, id)
-		} else {
-			m.queued[id] = keep
-		}
-	}
 	m.nowHint = now
+	ids := make([]int64, 0, len(m.queued))
+	for id := range m.queued {
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		m.processQueuedFor(id, all)
+	}
+}
+
+// explained processes the reports queued for a block an applied edit just
+// changed (Hadoop's processQueuedMessagesForBlock): reports are judged
+// against the block as the edits leave it, in the order the edits change
+// it, before a later edit (a commit) relies on what the replicas reported.
+func (m *Manager) explained(id int64) {
+	if m.standby && len(m.queued[id]) > 0 {
+		m.processQueuedFor(id, false)
+	}
+}
+
+// processQueuedFor processes block id's queued reports, in arrival order;
+// unless all, those the edits do not explain yet stay queued. A report
+// still judged corrupt on a standby is queued again by reported.
+func (m *Manager) processQueuedFor(id int64, all bool) {
+	q := m.queued[id]
+	delete(m.queued, id)
+	m.queuedCount -= len(q)
+	b := m.blocks[id]
+	var res ReportResult
+	for _, r := range q {
+		dn := m.nodes[r.uuid]
+		if dn == nil || dn.dead {
+			continue
+		}
+		st := m.storage(dn, r.storageID)
+		if !all && (b == nil || r.blk.GenStamp > b.GenStamp) {
+			m.queued[id] = append(m.queued[id], r)
+			m.queuedCount++
+			continue
+		}
+		if b == nil {
+			if !m.standby {
+				m.unknownReplica(dn, r.blk, &res)
+			}
+			continue
+		}
+		m.deleteHintFor = r.deleteHint
+		m.reported(b, st, r.blk, r.state, false, &res)
+		m.deleteHintFor = ""
+	}
 }
 
 // clearQueues forgets every order not yet given and the redundancy queues

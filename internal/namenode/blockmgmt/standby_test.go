@@ -88,3 +88,58 @@ func TestStandbyQueueBounded(t *testing.T) {
 		t.Fatalf("queued %d, over the bound %d", n, maxQueuedMessages)
 	}
 }
+
+// TestStandbyAppendRace: a standby hears the DataNodes of an appended
+// block in any order relative to the edits: a full report made before the
+// append, the new stamp's replicas before the edit that gives the stamp.
+// None of it marks a good replica corrupt — not when the edits are applied,
+// not at failover; a replica that stays stale is marked corrupt at
+// failover, as the active marks it; a newer report supersedes a queued
+// older one.
+func TestStandbyAppendRace(t *testing.T) {
+	h := activeHarness(t, DefaultConfig(), 1, "a1", "a2", "b1")
+	h.m.SetMaxGenStamp(1000)
+	h.m.SetStandby(true, h.now)
+	old := Block{ID: 1, NumBytes: 10, GenStamp: 1000}
+	h.addComplete(7, old, 3, "a1", "a2", "b1")
+
+	// The edits of the append: the block reopened...
+	if err := h.m.ReopenForAppend(1); err != nil {
+		t.Fatal(err)
+	}
+	// ...a full report that a1 made before the append arrives late...
+	h.fbr("a1", fin(old))
+	// ...and the replicas of the new stamp, before the standby reads it.
+	appended := Block{ID: 1, NumBytes: 30, GenStamp: 1001}
+	for _, n := range []string{"a1", "a2"} {
+		h.ibr(n, ReceivedDeleted{Block: Block{ID: 1, NumBytes: 0, GenStamp: 1001}, Status: Receiving})
+		h.ibr(n, ReceivedDeleted{Block: appended, Status: Received})
+	}
+	// The edits with the new stamp, then the commit (the next block's
+	// allocation), in one tailing pass.
+	h.m.UpdateBlock(Block{ID: 1, NumBytes: 0, GenStamp: 1001})
+	if _, err := h.m.CommitBlock(appended); err != nil {
+		t.Fatal(err)
+	}
+	h.check()
+	if info, _ := h.m.BlockInfo(1); info.Corrupt != 0 {
+		t.Fatalf("the standby marked %d replicas corrupt: %+v", info.Corrupt, info)
+	}
+	if got := h.holders(1); !slices.Equal(got, []string{"a1", "a2", "b1"}) {
+		t.Fatalf("holders after the commit: %v", got)
+	}
+	// b1 missed the append: its replica is stale, and stays queued; a2
+	// sends a stale report again, then the good one, which supersedes it.
+	h.ibr("b1", ReceivedDeleted{Block: old, Status: Received})
+	h.ibr("a2", ReceivedDeleted{Block: old, Status: Received})
+	h.ibr("a2", ReceivedDeleted{Block: appended, Status: Received})
+	if n := h.m.NumQueued(); n != 1 {
+		t.Fatalf("queued %d reports, want b1's stale one only", n)
+	}
+	h.m.SetStandby(false, h.now)
+	h.check()
+	info, _ := h.m.BlockInfo(1)
+	if info.Corrupt != 1 || info.Live != 2 {
+		t.Fatalf("after failover: %+v, want b1 corrupt and two live", info)
+	}
+}

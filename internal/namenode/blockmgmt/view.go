@@ -74,6 +74,7 @@ func (m *Manager) ucReported(id int64, st *storage) (Block, bool) {
 func (m *Manager) CompleteBlock(fileID int64, blk Block, replication int) error {
 	if b := m.blocks[blk.ID]; b != nil && b.fileID == fileID && (b.state == UnderConstruction || b.state == UnderRecovery) && blk.GenStamp >= b.GenStamp {
 		b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+		m.explained(b.ID)
 		m.verifyReplicas(b)
 	}
 	return m.AddBlock(fileID, blk, replication, Complete, nil)
