@@ -184,6 +184,10 @@ func TestStandbyCheckpoints(t *testing.T) {
 	if err := restarted.TransitionToActive(ctx); err != nil {
 		t.Fatal(err)
 	}
+	newest := images()[len(images())-1]
+	if got := restarted.Loaded(); got.ImageTxID != newest || got.Replayed > got.LastTxID-newest {
+		t.Errorf("the restarted active loaded %+v; want the uploaded image %d and only the edits after it", got, newest)
+	}
 	after := dumpOf(t, restarted)
 	// The restarted NameNode has not heard block reports yet; compare the
 	// namespace, which the image gives it.

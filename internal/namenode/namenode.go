@@ -30,6 +30,8 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
+	// loadedFrom is what the start loaded: the image and the edits after it.
+	loadedFrom LoadStats
 
 	// ckptMu serializes saveNamespace, rollEdits and checkpoints.
 	ckptMu sync.Mutex
@@ -46,6 +48,16 @@ type NameNode struct {
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// LoadStats says how a NameNode's start built its namespace.
+type LoadStats struct {
+	ImageTxID int64 // the image loaded (0: the empty namespace of a format)
+	Replayed  int64 // edits replayed on top of it
+	LastTxID  int64 // the last one
+}
+
+// Loaded is how this NameNode's start built its namespace.
+func (nn *NameNode) Loaded() LoadStats { return nn.loadedFrom }
 
 // Start loads the namespace from the configured directories and serves RPC.
 // Without HA it is active at once; an HA NameNode starts as a standby.
@@ -65,7 +77,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	}
 	nn := &NameNode{
 		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks, started: time.Now(),
-		serveErr: make(chan error, 1), done: make(chan struct{}),
+		loadedFrom: LoadStats{ImageTxID: ld.imageTxID, Replayed: ld.replayed, LastTxID: ld.lastTxID},
+		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 		ns:     ld.ns,
 	}

@@ -17,8 +17,6 @@ import (
 	stock "github.com/colinmarc/hdfs/v2"
 
 	"github.com/hdfsgo/hdfsgo/client"
-	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
-	"github.com/hdfsgo/hdfsgo/internal/conf"
 )
 
 // haCluster is an HA nameservice as processes: nn1 and nn2 over a shared
@@ -157,15 +155,12 @@ func (h *haCluster) state(t *testing.T, i int) string {
 	return strings.TrimSpace(out)
 }
 
-// ourClient is our client library on hdfs://ns1 from the XML
-// configuration, as `hdfs dfs` builds it.
+// ourClient is our client library on hdfs://ns1 with both NameNodes, as
+// `hdfs dfs` builds it from the nameservice keys (the e2e tests drive the
+// shell itself through the binary).
 func (h *haCluster) ourClient(t *testing.T) *client.FileSystem {
 	t.Helper()
-	c, err := conf.Load(conf.Options{Dir: h.confDir("nn")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys, err := fsshell.DialFromConf(c, osUser(t))
+	fsys, err := client.New(client.Options{Addresses: h.nnAddrs[:], Authority: "ns1", User: osUser(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
