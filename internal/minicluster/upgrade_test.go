@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,5 +268,141 @@ func TestClusterUpgradeRollbackFinalize(t *testing.T) {
 		if n := u.replicas(i); n != blocks {
 			t.Fatalf("DataNode %d holds %d replicas after finalize, want %d", i, n, blocks)
 		}
+	}
+}
+
+// TestHAUpgrade: with HA, -upgrade on nn1 upgrades the file:// shared
+// edits too; nn2, not bootstrapped again, refuses to start and says what
+// to run; once bootstrapped it serves the upgraded namespace. Finalizing
+// on both drops every previous state (nn1's dirs, the shared edits, the
+// DataNodes'); a second upgrade rolled back on nn1 (local and shared)
+// brings back the namespace before it.
+func TestHAUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes data through a cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	c, err := Start(ctx, Options{Dir: dir, DataNodes: 2, HA: true, Conf: []conf.KeyValue{
+		{Key: conf.DFSBlockSize, Value: "1048576"},
+		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
+		{Key: conf.DFSHeartbeatInterval, Value: "200ms"},
+		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+		{Key: conf.DFSHATailEditsPeriod, Value: "100ms"},
+		{Key: conf.DFSHALogRollPeriod, Value: "300ms"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	u := &upgradeCluster{t: t, ctx: ctx, c: c, dir: dir}
+	data := make([]byte, 1<<20+99)
+	rand.NewChaCha8([32]byte{8}).Read(data)
+	u.write("/before", data)
+	shared := storage.Dir{Root: filepath.Join(dir, "shared")}
+	cfg1, err := c.NameNodeConfig(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := namenode.Deps{Logger: c.logger}
+
+	stopAllHA := func() {
+		t.Helper()
+		for i := range 2 {
+			if err := c.StopDataNode(i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 2 {
+			if err := c.StopNameNode(i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// startAfter starts nn1 as the active one, bootstraps nn2 from it
+	// (after checking that it refuses to start without), and starts the
+	// DataNodes.
+	startAfter := func(rollback bool) {
+		t.Helper()
+		if err := c.StartNameNode(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.NameNodes()[0].TransitionToActive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.StartNameNode(ctx, 1); err == nil || !strings.Contains(err.Error(), "-bootstrapStandby") {
+			t.Fatalf("nn2 started over the shared edits of another upgrade: %v", err)
+		}
+		if err := namenode.BootstrapStandby(ctx, cfg1, deps, namenode.BootstrapOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.StartNameNode(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			u.startDataNode(i, DataNodeStart{Rollback: rollback})
+		}
+		if err := c.WaitActive(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stopAllHA()
+	if err := namenode.Upgrade(ctx, u.nnConfig(), deps); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := shared.HasPrevious(vfs.Default); !ok {
+		t.Fatal("the shared edits kept no previous state")
+	}
+	startAfter(false)
+	for _, nn := range c.NameNodes() {
+		if nn.UpgradeFinalized() {
+			t.Fatal("a NameNode says the upgrade is finalized")
+		}
+	}
+	if got, err := u.read("/before"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read after the HA upgrade: %v", err)
+	}
+	for i, addr := range c.NameNodeAddrs() {
+		nc := ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: c.NameNode().SuperUser(), Protocol: namenode.ClientProtocolName})
+		err := nc.Call(ctx, "finalizeUpgrade", &hdfs.FinalizeUpgradeRequestProto{}, &hdfs.FinalizeUpgradeResponseProto{})
+		nc.Close()
+		if err != nil {
+			t.Fatalf("finalize on nn%d: %v", i+1, err)
+		}
+	}
+	for i, nn := range c.NameNodes() {
+		if !nn.UpgradeFinalized() {
+			t.Fatalf("nn%d: not finalized", i+1)
+		}
+	}
+	if ok, _ := shared.HasPrevious(vfs.Default); ok {
+		t.Fatal("the shared edits kept their previous state after finalize")
+	}
+	for i := range 2 {
+		u.waitPrevious(i, false)
+	}
+
+	// A second upgrade, rolled back.
+	stopAllHA()
+	if err := namenode.Upgrade(ctx, u.nnConfig(), deps); err != nil {
+		t.Fatal(err)
+	}
+	startAfter(false)
+	u.write("/after", data[:1000])
+	stopAllHA()
+	if err := namenode.Rollback(ctx, u.nnConfig(), deps, namenode.RollbackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := shared.HasPrevious(vfs.Default); ok {
+		t.Fatal("the shared edits were not rolled back")
+	}
+	startAfter(true)
+	if got, err := u.read("/before"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read after the HA rollback: %v", err)
+	}
+	if _, err := u.read("/after"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/after survived the rollback: %v", err)
 	}
 }
