@@ -51,7 +51,7 @@ type ScannerOptions struct {
 type nopReporter struct{}
 
 func (nopReporter) ReportBad(string, *storage.Volume, storage.Block, error) {}
-func (nopReporter) VolumeError(*storage.Volume, error)                     {}
+func (nopReporter) VolumeError(*storage.Volume, error)                      {}
 
 // unlimited stands for "no limit" in a rate list.
 const unlimited = 1 << 40
