@@ -91,14 +91,16 @@ func transitionDirs(cfg *Config) (local, shared []storage.Dir, err error) {
 	return local, shared, nil
 }
 
-// errQJournalTransition refuses a transition of qjournal:// shared edits.
+// errQJournalTransition refuses a transition of qjournal:// shared edits,
+// naming the way around it.
 func errQJournalTransition(what string, cfg *Config) error {
 	for _, u := range cfg.HA.SharedEditsDirs {
 		if strings.HasPrefix(u, "qjournal://") {
-			return fmt.Errorf("namenode: %s with qjournal:// shared edits (%s) is not supported: the JournalNodes cannot %s their storage yet. "+
-				"To %s, run without HA (stop both NameNodes, set %s to nothing and dfs.nameservices to nothing, %s on the NameNode that was active), "+
-				"then make it HA again with `hdfs namenode -initializeSharedEdits` and `hdfs namenode -bootstrapStandby` on the other",
-				what, u, what, what, "dfs.namenode.shared.edits.dir", what)
+			return fmt.Errorf("namenode: %s with qjournal:// shared edits (%s) is not supported: the JournalNodes cannot %s their storage. "+
+				"Instead: on the active NameNode run `hdfs dfsadmin -safemode enter` and `hdfs dfsadmin -saveNamespace`; stop both NameNodes; "+
+				"on the one that was active, run `hdfs namenode -%s` with a configuration without HA (no %s, no %s); "+
+				"then make the nameservice HA again with `hdfs namenode -initializeSharedEdits` there and `hdfs namenode -bootstrapStandby` on the other",
+				what, u, what, what, "dfs.nameservices", "dfs.namenode.shared.edits.dir")
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
@@ -385,4 +386,26 @@ func hasFinalize(cmds []*datanode.DatanodeCommandProto) bool {
 		}
 	}
 	return false
+}
+
+// TestQJournalUpgradeRefused: the JournalNodes cannot upgrade their
+// storage; -upgrade and -rollback say so and name the way around.
+func TestQJournalUpgradeRefused(t *testing.T) {
+	cfg := nntest.Config(t, 1,
+		conf.KeyValue{Key: conf.DFSNameservices, Value: "ns1"},
+		conf.KeyValue{Key: "dfs.ha.namenodes.ns1", Value: "nn1,nn2"},
+		conf.KeyValue{Key: "dfs.namenode.rpc-address.ns1.nn1", Value: "127.0.0.1:8020"},
+		conf.KeyValue{Key: "dfs.namenode.rpc-address.ns1.nn2", Value: "127.0.0.2:8020"},
+		conf.KeyValue{Key: conf.DFSHANameNodeID, Value: "nn1"},
+		conf.KeyValue{Key: conf.DFSNameNodeSharedEditsDir, Value: "qjournal://127.0.0.1:8485;127.0.0.2:8485;127.0.0.3:8485/ns1"},
+	)
+	ctx := context.Background()
+	for what, err := range map[string]error{
+		"upgrade":  namenode.Upgrade(ctx, cfg, namenode.Deps{Logger: quietLogger()}),
+		"rollback": namenode.Rollback(ctx, cfg, namenode.Deps{Logger: quietLogger()}, namenode.RollbackOptions{}),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "is not supported") || !strings.Contains(err.Error(), "-bootstrapStandby") {
+			t.Errorf("%s over qjournal://: %v", what, err)
+		}
+	}
 }
