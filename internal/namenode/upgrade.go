@@ -547,9 +547,13 @@ func (c *clientRPC) rollingUpgrade(ctx context.Context, req *hdfs.RollingUpgrade
 	case hdfs.RollingUpgradeActionProto_QUERY, hdfs.RollingUpgradeActionProto_FINALIZE:
 		return &hdfs.RollingUpgradeResponseProto{}, nil
 	}
+	action := strings.ToLower(req.GetAction().String())
+	if req.GetAction() == hdfs.RollingUpgradeActionProto_START {
+		action = "prepare"
+	}
 	return nil, remoteerr.New(remoteerr.ClassUnsupported,
 		"rollingUpgrade %s is not supported: hdfsgo has no rolling upgrades; stop the cluster and use `hdfs namenode -upgrade` (then -rollback or dfsadmin -finalizeUpgrade)",
-		req.GetAction())
+		action)
 }
 
 // isUpgradeFinalized is NamenodeProtocol.isUpgradeFinalized.

@@ -17,6 +17,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
@@ -408,4 +409,20 @@ func TestQJournalUpgradeRefused(t *testing.T) {
 			t.Errorf("%s over qjournal://: %v", what, err)
 		}
 	}
+}
+
+// TestRollingUpgradeNotSupported: query and finalize say no rolling
+// upgrade is in progress (true: none can be); prepare is refused with
+// UnsupportedOperationException.
+func TestRollingUpgradeNotSupported(t *testing.T) {
+	nn := nntest.New(t)
+	c := rpcClient(t, nn.Addr, nn.SuperUser(), namenode.ClientProtocolName)
+	for _, a := range []hdfs.RollingUpgradeActionProto{hdfs.RollingUpgradeActionProto_QUERY, hdfs.RollingUpgradeActionProto_FINALIZE} {
+		var resp hdfs.RollingUpgradeResponseProto
+		if err := call(t, c, "rollingUpgrade", &hdfs.RollingUpgradeRequestProto{Action: a.Enum()}, &resp); err != nil || resp.RollingUpgradeInfo != nil {
+			t.Fatalf("rollingUpgrade %v: %v, %v", a, resp.RollingUpgradeInfo, err)
+		}
+	}
+	err := call(t, c, "rollingUpgrade", &hdfs.RollingUpgradeRequestProto{Action: hdfs.RollingUpgradeActionProto_START.Enum()}, &hdfs.RollingUpgradeResponseProto{})
+	expectRemote(t, err, remoteerr.ClassUnsupported, "rollingUpgrade prepare is not supported")
 }
