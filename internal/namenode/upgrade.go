@@ -530,6 +530,11 @@ func (c *clientRPC) upgradeStatus(ctx context.Context, _ *hdfs.UpgradeStatusRequ
 	if err := c.checkSuper(ctx); err != nil {
 		return nil, err
 	}
+	// Read the dirs again: with HA the other NameNode may have finalized
+	// the shared edits since.
+	if err := c.nn.refreshUpgradeState(); err != nil {
+		return nil, remoteerr.New(remoteerr.ClassIOException, "%v", err)
+	}
 	return &hdfs.UpgradeStatusResponseProto{UpgradeFinalized: proto.Bool(c.nn.UpgradeFinalized())}, nil
 }
 
