@@ -60,7 +60,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   scanner measures the DataNode's block scanner: on one volume holding -data
   bytes (512m) in replicas of -replicaSize (4m), the rate it verifies at for
   each dfs.block.scanner.volume.bytes.per.second in -rates (1m,4m,16m,64m,
-  256m,0; 0 is no limit), each measured for at least -window (3s) and five
+  256m,0; 0 is no limit), each measured for at least -window (10s) and five
   replicas; then, on an in-process cluster of one DataNode, a -write (1g)
   file written with no scanner and beside a scanner at each of -writeRates
   (1m,0), -rounds (3) times, the order turned around every round.

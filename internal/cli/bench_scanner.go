@@ -23,7 +23,7 @@ func runBenchScanner(inv *Invocation, args []string) int {
 		Rates:       []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 0},
 		Data:        512 << 20,
 		ReplicaSize: 4 << 20,
-		MinWindow:   3 * time.Second,
+		MinWindow:   10 * time.Second,
 		WriteSize:   1 << 30,
 		WriteRates:  []int64{1 << 20, 0},
 		Rounds:      3,
