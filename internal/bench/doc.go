@@ -45,6 +45,16 @@
 // times namenode.Start until the first call is answered, then does the same
 // with everything in the image.
 //
+// `hdfs bench scanner` (RunScanner) measures the DataNode's block scanner:
+// on one volume of finalized replicas, the rate a scanner verifies at for
+// each dfs.block.scanner.volume.bytes.per.second setting (the bytes of the
+// replicas whose verification completed, between the first completion
+// after a second of warm-up and the last, over that time); then, on an
+// in-process cluster of one DataNode, the throughput of a write with no
+// scanner and beside a scanner at each setting, restarted per setting on
+// the same directories, every setting once per round, the order turned
+// around each round.
+//
 // # Concurrency
 //
 // RunNameNode is safe to call from several goroutines only with distinct

@@ -23,6 +23,9 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
+       hdfs bench scanner [-rates R,R,...] [-data S] [-replicaSize S]
+                            [-window D] [-write S] [-writeRates R,...]
+                            [-rounds N]
 
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
@@ -54,6 +57,14 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   another process (a separate minicluster); -dropcaches empties the page cache
   before reading (root).
 
+  scanner measures the DataNode's block scanner: on one volume holding -data
+  bytes (512m) in replicas of -replicaSize (4m), the rate it verifies at for
+  each dfs.block.scanner.volume.bytes.per.second in -rates (1m,4m,16m,64m,
+  256m,0; 0 is no limit), each measured for at least -window (10s) and five
+  replicas; then, on an in-process cluster of one DataNode, a -write (1g)
+  file written with no scanner and beside a scanner at each of -writeRates
+  (1m,0), -rounds (3) times, the order turned around every round.
+
   Generic options (-fs hdfs://host:port, -D key=value) may come before
   "namenode" or among the options above; -D settings also configure the
   in-process NameNode (e.g. -D dfs.namenode.handler.count=32).
@@ -71,6 +82,8 @@ func runBench(inv *Invocation) int {
 		return runBenchNameNode(inv, args[1:])
 	case "io":
 		return runBenchIO(inv, args[1:])
+	case "scanner":
+		return runBenchScanner(inv, args[1:])
 	case "-help", "--help", "-h":
 		fmt.Fprint(inv.Env.Stdout, benchUsage)
 		return exitOK

@@ -48,7 +48,7 @@ func init() {
 		{name: "zkfc", group: "Daemon Commands", summary: "run the ZK Failover Controller daemon"},
 
 		// hdfsgo's own.
-		{name: "bench", group: "hdfsgo Commands", summary: "run a benchmark (namenode, io)", run: runBench, usage: benchUsage},
+		{name: "bench", group: "hdfsgo Commands", summary: "run a benchmark (namenode, io, scanner)", run: runBench, usage: benchUsage},
 		{name: "help", group: "hdfsgo Commands", summary: "print this usage", run: func(*Invocation) int { return exitOK }},
 		{name: "minicluster", group: "hdfsgo Commands", summary: "run a NameNode and DataNodes in one process", run: runMinicluster, usage: miniclusterUsage},
 	}

@@ -1,5 +1,11 @@
 package cli
 
+import (
+	"os"
+
+	"github.com/hdfsgo/hdfsgo/internal/failpoint"
+)
+
 // daemon is what the foreground roles (namenode, datanode) have in common.
 type daemon interface {
 	Done() <-chan struct{}
@@ -38,4 +44,18 @@ func serveUntilStopped(inv *Invocation, role string, d daemon) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// armedFailpoint returns the failpoint a crash test armed for this daemon
+// with HDFSGO_FAILPOINT (package failpoint), or nil. A variable that arms
+// nothing is logged and ignored.
+func armedFailpoint(inv *Invocation) failpoint.Func {
+	fp, err := failpoint.FromEnv(inv.Env.Getenv, os.Getppid())
+	if err != nil {
+		inv.Logger.Warn("ignoring "+failpoint.EnvVar, "err", err)
+	}
+	if fp != nil {
+		inv.Logger.Warn("failpoint armed: this process kills itself there", "value", inv.Env.Getenv(failpoint.EnvVar))
+	}
+	return fp
 }

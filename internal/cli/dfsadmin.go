@@ -26,6 +26,9 @@ Note: Administrative commands can only be run as the HDFS superuser.
 	[-saveNamespace]
 	[-rollEdits]
 	[-metasave filename]
+	[-finalizeUpgrade]
+	[-upgrade <query | finalize>]
+	[-rollingUpgrade [<query|prepare|finalize>]]
 	[-setBalancerBandwidth <bandwidth in bytes per second>]
 	[-getBalancerBandwidth <datanode_host:ipc_port>]
 	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
@@ -68,6 +71,12 @@ func runDfsadmin(inv *Invocation) int {
 		return getBalancerBandwidth(inv, args[1:])
 	case "-reconfig":
 		return reconfig(inv, args[1:])
+	case "-finalizeUpgrade":
+		return finalizeUpgradeCmd(inv, args[1:])
+	case "-upgrade":
+		return upgradeCmd(inv, args[1:])
+	case "-rollingUpgrade":
+		return rollingUpgradeCmd(inv, args[1:])
 	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave", "-setBalancerBandwidth":
 	default:
 		if strings.HasPrefix(cmd, "-") {

@@ -12,6 +12,8 @@ import (
 )
 
 const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [-nonInteractive]]
+                     [-upgrade] [-upgradeOnly] [-rollback]
+                     [-rollingUpgrade <rollback|started>]
                      [-recover [-force]]
                      [-initializeSharedEdits [-force] [-nonInteractive]]
                      [-bootstrapStandby [-force] [-nonInteractive] [-skipSharedEditsCheck]]
@@ -22,6 +24,16 @@ const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [
     -clusterid cid  use this cluster id (default: a new one)
     -force          wipe existing directories without asking
     -nonInteractive never ask; refuse to wipe existing directories without -force
+  -upgrade          keep the current state of the name dirs (and of the
+                    shared edits with HA) as previous/, write the namespace
+                    as a new image with a new cTime, then run; the
+                    DataNodes upgrade their storage when they start. Every
+                    NameNode must be stopped; with HA, bootstrap the other
+                    NameNode again afterwards (-bootstrapStandby)
+  -upgradeOnly      the same, then exit
+  -rollback         go back to the state kept by the last upgrade and exit;
+                    then start the NameNode, and the DataNodes with -rollback
+  -rollingUpgrade   not supported (hdfsgo has no rolling upgrades)
   -recover          replay the edit log, offering to cut it at the first
                     unreadable record
     -force          cut without asking
@@ -40,6 +52,7 @@ func runNamenode(inv *Invocation) int {
 	var (
 		format, recoverMode, force, nonInteractive bool
 		initShared, bootstrap, skipSharedCheck     bool
+		upgrade, upgradeOnly, rollback             bool
 		clusterID                                  string
 	)
 	args := inv.Args
@@ -55,6 +68,22 @@ func runNamenode(inv *Invocation) int {
 			bootstrap = true
 		case "-skipsharededitscheck":
 			skipSharedCheck = true
+		case "-upgrade":
+			upgrade = true
+		case "-upgradeonly":
+			upgradeOnly = true
+		case "-rollback":
+			rollback = true
+		case "-rollingupgrade":
+			if i+1 >= len(args) {
+				fmt.Fprint(inv.Env.Stderr, namenodeUsage)
+				return exitUsage
+			}
+			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode: -rollingUpgrade %s is not supported: hdfsgo has no rolling upgrades (stop the cluster and use -upgrade, then -rollback or `hdfs dfsadmin -finalizeUpgrade`)\n", args[i+1])
+			return exitFail
+		case "-finalize":
+			fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: Use of the argument 'FINALIZE' at startup is no longer supported. To finalize an upgrade, start the NN and then run `hdfs dfsadmin -finalizeUpgrade'")
+			return exitFail
 		case "-force":
 			force = true
 		case "-noninteractive":
@@ -73,14 +102,14 @@ func runNamenode(inv *Invocation) int {
 		}
 	}
 	modes := 0
-	for _, m := range []bool{format, recoverMode, initShared, bootstrap} {
+	for _, m := range []bool{format, recoverMode, initShared, bootstrap, upgrade, upgradeOnly, rollback} {
 		if m {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
+		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format, -upgrade, -upgradeOnly, -rollback, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
 		return exitUsage
 	case !format && clusterID != "",
 		modes == 0 && (force || nonInteractive),
@@ -94,7 +123,7 @@ func runNamenode(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs namenode: %v\n", err)
 		return exitFail
 	}
-	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf}
+	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf, Failpoint: armedFailpoint(inv)}
 	ctx := context.Background()
 	in := bufio.NewReader(inv.Env.Stdin)
 	ask := func(question string) bool {
@@ -134,6 +163,29 @@ func runNamenode(inv *Invocation) int {
 			return exitFail
 		}
 		return exitOK
+	case rollback:
+		opts := namenode.RollbackOptions{Confirm: func(q string) bool {
+			fmt.Fprintln(inv.Env.Stderr, `"rollBack" will remove the current state of the file system,
+returning you to the state prior to initiating your recent
+upgrade. This action is permanent and cannot be undone. If you
+are performing a rollback in an HA environment, you should be
+certain that no NameNode process is running on any host.`)
+			return ask(q)
+		}}
+		if err := namenode.Rollback(ctx, cfg, deps, opts); err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -rollback: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	case upgrade, upgradeOnly:
+		if err := namenode.Upgrade(ctx, cfg, deps); err != nil {
+			inv.Logger.Error("NameNode upgrade failed", "err", err)
+			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -upgrade: %v\n", err)
+			return exitFail
+		}
+		if upgradeOnly {
+			return exitOK
+		}
 	case recoverMode:
 		opts := namenode.RecoverOptions{}
 		if !force {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -80,12 +81,43 @@ func (a *bpActor) execute(ctx context.Context, c *dnpb.DatanodeCommandProto) {
 		if bw != old {
 			a.log.Info("balancer bandwidth updated by the NameNode", "from", old, "to", bw)
 		}
+	case dnpb.DatanodeCommandProto_FinalizeCommand:
+		dn.finalizeUpgrade(ctx, c.GetFinalizeCmd().GetBlockPoolId(), a.log)
 	case dnpb.DatanodeCommandProto_NullDatanodeCommand:
 	case dnpb.DatanodeCommandProto_KeyUpdateCommand:
 		// Block tokens are not enabled; there is nothing to update.
 		a.log.Debug("ignoring block key update (block tokens disabled)")
 	default:
 		a.log.Warn("unsupported command", "cmd", c.GetCmdType().String())
+	}
+}
+
+// finalizeUpgrade carries out DNA_FINALIZE: the pool's storage on every
+// volume drops the state kept for a rollback (previous/ becomes
+// finalized.tmp at once, deleted in the background; a restart completes a
+// deletion cut short). The NameNode sends it after every registration
+// while its upgrade is finalized, so on a node with nothing to finalize it
+// does nothing.
+func (dn *DataNode) finalizeUpgrade(ctx context.Context, pool string, log *slog.Logger) {
+	dn.mu.Lock()
+	ds := dn.mu.ds
+	dn.mu.Unlock()
+	if ds == nil || pool == "" {
+		return
+	}
+	dirs, err := ds.FinalizeUpgrade(pool)
+	if err != nil {
+		log.Error("DNA_FINALIZE", "pool", pool, "err", err)
+	}
+	for _, d := range dirs {
+		log.Info("finalizing the upgrade of block pool storage", "pool", pool, "dir", d.Root)
+		dn.goWork(ctx, func(ctx context.Context) {
+			if err := ds.RemoveFinalized(ctx, d); err != nil {
+				log.Warn("deleting the finalized state (the next start finishes it)", "dir", d.Root, "err", err)
+				return
+			}
+			log.Info("upgrade finalized", "pool", pool, "dir", d.Root)
+		})
 	}
 }
 

@@ -109,6 +109,11 @@ type Config struct {
 	// HTTPLimits bound the web server's clients (hadoop.http.idle_timeout.ms,
 	// hadoop.http.max.threads, ...; see web.Limits).
 	HTTPLimits web.Limits
+	// Rollback is the start-up option of `hdfs datanode -rollback` (no
+	// configuration key): every block pool whose storage keeps the state
+	// before an upgrade (previous/) is rolled back to it when the pool is
+	// joined, as after `hdfs namenode -rollback`.
+	Rollback bool
 }
 
 // ConfigFrom builds a Config from Hadoop configuration. Errors name the key.

@@ -21,6 +21,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
@@ -87,6 +88,9 @@ type Deps struct {
 	// (dfs.datanode.data.dir hot swap, dfsadmin -reconfig); nil: the
 	// DataNode answers that it cannot be reconfigured.
 	ReloadConf func() (*conf.Conf, error)
+	// Failpoint is called after each step of a storage upgrade, rollback
+	// or finalize (package failpoint: crash tests); nil in production.
+	Failpoint failpoint.Func
 }
 
 // DataNode is one running DataNode: its volumes, the streaming server, the
@@ -130,6 +134,7 @@ type DataNode struct {
 	scanClock  clock.Clock
 	volTesting storage.VolumeTesting
 	reloadConf func() (*conf.Conf, error)
+	failpoint  failpoint.Func
 	// windows holds the read windows of write pipeline stages
 	// (writeWindow bytes each).
 	windows sync.Pool
@@ -181,6 +186,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	dn.mu.deletes = map[deleteKey]string{}
 	dn.mu.dataDirs = append([]string(nil), cfg.DataDirs...)
 	dn.scanClock, dn.volTesting, dn.reloadConf = deps.ScannerClock, deps.VolumeTesting, deps.ReloadConf
+	dn.failpoint = deps.Failpoint
 	if dn.scanClock == nil {
 		dn.scanClock = clock.Real{}
 	}
@@ -483,7 +489,8 @@ func (dn *DataNode) joinPoolLocked(ns *hdfs.NamespaceInfoProto) (_ *storage.Bloc
 		if err != nil {
 			return nil, false, err
 		}
-		ds, err := storage.NewDataset(storage.Config{OnDeleted: dn.onDeleted, NewPolicy: policy}, dn.vols)
+		ds, err := storage.NewDataset(storage.Config{OnDeleted: dn.onDeleted, NewPolicy: policy,
+			Rollback: dn.cfg.Rollback, Failpoint: dn.failpoint}, dn.vols)
 		if err != nil {
 			return nil, false, err
 		}
@@ -498,6 +505,9 @@ func (dn *DataNode) joinPoolLocked(ns *hdfs.NamespaceInfoProto) (_ *storage.Bloc
 	bp, res, err := dn.mu.ds.AddBlockPool(bpv, dn.clk.Now())
 	if err != nil {
 		return nil, created, fmt.Errorf("datanode: adding block pool %s: %w", bpid, err)
+	}
+	for _, t := range res.Transitions {
+		dn.log.Info("block pool storage", "pool", bpid, "dir", t.Dir, "done", t.What)
 	}
 	for _, p := range res.Problems {
 		dn.log.Warn("block pool scan", "pool", bpid, "problem", p)

@@ -33,7 +33,8 @@
 //     response naming the limit), plus one ack responder per write pipeline
 //     stage;
 //   - the IPC server's own goroutines;
-//   - one worker per DNA_TRANSFER block and per DNA_RECOVERBLOCK block;
+//   - one worker per DNA_TRANSFER block and per DNA_RECOVERBLOCK block,
+//     and one per volume deleting a finalized upgrade's previous state;
 //   - the block scanner's goroutine per volume and the directory scanner's
 //     (package scanner), started when the first pool is joined;
 //   - the disk checker, and one goroutine per volume check it runs;
@@ -185,6 +186,21 @@
 // Short-circuit reads (file descriptors passed over the socket) are not
 // offered.
 //
+// # Upgrade, rollback, finalize
+//
+// When a block pool is joined, its storage on every volume is first
+// repaired if a crash interrupted an upgrade, rollback or finalize; with
+// `hdfs datanode -rollback` (Config.Rollback) it is rolled back to the
+// state kept before the last upgrade; then, if the NameNode's cTime is
+// newer than the pool's (the NameNode was started with -upgrade) or the
+// pool's layout is older than -57, the pool is upgraded: its current/
+// becomes previous/ and a new current/ hard-links every replica (package
+// storage, upgrade.go). A pool newer than the NameNode (the NameNode was
+// rolled back and this node was not) stops the DataNode, naming -rollback.
+// DNA_FINALIZE (the NameNode's upgrade was finalized) drops previous/ of
+// the pool on every volume, deleted in the background by a goroutine the
+// DataNode owns. Each step passes Deps.Failpoint (crash tests).
+//
 // # Web server (dfs.datanode.http.address)
 //
 // The status page (/, /datanode.html) and /jmx with Hadoop's DataNode beans:
@@ -204,8 +220,9 @@
 // getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration ones
 // (RpcNoSuchMethodException); reconfiguration of properties other than
 // dfs.datanode.data.dir, and of a volume's storage type in place (the
-// change fails with a message); DNA_FINALIZE, cache and erasure-coding
-// commands ("unsupported command" at warn level).
+// change fails with a message); cache and erasure-coding commands
+// ("unsupported command" at warn level); rolling upgrades (`hdfs datanode
+// -rollingupgrade rollback` says it is not supported).
 //
 // # Example
 //

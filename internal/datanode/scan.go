@@ -114,3 +114,7 @@ var (
 	_ scanner.Reporter    = scanReporter{}
 	_ scanner.DirReporter = scanReporter{}
 )
+
+// ScannerStats is the block scanner's state on every volume (tools,
+// benchmarks; the web page shows the same).
+func (dn *DataNode) ScannerStats() []scanner.VolumeStats { return dn.blockScan.Stats() }

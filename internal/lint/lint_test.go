@@ -48,7 +48,7 @@ var roles = []string{"internal/namenode", "internal/datanode", "internal/qjourna
 var sharedParts = []string{
 	"internal/imagetransfer", "internal/fsimage", "internal/editlog",
 	"internal/storage", "internal/vfs", "internal/clock", "internal/conf",
-	"internal/haservice",
+	"internal/haservice", "internal/failpoint",
 }
 
 // serverSide are packages the public client must never import.

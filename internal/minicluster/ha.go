@@ -122,9 +122,13 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	return nil
 }
 
-// StartNameNode starts (or restarts) HA NameNode i on its directories and
-// addresses; it comes up as a standby.
+// StartNameNode starts (or restarts) NameNode i on its directories and
+// addresses; with HA it comes up as a standby.
 func (c *Cluster) StartNameNode(ctx context.Context, i int) error {
+	if !c.opts.HA {
+		c.opts.Reuse = true
+		return c.startNameNode(ctx)
+	}
 	cfg, cc, err := c.haNameNodeConfig(i)
 	if err != nil {
 		return err

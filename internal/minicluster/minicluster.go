@@ -32,6 +32,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 )
@@ -235,6 +236,20 @@ func dnHost(i int) string {
 
 // StartDataNode starts (or restarts, on its old directories) DataNode i.
 func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
+	return c.StartDataNodeWith(ctx, i, DataNodeStart{})
+}
+
+// DataNodeStart holds the start-up choices of one DataNode start.
+type DataNodeStart struct {
+	// Rollback is `hdfs datanode -rollback`.
+	Rollback bool
+	// Failpoint is datanode.Deps.Failpoint (crash tests).
+	Failpoint failpoint.Func
+}
+
+// StartDataNodeWith starts (or restarts) DataNode i with the given
+// start-up choices.
+func (c *Cluster) StartDataNodeWith(ctx context.Context, i int, st DataNodeStart) error {
 	host := dnHost(i)
 	data := filepath.Join(c.opts.Dir, "dn"+strconv.Itoa(i), "data")
 	if n := c.opts.VolumesPerDataNode; n > 1 {
@@ -259,8 +274,9 @@ func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	cfg.Rollback = st.Rollback
 	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc,
-		ScannerClock: c.opts.ScannerClock})
+		ScannerClock: c.opts.ScannerClock, Failpoint: st.Failpoint})
 	if err != nil {
 		return fmt.Errorf("minicluster: DataNode %d: %w", i, err)
 	}
@@ -323,6 +339,18 @@ func (c *Cluster) RestartNameNode(ctx context.Context) error {
 	}
 	c.opts.Reuse = true
 	return c.startNameNode(ctx)
+}
+
+// NameNodeConfig is NameNode i's configuration (i is 0 without HA), for
+// running a NameNode command (-upgrade, -rollback) on its directories
+// while it is stopped.
+func (c *Cluster) NameNodeConfig(i int) (namenode.Config, error) {
+	if c.opts.HA {
+		cfg, _, err := c.haNameNodeConfig(i)
+		return cfg, err
+	}
+	cfg, _, err := c.nnConfig()
+	return cfg, err
 }
 
 // NameNode is the running NameNode — with HA the active one, or nn1 when

@@ -70,6 +70,9 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "msync", c.msync)
 	handle(nn, s, "getDataEncryptionKey", c.getDataEncryptionKey)
 	handle(nn, s, "setBalancerBandwidth", c.setBalancerBandwidth)
+	handle(nn, s, "finalizeUpgrade", c.finalizeUpgrade)
+	handle(nn, s, "upgradeStatus", c.upgradeStatus)
+	handle(nn, s, "rollingUpgrade", c.rollingUpgrade)
 
 	// The data path lands with the DataNodes: until then these calls say so.
 	notYet := func(name string) {

@@ -87,6 +87,18 @@ func (d *datanodeRPC) checkCluster(reg *datanode.DatanodeRegistrationProto) erro
 		return remoteerr.New("org.apache.hadoop.hdfs.server.common.IncorrectVersionException",
 			"DataNode %s belongs to cluster %s, this NameNode serves cluster %s", reg.GetDatanodeID().GetDatanodeUuid(), got, d.nn.version.ClusterID)
 	}
+	// A DataNode whose block pool storage is at another upgrade than the
+	// namespace (it kept running across `hdfs namenode -upgrade` or
+	// -rollback) would serve replicas the NameNode cannot account for:
+	// it must restart to upgrade, or with -rollback.
+	if got, want := int64(reg.GetStorageInfo().GetCTime()), d.nn.version.CTime; got != want {
+		hint := "restart it so that it upgrades its storage"
+		if got > want {
+			hint = "restart it with -rollback"
+		}
+		return remoteerr.New("org.apache.hadoop.hdfs.server.common.IncorrectVersionException",
+			"DataNode %s has storage cTime %d, the namespace's is %d: %s", reg.GetDatanodeID().GetDatanodeUuid(), got, want, hint)
+	}
 	return nil
 }
 
@@ -124,6 +136,7 @@ func (d *datanodeRPC) registerDatanode(ctx context.Context, req *datanode.Regist
 	if err != nil {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "registerDatanode: %v", err)
 	}
+	d.nn.forgetFinalizeSent(id.UUID)
 	d.nn.deps.Logger.Info("DataNode registered", "uuid", id.UUID, "addr", id.XferAddr(), "host", id.Hostname)
 	out := proto.Clone(reg).(*datanode.DatanodeRegistrationProto)
 	out.DatanodeID = datanodeIDProto(id)
@@ -147,6 +160,9 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	}
 	for _, c := range cmds {
 		resp.Cmds = append(resp.Cmds, d.command(c))
+	}
+	if c := d.nn.finalizeCommandFor(uuid); c != nil {
+		resp.Cmds = append(resp.Cmds, c)
 	}
 	return resp, nil
 }
@@ -225,6 +241,11 @@ func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReport
 	var resp *datanode.BlockReportResponseProto
 	var err error
 	d.ns.writeLocked(func() { resp, err = d.processReportsLocked(uuid, reports) })
+	// As Hadoop does, a block report of a finalized namespace is answered
+	// with DNA_FINALIZE, from the active NameNode.
+	if err == nil && d.nn.UpgradeFinalized() && d.nn.ha.State() == ha.Active {
+		resp.Cmd = d.nn.finalizeCommand()
+	}
 	return resp, err
 }
 

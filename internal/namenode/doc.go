@@ -48,7 +48,8 @@
 //
 // # Start-up
 //
-//	lock every dir ─► read VERSION (all dirs must agree) ─► remove leftover
+//	lock every dir ─► repair an interrupted upgrade, rollback or finalize
+//	─► read VERSION (all dirs must agree) ─► remove leftover
 //	fsimage.ckpt_* ─► load the newest image whose MD5 matches (older on mismatch)
 //	─► replay every edit after it, in txid order, merged across edits dirs (a gap
 //	is fatal and named) ─► cut a torn final record of the in-progress segment
@@ -63,6 +64,17 @@
 // parallel, updates seen_txid, and purges images beyond
 // dfs.namenode.num.checkpoints.retained and the edits no image needs any more
 // (keeping dfs.namenode.num.extra.edits.retained extra transactions).
+//
+// # Upgrade, rollback, finalize
+//
+// `hdfs namenode -upgrade` (Upgrade, before Start) keeps every name, edits
+// and file:// shared edits dir's current/ as previous/ and writes the loaded
+// namespace as a new image with a new cTime; `hdfs namenode -rollback`
+// (Rollback) puts previous/ back; ClientProtocol finalizeUpgrade drops it.
+// Each step is synced and followed by a failpoint (Deps.Failpoint), and
+// every start repairs what a crash interrupted (upgrade.go has the steps).
+// DataNodes follow the cTime of the namespace info; one registering with
+// another cTime is refused; once finalized, each is sent DNA_FINALIZE.
 //
 // # High availability
 //

@@ -130,6 +130,10 @@ func (h *haContext) becomeActive(ctx context.Context) error {
 		h.state.Store(int32(ha.Active))
 	})
 	h.active = nn.startActiveServices()
+	// The other NameNode may have finalized the shared edits' upgrade.
+	if err := nn.refreshUpgradeState(); err != nil {
+		log.Warn("reading the upgrade state", "err", err)
+	}
 	log.Info("NameNode is active", "caughtUp", n, "segment", next)
 	return nil
 }

@@ -42,6 +42,9 @@ type NameNode struct {
 	common []*service
 	// images is the image servlet (imagetransfer).
 	images *imagetransfer.Server
+	// upgrade is whether the last upgrade is finalized and which
+	// DataNodes were told (upgrade.go).
+	upgrade upgradeState
 
 	serveErr  chan error
 	done      chan struct{}
@@ -71,7 +74,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		return nil, err
 	}
 	cfg.Blocks.Topology = racks.rack
-	ld, err := load(ctx, &cfg, &deps, false)
+	ld, err := load(ctx, &cfg, &deps, loadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +84,15 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 		ns:     ld.ns,
+	}
+	if err := nn.refreshUpgradeState(); err != nil {
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, err
+	}
+	if !nn.UpgradeFinalized() {
+		deps.Logger.Warn("the upgrade is not finalized: the state before it is kept for a rollback until `hdfs dfsadmin -finalizeUpgrade`",
+			"cTime", ld.version.CTime)
 	}
 	nn.ha = newHAContext(nn)
 	nn.ns.writable = func() error { return nn.ha.check(ha.Write) }

@@ -25,6 +25,8 @@ func registerNamenodeProtocol(nn *NameNode) {
 	handle(nn, s, "getTransactionId", r.getTransactionID)
 	handle(nn, s, "getMostRecentCheckpointTxId", r.getMostRecentCheckpointTxID)
 	handle(nn, s, "rollEditLog", r.rollEditLog)
+	handle(nn, s, "isUpgradeFinalized", r.isUpgradeFinalized)
+	handle(nn, s, "isRollingUpgrade", r.isRollingUpgrade)
 }
 
 func (r *namenodeRPC) checkSuper(ctx context.Context) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
+	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
@@ -39,6 +40,10 @@ type Deps struct {
 	// Journals builds the journal of a shared edits URI
 	// (dfs.namenode.shared.edits.dir); nil means file:// only.
 	Journals JournalFactory
+	// Failpoint is called after each step of an upgrade, rollback or
+	// finalize of the storage dirs (package failpoint: crash tests); nil
+	// in production.
+	Failpoint failpoint.Func
 }
 
 // JournalFactory builds the edit-log journal a URI names.
@@ -273,6 +278,21 @@ type loaded struct {
 	imageTxID int64
 	lastTxID  int64 // last txid replayed (before the new segment)
 	replayed  int64 // edits replayed on top of the image
+	// repairs are the interrupted transitions (upgrade, rollback,
+	// finalize) the start repaired, by storage dir root.
+	repairs map[string]storage.Repair
+}
+
+// loadOptions are what the callers of load ask for beyond a normal start.
+type loadOptions struct {
+	// recovering: `hdfs namenode -recover`; seen_txid is not held against
+	// the edit log.
+	recovering bool
+	// upgrading: `hdfs namenode -upgrade`; the log is opened for writing
+	// even with HA (every NameNode is down: in-progress segments of the
+	// shared edits are recovered), and dirs may disagree on cTime (an
+	// upgrade a crash interrupted left some dirs upgraded).
+	upgrading bool
 }
 
 // load locks the dirs, checks them, loads the newest image and replays the
@@ -281,8 +301,9 @@ type loaded struct {
 // NameNode (which starts as a standby while another one may be writing the
 // shared edits) leaves the log OPEN_FOR_READING and replays the finalized
 // segments only. On error everything is released.
-func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loaded, err error) {
+func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *loaded, err error) {
 	fsys, logger := deps.FS, deps.Logger
+	recovering := opts.recovering
 	dirs := cfg.allDirs()
 	locks, err := lockDirs(fsys, dirs)
 	if err != nil {
@@ -298,6 +319,11 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 		}
 	}()
 
+	// Finish or undo the upgrade, rollback or finalize a crash interrupted.
+	if ld.repairs, err = recoverTransitions(fsys, logger, cfg); err != nil {
+		return nil, err
+	}
+
 	// VERSION: every dir formatted, all agreeing.
 	var seen int64 = -1
 	for _, d := range dirs {
@@ -312,8 +338,8 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 		if err := v.CheckType(sd.VersionPath(), storage.StorageTypeNameNode); err != nil {
 			return nil, err
 		}
-		if v.LayoutVersion != storage.NameNodeLayoutVersion {
-			return nil, fmt.Errorf("namenode: %s has layoutVersion %d; this NameNode reads %d", sd.VersionPath(), v.LayoutVersion, storage.NameNodeLayoutVersion)
+		if err := checkLayout(sd.VersionPath(), v.LayoutVersion); err != nil {
+			return nil, err
 		}
 		if ld.version == nil {
 			ld.version = v
@@ -321,6 +347,9 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 			return nil, fmt.Errorf("%w: %s has namespaceID=%d clusterID=%s blockpoolID=%s but %s has namespaceID=%d clusterID=%s blockpoolID=%s",
 				ErrInconsistentDirs, sd.VersionPath(), v.NamespaceID, v.ClusterID, v.BlockPoolID,
 				dirs[0], ld.version.NamespaceID, ld.version.ClusterID, ld.version.BlockPoolID)
+		} else if v.CTime != ld.version.CTime && !opts.upgrading {
+			return nil, fmt.Errorf("%w: %s has cTime %d but %s has %d: an upgrade was interrupted in some dirs only; start with -upgrade to complete it",
+				ErrInconsistentDirs, sd.VersionPath(), v.CTime, dirs[0], ld.version.CTime)
 		}
 		if err := sd.RemoveTmpFiles(fsys); err != nil {
 			return nil, err
@@ -366,7 +395,7 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 		local = append(local, editlog.NewFileJournal(fsys, storage.Dir{Root: d}.Current()))
 	}
 	for _, u := range cfg.HA.SharedEditsDirs {
-		if err := checkSharedVersion(fsys, u, ld.version); err != nil {
+		if err := checkSharedVersion(fsys, u, ld.version, !opts.upgrading); err != nil {
 			return nil, err
 		}
 		j, err := deps.Journals(u)
@@ -384,9 +413,9 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 		return nil, err
 	}
 	ld.elog = elog
-	opts := editlog.ReadOptions{InProgress: true}
-	if cfg.HA.Enabled {
-		opts.InProgress = false
+	ropts := editlog.ReadOptions{InProgress: true}
+	if cfg.HA.Enabled && !opts.upgrading {
+		ropts.InProgress = false
 		err = elog.InitForRead()
 	} else {
 		err = elog.InitForWrite(ctx)
@@ -396,12 +425,12 @@ func load(ctx context.Context, cfg *Config, deps *Deps, recovering bool) (_ *loa
 	}
 	ld.ns.elog = elog
 	ld.ns.setApplied(imageTxID)
-	last, replayed, err := ld.ns.catchUp(ctx, opts, elog.ReadOps)
+	last, replayed, err := ld.ns.catchUp(ctx, ropts, elog.ReadOps)
 	ld.replayed = replayed
 	if err != nil {
 		return nil, err
 	}
-	if seen > last && seen > imageTxID && !recovering && !cfg.HA.Enabled {
+	if seen > last && seen > imageTxID && !recovering && (!cfg.HA.Enabled || opts.upgrading) {
 		// seen_txid is written when a segment starts, after its first record
 		// is durable; an edit log that ends before it lost edits.
 		return nil, fmt.Errorf("%w: seen_txid says transaction %d was logged, but the edit log ends at %d", ErrMissingEdits, seen, last)
@@ -439,7 +468,7 @@ func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) er
 	for attempt := 0; attempt < 100; attempt++ {
 		// A cut may drop whole later segments, so seen_txid is not held
 		// against the log here; the recovered start rewrites it.
-		ld, err := load(ctx, &cfg, &deps, true)
+		ld, err := load(ctx, &cfg, &deps, loadOptions{recovering: true})
 		var ce *editlog.CorruptionError
 		if errors.As(err, &ce) {
 			q := fmt.Sprintf("The edit log is corrupt: %v.\nCut it at offset %d of %s, losing every later edit in that directory?", ce, ce.Offset, ce.File)
@@ -520,8 +549,11 @@ func cutSegment(fsys vfs.FS, file string, off int64) error {
 }
 
 // checkSharedVersion checks that a file:// shared edits dir was formatted
-// for this namespace (hdfs namenode -format, or -initializeSharedEdits).
-func checkSharedVersion(fsys vfs.FS, uri string, want *storage.Version) error {
+// for this namespace (hdfs namenode -format, or -initializeSharedEdits)
+// and, with sameCTime, that it is at the same upgrade as the name dirs (a
+// NameNode that did not take part in an upgrade or rollback of the
+// nameservice must be bootstrapped again).
+func checkSharedVersion(fsys vfs.FS, uri string, want *storage.Version, sameCTime bool) error {
 	if strings.HasPrefix(uri, "qjournal://") {
 		return nil // the journal checks its own
 	}
@@ -540,6 +572,10 @@ func checkSharedVersion(fsys vfs.FS, uri string, want *storage.Version) error {
 	if v.NamespaceID != want.NamespaceID || v.ClusterID != want.ClusterID {
 		return fmt.Errorf("%w: shared edits dir %s has namespaceID=%d clusterID=%s, the name dirs namespaceID=%d clusterID=%s",
 			ErrInconsistentDirs, sd.VersionPath(), v.NamespaceID, v.ClusterID, want.NamespaceID, want.ClusterID)
+	}
+	if sameCTime && v.CTime != want.CTime {
+		return fmt.Errorf("%w: shared edits dir %s has cTime %d, the name dirs %d: the other NameNode upgraded or rolled back the nameservice; run `hdfs namenode -bootstrapStandby` on this one",
+			ErrInconsistentDirs, sd.VersionPath(), v.CTime, want.CTime)
 	}
 	return nil
 }

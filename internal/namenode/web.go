@@ -192,7 +192,7 @@ func (nn *NameNode) infoAttrs(s *nnSnapshot) []web.Attr {
 		{Name: "DeadNodes", Value: web.JSONString(dead)},
 		{Name: "DecomNodes", Value: "{}"},
 		{Name: "NameDirStatuses", Value: web.JSONString(nn.nameDirStatuses())},
-		{Name: "UpgradeFinalized", Value: true},
+		{Name: "UpgradeFinalized", Value: nn.UpgradeFinalized()},
 		{Name: "NNStartedTimeInMillis", Value: nn.started.UnixMilli()},
 	}
 }
@@ -306,6 +306,10 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 	safe := "Safe mode is off."
 	if s.safeMode {
 		safe = s.safeModeMsg
+	}
+	if !nn.UpgradeFinalized() {
+		// Hadoop's dfshealth page says the same.
+		safe += " Upgrade in progress. Not yet finalized."
 	}
 	overview := web.Section{Heading: "Overview", Rows: [][2]string{
 		{"Started", nn.started.Format(time.RFC1123)},

@@ -24,10 +24,9 @@ const (
 	MD5Suffix        = ".md5"
 )
 
-// isHadoopTmpDir reports whether name is one of the directories Hadoop leaves
-// behind when an upgrade, rollback, finalize or checkpoint import is
-// interrupted. We never create them; Analyze reports them so an operator knows
-// the directory came from an interrupted Hadoop operation.
+// isHadoopTmpDir reports whether name is one of the directories an upgrade,
+// rollback, finalize or (Hadoop's) checkpoint import leaves behind when it
+// is interrupted (see transition.go; Dir.Recover repairs all but the last).
 func isHadoopTmpDir(name string) bool {
 	switch name {
 	case "previous.tmp", "removed.tmp", "finalized.tmp", "lastcheckpoint.tmp", "previous.checkpoint":
@@ -136,9 +135,10 @@ type Analysis struct {
 	State State
 	// Leftovers are paths of files and directories an interrupted operation
 	// left behind: *.tmp files of AtomicWriteFile, fsimage.ckpt_* files of an
-	// unfinished image save, and Hadoop's upgrade/rollback/checkpoint temporary
-	// directories. Startup removes the first two kinds (fsimage.CleanCheckpoints
-	// and RemoveTmpFiles); the last kind needs the operator.
+	// unfinished image save, and the temporary directories of an upgrade,
+	// rollback, finalize or checkpoint import. Startup removes the first two
+	// kinds (fsimage.CleanCheckpoints and RemoveTmpFiles) and repairs the
+	// last (Dir.Recover).
 	Leftovers []string
 }
 

@@ -43,12 +43,55 @@
 // # Layout versions
 //
 // Layout versions are negative and only move down (newer is more negative), as
-// in Hadoop. DataNode directories are byte-for-byte those of HDFS 3.x and carry
-// Hadoop's DataNode layout version, DataNodeLayoutVersion (-57, the 32x32
-// block-id based layout). The NameNode image and edit formats are our own, so
-// NameNodeLayoutVersion lives in a range Hadoop never uses (-1000 - N): a stock
-// Hadoop NameNode refuses such a directory instead of misreading it, and a
-// converter can tell the two families apart by the number alone.
+// in Hadoop; a directory of a newer layout than the software's is refused, an
+// older one is upgraded (never in place: see Transitions).
+//
+// DataNode directories are byte-for-byte those of HDFS 3.x and carry Hadoop's
+// DataNode layout versions:
+//
+//	-55  DataNodeLayoutFirst      finalized replicas anywhere in subdir trees under finalized/
+//	-56  DataNodeLayoutBlockID    finalized/subdir<(id>>16)&0xFF>/subdir<(id>>8)&0xFF>/
+//	-57  DataNodeLayoutBlockID32  finalized/subdir<(id>>16)&0x1F>/subdir<(id>>8)&0x1F>/  (written)
+//
+// A DataNode runs only on -57 block pools; it upgrades -55 and -56 pools (and
+// pools of an older cTime than the NameNode's) by hard-linking every replica
+// into its -57 place in a new current/ (package datanode/storage).
+//
+// The NameNode image and edit formats are our own, so NameNodeLayoutVersion
+// lives in a range Hadoop never uses (-1000 - N): a stock Hadoop NameNode
+// refuses such a directory instead of misreading it, and a converter can tell
+// the two families apart by the number alone. -1001 is the only one so far:
+// the image and edit formats of packages fsimage and editlog as their docs
+// draw them. A NameNode upgrade (hdfs namenode -upgrade) writes a new image in
+// the current layout and a new cTime, the upgrade's time in milliseconds,
+// which the DataNodes see in the namespace info and follow.
+//
+// # Transitions: upgrade, rollback, finalize
+//
+// An upgrade keeps the state before it until the operator finalizes it or
+// rolls back to it, in Hadoop's directories beside current/:
+//
+//	<root>/current/        the state in use
+//	<root>/previous/       the state before the upgrade (its own VERSION)
+//	<root>/previous.tmp/   the old current/ while an upgrade builds the new one
+//	<root>/removed.tmp/    the upgraded current/ while a rollback restores previous/
+//	<root>/finalized.tmp/  previous/ while a finalize deletes it
+//
+// Each step of a transition is one rename or one deletion, synced before
+// the next (StartUpgrade, CompleteUpgrade, StartRollback, RestorePrevious,
+// RemoveRemoved, StartFinalize, RemoveFinalized); the new current/ of an
+// upgrade gets its VERSION last. So after a crash the directories that exist
+// say which step was interrupted, and Recover repairs it at the next start:
+// Decide is that rule as a pure function (Hadoop's analyzeStorage), and
+// Repair names the outcomes:
+//
+//	found                                    repair
+//	previous.tmp, current without VERSION    remove current, previous.tmp → current (upgrade undone)
+//	previous.tmp, current/VERSION            previous.tmp → previous (upgrade completed)
+//	removed.tmp, previous, no current        removed.tmp → current (rollback undone)
+//	removed.tmp, current/VERSION             remove removed.tmp (rollback completed)
+//	finalized.tmp                            remove it (finalize completed)
+//	anything else with a temporary dir       ErrInconsistentState, for the operator
 //
 // # Example
 //

@@ -13,6 +13,10 @@ var (
 	ErrInvalidVersion = errors.New("storage: invalid VERSION file")
 	// ErrInvalidSeenTxID: a seen_txid file does not hold one decimal txid.
 	ErrInvalidSeenTxID = errors.New("storage: invalid seen_txid file")
+	// ErrInconsistentState: a storage directory holds a combination of
+	// current, previous and transition directories that no interrupted
+	// upgrade, rollback or finalize leaves.
+	ErrInconsistentState = errors.New("storage: inconsistent storage directory")
 	// ErrTooLarge: a small metadata file is larger than this package accepts.
 	ErrTooLarge = errors.New("storage: file too large")
 )

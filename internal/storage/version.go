@@ -21,11 +21,30 @@ const (
 	StorageTypeBlockPool   = "" // current/BP-…/current/VERSION of a DataNode volume
 )
 
-// Layout versions written by this implementation. Part of the on-disk format.
+// DataNode layout versions (Hadoop's numbers and meanings, its
+// DataNodeLayoutVersion features). Part of the on-disk format. A DataNode
+// reads only DataNodeLayoutVersion and upgrades a block pool from any
+// older one listed here; see the package doc.
 const (
-	// DataNodeLayoutVersion is Hadoop 3.x's DataNode layout version (the 32x32
-	// block-id based layout): DataNode volumes are HDFS's own format.
-	DataNodeLayoutVersion int32 = -57
+	// DataNodeLayoutFirst (-55) is the first DataNode-only layout: the
+	// finalized replicas of a block pool sit anywhere in a tree of
+	// subdir<N> directories under finalized/ (Hadoop filled each with at
+	// most dfs.datanode.numblocks entries).
+	DataNodeLayoutFirst int32 = -55
+	// DataNodeLayoutBlockID (-56): a finalized replica's directory follows
+	// from its block id, finalized/subdir<(id>>16)&0xFF>/subdir<(id>>8)&0xFF>.
+	DataNodeLayoutBlockID int32 = -56
+	// DataNodeLayoutBlockID32 (-57): the same with 32×32 directories,
+	// finalized/subdir<(id>>16)&0x1F>/subdir<(id>>8)&0x1F>. Hadoop 3.x's.
+	DataNodeLayoutBlockID32 int32 = -57
+
+	// DataNodeLayoutVersion is the layout this DataNode writes and reads,
+	// Hadoop 3.x's: DataNode volumes are HDFS's own format. A new layout
+	// takes the next lower number (-58) and an upgrade from every older one.
+	DataNodeLayoutVersion = DataNodeLayoutBlockID32
+	// OldestDataNodeLayoutVersion is the oldest layout a DataNode upgrades
+	// from; anything older needs an older release first.
+	OldestDataNodeLayoutVersion = DataNodeLayoutFirst
 	// NameNodeLayoutVersion is the version of our own NameNode image and edit
 	// formats, deliberately outside Hadoop's range so neither side mistakes the
 	// other's directory for its own. Also used for JournalNode directories,

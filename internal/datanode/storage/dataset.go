@@ -3,17 +3,14 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
-	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
 // Config configures a Dataset.
@@ -29,6 +26,14 @@ type Config struct {
 	// replica (dfs.datanode.fsdataset.volume.choosing.policy), one per
 	// storage type; nil is round robin.
 	NewPolicy func() VolumeChoosingPolicy
+	// Rollback is the DataNode's -rollback start-up option: a block pool
+	// added with AddBlockPool whose storage keeps a previous state
+	// (previous/, an upgrade not finalized) is rolled back to it (see
+	// upgrade.go). AddVolume never rolls back.
+	Rollback bool
+	// Failpoint is called after each step of an upgrade, rollback or
+	// finalize (package failpoint); nil in production.
+	Failpoint failpoint.Func
 }
 
 // Dataset is all the replicas of a DataNode: its volumes and, per block pool,
@@ -134,6 +139,10 @@ type ScanResult struct {
 	Replicas int      // replicas in the map after the scan
 	Removed  []string // files deleted: losers of duplicate resolution, stale meta files
 	Problems []string // files left alone that do not form a replica (block without meta, …)
+	// Transitions are what the pool's start did to its storage: an
+	// interrupted upgrade, rollback or finalize repaired, a rollback, an
+	// upgrade (see upgrade.go).
+	Transitions []Transition
 }
 
 // AddBlockPool creates (or checks) the block pool's directories and VERSION
@@ -164,7 +173,7 @@ func (d *Dataset) AddBlockPool(ver *hstorage.Version, now time.Time) (*BlockPool
 	bp := &BlockPool{ID: poolID, ds: d, ver: ver, replicas: newReplicaMap()}
 	vols := d.Volumes()
 	for _, v := range vols {
-		if err := preparePool(v, ver, now); err != nil {
+		if err := d.preparePool(v, ver, now, d.cfg.Rollback, &res); err != nil {
 			return nil, res, err
 		}
 	}
@@ -202,10 +211,10 @@ func (d *Dataset) AddVolume(v *Volume, now time.Time) (map[string]ScanResult, er
 	d.mu.Unlock()
 	out := map[string]ScanResult{}
 	for _, bp := range d.Pools() {
-		if err := preparePool(v, bp.ver, now); err != nil {
+		var res ScanResult
+		if err := d.preparePool(v, bp.ver, now, false, &res); err != nil {
 			return out, err
 		}
-		var res ScanResult
 		if err := bp.scanVolume(v, &res); err != nil {
 			return out, err
 		}
@@ -262,41 +271,6 @@ func (d *Dataset) RemoveVolume(v *Volume) ([]LostReplica, error) {
 		lost = append(lost, LostReplica{PoolID: t.poolID, Replica: Replica{Block: t.block, StorageID: v.StorageID(), VolumeDir: v.Dir()}, Invalidated: true})
 	}
 	return lost, v.Close()
-}
-
-// preparePool makes <vol>/current/<bpid>/{current/{finalized,rbw},tmp} and the
-// pool's VERSION.
-func preparePool(v *Volume, ver *hstorage.Version, now time.Time) error {
-	l := newPoolLayout(v.Dir(), ver.BlockPoolID)
-	dir := hstorage.Dir{Root: l.root}
-	old, err := dir.ReadVersion(vfs.Default)
-	switch {
-	case err == nil:
-		if old.BlockPoolID != ver.BlockPoolID || old.NamespaceID != ver.NamespaceID {
-			return fmt.Errorf("%w: %s holds block pool %s of namespace %d, want %s of %d",
-				ErrBadVolume, dir.VersionPath(), old.BlockPoolID, old.NamespaceID, ver.BlockPoolID, ver.NamespaceID)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(l.current(), 0o700); err != nil {
-			return fmt.Errorf("datanode/storage: %w", err)
-		}
-		if err := dir.WriteVersion(vfs.Default, ver, now); err != nil {
-			return err
-		}
-	default:
-		return err
-	}
-	for _, p := range []string{l.finalized(), l.rbw(), l.tmp()} {
-		if err := os.MkdirAll(p, 0o700); err != nil {
-			return fmt.Errorf("datanode/storage: %w", err)
-		}
-	}
-	for _, p := range []string{l.current(), l.root, filepath.Join(v.Dir(), CurrentDir)} {
-		if err := syncDir(p); err != nil {
-			return fmt.Errorf("datanode/storage: sync %s: %w", p, err)
-		}
-	}
-	return nil
 }
 
 // chooseVolume picks a volume with need bytes remaining, by the policy,

@@ -38,9 +38,26 @@
 //	<vol>/current/<bpid>/current/rbw/blk_<id>, blk_<id>_<genstamp>.meta
 //	<vol>/current/<bpid>/tmp/                  TEMPORARY replicas; invalidated files awaiting deletion
 //	<vol>/current/<bpid>/scanner.cursor        the block scanner's position (JSON, see Cursor)
+//	<vol>/current/<bpid>/previous/             the pool's current/ before the last upgrade, until
+//	                                           finalized (hard links to the same files)
+//	<vol>/current/<bpid>/previous.tmp/, removed.tmp/, finalized.tmp/
+//	                                           a transition under way (package storage)
 //
 // with a = (id>>16)&0x1F and b = (id>>8)&0x1F, the block id in signed
 // decimal. tmp/ is emptied at every start, as Hadoop does.
+//
+// # Upgrade, rollback, finalize
+//
+// A block pool's storage on a volume is a storage directory of package
+// storage, upgraded, rolled back and finalized by its steps (upgrade.go):
+// when a pool is added, an interrupted transition is repaired, the pool is
+// rolled back (Config.Rollback), and upgraded when it is older than the
+// namespace (the NameNode's cTime) or of layout -55 or -56: every block and
+// meta file is hard-linked into a new current/ at its -57 place, the old
+// current/ kept as previous/. A replica file that previous/ still names is
+// copied before any change in place (breakLinks: append, recovery, the cut
+// of a torn RBW); a copy a crash interrupted (blk_….unlinked) is removed at
+// start. FinalizeUpgrade and RemoveFinalized carry out DNA_FINALIZE.
 //
 // # Meta file
 //

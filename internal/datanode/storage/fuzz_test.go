@@ -32,5 +32,14 @@ func FuzzParseFileNames(f *testing.F) {
 		if id, gs, ok := ParseMetaFileName(name); ok && MetaFileName(id, gs) != name {
 			t.Fatalf("%q parsed as meta of %d/%d", name, id, gs)
 		}
+		// The upgrade places every file that names a block by that block's
+		// id: a canonical block or meta name must give its own id.
+		rid, rok := replicaFileID(name)
+		if id, ok := ParseBlockFileName(name); ok && (!rok || rid != id) {
+			t.Fatalf("%q: block %d, but the upgrade reads %d, %v", name, id, rid, rok)
+		}
+		if id, _, ok := ParseMetaFileName(name); ok && (!rok || rid != id) {
+			t.Fatalf("%q: meta of %d, but the upgrade reads %d, %v", name, id, rid, rok)
+		}
 	})
 }

@@ -220,6 +220,9 @@ func (bp *BlockPool) cutAndRestampLocked(r *replica, n, newGS int64) error {
 // checksums of those bytes, recomputing the last one when n ends inside a
 // chunk.
 func cutReplicaFiles(blockPath, metaPath string, n int64) error {
+	if err := breakLinks(blockPath, metaPath); err != nil {
+		return err
+	}
 	bf, err := os.OpenFile(blockPath, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("datanode/storage: %w", err)

@@ -190,6 +190,9 @@ func writeTruncatedMeta(blockPath, oldMeta, dst string, n int64) error {
 }
 
 func truncateSync(path string, n int64) error {
+	if err := breakLinks(path); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("datanode/storage: %w", err)

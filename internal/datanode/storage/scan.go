@@ -58,6 +58,13 @@ func (bp *BlockPool) scanDir(v *Volume, dir string, state ReplicaState, res *Sca
 			metas[id] = append(metas[id], gs)
 		} else if strings.HasSuffix(name, RecoverySuffix) {
 			recovering = append(recovering, name)
+		} else if strings.HasSuffix(name, UnlinkSuffix) {
+			// A copy breakLinks did not finish; the original is intact.
+			p := filepath.Join(dir, name)
+			if err := os.Remove(p); err != nil {
+				return fmt.Errorf("datanode/storage: remove %s: %w", p, err)
+			}
+			res.Removed = append(res.Removed, p)
 		}
 	}
 	for _, name := range recovering {
@@ -174,13 +181,16 @@ func (bp *BlockPool) addScanned(r *replica, res *ScanResult) {
 // chunk, otherwise at its start. A block file longer than that is truncated
 // (as Hadoop does), and so is a meta file with checksums beyond it, so that
 // the meta file is again exactly MetaFileLen of the block.
+//
+// The files are cut by name, after breakLinks: an RBW replica that an
+// upgrade's previous/ also names keeps its old bytes there.
 func validateLength(blockPath, metaPath string) (int64, error) {
-	bf, err := os.OpenFile(blockPath, os.O_RDWR, 0)
+	bf, err := os.Open(blockPath)
 	if err != nil {
 		return 0, fmt.Errorf("datanode/storage: validate %s: %w", blockPath, err)
 	}
 	defer bf.Close()
-	mf, err := os.OpenFile(metaPath, os.O_RDWR, 0)
+	mf, err := os.Open(metaPath)
 	if err != nil {
 		return 0, fmt.Errorf("datanode/storage: validate %s: %w", blockPath, err)
 	}
@@ -209,12 +219,18 @@ func validateLength(blockPath, metaPath string) (int64, error) {
 		}
 	}
 	if blockLen > valid {
-		if err := bf.Truncate(valid); err != nil {
+		if err := breakLinks(blockPath); err != nil {
+			return 0, err
+		}
+		if err := os.Truncate(blockPath, valid); err != nil {
 			return 0, fmt.Errorf("datanode/storage: truncate %s: %w", blockPath, err)
 		}
 	}
 	if want := MetaFileLen(c, valid); metaLen > want {
-		if err := mf.Truncate(want); err != nil {
+		if err := breakLinks(metaPath); err != nil {
+			return 0, err
+		}
+		if err := os.Truncate(metaPath, want); err != nil {
 			return 0, fmt.Errorf("datanode/storage: truncate %s: %w", metaPath, err)
 		}
 	}

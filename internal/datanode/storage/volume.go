@@ -113,12 +113,24 @@ func OpenVolume(cfg VolumeConfig) (*Volume, error) {
 		cfg.StorageType = Disk
 	}
 	v := &Volume{cfg: cfg, lock: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	ver, err := hstorage.Dir{Root: cfg.Dir}.ReadVersion(vfs.Default)
+	root := hstorage.Dir{Root: cfg.Dir}
+	// The volume's own current/ never changes in a transition of ours
+	// (block pools do, below it), but a Hadoop release before federation
+	// upgraded it; repair what such an upgrade left.
+	if _, err := root.Recover(vfs.Default); err != nil {
+		_ = lk.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadVolume, cfg.Dir, err)
+	}
+	ver, err := root.ReadVersion(vfs.Default)
 	switch {
 	case err == nil:
 		if ver.StorageType != hstorage.StorageTypeDataNode {
 			_ = lk.Close()
 			return nil, fmt.Errorf("%w: %s: storageType %q, want %s", ErrBadVolume, cfg.Dir, ver.StorageType, hstorage.StorageTypeDataNode)
+		}
+		if err := upgradeVolumeVersion(root, ver); err != nil {
+			_ = lk.Close()
+			return nil, err
 		}
 		v.mu.version = ver
 	case errors.Is(err, fs.ErrNotExist):
@@ -128,6 +140,30 @@ func OpenVolume(cfg VolumeConfig) (*Volume, error) {
 	}
 	go v.deleter()
 	return v, nil
+}
+
+// upgradeVolumeVersion checks the layout of a volume's VERSION and writes
+// this DataNode's into it when it is older (Hadoop's DataStorage does the
+// same: the volume level holds no replicas, its block pools are upgraded
+// one by one with previous/ kept). ver is updated in place.
+func upgradeVolumeVersion(root hstorage.Dir, ver *hstorage.Version) error {
+	switch {
+	case ver.LayoutVersion == hstorage.DataNodeLayoutVersion:
+		return nil
+	case ver.LayoutVersion < hstorage.DataNodeLayoutVersion:
+		return fmt.Errorf("%w: %s has layout version %d, newer than this DataNode's %d: a newer release wrote it",
+			ErrBadVolume, root.VersionPath(), ver.LayoutVersion, hstorage.DataNodeLayoutVersion)
+	case ver.LayoutVersion > hstorage.OldestDataNodeLayoutVersion:
+		return fmt.Errorf("%w: %s has layout version %d; this DataNode upgrades from %d and later only: upgrade with an older release first",
+			ErrBadVolume, root.VersionPath(), ver.LayoutVersion, hstorage.OldestDataNodeLayoutVersion)
+	}
+	nv := *ver
+	nv.LayoutVersion = hstorage.DataNodeLayoutVersion
+	if err := root.WriteVersion(vfs.Default, &nv, time.Now()); err != nil {
+		return err
+	}
+	*ver = nv
+	return nil
 }
 
 // Dir returns the volume's root directory.

@@ -77,6 +77,11 @@ func createWriter(bp *BlockPool, r *replica, c datatransfer.DataChecksum) (*Repl
 // openWriter opens the existing files of r (moved to rbw/ by Append) for
 // writing after r.numBytes bytes.
 func openWriter(bp *BlockPool, r *replica, client datatransfer.DataChecksum) (*ReplicaWriter, error) {
+	// Files an upgrade's previous/ still names get a copy of their own
+	// before bytes are written into them.
+	if err := breakLinks(r.blockPath(), r.metaPath()); err != nil {
+		return nil, err
+	}
 	data, err := os.OpenFile(r.blockPath(), os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("datanode/storage: open replica: %w", err)

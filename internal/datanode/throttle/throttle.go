@@ -39,6 +39,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -60,8 +62,20 @@ type budget struct {
 	reserve   int64
 }
 
+// maxAllowance bounds a period's allowance so that the reserve's sums never
+// overflow: a rate that large (a configuration meaning "no limit", such as
+// Long.MAX_VALUE) lets everything through.
+const maxAllowance = math.MaxInt64 / 4
+
 func allowanceOf(bytesPerSec int64, period time.Duration) int64 {
-	return max(bytesPerSec*int64(period)/int64(time.Second), 1)
+	// bytesPerSec × period / 1 s, in 128 bits: the product of a large rate
+	// and a period in nanoseconds overflows 64.
+	hi, lo := bits.Mul64(uint64(max(bytesPerSec, 0)), uint64(max(period, 0)))
+	if hi >= uint64(time.Second) {
+		return maxAllowance
+	}
+	q, _ := bits.Div64(hi, lo, uint64(time.Second))
+	return max(int64(min(q, maxAllowance)), 1)
 }
 
 // refill credits the whole periods since start, keeping the reserve at

@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -171,5 +172,25 @@ func TestThrottlerLateWakeups(t *testing.T) {
 	clk.Advance(time.Minute) // 120 periods at once
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAllowanceOfHugeRates: a rate whose product with the period overflows
+// 64 bits (dfs.block.scanner.volume.bytes.per.second set to
+// Long.MAX_VALUE to mean "no limit") is no limit, not one byte a period.
+func TestAllowanceOfHugeRates(t *testing.T) {
+	for _, tt := range []struct {
+		rate int64
+		want int64
+	}{
+		{100 << 20, 50 << 20},
+		{1, 1},
+		{0, 1},
+		{1 << 40, 1 << 39},
+		{math.MaxInt64, maxAllowance},
+	} {
+		if got := allowanceOf(tt.rate, 500*time.Millisecond); got != tt.want {
+			t.Errorf("allowanceOf(%d, 500ms) = %d, want %d", tt.rate, got, tt.want)
+		}
 	}
 }
