@@ -187,6 +187,18 @@ func drive(t *testing.T, clk *clock.Manual, step time.Duration, what string, con
 	}
 }
 
+// waitReal waits in real time, without moving the clock, until cond holds.
+func waitReal(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
 func stats(s *BlockScanner) VolumeStats {
 	st := s.Stats()
 	if len(st) == 0 {
@@ -306,6 +318,11 @@ func TestScannerSuspectsAndReaders(t *testing.T) {
 
 	flip(t, reps[0].BlockPath, 5)
 	s.MarkSuspect(testPool, v, 1) // a reader's I/O error, say
+	// The scanner sleeps until the next pass; let it take the suspect
+	// before the clock moves, or the clock could run ahead of a scanner
+	// that has not woken yet (on a loaded machine) and the ten minutes
+	// of the suspect's memory would pass in the scanner's time.
+	waitReal(t, "the scanner to take the suspect", func() bool { return stats(s).Suspects == 0 })
 	drive(t, clk, 100*time.Millisecond, "the suspect's report", func() bool { return len(rep.bads()) == 1 })
 	if el := clk.Now().Sub(t0); el >= time.Hour {
 		t.Fatalf("the suspect waited for the next pass (%v)", el)
