@@ -173,17 +173,12 @@ func (a *bpActor) run(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	// The first pass heartbeats before it reports, as Hadoop's does: the
+	// NameNode learns the storages and their free space before their
+	// blocks, so a NameNode that the first report lets out of safe mode
+	// (or that becomes active right after it) can place new blocks on
+	// this node at once.
 	nextReport := a.dn.clk.Now().Add(a.dn.cfg.BlockReportInitialDelay)
-	if a.dn.cfg.BlockReportInitialDelay == 0 {
-		if err := a.blockReport(ctx); err != nil {
-			a.log.Warn("block report failed", "err", err)
-		} else {
-			nextReport = a.dn.clk.Now().Add(a.dn.cfg.BlockReportInterval)
-		}
-	}
-	a.dn.actorReady()
-	a.flushIBR(ctx)
-
 	tick := func() {
 		a.heartbeat(ctx)
 		a.flushBad(ctx) // retries of failed reports
@@ -197,6 +192,8 @@ func (a *bpActor) run(ctx context.Context) {
 		}
 	}
 	tick()
+	a.dn.actorReady()
+	a.flushIBR(ctx)
 	hb := a.dn.clk.NewTicker(a.dn.cfg.HeartbeatInterval)
 	defer hb.Stop()
 	for {
@@ -229,6 +226,7 @@ func (a *bpActor) reregister(ctx context.Context) {
 	if !a.retry(ctx, "registerDatanode", func() error { return a.registerDatanode(ctx) }) {
 		return
 	}
+	a.heartbeat(ctx) // storages before blocks, as at the first registration
 	if err := a.blockReport(ctx); err != nil {
 		a.log.Warn("block report failed", "err", err)
 	}
