@@ -11,13 +11,23 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
-const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [-nonInteractive]]
+const namenodeUsage = `Usage: hdfs namenode [-backup] | [-checkpoint] |
+                     [-format [-clusterid cid] [-force] [-nonInteractive]]
                      [-recover [-force]]
                      [-initializeSharedEdits [-force] [-nonInteractive]]
                      [-bootstrapStandby [-force] [-nonInteractive] [-skipSharedEditsCheck]]
                      [-help]
 
   (no option)       run the NameNode in the foreground until SIGINT or SIGTERM
+  -backup           run a Backup Node: it receives every edit from the
+                    NameNode (dfs.namenode.rpc-address / fs.defaultFS) as a
+                    stream, keeps the namespace in sync, serves reads and
+                    checkpoints; RPC on dfs.namenode.backup.address, web on
+                    dfs.namenode.backup.http-address, storage in
+                    dfs.namenode.checkpoint.dir and .edits.dir
+  -checkpoint       run a Checkpoint Node: it downloads the image and edits
+                    at dfs.namenode.checkpoint.period or .txns, merges them
+                    and uploads the image (same addresses and storage)
   -format           format the name and edits directories
     -clusterid cid  use this cluster id (default: a new one)
     -force          wipe existing directories without asking
@@ -40,6 +50,7 @@ func runNamenode(inv *Invocation) int {
 	var (
 		format, recoverMode, force, nonInteractive bool
 		initShared, bootstrap, skipSharedCheck     bool
+		backupNode, checkpointNode                 bool
 		clusterID                                  string
 	)
 	args := inv.Args
@@ -55,6 +66,10 @@ func runNamenode(inv *Invocation) int {
 			bootstrap = true
 		case "-skipsharededitscheck":
 			skipSharedCheck = true
+		case "-backup":
+			backupNode = true
+		case "-checkpoint":
+			checkpointNode = true
 		case "-force":
 			force = true
 		case "-noninteractive":
@@ -73,14 +88,14 @@ func runNamenode(inv *Invocation) int {
 		}
 	}
 	modes := 0
-	for _, m := range []bool{format, recoverMode, initShared, bootstrap} {
+	for _, m := range []bool{format, recoverMode, initShared, bootstrap, backupNode, checkpointNode} {
 		if m {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
+		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -backup, -checkpoint, -format, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
 		return exitUsage
 	case !format && clusterID != "",
 		modes == 0 && (force || nonInteractive),
@@ -88,6 +103,13 @@ func runNamenode(inv *Invocation) int {
 		!bootstrap && skipSharedCheck:
 		fmt.Fprint(inv.Env.Stderr, namenodeUsage)
 		return exitUsage
+	}
+	if backupNode || checkpointNode {
+		role := namenode.RoleCheckpoint
+		if backupNode {
+			role = namenode.RoleBackup
+		}
+		return runHelper(inv, role, namenode.HelperOptions{})
 	}
 	cfg, err := namenode.ConfigFrom(inv.Conf)
 	if err != nil {
@@ -153,4 +175,23 @@ func runNamenode(inv *Invocation) int {
 	}
 	inv.Logger.Info("NameNode up", "rpc", nn.RPCAddr().String())
 	return serveUntilStopped(inv, "NameNode", nn)
+}
+
+// runHelper runs a Checkpoint Node, a Backup Node or a Secondary NameNode in
+// the foreground until SIGINT or SIGTERM.
+func runHelper(inv *Invocation, role namenode.Role, opts namenode.HelperOptions) int {
+	cfg, err := namenode.HelperConfigFrom(inv.Conf, role)
+	if err != nil {
+		inv.Logger.Error("Failed to start "+role.String(), "err", err)
+		fmt.Fprintf(inv.Env.Stderr, "%v\n", err)
+		return exitFail
+	}
+	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf}
+	nn, err := namenode.StartHelper(context.Background(), role, cfg, deps, opts)
+	if err != nil {
+		inv.Logger.Error("Failed to start "+role.String(), "err", err)
+		fmt.Fprintf(inv.Env.Stderr, "%v\n", err)
+		return exitFail
+	}
+	return serveUntilStopped(inv, role.String(), nn)
 }

@@ -93,9 +93,16 @@ func (c Category) String() string {
 type StandbyError struct {
 	Category Category
 	State    State
+	// At names the node's role when it is not a NameNode proper ("Backup
+	// Node", "Checkpoint Node"): the message then says so, as Hadoop's
+	// Backup Node does.
+	At string
 }
 
 func (e *StandbyError) Error() string {
+	if e.At != "" {
+		return fmt.Sprintf("Operation category %s is not supported at %s", e.Category, e.At)
+	}
 	return fmt.Sprintf("Operation category %s is not supported in state %s. Visit https://s.apache.org/sbnn-error", e.Category, e.State)
 }
 
@@ -108,6 +115,22 @@ func Check(s State, c Category, allowStaleReads bool) error {
 		return nil
 	}
 	return &StandbyError{Category: c, State: s}
+}
+
+// CheckAt is Check for a node that is not a NameNode proper: a Backup Node
+// or a Checkpoint Node (role names it). They serve UNCHECKED, CHECKPOINT and
+// JOURNAL calls; a Backup Node, whose namespace follows the active's,
+// serves READ calls too (serveReads); nothing else.
+func CheckAt(role string, serveReads bool, c Category) error {
+	switch c {
+	case Unchecked, Checkpoint, Journal:
+		return nil
+	case Read:
+		if serveReads {
+			return nil
+		}
+	}
+	return &StandbyError{Category: c, State: Standby, At: role}
 }
 
 // ErrTransition is a transition the state machine does not allow.
