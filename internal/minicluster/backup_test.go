@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -16,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/backup"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
 
 // backupKeys: checkpoints every txns transactions (and so an automatic
@@ -288,4 +292,72 @@ func TestBackupNodeHangs(t *testing.T) {
 	waitSame(t, c.NameNode(), bn, "after it answered again")
 	w.batch(ctx, 10)
 	waitSame(t, c.NameNode(), bn, "after more writes")
+}
+
+// TestHelperPagesAndCalls: each helper serves its status page and /jmx on
+// its web address, with Hadoop's bean names; a Backup Node answers
+// namespace reads from its copy and refuses writes with a StandbyException
+// naming it; a Secondary NameNode run as a daemon checkpoints.
+func TestHelperPagesAndCalls(t *testing.T) {
+	c := startCheckpointCluster(t, 1, backupKeys(1_000_000)...)
+	ctx := context.Background()
+	fsys := superClient(t, c)
+	if err := fsys.MkdirAll(ctx, "/seen/by/backup", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1_000_000)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.Close()
+	// One after the other: an upload the active refuses as older costs the
+	// uploader the 5 s wait for "100 Continue".
+	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
+	snn, err := c.StartHelper(ctx, namenode.RoleSecondary, filepath.Join(c.opts.Dir, "snn"), backupKeys(1_000_000)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snn.Close()
+	waitFor(t, 20*time.Second, "the Secondary's first checkpoint", func() bool { return snn.CheckpointStats().Done > 0 })
+
+	info := webtest.Bean(t, "http://"+snn.HTTPAddr().String(), "Hadoop:service=SecondaryNameNode,name=SecondaryNameNodeInfo")
+	if v, _ := info["LastCheckpointTime"].(float64); v <= 0 {
+		t.Errorf("SecondaryNameNodeInfo LastCheckpointTime = %v", info["LastCheckpointTime"])
+	}
+	if dirs, _ := info["CheckpointDirectories"].([]any); len(dirs) != 1 || !strings.HasSuffix(dirs[0].(string), "snn") {
+		t.Errorf("SecondaryNameNodeInfo CheckpointDirectories = %v", info["CheckpointDirectories"])
+	}
+	bi := webtest.Bean(t, "http://"+bn.HTTPAddr().String(), "Hadoop:service=BackupNode,name=BackupNodeInfo")
+	if bi["JournalState"] != "IN_SYNC" {
+		t.Errorf("BackupNodeInfo JournalState = %v", bi["JournalState"])
+	}
+	st := webtest.Bean(t, "http://"+bn.HTTPAddr().String(), "Hadoop:service=NameNode,name=NameNodeStatus")
+	if st["NNRole"] != "Backup Node" {
+		t.Errorf("NameNodeStatus NNRole = %v", st["NNRole"])
+	}
+	for _, h := range []*namenode.NameNode{bn, snn} {
+		code, body := webtest.Get(t, "http://"+h.HTTPAddr().String()+"/")
+		if code != http.StatusOK || !strings.Contains(body, "Last checkpoint") {
+			t.Errorf("status page of %v: %d %q", h.HTTPAddr(), code, body)
+		}
+	}
+
+	onBN, err := client.New(client.Options{Addresses: []string{bn.RPCAddr().String()}, User: c.NameNode().SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onBN.Close()
+	if fi, err := onBN.Stat(ctx, "/seen/by/backup"); err != nil || !fi.IsDir() {
+		t.Errorf("a read on the Backup Node: %v %v", fi, err)
+	}
+	// A raw call: the client library would fail over and retry on the
+	// StandbyException.
+	raw := ipc.NewClient(ipc.ClientConfig{Addresses: []string{bn.RPCAddr().String()}, User: c.NameNode().SuperUser(),
+		Protocol: namenode.ClientProtocolName, MaxRetries: -1})
+	defer raw.Close()
+	err = raw.Call(ctx, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String("/refused"), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)},
+		CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{})
+	if err == nil || !strings.Contains(err.Error(), "Operation category WRITE is not supported at Backup Node") {
+		t.Errorf("a write on the Backup Node: %v", err)
+	}
 }

@@ -71,6 +71,7 @@ type checkpointer struct {
 		lastSize    int64
 		done        int64 // checkpoints done
 		failures    int64
+		downloads   int64 // images downloaded (the gap path)
 		mergeErrors int // in a row
 		lastErr     string
 	}
@@ -405,6 +406,7 @@ func (c *checkpointer) loadActiveImage(ctx context.Context, txid int64) error {
 	if got != txid {
 		return fmt.Errorf("namenode: loaded image %d, downloaded %d", got, txid)
 	}
+	c.noteDownload()
 	if c.bn != nil {
 		if err := c.bn.reloaded(txid); err != nil {
 			return err
@@ -428,6 +430,7 @@ type checkpointStatus struct {
 	lastTook             time.Duration
 	lastSize             int64
 	done, failures       int64
+	downloads            int64
 	lastErr              string
 	journal              string // a Backup Node's journal state
 	applied, journalLast int64
@@ -446,7 +449,32 @@ func (c *checkpointer) counters() checkpointStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return checkpointStatus{last: c.mu.last, lastTxID: c.mu.lastTxID, lastTook: c.mu.lastTook, lastSize: c.mu.lastSize,
-		done: c.mu.done, failures: c.mu.failures, lastErr: c.mu.lastErr}
+		done: c.mu.done, failures: c.mu.failures, downloads: c.mu.downloads, lastErr: c.mu.lastErr}
+}
+
+func (c *checkpointer) noteDownload() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.downloads++
+}
+
+// CheckpointStats are a helper's checkpoint counters since it started.
+type CheckpointStats struct {
+	// Done and Failed count checkpoints; ImagesDownloaded the images
+	// fetched from the NameNode in place of the namespace (the gap path).
+	Done, Failed, ImagesDownloaded int64
+	// LastTxID is the txid of the last checkpoint's image (0: none yet).
+	LastTxID int64
+}
+
+// CheckpointStats returns a helper's checkpoint counters (zero on a
+// NameNode).
+func (nn *NameNode) CheckpointStats() CheckpointStats {
+	if nn.helper == nil {
+		return CheckpointStats{}
+	}
+	s := nn.helper.counters()
+	return CheckpointStats{Done: s.done, Failed: s.failures, ImagesDownloaded: s.downloads, LastTxID: s.lastTxID}
 }
 
 func (c *checkpointer) lastTime() time.Time {

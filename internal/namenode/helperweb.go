@@ -112,6 +112,7 @@ func (nn *NameNode) helperPage() web.Page {
 		{"Last checkpoint", last},
 		{"Checkpoints done", strconv.FormatInt(st.done, 10)},
 		{"Checkpoints failed", strconv.FormatInt(st.failures, 10)},
+		{"Images downloaded from the NameNode", strconv.FormatInt(st.downloads, 10)},
 		{"Checkpoint period", nn.cfg.CheckpointPeriod.String() + " or " + strconv.FormatInt(nn.cfg.CheckpointTxns, 10) + " transactions"},
 		{"Last transaction applied", strconv.FormatInt(st.applied, 10)},
 	}}
