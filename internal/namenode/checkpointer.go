@@ -72,7 +72,7 @@ type checkpointer struct {
 		done        int64 // checkpoints done
 		failures    int64
 		downloads   int64 // images downloaded (the gap path)
-		mergeErrors int // in a row
+		mergeErrors int   // in a row
 		lastErr     string
 	}
 }
