@@ -66,6 +66,9 @@ func runNamenode(inv *Invocation) int {
 			bootstrap = true
 		case "-skipsharededitscheck":
 			skipSharedCheck = true
+		case "-importcheckpoint":
+			fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -importCheckpoint is not supported yet")
+			return exitFail
 		case "-backup":
 			backupNode = true
 		case "-checkpoint":

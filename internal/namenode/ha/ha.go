@@ -28,7 +28,13 @@
 //	READ        namespace and block reads
 //	WRITE       namespace mutations, leases, block allocation
 //	CHECKPOINT  the Checkpoint and Backup nodes' calls (startCheckpoint, ...)
-//	JOURNAL     the edit log's own calls (rollEditLog, getEditLogManifest)
+//	JOURNAL     the edit log's own calls (rollEditLog), and the active's
+//	            stream to a Backup Node (JournalProtocol)
+//
+// A Backup or Checkpoint Node is not in an HA state but in a role: CheckAt
+// serves UNCHECKED, CHECKPOINT and JOURNAL there, READ on a Backup Node
+// only, and answers the rest with "Operation category X is not supported
+// at Backup Node".
 package ha
 
 import "fmt"
