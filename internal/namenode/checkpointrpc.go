@@ -297,6 +297,7 @@ func (b *backupRegistry) register(ctx context.Context, nn *NameNode, reg *hdfs.N
 	if cur != nil {
 		nn.ns.elog.RemoveJournal(cur)
 		cur.Close()
+		cur.wait()
 	}
 	nn.ns.elog.AddJournal(s)
 	nn.deps.Logger.Info("Registering new Backup Node", "addr", addr, "http", reg.GetHttpAddress())
@@ -347,6 +348,7 @@ func (b *backupRegistry) release(nn *NameNode, reg *hdfs.NamenodeRegistrationPro
 	}
 	nn.ns.elog.RemoveJournal(s)
 	s.Close()
+	s.wait()
 	nn.deps.Logger.Info("Backup Node released", "addr", reg.GetRpcAddress())
 }
 

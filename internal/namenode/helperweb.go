@@ -48,7 +48,7 @@ func (nn *NameNode) startHelperWeb() {
 		srv.AddBean(web.Bean{Name: "Hadoop:service=" + svc + ",name=" + rpc, ModelerType: rpc, Attrs: nn.rpcAttrs})
 	}
 	srv.AddBean(web.Bean{Name: "Hadoop:service=" + svc + ",name=" + info,
-		ModelerType: "org.apache.hadoop.hdfs.server.namenode." + info, Attrs: nn.helperAttrs})
+		ModelerType: "org.apache.hadoop.hdfs.server.namenode." + svc, Attrs: nn.helperAttrs})
 	srv.AddBean(web.RuntimeBean(svc))
 	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.helperPage()) })
 	srv.Handle("GET /{$}", page)
