@@ -43,7 +43,7 @@ func init() {
 		{name: "namenode", group: "Daemon Commands", summary: "run the DFS NameNode", run: runNamenode, usage: namenodeUsage},
 		{name: "nfs3", group: "Daemon Commands", summary: "run an NFS version 3 gateway"},
 		{name: "portmap", group: "Daemon Commands", summary: "run a portmap service"},
-		{name: "secondarynamenode", group: "Daemon Commands", summary: "run the DFS Secondary NameNode"},
+		{name: "secondarynamenode", group: "Daemon Commands", summary: "run the DFS Secondary NameNode", run: runSecondary, usage: secondaryUsage},
 		{name: "sps", group: "Daemon Commands", summary: "run the external storage policy satisfier"},
 		{name: "zkfc", group: "Daemon Commands", summary: "run the ZK Failover Controller daemon"},
 

@@ -11,7 +11,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
-const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [-nonInteractive]]
+const namenodeUsage = `Usage: hdfs namenode [-backup] | [-checkpoint] |
+                     [-format [-clusterid cid] [-force] [-nonInteractive]]
                      [-upgrade] [-upgradeOnly] [-rollback]
                      [-rollingUpgrade <rollback|started>]
                      [-recover [-force]]
@@ -20,6 +21,15 @@ const namenodeUsage = `Usage: hdfs namenode [-format [-clusterid cid] [-force] [
                      [-help]
 
   (no option)       run the NameNode in the foreground until SIGINT or SIGTERM
+  -backup           run a Backup Node: it receives every edit from the
+                    NameNode (dfs.namenode.rpc-address / fs.defaultFS) as a
+                    stream, keeps the namespace in sync, serves reads and
+                    checkpoints; RPC on dfs.namenode.backup.address, web on
+                    dfs.namenode.backup.http-address, storage in
+                    dfs.namenode.checkpoint.dir and .edits.dir
+  -checkpoint       run a Checkpoint Node: it downloads the image and edits
+                    at dfs.namenode.checkpoint.period or .txns, merges them
+                    and uploads the image (same addresses and storage)
   -format           format the name and edits directories
     -clusterid cid  use this cluster id (default: a new one)
     -force          wipe existing directories without asking
@@ -53,6 +63,7 @@ func runNamenode(inv *Invocation) int {
 		format, recoverMode, force, nonInteractive bool
 		initShared, bootstrap, skipSharedCheck     bool
 		upgrade, upgradeOnly, rollback             bool
+		backupNode, checkpointNode                 bool
 		clusterID                                  string
 	)
 	args := inv.Args
@@ -84,6 +95,13 @@ func runNamenode(inv *Invocation) int {
 		case "-finalize":
 			fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: Use of the argument 'FINALIZE' at startup is no longer supported. To finalize an upgrade, start the NN and then run `hdfs dfsadmin -finalizeUpgrade'")
 			return exitFail
+		case "-importcheckpoint":
+			fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -importCheckpoint is not supported yet")
+			return exitFail
+		case "-backup":
+			backupNode = true
+		case "-checkpoint":
+			checkpointNode = true
 		case "-force":
 			force = true
 		case "-noninteractive":
@@ -102,14 +120,14 @@ func runNamenode(inv *Invocation) int {
 		}
 	}
 	modes := 0
-	for _, m := range []bool{format, recoverMode, initShared, bootstrap, upgrade, upgradeOnly, rollback} {
+	for _, m := range []bool{format, recoverMode, initShared, bootstrap, upgrade, upgradeOnly, rollback, backupNode, checkpointNode} {
 		if m {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -format, -upgrade, -upgradeOnly, -rollback, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
+		fmt.Fprintln(inv.Env.Stderr, "hdfs namenode: -backup, -checkpoint, -format, -upgrade, -upgradeOnly, -rollback, -recover, -initializeSharedEdits and -bootstrapStandby are exclusive")
 		return exitUsage
 	case !format && clusterID != "",
 		modes == 0 && (force || nonInteractive),
@@ -117,6 +135,13 @@ func runNamenode(inv *Invocation) int {
 		!bootstrap && skipSharedCheck:
 		fmt.Fprint(inv.Env.Stderr, namenodeUsage)
 		return exitUsage
+	}
+	if backupNode || checkpointNode {
+		role := namenode.RoleCheckpoint
+		if backupNode {
+			role = namenode.RoleBackup
+		}
+		return runHelper(inv, role, namenode.HelperOptions{})
 	}
 	cfg, err := namenode.ConfigFrom(inv.Conf)
 	if err != nil {
@@ -205,4 +230,23 @@ certain that no NameNode process is running on any host.`)
 	}
 	inv.Logger.Info("NameNode up", "rpc", nn.RPCAddr().String())
 	return serveUntilStopped(inv, "NameNode", nn)
+}
+
+// runHelper runs a Checkpoint Node, a Backup Node or a Secondary NameNode in
+// the foreground until SIGINT or SIGTERM.
+func runHelper(inv *Invocation, role namenode.Role, opts namenode.HelperOptions) int {
+	cfg, err := namenode.HelperConfigFrom(inv.Conf, role)
+	if err != nil {
+		inv.Logger.Error("Failed to start "+role.String(), "err", err)
+		fmt.Fprintf(inv.Env.Stderr, "%v\n", err)
+		return exitFail
+	}
+	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf}
+	nn, err := namenode.StartHelper(context.Background(), role, cfg, deps, opts)
+	if err != nil {
+		inv.Logger.Error("Failed to start "+role.String(), "err", err)
+		fmt.Fprintf(inv.Env.Stderr, "%v\n", err)
+		return exitFail
+	}
+	return serveUntilStopped(inv, role.String(), nn)
 }

@@ -91,6 +91,7 @@ func TestDefaultsTypedValues(t *testing.T) {
 		IOFileBufferSize:                 4096,
 		DFSNameNodeSafeModeMinDataNodes:  0,
 		DFSNameNodeReplicationMaxStreams: 2,
+		DFSNameNodeCheckpointMaxRetries:  3,
 	}
 	for k, want := range ints {
 		got, err := c.Int(k)

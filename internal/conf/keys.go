@@ -94,6 +94,15 @@ const (
 	DFSImageTransferChunkSize                = "dfs.image.transfer.chunksize"                         // 65536 bytes
 	DFSNameNodeSupportAllowFormat            = "dfs.namenode.support.allow.format"
 
+	// Checkpoint Node, Backup Node and Secondary NameNode.
+
+	DFSNameNodeCheckpointDir        = "dfs.namenode.checkpoint.dir"         // file://${hadoop.tmp.dir}/dfs/namesecondary
+	DFSNameNodeCheckpointEditsDir   = "dfs.namenode.checkpoint.edits.dir"   // ${dfs.namenode.checkpoint.dir}
+	DFSNameNodeCheckpointMaxRetries = "dfs.namenode.checkpoint.max-retries" // 3
+	DFSNameNodeBackupAddress        = "dfs.namenode.backup.address"         // 0.0.0.0:50100
+	DFSNameNodeBackupHTTPAddress    = "dfs.namenode.backup.http-address"    // 0.0.0.0:50105
+	DFSNameNodeSecondaryHTTPAddress = "dfs.namenode.secondary.http-address" // 0.0.0.0:9868
+
 	// Safe mode.
 
 	DFSNameNodeSafeModeThresholdPct = "dfs.namenode.safemode.threshold-pct"
@@ -290,6 +299,12 @@ func defaultTable() []keyDef {
 		{DFSImageTransferBootstrapBandwidthPerSec, "0", 0},
 		{DFSImageTransferChunkSize, "65536", 0},
 		{DFSNameNodeSupportAllowFormat, "true", 0},
+		{DFSNameNodeCheckpointDir, "file://${hadoop.tmp.dir}/dfs/namesecondary", 0},
+		{DFSNameNodeCheckpointEditsDir, "${dfs.namenode.checkpoint.dir}", 0},
+		{DFSNameNodeCheckpointMaxRetries, "3", 0},
+		{DFSNameNodeBackupAddress, "0.0.0.0:50100", 0},
+		{DFSNameNodeBackupHTTPAddress, "0.0.0.0:50105", 0},
+		{DFSNameNodeSecondaryHTTPAddress, "0.0.0.0:9868", 0},
 
 		{DFSNameNodeSafeModeThresholdPct, "0.999f", 0},
 		{DFSNameNodeSafeModeExtension, "30000", ms},

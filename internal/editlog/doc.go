@@ -138,6 +138,14 @@
 // So one fsync per journal covers every txid appended while the previous
 // flush ran.
 //
+// Journals added at run time (Log.AddJournal: the active's stream to a
+// Backup Node) join at the next segment start, get each batch only after
+// the configured journals made it durable, never count toward MinJournals,
+// and are dropped when they fail; their Write and Flush must not block.
+// The same batch bytes travel to the Backup Node, which decodes them with
+// DecodeBatch; Manifest picks the finalized segments a checkpointer may
+// download.
+//
 // A journal whose write, flush, start or finalize fails is dropped from the
 // set (logged with slog) and the log goes on while at least
 // Config.MinJournals remain. Below that the log fails: Sync returns an error

@@ -197,6 +197,34 @@ func (j *FileJournal) FinalizeSegment(_ context.Context, first, last int64) erro
 	return j.renameFinalLocked(first, last)
 }
 
+// AbandonSegment closes the open segment, which must hold no record, without
+// finalizing it and sets its file aside as <name>.empty (what recovery does
+// with an empty in-progress segment). A Backup Node's journal needs it when
+// the active rolls again before sending any record of a segment.
+func (j *FileJournal) AbandonSegment(context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	f := j.mu.f
+	if f == nil {
+		return fmt.Errorf("%w: journal %s: no open segment", ErrState, j.dir)
+	}
+	if j.mu.next != j.mu.first {
+		return fmt.Errorf("%w: journal %s: segment %d holds records %d-%d", ErrState, j.dir, j.mu.first, j.mu.first, j.mu.next-1)
+	}
+	j.mu.f = nil
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("editlog: journal %s: close: %w", j.dir, err)
+	}
+	name := j.path(InProgressName(j.mu.first))
+	if err := j.fs.Rename(name, name+EmptySuffix); err != nil {
+		return fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+	}
+	if err := j.fs.SyncDir(j.dir); err != nil {
+		return fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
+	}
+	return nil
+}
+
 func (j *FileJournal) renameFinalLocked(first, last int64) error {
 	if err := j.fs.Rename(j.path(InProgressName(first)), j.path(FinalizedName(first, last))); err != nil {
 		return fmt.Errorf("editlog: journal %s: finalize %d-%d: %w", j.dir, first, last, err)

@@ -98,17 +98,23 @@ type Log struct {
 		// flushed before the optional ones (local edits dirs), and the log
 		// fails as soon as one of them fails.
 		required, optional []Journal
-		buf                []byte // records not yet handed to a flusher
-		spare              []byte // the other buffer, when no flush holds it
-		bufFirst           int64  // txid of buf's first record
-		next               int64  // next txid to hand out; 0 before the first segment
-		synced             int64  // highest durable txid
-		flushing           bool   // a flusher is writing
-		done               chan struct{}
-		failed             error // set once; every later Sync of a newer txid returns it
-		segFirst           int64
-		segBytes           int64
-		flushes            int64
+		// Journals added at run time (AddJournal: a Backup Node's
+		// stream). pending ones join at the next segment start; added
+		// ones are in the set, written after the configured journals
+		// made a batch durable, never counted toward MinJournals, and
+		// dropped when they fail.
+		pending, added []Journal
+		buf            []byte // records not yet handed to a flusher
+		spare          []byte // the other buffer, when no flush holds it
+		bufFirst       int64  // txid of buf's first record
+		next           int64  // next txid to hand out; 0 before the first segment
+		synced         int64  // highest durable txid
+		flushing       bool   // a flusher is writing
+		done           chan struct{}
+		failed         error // set once; every later Sync of a newer txid returns it
+		segFirst       int64
+		segBytes       int64
+		flushes        int64
 	}
 
 	// Owned by the current flusher (mu.flushing).
@@ -133,9 +139,59 @@ func New(cfg Config, required, optional []Journal) (*Log, error) {
 	return l, nil
 }
 
-// allLocked is the journal set, required journals first.
+// allLocked is the journal set, required journals first, journals added at
+// run time last.
 func (l *Log) allLocked() []Journal {
-	return append(append([]Journal(nil), l.mu.required...), l.mu.optional...)
+	all := append(append([]Journal(nil), l.mu.required...), l.mu.optional...)
+	return append(all, l.mu.added...)
+}
+
+// AddJournal adds j, an optional journal that appears at run time (the
+// stream to a Backup Node), to the set. It joins at the next segment start:
+// StartSegment is its first call, so it never sees a segment from its
+// middle. Once in, it gets every batch after the configured journals made
+// it durable (so it never holds an edit they lack), it does not count
+// toward MinJournals, and a failure only drops it (closing it). The batch's
+// acknowledgement waits for j's Write and Flush, so they must not block (the
+// Backup Node's stream queues and sends on its own goroutine). The Log owns
+// j from now on.
+func (l *Log) AddJournal(j Journal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.state == StateClosed {
+		j.Close()
+		return
+	}
+	l.mu.pending = append(l.mu.pending, j)
+}
+
+// RemoveJournal takes a journal added with AddJournal out of the set and
+// closes it; it reports whether j was there (it is gone already when it
+// failed and was dropped).
+func (l *Log) RemoveJournal(j Journal) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	found := false
+	l.mu.pending, found = without(l.mu.pending, j)
+	if !found {
+		l.mu.added, found = without(l.mu.added, j)
+	}
+	if found {
+		if err := j.Close(); err != nil {
+			l.log.Warn("editlog: closing removed journal", "journal", j.String(), "err", err)
+		}
+	}
+	return found
+}
+
+// without returns list without j and whether j was in it.
+func without(list []Journal, j Journal) ([]Journal, bool) {
+	for k, cur := range list {
+		if cur == j {
+			return append(list[:k:k], list[k+1:]...), true
+		}
+	}
+	return list, false
 }
 
 func (l *Log) isRequiredLocked(j Journal) bool {
@@ -185,7 +241,8 @@ func (l *Log) Journals() []string {
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{LastTxID: l.mu.next - 1, SyncedTxID: l.mu.synced, Flushes: l.mu.flushes, Journals: len(l.mu.required) + len(l.mu.optional)}
+	return Stats{LastTxID: l.mu.next - 1, SyncedTxID: l.mu.synced, Flushes: l.mu.flushes,
+		Journals: len(l.mu.required) + len(l.mu.optional) + len(l.mu.added)}
 }
 
 // SegmentTxns is the number of transactions in the open segment (0 outside one).
@@ -336,6 +393,9 @@ func (l *Log) startSegment(ctx context.Context, txid int64) error {
 		defer l.mu.Unlock()
 		return fmt.Errorf("editlog: start segment at txid %d, expected %d", txid, l.mu.next)
 	}
+	// Journals added at run time join here, at a segment's first txid.
+	l.mu.added = append(l.mu.added, l.mu.pending...)
+	l.mu.pending = nil
 	journals := l.allLocked()
 	l.mu.Unlock()
 
@@ -458,6 +518,7 @@ func (l *Log) flushLocked() {
 	l.mu.done = make(chan struct{})
 	required := append([]Journal(nil), l.mu.required...)
 	optional := append([]Journal(nil), l.mu.optional...)
+	added := append([]Journal(nil), l.mu.added...)
 	l.mu.Unlock()
 
 	// A flush is not the caller's to cancel: once appended, ops must become
@@ -470,6 +531,13 @@ func (l *Log) flushLocked() {
 
 	l.mu.Lock()
 	l.dropLocked(bad, causes)
+	if l.mu.failed == nil && len(added) > 0 {
+		// Durable in the configured journals: now the run-time ones.
+		l.mu.Unlock()
+		bad, causes = l.writeAll(ctx, added, batch, first, last)
+		l.mu.Lock()
+		l.dropLocked(bad, causes)
+	}
 	if l.mu.failed == nil {
 		l.mu.synced = last
 	}
@@ -524,7 +592,16 @@ func (l *Log) writeAll(ctx context.Context, journals []Journal, batch []byte, fi
 // dropLocked removes failed journals from the set and fails the log when
 // fewer than MinJournals remain.
 func (l *Log) dropLocked(bad []Journal, causes []error) {
+	var lastConfigured error // the last failure of a configured optional journal
 	for i, j := range bad {
+		var wasAdded bool
+		if l.mu.added, wasAdded = without(l.mu.added, j); wasAdded {
+			l.log.Error("editlog: dropping failed journal", "journal", j.String(), "err", causes[i])
+			if err := j.Close(); err != nil {
+				l.log.Warn("editlog: closing failed journal", "journal", j.String(), "err", err)
+			}
+			continue
+		}
 		if l.isRequiredLocked(j) {
 			if l.mu.failed == nil {
 				l.mu.failed = fmt.Errorf("%w: required journal %s failed: %v", ErrNoJournals, j.String(), causes[i])
@@ -532,21 +609,20 @@ func (l *Log) dropLocked(bad []Journal, causes []error) {
 			}
 			continue // kept in the set: nothing is written after a failure
 		}
-		for k, cur := range l.mu.optional {
-			if cur == j {
-				l.mu.optional = append(l.mu.optional[:k], l.mu.optional[k+1:]...)
-				break
-			}
+		var wasOptional bool
+		if l.mu.optional, wasOptional = without(l.mu.optional, j); !wasOptional {
+			continue // out of the set already (removed, or dropped by an earlier failure)
 		}
+		lastConfigured = causes[i]
 		l.log.Error("editlog: dropping failed journal", "journal", j.String(), "err", causes[i],
 			"remaining", len(l.mu.optional), "minimum", l.cfg.MinJournals)
 		if err := j.Close(); err != nil {
 			l.log.Warn("editlog: closing failed journal", "journal", j.String(), "err", err)
 		}
 	}
-	if l.mu.failed == nil && len(bad) > 0 && len(l.mu.required) == 0 && len(l.mu.optional) < l.cfg.MinJournals {
+	if l.mu.failed == nil && lastConfigured != nil && len(l.mu.required) == 0 && len(l.mu.optional) < l.cfg.MinJournals {
 		l.mu.failed = fmt.Errorf("%w: %d journal(s) left, dfs.namenode.edits.dir.minimum is %d; last failure: %v",
-			ErrNoJournals, len(l.mu.optional), l.cfg.MinJournals, causes[len(causes)-1])
+			ErrNoJournals, len(l.mu.optional), l.cfg.MinJournals, lastConfigured)
 		l.log.Error("editlog: edit log failed; no further transaction can be made durable", "err", l.mu.failed)
 	}
 }
@@ -637,8 +713,8 @@ func (l *Log) Close() error {
 		err = l.endSegment(context.Background())
 	}
 	l.mu.Lock()
-	journals := l.allLocked()
-	l.mu.required, l.mu.optional = nil, nil
+	journals := append(l.allLocked(), l.mu.pending...)
+	l.mu.required, l.mu.optional, l.mu.added, l.mu.pending = nil, nil, nil, nil
 	l.mu.state = StateClosed
 	if err == nil {
 		err = l.mu.failed

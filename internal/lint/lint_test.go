@@ -22,6 +22,7 @@ var pureCores = []string{
 	"internal/namenode/lease",
 	"internal/namenode/blockmgmt",
 	"internal/namenode/ha",
+	"internal/namenode/backup",
 	"internal/qjournal/quorum",
 	"internal/datatransfer",
 	"internal/ipc/wire",

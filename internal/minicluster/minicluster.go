@@ -465,3 +465,39 @@ func (c *Cluster) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// HelperConf is the configuration of a Checkpoint Node, Backup Node or
+// Secondary NameNode of the (non-HA) cluster's NameNode, keeping its
+// storage in dir and listening on free loopback ports; kv override it.
+func (c *Cluster) HelperConf(dir string, kv ...conf.KeyValue) *conf.Conf {
+	return c.conf.With(
+		conf.KeyValue{Key: conf.FSDefaultFS, Value: c.URI()},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: c.nnAddrs[0]},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: c.nnHTTPAddrs[0]},
+		conf.KeyValue{Key: conf.DFSNameNodeCheckpointDir, Value: dir},
+		conf.KeyValue{Key: conf.DFSNameNodeBackupAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeBackupHTTPAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeSecondaryHTTPAddress, Value: "127.0.0.1:0"},
+	).With(kv...)
+}
+
+// StartHelper starts a Checkpoint Node, Backup Node or Secondary NameNode
+// (role) of the cluster's NameNode with HelperConf(dir, kv...). The caller
+// closes it.
+func (c *Cluster) StartHelper(ctx context.Context, role namenode.Role, dir string, kv ...conf.KeyValue) (*namenode.NameNode, error) {
+	return c.StartHelperWith(ctx, role, dir, nil, kv...)
+}
+
+// StartHelperWith is StartHelper with tweak applied to the helper's Config
+// before it starts (tests set its Testing knobs).
+func (c *Cluster) StartHelperWith(ctx context.Context, role namenode.Role, dir string, tweak func(*namenode.Config), kv ...conf.KeyValue) (*namenode.NameNode, error) {
+	cc := c.HelperConf(dir, kv...)
+	cfg, err := namenode.HelperConfigFrom(cc, role)
+	if err != nil {
+		return nil, err
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	return namenode.StartHelper(ctx, role, cfg, namenode.Deps{Logger: c.logger.With("role", role.String()), Conf: cc}, namenode.HelperOptions{})
+}

@@ -47,8 +47,23 @@ var categories = map[string]map[string]ha.Category{
 	},
 	NamenodeProtocolName: {
 		"versionRequest": ha.Unchecked, "getTransactionId": ha.Unchecked, "getMostRecentCheckpointTxId": ha.Unchecked,
-		"rollEditLog": ha.Journal, "isUpgradeFinalized": ha.Unchecked, "isRollingUpgrade": ha.Unchecked,
+		"rollEditLog": ha.Journal, "getEditLogManifest": ha.Read,
+		"registerSubordinateNamenode": ha.Checkpoint, "startCheckpoint": ha.Checkpoint, "endCheckpoint": ha.Checkpoint,
+		"errorReport": ha.Unchecked, "isUpgradeFinalized": ha.Unchecked, "isRollingUpgrade": ha.Unchecked,
 	},
+	// The active's edit stream to its Backup Node (served by Backup Nodes
+	// only).
+	JournalProtocolName: {
+		"journal": ha.Journal, "startLogSegment": ha.Journal, "fence": ha.Journal,
+	},
+}
+
+// activeAdmin are the administrative calls (UNCHECKED or JOURNAL, so the
+// category check lets them through) that only a NameNode proper carries
+// out: a helper's namespace is the active's copy, and its edit log only
+// reads (Hadoop's Backup Node refuses them too).
+var activeAdmin = map[string]bool{
+	"setSafeMode": true, "saveNamespace": true, "rollEdits": true, "setBalancerBandwidth": true,
 }
 
 // handle registers h as method of s: every call passes the HA check of the
@@ -62,6 +77,9 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		var zero Resp
 		if err := nn.ha.check(cat); err != nil {
 			return zero, err
+		}
+		if nn.role != RoleNameNode && activeAdmin[method] {
+			return zero, remoteerr.New(remoteerr.ClassUnsupported, "%s is not supported by a %s", method, nn.role)
 		}
 		if ci, ok := ipc.CallerFromContext(ctx); ok && len(ci.User) > MaxClientNameLength {
 			return zero, remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(ci.User), MaxClientNameLength))

@@ -132,6 +132,9 @@ type Config struct {
 	// ImageTransfer configures the image servlet and its client
 	// (dfs.image.transfer.*).
 	ImageTransfer imagetransfer.Config
+	// Checkpoint configures the helpers (Checkpoint Node, Backup Node,
+	// Secondary NameNode) and the active's stream to a Backup Node.
+	Checkpoint CheckpointConfig
 
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
@@ -144,6 +147,13 @@ type Config struct {
 		// with the write lock held (a test makes it panic to check that a
 		// bug there stops the NameNode).
 		BeforeApply func(op.Op)
+		// BeforeJournal, when set, runs on a Backup Node before each
+		// journal call from the active is handled (a test blocks in it to
+		// make the node hang).
+		BeforeJournal func()
+		// NoErrorReport makes a helper stop without telling the active
+		// (as a killed one would).
+		NoErrorReport bool
 	}
 }
 
@@ -227,6 +237,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
 		errs = append(errs, err)
 	}
+	checkpointConfigFrom(c, &cfg, &errs)
 	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
 	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
 	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)

@@ -89,6 +89,33 @@
 // NameNode serves the image servlet (package imagetransfer) for that,
 // for -bootstrapStandby (bootstrap.go) and for checkpoint nodes.
 //
+// # Checkpoint Node, Backup Node, Secondary NameNode
+//
+// Without HA, helpers keep a copy of the namespace and take the checkpoints
+// (helper.go, checkpointer.go, backupnode.go; seed 000 §2, seed 003). They
+// are NameNodes in another Role, with the same namesystem and apply path,
+// and save images with the standby's code; their storage is
+// dfs.namenode.checkpoint.dir and .edits.dir. On the active,
+// checkpointrpc.go serves NamenodeProtocol's registerSubordinateNamenode,
+// startCheckpoint (checks, roll, CheckpointCommand; ACT_SHUTDOWN for a
+// node of another namespace), endCheckpoint, getEditLogManifest and
+// errorReport; a registered Backup Node's stream (backupstream.go) joins
+// the edit log as an optional journal (editlog.Log.AddJournal) that never
+// makes the active wait and is dropped when it fails or falls behind. One
+// Backup Node at a time, and no Checkpoint Node beside one. In an HA
+// nameservice every helper refuses to start.
+//
+//	hdfs namenode -checkpoint   registers; every check period, when the
+//	                            period or the txns threshold is reached:
+//	                            startCheckpoint, manifest, image download on
+//	                            the gap path, edits download, roll forward,
+//	                            save, PUT upload, endCheckpoint
+//	hdfs namenode -backup       the same, plus the JournalProtocol stream:
+//	                            DROP_UNTIL_NEXT_ROLL → JOURNAL_ONLY → IN_SYNC
+//	                            (package backup); serves namespace reads
+//	hdfs secondarynamenode      rollEditLog instead of startCheckpoint, no
+//	                            registration, no RPC server
+//
 // # Web server (dfs.namenode.http-address)
 //
 // The overview page (/, /dfshealth.html), /isActive (200 "I am Active!" on
@@ -106,7 +133,9 @@
 // flusher (package editlog), the web server (package web), the liveness
 // monitor (every state), and the services of the current HA state: the
 // active monitor (safe mode, redundancy work, leases, auto roll) on an
-// active; the tailer and the checkpointer on a standby. NameNode.Close
+// active; the tailer and the checkpointer on a standby; the sender of a
+// Backup Node's stream on an active that has one; the checkpointer on a
+// helper (no liveness monitor: no DataNode reports to it). NameNode.Close
 // stops the services, the RPC server (finishing calls in flight) and the
 // web server, closes the edit log (finalizing its segment) and unlocks the
 // dirs.

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/testtool"
@@ -93,6 +95,37 @@ func FuzzBlockReport(f *testing.F) {
 				if err == nil && len(r.GetBlocksBuffers()) > 0 && uint64(len(reps)) != r.GetNumberOfBlocks() {
 					t.Fatalf("decoded %d replicas from a report claiming %d", len(reps), r.GetNumberOfBlocks())
 				}
+			}
+		})
+	})
+}
+
+// FuzzJournalRequest decodes arbitrary bytes as the body of a
+// JournalProtocol journal call, as a Backup Node does before applying it:
+// the request, then its records (editlog.DecodeBatch), within the
+// allocation bound: numTxns is only a claim.
+func FuzzJournalRequest(f *testing.F) {
+	var records []byte
+	for i, o := range []op.Op{&op.StartLogSegment{}, &op.Mkdir{InodeID: 16386, Path: "/a", Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}}} {
+		records, _ = editlog.EncodeRecord(records, int64(7+i), o)
+	}
+	for _, n := range []uint32{2, 1 << 31} {
+		b, _ := proto.Marshal(&hdfs.JournalRequestProto{JournalInfo: &hdfs.JournalInfoProto{ClusterID: proto.String("CID-1")},
+			FirstTxnId: proto.Uint64(7), NumTxns: proto.Uint32(n), Records: records, Epoch: proto.Uint64(0)})
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		testtool.AllocBound(t, len(data), allocPerByte, allocFixed, func() {
+			var req hdfs.JournalRequestProto
+			if err := proto.Unmarshal(data, &req); err != nil {
+				return
+			}
+			if checkRequest("journal", &req) != nil {
+				return
+			}
+			ops, err := editlog.DecodeBatch(req.GetRecords(), int64(req.GetFirstTxnId()), int(req.GetNumTxns()))
+			if err == nil && len(ops) != int(req.GetNumTxns()) {
+				t.Fatalf("decoded %d records from a batch claiming %d", len(ops), req.GetNumTxns())
 			}
 		})
 	})

@@ -59,7 +59,12 @@ func (h *haContext) State() ha.State { return ha.State(h.state.Load()) }
 
 // check is the RPC edge's check for a call of category c.
 func (h *haContext) check(c ha.Category) error {
-	err := ha.Check(h.State(), c, h.nn.cfg.HA.AllowStaleReads)
+	var err error
+	if r := h.nn.role; r != RoleNameNode {
+		err = ha.CheckAt(r.String(), r == RoleBackup, c)
+	} else {
+		err = ha.Check(h.State(), c, h.nn.cfg.HA.AllowStaleReads)
+	}
 	var se *ha.StandbyError
 	if errors.As(err, &se) {
 		return remoteerr.New(remoteerr.ClassStandby, "%s", se.Error())

@@ -46,6 +46,13 @@ type NameNode struct {
 	// DataNodes were told (upgrade.go).
 	upgrade upgradeState
 
+	// role is what this process is: a NameNode, or a helper (role.go).
+	role Role
+	// helper takes a helper's checkpoints (helper.go; nil on a NameNode).
+	helper *checkpointer
+	// backups is the active's Backup Node and its stream (checkpointrpc.go).
+	backups backupRegistry
+
 	serveErr  chan error
 	done      chan struct{}
 	closeOnce sync.Once
@@ -192,19 +199,27 @@ func (nn *NameNode) Close() error {
 		var errs []error
 		nn.ha.stop()
 		stopAll(nn.common)
-		if err := nn.web.Close(ctx); err != nil {
-			errs = append(errs, err)
+		if nn.helper != nil {
+			nn.helper.close(ctx)
 		}
-		if err := nn.rpc.Shutdown(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
-			errs = append(errs, err)
+		if nn.web != nil {
+			if err := nn.web.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if nn.rpc != nil {
+			if err := nn.rpc.Shutdown(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+				errs = append(errs, err)
+			}
 		}
 		if err := nn.ns.elog.Close(); err != nil && nn.ns.Err() == nil {
 			errs = append(errs, err)
 		}
+		nn.backups.stop()
 		closeAll(nn.locks)
 		nn.closeErr = errors.Join(errs...)
 		close(nn.done)
-		nn.deps.Logger.Info("NameNode stopped")
+		nn.deps.Logger.Info(nn.role.String() + " stopped")
 	})
 	return nn.closeErr
 }

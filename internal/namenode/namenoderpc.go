@@ -12,8 +12,9 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
-// namenodeRPC serves NamenodeProtocol: what a standby NameNode (and, later,
-// the Checkpoint and Backup nodes) calls on the active.
+// namenodeRPC serves NamenodeProtocol: what a standby NameNode, the
+// Checkpoint and Backup Nodes and the Secondary NameNode call on the active
+// (the checkpoint calls are in checkpointrpc.go).
 type namenodeRPC struct {
 	nn *NameNode
 }
@@ -25,6 +26,11 @@ func registerNamenodeProtocol(nn *NameNode) {
 	handle(nn, s, "getTransactionId", r.getTransactionID)
 	handle(nn, s, "getMostRecentCheckpointTxId", r.getMostRecentCheckpointTxID)
 	handle(nn, s, "rollEditLog", r.rollEditLog)
+	handle(nn, s, "registerSubordinateNamenode", r.registerSubordinateNamenode)
+	handle(nn, s, "startCheckpoint", r.startCheckpoint)
+	handle(nn, s, "endCheckpoint", r.endCheckpoint)
+	handle(nn, s, "getEditLogManifest", r.getEditLogManifest)
+	handle(nn, s, "errorReport", r.errorReport)
 	handle(nn, s, "isUpgradeFinalized", r.isUpgradeFinalized)
 	handle(nn, s, "isRollingUpgrade", r.isRollingUpgrade)
 }
@@ -56,18 +62,14 @@ func (r *namenodeRPC) rollEditLog(ctx context.Context, _ *nnpb.RollEditLogReques
 	if err := r.checkSuper(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.activeOnly("rollEditLog"); err != nil {
+		return nil, err
+	}
 	first, err := r.nn.rollEdits(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ckpt, _ := r.nn.newestImage()
-	v := r.nn.version
-	return &nnpb.RollEditLogResponseProto{Signature: &hdfs.CheckpointSignatureProto{
-		BlockPoolId:              proto.String(v.BlockPoolID),
-		MostRecentCheckpointTxId: proto.Uint64(uint64(ckpt)),
-		CurSegmentTxId:           proto.Uint64(uint64(first)),
-		StorageInfo:              r.nn.storageInfo(),
-	}}, nil
+	return &nnpb.RollEditLogResponseProto{Signature: r.nn.signature(first)}, nil
 }
 
 // lastTxID is the newest txid this NameNode has: written when active,

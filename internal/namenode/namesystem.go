@@ -75,6 +75,16 @@ type namesystem struct {
 // the image are then applied with replayLocked; activate ends the loading.
 func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *namespace.Tree, retry *retrycache.Cache) *namesystem {
 	n := &namesystem{cfg: cfg, clock: clk, log: logger, retry: retry, failedCh: make(chan struct{})}
+	n.resetLocked(tree)
+	return n
+}
+
+// resetLocked makes tree the namesystem's and rebuilds from it everything
+// else that follows from an image: the block map and the leases. A new
+// namesystem starts so; a checkpointer that downloads an image in place of
+// its namespace (the gap path) does it with the write lock held.
+func (n *namesystem) resetLocked(tree *namespace.Tree) {
+	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
 	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)))
 	// The second relation is rebuilt from the first: every block the
@@ -98,7 +108,6 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 		ucs = append(ucs, lease.UC{FileID: id, Holder: client})
 	})
 	n.mu.leases.Rebuild(ucs, clk.Now())
-	return n
 }
 
 // reader reads edits, as editlog.ReadOps does for some set of journals.
@@ -115,12 +124,9 @@ func (n *namesystem) catchUp(ctx context.Context, opts editlog.ReadOptions, read
 	defer n.cpMu.Unlock()
 	opts.From = n.applied()
 	last, err = read(ctx, opts, func(txid int64, o op.Op) error {
-		var aerr error
-		n.writeLocked(func() { aerr = n.applyLocked(o, true) })
-		if aerr != nil {
-			return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), aerr)
+		if err := n.applyEdit(txid, o); err != nil {
+			return err
 		}
-		n.lastApplied.Store(txid)
 		applied++
 		return nil
 	})
@@ -128,6 +134,18 @@ func (n *namesystem) catchUp(ctx context.Context, opts editlog.ReadOptions, read
 		n.writeLocked(func() { n.mu.bm.ProcessQueued(n.clock.Now()) })
 	}
 	return max(last, n.applied()), applied, err
+}
+
+// applyEdit applies the edit txid, read from a log, through the one apply
+// path and records it as the last applied. The caller holds cpMu.
+func (n *namesystem) applyEdit(txid int64, o op.Op) error {
+	var err error
+	n.writeLocked(func() { err = n.applyLocked(o, true) })
+	if err != nil {
+		return fmt.Errorf("namenode: edit %d (%v) does not apply: %w", txid, o.Code(), err)
+	}
+	n.lastApplied.Store(txid)
+	return nil
 }
 
 // applied is the last txid applied from the edit log (a standby's and a
@@ -146,9 +164,14 @@ func (n *namesystem) nowMillis() int64 { return n.clock.Now().UnixMilli() }
 
 // fail records a fatal error: the NameNode can no longer promise durability.
 func (n *namesystem) fail(err error) {
+	n.stop(err, "NameNode can no longer log edits durably; stopping")
+}
+
+// stop records a fatal error, logged with why, and stops the NameNode.
+func (n *namesystem) stop(err error, why string) {
 	n.failOnce.Do(func() {
 		n.failed.Store(&err)
-		n.log.Error("NameNode can no longer log edits durably; stopping", "err", err)
+		n.log.Error(why, "err", err)
 		// Nothing logged after this point may become durable: an op
 		// whose apply failed half-way must not reach the journals.
 		if n.elog != nil {

@@ -367,25 +367,15 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 			return nil, err
 		}
 	}
-	tcfg := treeConfig(cfg)
-	imageTxID, err := fsimage.Load(fsys, cfg.NameDirs, func(h fsimage.Header, r *fsimage.Reader) error {
-		if h.NamespaceID != ld.version.NamespaceID {
-			return fmt.Errorf("namenode: image has namespaceID %d, VERSION says %d", h.NamespaceID, ld.version.NamespaceID)
-		}
-		t, err := namespace.NewFromImage(tcfg, h, r.Next)
-		if err != nil {
-			return err
-		}
-		var retry *retrycache.Cache
-		if cfg.RetryCacheEnabled {
-			retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
-		}
-		ld.ns = newNamesystem(*cfg, deps.Clock, logger, t, retry)
-		return nil
-	})
+	tree, imageTxID, err := loadTree(fsys, cfg, ld.version.NamespaceID)
 	if err != nil {
 		return nil, err
 	}
+	var retry *retrycache.Cache
+	if cfg.RetryCacheEnabled {
+		retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
+	}
+	ld.ns = newNamesystem(*cfg, deps.Clock, logger, tree, retry)
 	ld.imageTxID = imageTxID
 
 	// Edits: the local edits dirs, and in HA the shared edits, which are

@@ -563,11 +563,17 @@ func (c *clientRPC) rollingUpgrade(ctx context.Context, req *hdfs.RollingUpgrade
 
 // isUpgradeFinalized is NamenodeProtocol.isUpgradeFinalized.
 func (r *namenodeRPC) isUpgradeFinalized(ctx context.Context, _ *nnpb.IsUpgradeFinalizedRequestProto) (*nnpb.IsUpgradeFinalizedResponseProto, error) {
+	if err := r.checkSuper(ctx); err != nil {
+		return nil, err
+	}
 	return &nnpb.IsUpgradeFinalizedResponseProto{IsUpgradeFinalized: proto.Bool(r.nn.UpgradeFinalized())}, nil
 }
 
 // isRollingUpgrade is NamenodeProtocol.isRollingUpgrade: never (hdfsgo has
 // no rolling upgrades).
 func (r *namenodeRPC) isRollingUpgrade(ctx context.Context, _ *nnpb.IsRollingUpgradeRequestProto) (*nnpb.IsRollingUpgradeResponseProto, error) {
+	if err := r.checkSuper(ctx); err != nil {
+		return nil, err
+	}
 	return &nnpb.IsRollingUpgradeResponseProto{IsRollingUpgrade: proto.Bool(false)}, nil
 }

@@ -260,7 +260,7 @@ func (nn *NameNode) stateAttrs(s *nnSnapshot) []web.Attr {
 
 func (nn *NameNode) statusAttrs() []web.Attr {
 	return []web.Attr{
-		{Name: "NNRole", Value: "NameNode"},
+		{Name: "NNRole", Value: nn.role.String()},
 		{Name: "HostAndPort", Value: nn.addr.String()},
 		{Name: "SecurityEnabled", Value: false},
 		{Name: "State", Value: nn.haState()},

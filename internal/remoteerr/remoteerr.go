@@ -39,6 +39,7 @@ const (
 	ClassVersionMismatch      = "org.apache.hadoop.ipc.RPC$VersionMismatch"
 	ClassHealthCheckFailed    = "org.apache.hadoop.ha.HealthCheckFailedException"
 	ClassServiceFailed        = "org.apache.hadoop.ha.ServiceFailedException"
+	ClassUnregisteredNode     = "org.apache.hadoop.hdfs.protocol.UnregisteredNodeException"
 )
 
 // Sentinels for Hadoop conditions that have no io/fs or syscall
@@ -98,6 +99,10 @@ var (
 	// ErrServiceFailed: an HA service could not make the state transition
 	// it was asked for.
 	ErrServiceFailed = errors.New("remoteerr: service failed")
+	// ErrUnregisteredNode: a node of another namespace, or one the server
+	// does not know, called (a Checkpoint or Backup Node whose storage is
+	// another cluster's).
+	ErrUnregisteredNode = errors.New("remoteerr: unregistered node")
 	// ErrIO is the fallback: it matches java.io.IOException and every class
 	// the table does not know (nearly every Hadoop RPC error is an
 	// IOException in Java).
@@ -154,6 +159,7 @@ var table = []entry{
 	{ClassVersionMismatch, []error{ErrVersionMismatch}},
 	{ClassHealthCheckFailed, []error{ErrHealthCheckFailed}},
 	{ClassServiceFailed, []error{ErrServiceFailed}},
+	{ClassUnregisteredNode, []error{ErrUnregisteredNode}},
 	{ClassIOException, []error{ErrIO}},
 }
 

@@ -28,7 +28,13 @@
 //	READ        namespace and block reads
 //	WRITE       namespace mutations, leases, block allocation
 //	CHECKPOINT  the Checkpoint and Backup nodes' calls (startCheckpoint, ...)
-//	JOURNAL     the edit log's own calls (rollEditLog, getEditLogManifest)
+//	JOURNAL     the edit log's own calls (rollEditLog), and the active's
+//	            stream to a Backup Node (JournalProtocol)
+//
+// A Backup or Checkpoint Node is not in an HA state but in a role: CheckAt
+// serves UNCHECKED, CHECKPOINT and JOURNAL there, READ on a Backup Node
+// only, and answers the rest with "Operation category X is not supported
+// at Backup Node".
 package ha
 
 import "fmt"
@@ -93,9 +99,16 @@ func (c Category) String() string {
 type StandbyError struct {
 	Category Category
 	State    State
+	// At names the node's role when it is not a NameNode proper ("Backup
+	// Node", "Checkpoint Node"): the message then says so, as Hadoop's
+	// Backup Node does.
+	At string
 }
 
 func (e *StandbyError) Error() string {
+	if e.At != "" {
+		return fmt.Sprintf("Operation category %s is not supported at %s", e.Category, e.At)
+	}
 	return fmt.Sprintf("Operation category %s is not supported in state %s. Visit https://s.apache.org/sbnn-error", e.Category, e.State)
 }
 
@@ -108,6 +121,22 @@ func Check(s State, c Category, allowStaleReads bool) error {
 		return nil
 	}
 	return &StandbyError{Category: c, State: s}
+}
+
+// CheckAt is Check for a node that is not a NameNode proper: a Backup Node
+// or a Checkpoint Node (role names it). They serve UNCHECKED, CHECKPOINT and
+// JOURNAL calls; a Backup Node, whose namespace follows the active's,
+// serves READ calls too (serveReads); nothing else.
+func CheckAt(role string, serveReads bool, c Category) error {
+	switch c {
+	case Unchecked, Checkpoint, Journal:
+		return nil
+	case Read:
+		if serveReads {
+			return nil
+		}
+	}
+	return &StandbyError{Category: c, State: Standby, At: role}
 }
 
 // ErrTransition is a transition the state machine does not allow.

@@ -61,3 +61,26 @@ func TestCanTransition(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAt(t *testing.T) {
+	for _, tc := range []struct {
+		reads bool
+		c     Category
+		ok    bool
+	}{
+		{true, Read, true},
+		{false, Read, false},
+		{true, Write, false},
+		{true, Journal, true},
+		{false, Checkpoint, true},
+		{false, Unchecked, true},
+	} {
+		if err := CheckAt("Backup Node", tc.reads, tc.c); (err == nil) != tc.ok {
+			t.Errorf("CheckAt(reads=%v, %v) = %v, want ok=%v", tc.reads, tc.c, err, tc.ok)
+		}
+	}
+	want := "Operation category WRITE is not supported at Backup Node"
+	if got := CheckAt("Backup Node", true, Write).Error(); got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
