@@ -22,6 +22,9 @@ var (
 	// ErrBytesInFuture: leaving safe mode would delete replicas whose generation
 	// stamps are in the future; use the force flag.
 	ErrBytesInFuture = errors.New("blockmgmt: blocks with generation stamps in the future")
+	// ErrDisallowed: the host files do not let this DataNode in (not in a
+	// non-empty dfs.hosts); the caller answers DisallowedDatanodeException.
+	ErrDisallowed = errors.New("blockmgmt: datanode denied communication with namenode")
 	// ErrBadConfig: Config.Validate refused a value.
 	ErrBadConfig = errors.New("blockmgmt: bad config")
 )
