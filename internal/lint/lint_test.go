@@ -21,6 +21,7 @@ var pureCores = []string{
 	"internal/namenode/namespace",
 	"internal/namenode/lease",
 	"internal/namenode/blockmgmt",
+	"internal/namenode/hosts",
 	"internal/namenode/ha",
 	"internal/qjournal/quorum",
 	"internal/datatransfer",
