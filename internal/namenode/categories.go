@@ -36,6 +36,7 @@ var categories = map[string]map[string]ha.Category{
 		// Administration, answered in every state.
 		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
 		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "setBalancerBandwidth": ha.Unchecked,
+		"refreshNodes": ha.Unchecked, "getDatanodeStorageReport": ha.Unchecked,
 	},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
@@ -46,7 +47,7 @@ var categories = map[string]map[string]ha.Category{
 	},
 	NamenodeProtocolName: {
 		"versionRequest": ha.Unchecked, "getTransactionId": ha.Unchecked, "getMostRecentCheckpointTxId": ha.Unchecked,
-		"rollEditLog": ha.Journal,
+		"rollEditLog": ha.Journal, "getBlocks": ha.Read, "getBlockKeys": ha.Unchecked,
 	},
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/lease"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
@@ -49,6 +50,9 @@ type namesystem struct {
 		// leases and recoveries track files open for write (package lease).
 		leases     *lease.Manager
 		recoveries *lease.RecoveryTracker
+		// hosts is the host files' policy in force (admin.go); nil
+		// before the NameNode starts.
+		hosts *hosts.Policy
 	}
 
 	// lastApplied is the last txid applied from the edit log by catchUp.

@@ -39,6 +39,9 @@ type Deps struct {
 	// Journals builds the journal of a shared edits URI
 	// (dfs.namenode.shared.edits.dir); nil means file:// only.
 	Journals JournalFactory
+	// LookupHost resolves the host names of the host files (dfs.hosts,
+	// dfs.hosts.exclude); nil means the system resolver.
+	LookupHost func(host string) ([]string, error)
 }
 
 // JournalFactory builds the edit-log journal a URI names.

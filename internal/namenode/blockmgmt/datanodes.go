@@ -17,7 +17,7 @@ func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...Sto
 		return fmt.Errorf("%w: datanode registration without uuid or ip (%q, %q)", ErrUnregistered, id.UUID, id.IPAddr)
 	}
 	if m.verdict(id).Disallowed {
-		return fmt.Errorf("%w because the host is not in the include-list: %s", ErrDisallowed, id.XferAddr())
+		return &DisallowedError{Addr: id.XferAddr()}
 	}
 	m.nowHint = now
 	addr := id.XferAddr()
@@ -175,7 +175,7 @@ func (m *Manager) storage(dn *datanode, id string) *storage {
 func (m *Manager) updateStorages(dn *datanode, reports []StorageReport) {
 	for _, r := range reports {
 		st := m.storage(dn, r.StorageID)
-		st.capacity, st.dfsUsed, st.remaining, st.bpUsed = r.Capacity, r.DfsUsed, r.Remaining, r.BlockPoolUsed
+		st.capacity, st.dfsUsed, st.remaining, st.bpUsed, st.typ = r.Capacity, r.DfsUsed, r.Remaining, r.BlockPoolUsed, r.StorageType
 		if r.Failed && !st.failed {
 			st.failed = true
 			m.dropStorageReplicas(st)
@@ -199,7 +199,7 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 		// refreshNodes took it out of the include list: it is cut off.
 		m.markDead(dn)
 		m.checkSafeMode(now)
-		return nil, fmt.Errorf("%w because the host is not in the include-list: %s", ErrDisallowed, dn.id.XferAddr())
+		return nil, &DisallowedError{Addr: dn.id.XferAddr()}
 	}
 	dn.lastUpdate = now
 	dn.xceivers, dn.xmits = xceivers, xmitsInProgress
@@ -283,6 +283,8 @@ func (m *Manager) info(dn *datanode, now time.Time) DatanodeInfo {
 	}
 	for _, st := range dn.storages {
 		in.NumBlocks += len(st.blocks)
+		in.Storages = append(in.Storages, StorageReport{StorageID: st.id, Capacity: st.capacity, DfsUsed: st.dfsUsed,
+			Remaining: st.remaining, BlockPoolUsed: st.bpUsed, Failed: st.failed, StorageType: st.typ})
 		if st.failed || dn.dead {
 			continue
 		}

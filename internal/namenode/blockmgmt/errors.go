@@ -28,3 +28,13 @@ var (
 	// ErrBadConfig: Config.Validate refused a value.
 	ErrBadConfig = errors.New("blockmgmt: bad config")
 )
+
+// DisallowedError is ErrDisallowed for one node, named by its transfer
+// address.
+type DisallowedError struct{ Addr string }
+
+func (e *DisallowedError) Error() string {
+	return ErrDisallowed.Error() + " because the host is not in the include-list: " + e.Addr
+}
+
+func (e *DisallowedError) Unwrap() error { return ErrDisallowed }

@@ -43,6 +43,7 @@ type storage struct {
 	dn                                   *datanode
 	capacity, dfsUsed, remaining, bpUsed int64
 	failed                               bool
+	typ                                  int32        // StorageReport.StorageType
 	blocks                               []*blockInfo // replicas on this storage
 }
 

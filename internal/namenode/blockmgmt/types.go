@@ -28,6 +28,10 @@ type StorageReport struct {
 	Remaining     int64
 	BlockPoolUsed int64
 	Failed        bool
+	// StorageType is the medium as the DataNode reports it
+	// (StorageTypeProto numbering: 1 DISK, 2 SSD, 3 ARCHIVE, ...); passed
+	// through to storage reports, 0 when not given.
+	StorageType int32
 }
 
 // Block is a block id, its length and its generation stamp.
@@ -241,6 +245,8 @@ type DatanodeInfo struct {
 	// Leaving is the progress of a node being decommissioned or entering
 	// maintenance, as the admin monitor last counted it.
 	Leaving LeavingStatus
+	// Storages are the node's storages as its last heartbeat reported them.
+	Storages []StorageReport
 }
 
 // LeavingStatus counts, for a node leaving service, the blocks that still
