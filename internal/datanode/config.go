@@ -79,6 +79,10 @@ type Config struct {
 	// NameNode may change it (DNA_BALANCERBANDWIDTHUPDATE). 0 means the
 	// default.
 	BalanceBandwidth int64
+	// BlockSize is dfs.blocksize (128 MiB): the space promised to a
+	// replica being written (Hadoop's estimateBlockSize). 0 means the
+	// default.
+	BlockSize int64
 	// BalanceMaxMoves is dfs.datanode.balance.max.concurrent.moves (100):
 	// balancer moves (COPY_BLOCK and REPLACE_BLOCK together) this node
 	// serves at once; more are refused with "threads quota is exceeded".
@@ -172,6 +176,11 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	} else {
 		cfg.BalanceBandwidth = n
+	}
+	if n, err := c.Size(conf.DFSBlockSize); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BlockSize = n
 	}
 	if n, err := c.Int(conf.DFSDataNodeBalanceMaxMoves); err != nil {
 		errs = append(errs, err)
@@ -273,6 +282,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.DiskCheckTimeout < 0 {
 		bad(conf.DFSDataNodeDiskCheckTimeout, "%v must not be negative", cfg.DiskCheckTimeout)
+	}
+	if cfg.BlockSize < 0 {
+		bad(conf.DFSBlockSize, "%d must not be negative", cfg.BlockSize)
 	}
 	if cfg.BalanceMaxMoves < 0 {
 		bad(conf.DFSDataNodeBalanceMaxMoves, "%d must not be negative", cfg.BalanceMaxMoves)
