@@ -41,6 +41,10 @@ func byteDesc(n int64) string {
 // in the US locale ("Mar 5, 2026 1:02:03 PM"), the balancer's time stamps.
 func javaDate(t time.Time) string { return t.Format("Jan 2, 2006 3:04:05 PM") }
 
+// Elapsed prints an elapsed time as the balancer's last line does
+// ("Balancing took 4.567 seconds").
+func Elapsed(d time.Duration) string { return time2Str(d) }
+
 // time2Str prints an elapsed time as the balancer's last line does: a Java
 // double and the largest unit that keeps it at least 1.
 func time2Str(d time.Duration) string {

@@ -30,10 +30,14 @@ const balancerUsage = `Usage: hdfs balancer
 // runBalancer is `hdfs balancer`: Hadoop's options, its table on stdout and
 // its exit statuses (a negative status exits as 256 + status).
 func runBalancer(inv *Invocation) int {
+	start := time.Now()
 	cfg, err := balancerConfig(inv)
 	if err != nil {
 		fmt.Fprintln(inv.Env.Stderr, err)
 		fmt.Fprint(inv.Env.Stderr, balancerUsage)
+		// Hadoop prints its last line whatever happened.
+		fmt.Fprintf(inv.Env.Stdout, "%-24s Balancing took %s\n", time.Now().Format("Jan 2, 2006 3:04:05 PM"),
+			balancer.Elapsed(time.Since(start)))
 		return exitUsage
 	}
 	ctx, cancel := context.WithCancel(context.Background())

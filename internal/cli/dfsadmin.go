@@ -462,7 +462,7 @@ func writeDatanode(w io.Writer, d *hdfs.DatanodeInfoProto) {
 	capacity, used, remaining, nonDFS := int64(d.GetCapacity()), int64(d.GetDfsUsed()), int64(d.GetRemaining()), int64(d.GetNonDfsUsed())
 	fmt.Fprintf(w, "Name: %s:%d (%s)\n", id.GetIpAddr(), id.GetXferPort(), id.GetHostName())
 	fmt.Fprintf(w, "Hostname: %s\n", id.GetHostName())
-	if loc := d.GetLocation(); loc != "" {
+	if loc := d.GetLocation(); loc != "" && loc != "/default-rack" {
 		fmt.Fprintf(w, "Rack: %s\n", loc)
 	}
 	status := "Normal"
