@@ -699,7 +699,8 @@ func (d *dispatcher) reserve(s *source) (plan.Move, bool) {
 }
 
 // fetch asks the NameNode for more of the source's blocks and keeps those
-// some task could move; it returns the bytes the NameNode listed.
+// some task could move; it returns the bytes the NameNode listed. It runs
+// under d.mu, which also guards the use of cfg.Rand here.
 func (d *dispatcher) fetch(ctx context.Context, s *source, size int64) (int64, error) {
 	n := d.nodes[s.uuid]
 	var resp nnpb.GetBlocksResponseProto
@@ -729,6 +730,9 @@ func (d *dispatcher) fetch(ctx context.Context, s *source, size int64) (int64, e
 				blk.Holders = append(blk.Holders, u)
 			}
 		}
+		// Proxies are tried in holder order: shuffled, the copies spread
+		// over the holders, each throttled on its own.
+		d.b.cfg.Rand.Shuffle(len(blk.Holders), func(i, j int) { blk.Holders[i], blk.Holders[j] = blk.Holders[j], blk.Holders[i] })
 		for _, t := range s.tasks {
 			if plan.GoodCandidate(s.uuid, t.Target, blk, c) {
 				s.blocks = append(s.blocks, blk)

@@ -103,14 +103,28 @@ func startSkewed(t testing.TB, files, fileSize int, extra ...conf.KeyValue) *ske
 		}
 		s.files[name] = data
 	}
+	// Every replica is reported before the fourth node joins: a block
+	// still waiting for a report would otherwise be copied to it.
+	s.admin = ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, User: c.NameNode().SuperUser(), Protocol: clientProtocol})
+	t.Cleanup(func() { s.admin.Close() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var st hdfs.GetFsStatsResponseProto
+		if err := s.admin.Call(ctx, "getFsStats", &hdfs.GetFsStatusRequestProto{}, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.GetUnderReplicated() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d blocks still under-replicated", st.GetUnderReplicated())
+		}
+	}
 	if err := c.StartDataNode(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitActive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s.admin = ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, User: c.NameNode().SuperUser(), Protocol: clientProtocol})
-	t.Cleanup(func() { s.admin.Close() })
 	// Wait until the NameNode's report shows the four nodes and every
 	// replica (a block whose pipeline lost a node may have been copied to
 	// the new one meanwhile).

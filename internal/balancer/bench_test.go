@@ -3,6 +3,8 @@ package balancer
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -21,10 +23,20 @@ import (
 //
 //	go test -run '^$' -bench BalancerBandwidth -benchtime 1x ./internal/balancer
 func BenchmarkBalancerBandwidth(b *testing.B) {
-	const bandwidth = 8 << 20 // bytes per second
+	for _, mib := range []int64{8, 16} {
+		b.Run(fmt.Sprintf("%dMiBps", mib), func(b *testing.B) { benchBandwidth(b, mib<<20) })
+	}
+}
+
+func benchBandwidth(b *testing.B, bandwidth int64) {
 	for range b.N {
 		b.StopTimer()
-		s := startSkewed(b, 96, 1<<20, capacityKV(256<<20)...)
+		// Nodes of 64 MiB per MiB/s of bandwidth, three of them 3/8
+		// full: about 18 seconds of moves, so that the one period a
+		// throttler may bank (half a second's worth) stays a few percent
+		// of the run.
+		capacity := 64 * bandwidth
+		s := startSkewed(b, int(capacity*3/8)>>20, 1<<20, capacityKV(capacity)...)
 		ctx := context.Background()
 		if err := s.admin.Call(ctx, "setBalancerBandwidth", &hdfs.SetBalancerBandwidthRequestProto{Bandwidth: proto.Int64(bandwidth)},
 			&hdfs.SetBalancerBandwidthResponseProto{}); err != nil {
@@ -36,6 +48,9 @@ func BenchmarkBalancerBandwidth(b *testing.B) {
 		}
 		var first IterationStats
 		cfg := s.config(b)
+		if os.Getenv("HDFSGO_BENCH_LOG") != "" {
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
 		cfg.Observe = func(st IterationStats) {
 			if st.Iteration == 0 {
 				first = st
@@ -52,7 +67,8 @@ func BenchmarkBalancerBandwidth(b *testing.B) {
 		b.ReportMetric(float64(first.BytesMoved)/(1<<20), "MiB-moved")
 		b.ReportMetric(secs, "s-moving")
 		b.ReportMetric(rate/(1<<20), "MiB/s")
-		b.ReportMetric(rate*100/bandwidth, "%-of-bandwidth")
+		b.ReportMetric(rate*100/float64(bandwidth), "%-of-bandwidth")
+		b.ReportMetric(float64(first.FailedMoves), "failed-moves")
 		s.c.Close()
 	}
 }

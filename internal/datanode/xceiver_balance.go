@@ -89,7 +89,16 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 		x.respondErr(hdfs.Status_ERROR, err.Error())
 		return err
 	}
-	defer x.dn.releaseMove()
+	// The slot is given back before the answer goes out: a balancer that
+	// starts its next move on hearing it must find the slot free.
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			x.dn.releaseMove()
+		}
+	}
+	defer release()
 	var keepalive sync.WaitGroup
 	stopKeepalive := make(chan struct{})
 	stopped := false
@@ -103,6 +112,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	defer stopProgress()
 	fail := func(st hdfs.Status, err error) error {
 		stopProgress()
+		release()
 		x.respondErr(st, err.Error())
 		return err
 	}
@@ -175,6 +185,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	}
 	x.log.Info("block moved here", "block", w.Replica().Block.String(), "proxy", addr, "delHint", req.GetDelHint())
 	stopProgress()
+	release()
 	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
 	return datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_SUCCESS.Enum(), FirstBadLink: proto.String("")})
 }
