@@ -75,15 +75,15 @@ type ExitStatus int
 
 // Exit statuses.
 const (
-	Success           ExitStatus = 0
-	InProgress        ExitStatus = 1
-	AlreadyRunning    ExitStatus = -1
-	NoMoveBlock       ExitStatus = -2
-	NoMoveProgress    ExitStatus = -3
-	IOException       ExitStatus = -4
-	IllegalArguments  ExitStatus = -5
-	Interrupted       ExitStatus = -6
-	UnfinalizedUpgrad ExitStatus = -7
+	Success            ExitStatus = 0
+	InProgress         ExitStatus = 1
+	AlreadyRunning     ExitStatus = -1
+	NoMoveBlock        ExitStatus = -2
+	NoMoveProgress     ExitStatus = -3
+	IOException        ExitStatus = -4
+	IllegalArguments   ExitStatus = -5
+	Interrupted        ExitStatus = -6
+	UnfinalizedUpgrade ExitStatus = -7
 )
 
 // Policy is -policy: what counts as used.
@@ -150,6 +150,10 @@ type Config struct {
 	// benchmark measures the DataNodes' throttled rate with it).
 	Observe func(IterationStats)
 
+	// Stderr takes what Hadoop's balancer prints on standard error
+	// (discarded when nil).
+	Stderr io.Writer
+
 	// Clock stamps the table (clock.Real when nil); Rand shuffles the
 	// nodes (a random seed when nil); Logger takes the details (discarded
 	// when nil).
@@ -208,6 +212,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ExitStatus {
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
 	}
 	start := cfg.Clock.Now()
 	defer func() {
@@ -490,9 +497,9 @@ func (b *balancer) runIteration(ctx context.Context, iteration int, out io.Write
 		}
 		if upgrading {
 			msg := "Balancer exiting as upgrade is not finalized, please finalize the HDFS upgrade before running the balancer."
-			fmt.Fprintln(os.Stderr, msg)
+			fmt.Fprintln(b.cfg.Stderr, msg)
 			b.cfg.Logger.Error(msg)
-			return iterationResult{status: UnfinalizedUpgrad, left: it.BytesLeftToMove, moving: -1}
+			return iterationResult{status: UnfinalizedUpgrade, left: it.BytesLeftToMove, moving: -1}
 		}
 	}
 	if it.BytesToMove == 0 {

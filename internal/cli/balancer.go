@@ -60,7 +60,7 @@ func runBalancer(inv *Invocation) int {
 // balancerConfig reads the options and the configuration keys.
 func balancerConfig(inv *Invocation) (balancer.Config, error) {
 	c := inv.Conf
-	cfg := balancer.Config{Threshold: 10, IdleIterations: 5, User: clientUser(inv), Logger: inv.Logger}
+	cfg := balancer.Config{Threshold: 10, IdleIterations: 5, User: clientUser(inv), Logger: inv.Logger, Stderr: inv.Env.Stderr}
 	addrs, authority, err := fsshell.NameNodeAddresses(c)
 	if err != nil {
 		return cfg, err
