@@ -80,7 +80,7 @@ type namesystem struct {
 func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *namespace.Tree, retry *retrycache.Cache) *namesystem {
 	n := &namesystem{cfg: cfg, clock: clk, log: logger, retry: retry, failedCh: make(chan struct{})}
 	n.mu.tree = tree
-	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)))
+	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
 	// The second relation is rebuilt from the first: every block the
 	// namespace knows, without locations until DataNodes report them.
 	tree.EachFileWithBlocks(func(id uint64, repl uint16, blocks []op.Block, uc bool) {
@@ -427,4 +427,19 @@ func (n *namesystem) dump(w io.Writer) error {
 		fmt.Fprintf(bw, "lease %q files=%v\n", l.Holder, l.FileIDs)
 	}
 	return bw.Flush()
+}
+
+// lockedSource is the block manager's random source. Readers holding only
+// the namesystem's read lock draw from it concurrently (getBlockLocations
+// shuffles replicas of equal distance, getBlocks picks where to start), so
+// it serializes the draws itself.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
 }
