@@ -32,12 +32,13 @@ func TestMaintenanceJSONHosts(t *testing.T) {
 	if err := os.WriteFile(hostsFile, []byte(listed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	kv := append([]conf.KeyValue{
-		{Key: conf.DFSHosts, Value: hostsFile},
-		{Key: conf.DFSNameNodeHostsProviderClassname, Value: hosts.CombinedHostFileManager},
-		// Dead after 2 × 200 ms + 10 × 200 ms.
-		{Key: conf.DFSNameNodeHeartbeatRecheckInterval, Value: "200"},
-	}, fastAdmin...)
+	kv := append(append([]conf.KeyValue{}, fastAdmin...),
+		conf.KeyValue{Key: conf.DFSHosts, Value: hostsFile},
+		conf.KeyValue{Key: conf.DFSNameNodeHostsProviderClassname, Value: hosts.CombinedHostFileManager},
+		// Dead after 2 × 200 ms + 10 × 100 ms.
+		conf.KeyValue{Key: conf.DFSHeartbeatInterval, Value: "100ms"},
+		conf.KeyValue{Key: conf.DFSNameNodeHeartbeatRecheckInterval, Value: "200"},
+	)
 	c, err := Start(ctx, Options{Dir: filepath.Join(dir, "cluster"), DataNodes: 4, Conf: kv})
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,14 @@ func TestDecommissionDfsadmin(t *testing.T) {
 	if err := os.WriteFile(exclude, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	extra := map[string]string{"dfs.hosts.exclude": exclude, "dfs.namenode.decommission.interval": "1"}
+	extra := map[string]string{}
 	for k, v := range fastFailure {
+		extra[k] = v
+	}
+	// Test-sized periods: heartbeats, redundancy work and the admin
+	// monitor every 200 ms.
+	for k, v := range map[string]string{"dfs.hosts.exclude": exclude, "dfs.heartbeat.interval": "200ms",
+		"dfs.namenode.redundancy.interval.seconds": "200ms", "dfs.namenode.decommission.interval": "200ms"} {
 		extra[k] = v
 	}
 	c := startCluster(t, 4, extra)
