@@ -16,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestByteDesc(t *testing.T) {
@@ -197,15 +198,41 @@ func withinThreshold(used, capacity []int64, threshold float64) (bool, string) {
 	return ok, fmt.Sprintf("utilizations %s(average %.1f%%)", b.String(), avg)
 }
 
-// TestBalancerSkewedCluster: three full DataNodes and an empty one; the
-// balancer moves replicas to the empty node until every node is within
+// TestBalancerSkewedCluster: three full DataNodes and an empty one. A run
+// stopped while moving exits Interrupted and leaves no id file; run again,
+// the balancer moves replicas to the empty node until every node is within
 // the threshold, prints Hadoop's table and final line, exits 0 and leaves
-// no id file; every file reads back with three replicas.
+// no id file; every file reads back.
 func TestBalancerSkewedCluster(t *testing.T) {
 	s := startSkewed(t, 24, 1<<20)
 	if used, capacity := s.usage(t); func() bool { ok, _ := withinThreshold(used, capacity, 10); return ok }() {
 		t.Fatal("the cluster is balanced before the balancer ran")
 	}
+	// Stopped in the middle (Ctrl-C), a run says so, exits Interrupted and
+	// leaves no id file; the DataNodes' moves are slow here (1 MiB/s) so
+	// that it is stopped while moving.
+	setBandwidth := func(bw int64) {
+		if err := s.admin.Call(context.Background(), "setBalancerBandwidth", &hdfs.SetBalancerBandwidthRequestProto{Bandwidth: proto.Int64(bw)},
+			&hdfs.SetBalancerBandwidthResponseProto{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, dn := range s.c.DataNodes() {
+			waitBandwidth(t, dn.IPCAddr().String(), bw)
+		}
+	}
+	setBandwidth(1 << 20)
+	stopCtx, stop := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, stop)
+	var stopped bytes.Buffer
+	if st := Run(stopCtx, s.config(t), &stopped); st != Interrupted ||
+		!strings.Contains(stopped.String(), "java.lang.InterruptedException.  Exiting ...") {
+		t.Fatalf("stopped run: status %d\n%s", st, stopped.String())
+	}
+	if _, err := s.fs.Stat(context.Background(), IDPath); err == nil {
+		t.Fatalf("%s left behind by the stopped run", IDPath)
+	}
+	// Run again, at the default rate: it carries on to the end.
+	setBandwidth(100 << 20)
 	var out bytes.Buffer
 	var mu sync.Mutex
 	var iterations []IterationStats
