@@ -22,6 +22,8 @@ import (
 // one's end) and that rate as a percentage of the bandwidth set.
 //
 //	go test -run '^$' -bench BalancerBandwidth -benchtime 1x ./internal/balancer
+//
+// HDFSGO_BENCH_LOG=1 prints the balancer's log (every move) on stderr.
 func BenchmarkBalancerBandwidth(b *testing.B) {
 	for _, mib := range []int64{8, 16} {
 		b.Run(fmt.Sprintf("%dMiBps", mib), func(b *testing.B) { benchBandwidth(b, mib<<20) })
