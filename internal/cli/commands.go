@@ -33,7 +33,7 @@ func init() {
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},
 
 		// Daemon commands.
-		{name: "balancer", group: "Daemon Commands", summary: "run a cluster balancing utility"},
+		{name: "balancer", group: "Daemon Commands", summary: "run a cluster balancing utility", run: runBalancer, usage: balancerUsage},
 		{name: "datanode", group: "Daemon Commands", summary: "run a DFS DataNode", run: runDatanode, usage: datanodeUsage},
 		{name: "dfsrouter", group: "Daemon Commands", summary: "run the DFS router"},
 		{name: "diskbalancer", group: "Daemon Commands", summary: "distribute data evenly among disks on a given node"},

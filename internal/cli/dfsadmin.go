@@ -21,9 +21,10 @@ import (
 
 const dfsadminUsage = `Usage: hdfs dfsadmin
 Note: Administrative commands can only be run as the HDFS superuser.
-	[-report [-live] [-dead]]
+	[-report [-live] [-dead] [-decommissioning] [-enteringmaintenance] [-inmaintenance]]
 	[-safemode <enter | leave | get | wait | forceExit>]
 	[-saveNamespace]
+	[-refreshNodes]
 	[-rollEdits]
 	[-metasave filename]
 	[-finalizeUpgrade]
@@ -43,17 +44,23 @@ func nnClient(inv *Invocation) (*ipc.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if authority == "" {
+		authority = addrs[0]
+	}
+	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
+	return c, "hdfs://" + authority, nil
+}
+
+// clientUser is the user the tools call as: HADOOP_USER_NAME, else the
+// operating-system user.
+func clientUser(inv *Invocation) string {
 	u := inv.Env.Getenv("HADOOP_USER_NAME")
 	if u == "" {
 		if cu, err := user.Current(); err == nil {
 			u = cu.Username
 		}
 	}
-	if authority == "" {
-		authority = addrs[0]
-	}
-	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: u, Protocol: clientProtocol})
-	return c, "hdfs://" + authority, nil
+	return u
 }
 
 func runDfsadmin(inv *Invocation) int {
@@ -77,6 +84,8 @@ func runDfsadmin(inv *Invocation) int {
 		return upgradeCmd(inv, args[1:])
 	case "-rollingUpgrade":
 		return rollingUpgradeCmd(inv, args[1:])
+	case "-refreshNodes":
+		return refreshNodes(inv, args[1:])
 	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave", "-setBalancerBandwidth":
 	default:
 		if strings.HasPrefix(cmd, "-") {
@@ -333,21 +342,17 @@ func percent(part, whole int64) string {
 }
 
 func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) int {
-	live, dead := true, true
+	want := map[string]bool{}
 	for _, a := range args {
 		switch a {
-		case "-live":
-			dead = false
-		case "-dead":
-			live = false
+		case "-live", "-dead", "-decommissioning", "-enteringmaintenance", "-inmaintenance":
+			want[a] = true
 		default:
-			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-report] [-live] [-dead]")
+			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-report] [-live] [-dead] [-decommissioning] [-enteringmaintenance] [-inmaintenance]")
 			return exitUsage
 		}
 	}
-	if !live && !dead {
-		live, dead = true, true
-	}
+	all := len(want) == 0
 	var st hdfs.GetFsStatsResponseProto
 	if err := c.Call(ctx, "getFsStats", &hdfs.GetFsStatusRequestProto{}, &st); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
@@ -369,16 +374,21 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 	fmt.Fprintf(w, "\tPending deletion blocks: %d\n", st.GetPendingDeletionBlocks())
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "-------------------------------------------------")
+	// Hadoop's sections: each listed when asked for, or, with no filter,
+	// when it has nodes.
 	kinds := []struct {
-		on    bool
+		flag  string
 		typ   hdfs.DatanodeReportTypeProto
 		title string
 	}{
-		{live, hdfs.DatanodeReportTypeProto_LIVE, "Live"},
-		{dead, hdfs.DatanodeReportTypeProto_DEAD, "Dead"},
+		{"-live", hdfs.DatanodeReportTypeProto_LIVE, "Live"},
+		{"-dead", hdfs.DatanodeReportTypeProto_DEAD, "Dead"},
+		{"-decommissioning", hdfs.DatanodeReportTypeProto_DECOMMISSIONING, "Decommissioning"},
+		{"-enteringmaintenance", hdfs.DatanodeReportTypeProto_ENTERING_MAINTENANCE, "Entering maintenance"},
+		{"-inmaintenance", hdfs.DatanodeReportTypeProto_IN_MAINTENANCE, "In maintenance"},
 	}
 	for _, k := range kinds {
-		if !k.on {
+		if !all && !want[k.flag] {
 			continue
 		}
 		var rep hdfs.GetDatanodeReportResponseProto
@@ -386,7 +396,9 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 			fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
 			return exitFail
 		}
-		fmt.Fprintf(w, "%s datanodes (%d):\n\n", k.title, len(rep.GetDi()))
+		if len(rep.GetDi()) > 0 || want[k.flag] {
+			fmt.Fprintf(w, "%s datanodes (%d):\n\n", k.title, len(rep.GetDi()))
+		}
 		for _, d := range rep.GetDi() {
 			writeDatanode(w, d)
 		}
@@ -394,12 +406,72 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 	return exitOK
 }
 
+// refreshNodes is dfsadmin -refreshNodes: the NameNode reads its host
+// files again. With HA every NameNode of the nameservice is asked.
+func refreshNodes(inv *Invocation, args []string) int {
+	if len(args) != 0 {
+		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-refreshNodes]")
+		return exitUsage
+	}
+	addrs, _, err := fsshell.NameNodeAddresses(inv.Conf)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "refreshNodes: %v\n", err)
+		return exitFail
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	call := func(addrs []string) error {
+		c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
+		defer c.Close()
+		return c.Call(ctx, "refreshNodes", &hdfs.RefreshNodesRequestProto{}, &hdfs.RefreshNodesResponseProto{})
+	}
+	if len(addrs) == 1 {
+		if err := call(addrs); err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "refreshNodes: %s\n", errMessage(err))
+			return exitFail
+		}
+		fmt.Fprintln(inv.Env.Stdout, "Refresh nodes successful")
+		return exitOK
+	}
+	failed := false
+	for _, a := range addrs {
+		if err := call([]string{a}); err != nil {
+			fmt.Fprintf(inv.Env.Stdout, "Refresh nodes failed for %s\n", javaAddr(a))
+			fmt.Fprintf(inv.Env.Stderr, "refreshNodes: %s: %s\n", a, errMessage(err))
+			failed = true
+			continue
+		}
+		fmt.Fprintf(inv.Env.Stdout, "Refresh nodes successful for %s\n", javaAddr(a))
+	}
+	if failed {
+		return exitFail
+	}
+	return exitOK
+}
+
+// javaAddr prints host:port as Java's InetSocketAddress does: host/ip:port,
+// or /ip:port for an address given as an IP.
+func javaAddr(hostport string) string {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return hostport
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return "/" + host + ":" + port
+	}
+	ips, err := net.LookupHost(host)
+	if err != nil || len(ips) == 0 {
+		return hostport
+	}
+	return host + "/" + ips[0] + ":" + port
+}
+
 func writeDatanode(w io.Writer, d *hdfs.DatanodeInfoProto) {
 	id := d.GetId()
 	capacity, used, remaining, nonDFS := int64(d.GetCapacity()), int64(d.GetDfsUsed()), int64(d.GetRemaining()), int64(d.GetNonDfsUsed())
 	fmt.Fprintf(w, "Name: %s:%d (%s)\n", id.GetIpAddr(), id.GetXferPort(), id.GetHostName())
 	fmt.Fprintf(w, "Hostname: %s\n", id.GetHostName())
-	if loc := d.GetLocation(); loc != "" {
+	if loc := d.GetLocation(); loc != "" && loc != "/default-rack" {
 		fmt.Fprintf(w, "Rack: %s\n", loc)
 	}
 	status := "Normal"
@@ -408,6 +480,10 @@ func writeDatanode(w io.Writer, d *hdfs.DatanodeInfoProto) {
 		status = "Decommission in progress"
 	case hdfs.DatanodeInfoProto_DECOMMISSIONED:
 		status = "Decommissioned"
+	case hdfs.DatanodeInfoProto_IN_MAINTENANCE:
+		status = "In maintenance"
+	case hdfs.DatanodeInfoProto_ENTERING_MAINTENANCE:
+		status = "Entering maintenance"
 	}
 	fmt.Fprintf(w, "Decommission Status : %s\n", status)
 	fmt.Fprintf(w, "Configured Capacity: %d (%s)\n", capacity, humanBytes(capacity))

@@ -145,12 +145,34 @@ const (
 	DFSDataNodeBalancedSpaceThreshold = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-threshold"
 	DFSDataNodeBalancedSpaceFraction  = "dfs.datanode.available-space-volume-choosing-policy.balanced-space-preference-fraction"
 	DFSDataNodeBalanceBandwidth       = "dfs.datanode.balance.bandwidthPerSec"
+	DFSDataNodeBalanceMaxMoves        = "dfs.datanode.balance.max.concurrent.moves" // 100
 	DFSBlockScannerBytesPerSecond     = "dfs.block.scanner.volume.bytes.per.second"
 	DFSDataNodeScanPeriodHours        = "dfs.datanode.scan.period.hours"
 	DFSBlockScannerCursorSaveInterval = "dfs.block.scanner.cursor.save.interval.ms"
 	DFSDataNodeDirectoryScanInterval  = "dfs.datanode.directoryscan.interval"
 	DFSDataNodeDirectoryScanThrottle  = "dfs.datanode.directoryscan.throttle.limit.ms.per.sec"
 	DFSDataNodeDirectoryScanThreads   = "dfs.datanode.directoryscan.threads"
+
+	// Host files, decommissioning and maintenance.
+
+	DFSHosts                                 = "dfs.hosts"                             // "" (every DataNode may register)
+	DFSHostsExclude                          = "dfs.hosts.exclude"                     // ""
+	DFSNameNodeHostsProviderClassname        = "dfs.namenode.hosts.provider.classname" // HostFileManager
+	DFSNameNodeDecommissionInterval          = "dfs.namenode.decommission.interval"    // 30 s
+	DFSNameNodeDecommissionBlocksPerInterval = "dfs.namenode.decommission.blocks.per.interval"
+	DFSNameNodeDecommissionMaxTrackedNodes   = "dfs.namenode.decommission.max.concurrent.tracked.nodes"
+	DFSNameNodeMaintenanceReplicationMin     = "dfs.namenode.maintenance.replication.min"
+
+	// The balancer (hdfs balancer).
+
+	DFSBalancerMovedWinWidth     = "dfs.balancer.movedWinWidth"            // 5400000 ms
+	DFSBalancerMoverThreads      = "dfs.balancer.moverThreads"             // 1000
+	DFSBalancerGetBlocksSize     = "dfs.balancer.getBlocks.size"           // 2 GiB
+	DFSBalancerGetBlocksMinSize  = "dfs.balancer.getBlocks.min-block-size" // 10 MiB
+	DFSBalancerMaxSizeToMove     = "dfs.balancer.max-size-to-move"         // 10 GiB
+	DFSBalancerBlockMoveTimeout  = "dfs.balancer.block-move.timeout"       // 0 ms (none)
+	DFSBalancerMaxNoMoveInterval = "dfs.balancer.max-no-move-interval"     // 60000 ms
+	DFSBalancerMaxIterationTime  = "dfs.balancer.max-iteration-time"       // 1200000 ms
 
 	// Leases and the write pipeline.
 
@@ -335,12 +357,30 @@ func defaultTable() []keyDef {
 		{DFSDataNodeBalancedSpaceThreshold, "10737418240", 0},
 		{DFSDataNodeBalancedSpaceFraction, "0.75f", 0},
 		{DFSDataNodeBalanceBandwidth, "100m", 0},
+		{DFSDataNodeBalanceMaxMoves, "100", 0},
 		{DFSBlockScannerBytesPerSecond, "1048576", 0},
 		{DFSDataNodeScanPeriodHours, "504", time.Hour},
 		{DFSBlockScannerCursorSaveInterval, "600000", ms},
 		{DFSDataNodeDirectoryScanInterval, "21600", sec},
 		{DFSDataNodeDirectoryScanThrottle, "1000", 0},
 		{DFSDataNodeDirectoryScanThreads, "1", 0},
+
+		{DFSHosts, "", 0},
+		{DFSHostsExclude, "", 0},
+		{DFSNameNodeHostsProviderClassname, "org.apache.hadoop.hdfs.server.blockmanagement.HostFileManager", 0},
+		{DFSNameNodeDecommissionInterval, "30s", sec},
+		{DFSNameNodeDecommissionBlocksPerInterval, "500000", 0},
+		{DFSNameNodeDecommissionMaxTrackedNodes, "100", 0},
+		{DFSNameNodeMaintenanceReplicationMin, "1", 0},
+
+		{DFSBalancerMovedWinWidth, "5400000", ms},
+		{DFSBalancerMoverThreads, "1000", 0},
+		{DFSBalancerGetBlocksSize, "2147483648", 0},
+		{DFSBalancerGetBlocksMinSize, "10485760", 0},
+		{DFSBalancerMaxSizeToMove, "10737418240", 0},
+		{DFSBalancerBlockMoveTimeout, "0", ms},
+		{DFSBalancerMaxNoMoveInterval, "60000", ms},
+		{DFSBalancerMaxIterationTime, "1200000", ms},
 
 		{DFSNameNodeLeaseRecheckInterval, "2000", ms},
 		{DFSNameNodeLeaseHardLimit, "1200", sec},

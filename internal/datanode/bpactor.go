@@ -349,6 +349,13 @@ func (a *bpActor) heartbeat(ctx context.Context) {
 	}
 	var resp dnpb.HeartbeatResponseProto
 	if err := a.call(ctx, "sendHeartbeat", req, &resp); err != nil {
+		var re *remoteerr.Error
+		if errors.As(err, &re) && strings.HasSuffix(re.Class, "DisallowedDatanodeException") {
+			// refreshNodes took this node out of the include list: stop,
+			// as a registration refused for that reason does.
+			a.dn.fail(fmt.Errorf("datanode: NameNode %s cut this node off: %w", a.addr, err))
+			return
+		}
 		if ctx.Err() == nil {
 			a.log.Warn("heartbeat failed", "err", err)
 			a.checkUnregistered(err)

@@ -79,6 +79,15 @@ type Config struct {
 	// NameNode may change it (DNA_BALANCERBANDWIDTHUPDATE). 0 means the
 	// default.
 	BalanceBandwidth int64
+	// BlockSize is dfs.blocksize (128 MiB): the space promised to a
+	// replica being written (Hadoop's estimateBlockSize). 0 means the
+	// default.
+	BlockSize int64
+	// BalanceMaxMoves is dfs.datanode.balance.max.concurrent.moves (100):
+	// balancer moves (COPY_BLOCK and REPLACE_BLOCK together) this node
+	// serves at once; more are refused with "threads quota is exceeded".
+	// 0 means the default.
+	BalanceMaxMoves int
 	// Scanner is the block scanner: dfs.block.scanner.volume.bytes.per.second
 	// (1 MiB/s; 0 disables), dfs.datanode.scan.period.hours (504 h; a unit
 	// suffix such as 30s is accepted too; negative disables),
@@ -172,6 +181,16 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	} else {
 		cfg.BalanceBandwidth = n
+	}
+	if n, err := c.Size(conf.DFSBlockSize); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BlockSize = n
+	}
+	if n, err := c.Int(conf.DFSDataNodeBalanceMaxMoves); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.BalanceMaxMoves = int(n)
 	}
 	if n, err := c.Size(conf.DFSBlockScannerBytesPerSecond); err != nil {
 		errs = append(errs, err)
@@ -268,6 +287,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.DiskCheckTimeout < 0 {
 		bad(conf.DFSDataNodeDiskCheckTimeout, "%v must not be negative", cfg.DiskCheckTimeout)
+	}
+	if cfg.BlockSize < 0 {
+		bad(conf.DFSBlockSize, "%d must not be negative", cfg.BlockSize)
+	}
+	if cfg.BalanceMaxMoves < 0 {
+		bad(conf.DFSDataNodeBalanceMaxMoves, "%d must not be negative", cfg.BalanceMaxMoves)
 	}
 	if cfg.BalanceBandwidth < 0 {
 		bad(conf.DFSDataNodeBalanceBandwidth, "%d must not be negative", cfg.BalanceBandwidth)

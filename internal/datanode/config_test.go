@@ -39,6 +39,8 @@ func TestConfigFromDefaults(t *testing.T) {
 		DiskCheckMinGap:        15 * time.Minute,
 		DiskCheckTimeout:       10 * time.Minute,
 		BalanceBandwidth:       100 << 20,
+		BlockSize:              128 << 20,
+		BalanceMaxMoves:        100,
 		Scanner:                scanner.Config{BytesPerSecond: 1 << 20, Period: 504 * time.Hour, CursorSaveInterval: 10 * time.Minute},
 		DirScan:                scanner.DirConfig{Interval: 21600 * time.Second, ThrottleMsPerSec: 1000, Threads: 1},
 	}

@@ -43,6 +43,10 @@ const SoftwareVersion = "3.3.6"
 // default in Hadoop 3: 100 MiB/s.
 const DefaultBalanceBandwidth = 100 << 20
 
+// DefaultBalanceMaxMoves is dfs.datanode.balance.max.concurrent.moves'
+// default.
+const DefaultBalanceMaxMoves = 100
+
 // Errors of the DataNode.
 var (
 	// ErrClusterMismatch: a volume was formatted for another cluster than the
@@ -126,7 +130,11 @@ type DataNode struct {
 	act   activity     // counters of the DataNodeActivity bean
 	// balance limits balancer moves and re-replication copies
 	// (dfs.datanode.balance.bandwidthPerSec, DNA_BALANCERBANDWIDTHUPDATE).
-	balance   *throttle.Throttler
+	balance *throttle.Throttler
+	// moves counts the balancer moves being served (COPY_BLOCK and
+	// REPLACE_BLOCK), at most maxMoves (Hadoop's BlockBalanceThrottler).
+	moves     atomic.Int32
+	maxMoves  int32
 	blockScan *scanner.BlockScanner
 	// dirScan and checker are created with the dataset (first pool).
 	dirScan    atomic.Pointer[scanner.DirectoryScanner]
@@ -195,6 +203,10 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		bw = DefaultBalanceBandwidth
 	}
 	dn.balance = throttle.New(dn.scanClock, bw)
+	dn.maxMoves = int32(cfg.BalanceMaxMoves)
+	if dn.maxMoves <= 0 {
+		dn.maxMoves = DefaultBalanceMaxMoves
+	}
 	dn.blockScan = scanner.New(cfg.Scanner, dn.scanClock, dn.log, scanReporter{dn})
 	ok := false
 	defer func() {

@@ -135,8 +135,11 @@
 // which the NameNode changes with DNA_BALANCERBANDWIDTHUPDATE (dfsadmin
 // -setBalancerBandwidth) and ClientDatanodeProtocol.getBalancerBandwidth
 // reads. A client's TRANSFER_BLOCK (pipeline recovery) is not throttled.
-// Moves are not counted against dfs.datanode.balance.max.concurrent.moves,
-// and no IN_PROGRESS keepalive responses are sent during a long copy.
+// COPY_BLOCK and REPLACE_BLOCK together take at most
+// dfs.datanode.balance.max.concurrent.moves slots; one more is refused with
+// ERROR "... because threads quota is exceeded." as Hadoop does. A
+// REPLACE_BLOCK that is still copying answers IN_PROGRESS every 30 s (half
+// of dfs.client.socket-timeout) so that the balancer does not time out.
 //
 // # Scanners
 //

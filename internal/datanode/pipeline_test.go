@@ -6,10 +6,12 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -492,6 +494,63 @@ func TestReplaceBlock(t *testing.T) {
 	}
 	if resp := replace(); resp.GetStatus() == hdfs.Status_SUCCESS || resp.GetMessage() == "" {
 		t.Fatalf("second REPLACE_BLOCK: %v %q, want an error", resp.GetStatus(), resp.GetMessage())
+	}
+}
+
+// TestReplaceBlockQuotaAndProgress: a node with every balancer move slot
+// taken refuses one more (the proxy's COPY_BLOCK and the target's
+// REPLACE_BLOCK alike), and a slow, throttled move answers IN_PROGRESS
+// while it copies, then SUCCESS.
+func TestReplaceBlockQuotaAndProgress(t *testing.T) {
+	nn := newFakeNN(t, "CID-test")
+	proxy, target := startDN(t, nn), startDN(t, nn)
+	data := randomData(150_000, 23)
+	dial(t, proxy).writeBlock(131, 1001, nil, data, []int{len(data)}, nil)
+	replace := func() []*hdfs.BlockOpResponseProto {
+		c := dial(t, target)
+		req := &hdfs.OpReplaceBlockProto{Header: &hdfs.BaseHeaderProto{Block: ext(131, 1001, int64(len(data))), Token: emptyToken()},
+			DelHint: proto.String("old-node-uuid"), Source: info(proxy)}
+		if err := datatransfer.WriteOp(c.conn, datatransfer.OpReplaceBlock, req); err != nil {
+			t.Fatal(err)
+		}
+		var out []*hdfs.BlockOpResponseProto
+		for {
+			var resp hdfs.BlockOpResponseProto
+			if err := datatransfer.ReadDelimited(c.br, 1<<20, &resp); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, &resp)
+			if resp.GetStatus() != hdfs.Status_IN_PROGRESS {
+				return out
+			}
+		}
+	}
+	for _, busy := range []*DataNode{target, proxy} {
+		busy.moves.Store(busy.maxMoves)
+		got := replace()
+		last := got[len(got)-1]
+		if last.GetStatus() != hdfs.Status_ERROR || !strings.Contains(last.GetMessage(), "threads quota is exceeded") {
+			t.Fatalf("move with every slot taken: %v %q", last.GetStatus(), last.GetMessage())
+		}
+		busy.moves.Store(0)
+	}
+	old := replaceKeepalive
+	replaceKeepalive = 20 * time.Millisecond
+	defer func() { replaceKeepalive = old }()
+	// 200 KB/s on both ends: the 150 KB block takes about half a second.
+	for _, d := range []*DataNode{proxy, target} {
+		d.balance = throttle.New(d.scanClock, 200_000) // no reserve left from the default rate
+	}
+	got := replace()
+	last := got[len(got)-1]
+	if last.GetStatus() != hdfs.Status_SUCCESS || len(got) < 2 {
+		t.Fatalf("throttled move answered %d times, last %v %q; want IN_PROGRESS then SUCCESS", len(got), last.GetStatus(), last.GetMessage())
+	}
+	// The proxy's COPY_BLOCK ends just after the target's answer.
+	for deadline := time.Now().Add(5 * time.Second); target.moves.Load()+proxy.moves.Load() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d move slots still taken after the move", target.moves.Load()+proxy.moves.Load())
+		}
 	}
 }
 

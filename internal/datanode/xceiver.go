@@ -34,7 +34,7 @@ const (
 	// connections (capped by the kernel at net.core.wmem_max).
 	unixSocketBuffer = 4 << 20
 	maxPacketData    = 64 << 10  // data bytes per read packet
-	defaultBlockRes  = 128 << 20 // space reserved for a new replica (dfs.blocksize's default)
+	defaultBlockRes  = 128 << 20 // space reserved for a new replica when dfs.blocksize is unset
 )
 
 // xceiverServer accepts streaming connections, on TCP and on the domain
@@ -306,6 +306,15 @@ func (x *xceiver) readStatus(st hdfs.Status) {
 func (x *xceiver) respondErr(st hdfs.Status, msg string) {
 	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
 	_ = datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: st.Enum(), Message: proto.String(msg)})
+}
+
+// blockReserve is the space promised to a replica being written: the
+// DataNode's dfs.blocksize, as Hadoop's estimateBlockSize.
+func (dn *DataNode) blockReserve() int64 {
+	if dn.cfg.BlockSize > 0 {
+		return dn.cfg.BlockSize
+	}
+	return defaultBlockRes
 }
 
 // copyReservation is the space reserved for a copy of a finished replica

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
@@ -13,11 +14,38 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// replaceKeepalive is how often a REPLACE_BLOCK still copying tells the
+// balancer so (IN_PROGRESS): half of dfs.client.socket-timeout, as Hadoop's
+// DataNode does, so that a slow, throttled copy does not time out.
+var replaceKeepalive = opTimeout / 2
+
+// acquireMove takes one of the node's balancer move slots
+// (dfs.datanode.balance.max.concurrent.moves); false when all are taken.
+func (dn *DataNode) acquireMove() bool {
+	for {
+		n := dn.moves.Load()
+		if n >= dn.maxMoves {
+			return false
+		}
+		if dn.moves.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (dn *DataNode) releaseMove() { dn.moves.Add(-1) }
+
 // copyBlock serves COPY_BLOCK, the balancer's read of a whole replica from a
 // proxy: the read response, then the block's packets from offset 0 and the
 // empty last packet, at the balancer bandwidth's pace.
 func (x *xceiver) copyBlock(ctx context.Context, req *hdfs.OpCopyBlockProto) error {
 	eb := req.GetHeader().GetBlock()
+	if !x.dn.acquireMove() {
+		err := fmt.Errorf("Not able to copy block %d to %s because threads quota is exceeded.", eb.GetBlockId(), x.conn.RemoteAddr())
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	defer x.dn.releaseMove()
 	bp, err := x.dn.pool(eb.GetPoolId())
 	if err != nil {
 		x.respondErr(hdfs.Status_ERROR, err.Error())
@@ -56,7 +84,35 @@ func (x *xceiver) copyBlock(ctx context.Context, req *hdfs.OpCopyBlockProto) err
 // balancer is answered.
 func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProto) error {
 	eb := req.GetHeader().GetBlock()
+	if !x.dn.acquireMove() {
+		err := fmt.Errorf("Not able to receive block %d from %s because threads quota is exceeded.", eb.GetBlockId(), x.conn.RemoteAddr())
+		x.respondErr(hdfs.Status_ERROR, err.Error())
+		return err
+	}
+	// The slot is given back before the answer goes out: a balancer that
+	// starts its next move on hearing it must find the slot free.
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			x.dn.releaseMove()
+		}
+	}
+	defer release()
+	var keepalive sync.WaitGroup
+	stopKeepalive := make(chan struct{})
+	stopped := false
+	stopProgress := func() { // before any other answer goes out
+		if !stopped {
+			stopped = true
+			close(stopKeepalive)
+			keepalive.Wait()
+		}
+	}
+	defer stopProgress()
 	fail := func(st hdfs.Status, err error) error {
+		stopProgress()
+		release()
 		x.respondErr(st, err.Error())
 		return err
 	}
@@ -105,12 +161,31 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 		return fail(st, err)
 	}
 	defer func() { _ = w.Close() }() // a copy not finalized is deleted
+	keepalive.Add(1)
+	go func() {
+		defer keepalive.Done()
+		t := time.NewTicker(replaceKeepalive)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopKeepalive:
+				return
+			case <-t.C:
+				_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
+				if datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_IN_PROGRESS.Enum()}) != nil {
+					return
+				}
+			}
+		}
+	}()
 	r := &receiver{x: x, src: proxy, in: pbr, w: w, bp: bp, delHint: req.GetDelHint(),
 		throttle: func(n int64) error { return x.dn.balance.Take(ctx, n) }}
 	if err := r.receive(ctx); err != nil {
 		return fail(hdfs.Status_ERROR, err)
 	}
 	x.log.Info("block moved here", "block", w.Replica().Block.String(), "proxy", addr, "delHint", req.GetDelHint())
+	stopProgress()
+	release()
 	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
 	return datatransfer.WriteResponse(x.conn, &hdfs.BlockOpResponseProto{Status: hdfs.Status_SUCCESS.Enum(), FirstBadLink: proto.String("")})
 }

@@ -84,12 +84,15 @@ type writeArgs struct {
 	minBytes, maxBytes int64
 	ck                 datatransfer.DataChecksum
 	st                 storage.StorageType // the volume type asked for
+	// reserve is the space a replica being written is promised: the
+	// DataNode's dfs.blocksize (Hadoop's estimateBlockSize).
+	reserve int64
 }
 
 var (
 	kindCreate = &writeKind{name: "create", acks: true, receiving: true,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-			return sinkOf(bp.CreateOn(a.st, storage.RBW, a.b, a.ck, defaultBlockRes))
+			return sinkOf(bp.CreateOn(a.st, storage.RBW, a.b, a.ck, a.reserve))
 		}}
 	kindReplication = &writeKind{name: "replication", blameSource: true, open: openTemporary}
 	kindAppend      = &writeKind{name: "append", acks: true, keep: true, receiving: true,
@@ -100,15 +103,15 @@ var (
 			}
 			b := a.b
 			b.NumBytes = a.minBytes
-			return sinkOf(bp.Append(b, newGS, a.ck, defaultBlockRes))
+			return sinkOf(bp.Append(b, newGS, a.ck, a.reserve))
 		}}
 	kindStreamingRecovery = &writeKind{name: "streaming recovery", acks: true, recovery: true, keep: true,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-			return sinkOf(bp.RecoverRBW(a.b, a.newGS, a.minBytes, a.maxBytes, a.ck, defaultBlockRes))
+			return sinkOf(bp.RecoverRBW(a.b, a.newGS, a.minBytes, a.maxBytes, a.ck, a.reserve))
 		}}
 	kindAppendRecovery = &writeKind{name: "append recovery", acks: true, recovery: true, keep: true, receiving: true,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
-			return sinkOf(bp.RecoverAppend(a.b, a.newGS, a.minBytes, a.ck, defaultBlockRes))
+			return sinkOf(bp.RecoverAppend(a.b, a.newGS, a.minBytes, a.ck, a.reserve))
 		}}
 	kindCloseRecovery = &writeKind{name: "close recovery", acks: true, recovery: true, keep: true, report: reportAtSetup,
 		open: func(bp *storage.BlockPool, a writeArgs) (replicaSink, error) {
@@ -187,7 +190,7 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 	client := hdr.GetClientName() != ""
 	args := writeArgs{b: blockOf(eb), newGS: int64(req.GetLatestGenerationStamp()),
 		minBytes: int64(req.GetMinBytesRcvd()), maxBytes: int64(req.GetMaxBytesRcvd()),
-		st: storage.StorageType(req.GetStorageType())}
+		st: storage.StorageType(req.GetStorageType()), reserve: x.dn.blockReserve()}
 	k, st, err := writeKindOf(req.GetStage(), client, args.b)
 	// A refusal is answered to writers that read a connect reply or a
 	// closing response.

@@ -31,6 +31,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode"
+	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
@@ -75,6 +76,13 @@ type Options struct {
 	// ScannerClock drives the DataNodes' block and directory scanners and
 	// disk checkers (datanode.Deps.ScannerClock); nil: the real clock.
 	ScannerClock clock.Clock
+	// DataNodeCapacity, when positive, is the size of every DataNode
+	// volume's file system as the DataNodes see it (Hadoop's
+	// MiniDFSCluster storage capacities): capacity, DFS used and
+	// remaining are then those of a volume of that size holding only the
+	// DataNode's data, so that tests of utilization (the balancer) do not
+	// depend on the disk they run on.
+	DataNodeCapacity int64
 }
 
 // Cluster is a running cluster.
@@ -275,8 +283,14 @@ func (c *Cluster) StartDataNodeWith(ctx context.Context, i int, st DataNodeStart
 		return err
 	}
 	cfg.Rollback = st.Rollback
-	dn, err := datanode.Start(ctx, cfg, datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc,
-		ScannerClock: c.opts.ScannerClock, Failpoint: st.Failpoint})
+	deps := datanode.Deps{Logger: c.logger.With("role", "datanode", "dn", i), Conf: cc,
+		ScannerClock: c.opts.ScannerClock, Failpoint: st.Failpoint}
+	if size := c.opts.DataNodeCapacity; size > 0 {
+		deps.VolumeTesting.StatFS = func(string) (storage.DiskStat, error) {
+			return storage.DiskStat{Total: size, Available: size}, nil
+		}
+	}
+	dn, err := datanode.Start(ctx, cfg, deps)
 	if err != nil {
 		return fmt.Errorf("minicluster: DataNode %d: %w", i, err)
 	}

@@ -37,6 +37,7 @@ var categories = map[string]map[string]ha.Category{
 		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
 		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "setBalancerBandwidth": ha.Unchecked,
 		"finalizeUpgrade": ha.Unchecked, "upgradeStatus": ha.Unchecked, "rollingUpgrade": ha.Read,
+		"refreshNodes": ha.Unchecked, "getDatanodeStorageReport": ha.Unchecked,
 	},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
@@ -50,6 +51,7 @@ var categories = map[string]map[string]ha.Category{
 		"rollEditLog": ha.Journal, "getEditLogManifest": ha.Read,
 		"registerSubordinateNamenode": ha.Checkpoint, "startCheckpoint": ha.Checkpoint, "endCheckpoint": ha.Checkpoint,
 		"errorReport": ha.Unchecked, "isUpgradeFinalized": ha.Unchecked, "isRollingUpgrade": ha.Unchecked,
+		"getBlocks": ha.Read, "getBlockKeys": ha.Unchecked,
 	},
 	// The active's edit stream to its Backup Node (served by Backup Nodes
 	// only).

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -73,19 +72,12 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "finalizeUpgrade", c.finalizeUpgrade)
 	handle(nn, s, "upgradeStatus", c.upgradeStatus)
 	handle(nn, s, "rollingUpgrade", c.rollingUpgrade)
+	handle(nn, s, "refreshNodes", c.refreshNodes)
+	handle(nn, s, "getDatanodeStorageReport", c.getDatanodeStorageReport)
 
-	// The data path lands with the DataNodes: until then these calls say so.
-	notYet := func(name string) {
-		ipc.Handle(s, name, func(ctx context.Context, req *emptypb.Empty) (*emptypb.Empty, error) {
-			return nil, unsupported(name)
-		})
-	}
 	registerBlockCalls(c, s)
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
-	for _, m := range []string{"getDatanodeStorageReport"} {
-		notYet(m)
-	}
 }
 
 // caller identifies the user of the call in ctx.
@@ -609,20 +601,12 @@ func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*
 }
 
 func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
-	kind := blockmgmt.ReportAll
-	switch req.GetType() {
-	case hdfs.DatanodeReportTypeProto_LIVE:
-		kind = blockmgmt.ReportLive
-	case hdfs.DatanodeReportTypeProto_DEAD:
-		kind = blockmgmt.ReportDead
-	case hdfs.DatanodeReportTypeProto_ALL:
-	default:
-		// Decommissioning and maintenance are not implemented: no node is
-		// in those states.
-		return &hdfs.GetDatanodeReportResponseProto{}, nil
+	kind, ok := reportKind(req.GetType())
+	if !ok {
+		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "getDatanodeReport: unknown report type %d", req.GetType())
 	}
 	var infos []blockmgmt.DatanodeInfo
-	c.ns.readLocked(func() { infos = c.ns.mu.bm.DatanodeReport(kind, c.ns.clock.Now()) })
+	c.ns.readLocked(func() { infos = c.ns.datanodeReportLocked(kind, c.ns.clock.Now()) })
 	resp := &hdfs.GetDatanodeReportResponseProto{}
 	for _, d := range infos {
 		resp.Di = append(resp.Di, datanodeInfoProto(d))

@@ -13,6 +13,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -95,6 +96,15 @@ type Config struct {
 	// RedundancyInterval is dfs.namenode.redundancy.interval.seconds (3 s):
 	// how often replication and deletion work is computed.
 	RedundancyInterval time.Duration
+	// HostsFile is dfs.hosts (the include list; "" lets every DataNode
+	// in), HostsExcludeFile dfs.hosts.exclude (DataNodes to decommission)
+	// and HostsProvider dfs.namenode.hosts.provider.classname (Hadoop's
+	// HostFileManager; CombinedHostFileManager reads HostsFile as JSON and
+	// no exclude file). They are read at start-up and by refreshNodes.
+	HostsFile, HostsExcludeFile, HostsProvider string
+	// DecommissionInterval is dfs.namenode.decommission.interval (30 s):
+	// how often the admin monitor checks nodes leaving service.
+	DecommissionInterval time.Duration
 	// TopologyTable is net.topology.table.file.name: "host rack" lines.
 	TopologyTable string
 	// TopologyScript is net.topology.script.file.name: run with IP addresses
@@ -267,7 +277,14 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	}
 	b.SafeModeExtension = dur(conf.DFSNameNodeSafeModeExtension)
 	b.SafeModeMinDataNodes = int(num(conf.DFSNameNodeSafeModeMinDataNodes))
+	b.MaintenanceReplicationMin = int(num(conf.DFSNameNodeMaintenanceReplicationMin))
+	b.DecommissionBlocksPerInterval = int(num(conf.DFSNameNodeDecommissionBlocksPerInterval))
+	b.DecommissionMaxTrackedNodes = int(num(conf.DFSNameNodeDecommissionMaxTrackedNodes))
 	cfg.Blocks = b
+	cfg.HostsFile = c.String(conf.DFSHosts)
+	cfg.HostsExcludeFile = c.String(conf.DFSHostsExclude)
+	cfg.HostsProvider = c.String(conf.DFSNameNodeHostsProviderClassname)
+	cfg.DecommissionInterval = dur(conf.DFSNameNodeDecommissionInterval)
 	cfg.RedundancyInterval = dur(conf.DFSNameNodeRedundancyInterval)
 	cfg.TopologyTable = c.String(conf.NetTopologyTableFileName)
 	cfg.TopologyScript = c.String(conf.NetTopologyScriptFileName)
@@ -349,6 +366,14 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.RedundancyInterval <= 0 {
 		bad(conf.DFSNameNodeRedundancyInterval, "%v must be positive", cfg.RedundancyInterval)
+	}
+	switch cfg.HostsProvider {
+	case "", hosts.HostFileManager, hosts.CombinedHostFileManager:
+	default:
+		bad(conf.DFSNameNodeHostsProviderClassname, "%s is not %s or %s", cfg.HostsProvider, hosts.HostFileManager, hosts.CombinedHostFileManager)
+	}
+	if cfg.DecommissionInterval <= 0 {
+		bad(conf.DFSNameNodeDecommissionInterval, "%v must be positive", cfg.DecommissionInterval)
 	}
 	if cfg.ExtraEditsRetained < 0 {
 		bad(conf.DFSNameNodeNumExtraEditsRetained, "%d must not be negative", cfg.ExtraEditsRetained)

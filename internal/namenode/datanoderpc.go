@@ -106,12 +106,15 @@ func storageReports(ps []*hdfs.StorageReportProto) []blockmgmt.StorageReport {
 	out := make([]blockmgmt.StorageReport, 0, len(ps))
 	for _, p := range ps {
 		id := p.GetStorageUuid()
+		typ := int32(hdfs.StorageTypeProto_DISK)
 		if p.GetStorage() != nil {
 			id = p.GetStorage().GetStorageUuid()
+			typ = int32(p.GetStorage().GetStorageType())
 		}
 		out = append(out, blockmgmt.StorageReport{
 			StorageID: id, Capacity: int64(p.GetCapacity()), DfsUsed: int64(p.GetDfsUsed()),
 			Remaining: int64(p.GetRemaining()), BlockPoolUsed: int64(p.GetBlockPoolUsed()), Failed: p.GetFailed(),
+			StorageType: typ,
 		})
 	}
 	return out
@@ -132,12 +135,20 @@ func (d *datanodeRPC) registerDatanode(ctx context.Context, req *datanode.Regist
 		id.Hostname = id.IPAddr
 	}
 	var err error
-	d.ns.writeLocked(func() { err = d.ns.mu.bm.RegisterDatanode(id, d.ns.clock.Now()) })
+	var admin blockmgmt.AdminState
+	d.ns.writeLocked(func() {
+		err = d.ns.mu.bm.RegisterDatanode(id, d.ns.clock.Now())
+		admin, _ = d.ns.mu.bm.AdminState(id.UUID)
+	})
+	if de := (*blockmgmt.DisallowedError)(nil); errors.As(err, &de) {
+		d.nn.deps.Logger.Warn("DataNode refused: not in the include list (dfs.hosts)", "uuid", id.UUID, "addr", de.Addr)
+		return nil, disallowed(de)
+	}
 	if err != nil {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "registerDatanode: %v", err)
 	}
 	d.nn.forgetFinalizeSent(id.UUID)
-	d.nn.deps.Logger.Info("DataNode registered", "uuid", id.UUID, "addr", id.XferAddr(), "host", id.Hostname)
+	d.nn.deps.Logger.Info("DataNode registered", "uuid", id.UUID, "addr", id.XferAddr(), "host", id.Hostname, "adminState", admin.String())
 	out := proto.Clone(reg).(*datanode.DatanodeRegistrationProto)
 	out.DatanodeID = datanodeIDProto(id)
 	return &datanode.RegisterDatanodeResponseProto{Registration: out}, nil
@@ -151,6 +162,10 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
 	})
 	resp := &datanode.HeartbeatResponseProto{HaStatus: d.nn.haStatus()}
+	if de := (*blockmgmt.DisallowedError)(nil); errors.As(err, &de) {
+		d.nn.deps.Logger.Warn("DataNode cut off: no longer in the include list (dfs.hosts)", "uuid", uuid, "addr", de.Addr)
+		return nil, disallowed(de)
+	}
 	if errors.Is(err, blockmgmt.ErrUnregistered) {
 		resp.Cmds = []*datanode.DatanodeCommandProto{registerCommand()}
 		return resp, nil

@@ -116,6 +116,31 @@
 //	hdfs secondarynamenode      rollEditLog instead of startCheckpoint, no
 //	                            registration, no RPC server
 //
+// # Decommissioning and maintenance (admin.go)
+//
+// The host files — dfs.hosts and dfs.hosts.exclude, or the JSON file of
+// CombinedHostFileManager (dfs.namenode.hosts.provider.classname) — are
+// read at start-up (a file that cannot be read stops the start) and by
+// refreshNodes, parsed by package hosts and handed to the block manager as
+// its host policy: a DataNode the include list leaves out is refused at
+// registration and at its next heartbeat with DisallowedDatanodeException;
+// an excluded one is decommissioned; one IN_MAINTENANCE enters maintenance
+// until its expiry. The liveness monitor runs the admin monitor
+// (blockmgmt.CheckAdmin) every dfs.namenode.decommission.interval. Nothing
+// of this is logged in the edits: it is configuration and soft state, and
+// each NameNode of an HA pair reads its own files (dfsadmin asks both).
+// getDatanodeReport and getDatanodeStorageReport answer every report type;
+// for ALL and DEAD the include list's hosts that never registered are
+// listed as dead, as Hadoop does.
+//
+// # The balancer's calls
+//
+// NamenodeProtocol getBlocks (superusers, not in safe mode) lists a
+// DataNode's complete blocks with their locations (blockmgmt.GetBlocks);
+// getBlockKeys answers that block tokens are off. ClientProtocol
+// setBalancerBandwidth queues DNA_BALANCERBANDWIDTHUPDATE for every live
+// DataNode.
+//
 // # Web server (dfs.namenode.http-address)
 //
 // The overview page (/, /dfshealth.html), /isActive (200 "I am Active!" on
@@ -123,19 +148,22 @@
 // with Hadoop's beans: NameNodeInfo (capacity, the
 // live and dead DataNodes as JSON strings, name dirs), FSNamesystem and
 // FSNamesystemState (block and file counts, replication queues, safe mode as
-// FSState), NameNodeStatus and RpcActivityForPort<port>. Every request reads
-// one snapshot under the namesystem's read lock (web.go). /conf and /stacks
-// come from internal/web; WebHDFS answers 501.
+// FSState, the nodes by admin state), NameNodeStatus and
+// RpcActivityForPort<port>; NameNodeInfo's DecomNodes and
+// EnteringMaintenanceNodes give each leaving node's progress. Every
+// request reads one snapshot under the namesystem's read lock (web.go).
+// /conf and /stacks come from internal/web; WebHDFS answers 501.
 //
 // # Goroutines
 //
 // The RPC server's readers and handler pool (package ipc), the edit log's
 // flusher (package editlog), the web server (package web), the liveness
-// monitor (every state), and the services of the current HA state: the
-// active monitor (safe mode, redundancy work, leases, auto roll) on an
-// active; the tailer and the checkpointer on a standby; the sender of a
-// Backup Node's stream on an active that has one; the checkpointer on a
-// helper (no liveness monitor: no DataNode reports to it). NameNode.Close
+// monitor (every state; it also runs the admin monitor), and the services
+// of the current HA state: the active monitor (safe mode, redundancy work,
+// leases, auto roll) on an active; the tailer and the checkpointer on a
+// standby; the sender of a Backup Node's stream on an active that has one;
+// the checkpointer on a helper (no liveness monitor: no DataNode reports to
+// it). NameNode.Close
 // stops the services, the RPC server (finishing calls in flight) and the
 // web server, closes the edit log (finalizing its segment) and unlocks the
 // dirs.

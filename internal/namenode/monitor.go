@@ -19,11 +19,14 @@ import (
 // replication and deletion work, the lease monitor, and the edit log's
 // automatic roll.
 
-// livenessMonitor declares silent DataNodes dead and advances safe mode.
+// livenessMonitor declares silent DataNodes dead, advances safe mode and,
+// every dfs.namenode.decommission.interval, runs the admin monitor
+// (decommissioning and maintenance).
 func (nn *NameNode) livenessMonitor(ctx context.Context) {
-	t := nn.deps.Clock.NewTicker(min(time.Second, nn.cfg.RedundancyInterval))
+	t := nn.deps.Clock.NewTicker(min(time.Second, nn.cfg.RedundancyInterval, nn.cfg.DecommissionInterval))
 	defer t.Stop()
 	ns := nn.ns
+	var lastAdmin time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -32,6 +35,10 @@ func (nn *NameNode) livenessMonitor(ctx context.Context) {
 		}
 		var dead []blockmgmt.DatanodeID
 		now := nn.deps.Clock.Now()
+		if now.Sub(lastAdmin) >= nn.cfg.DecommissionInterval {
+			lastAdmin = now
+			nn.adminMonitorPass(now)
+		}
 		ns.writeLocked(func() {
 			wasSafe := ns.mu.bm.InSafeMode()
 			ns.mu.bm.Tick(now)

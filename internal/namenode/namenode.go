@@ -109,6 +109,13 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		closeAll(ld.locks)
 		return nil, err
 	}
+	// The host files decide which DataNodes may register: read them before
+	// any can.
+	policy, err := nn.readHostFiles()
+	if err != nil {
+		return fail(err)
+	}
+	nn.applyHostPolicy(policy)
 
 	l := deps.Listener
 	if l == nil {

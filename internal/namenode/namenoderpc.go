@@ -2,10 +2,12 @@ package namenode
 
 import (
 	"context"
+	"errors"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
@@ -33,6 +35,8 @@ func registerNamenodeProtocol(nn *NameNode) {
 	handle(nn, s, "errorReport", r.errorReport)
 	handle(nn, s, "isUpgradeFinalized", r.isUpgradeFinalized)
 	handle(nn, s, "isRollingUpgrade", r.isRollingUpgrade)
+	handle(nn, s, "getBlocks", r.getBlocks)
+	handle(nn, s, "getBlockKeys", r.getBlockKeys)
 }
 
 func (r *namenodeRPC) checkSuper(ctx context.Context) error {
@@ -94,4 +98,58 @@ func (nn *NameNode) newestImage() (int64, error) {
 		}
 	}
 	return max(newest, 0), nil
+}
+
+// getBlocks serves NamenodeProtocol getBlocks, the balancer's question
+// "which blocks does this DataNode hold": superusers only, refused in safe
+// mode, with Hadoop's checks of the sizes. See blockmgmt.GetBlocks.
+func (r *namenodeRPC) getBlocks(ctx context.Context, req *nnpb.GetBlocksRequestProto) (*nnpb.GetBlocksResponseProto, error) {
+	size, minSize := int64(req.GetSize()), int64(req.GetMinBlockSize())
+	if size <= 0 || minSize < 0 {
+		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "Unexpected not positive size: %d", size)
+	}
+	if err := r.checkSuper(ctx); err != nil {
+		return nil, err
+	}
+	ns := r.nn.ns
+	id := datanodeIDFromProto(req.GetDatanode())
+	var bs []blockmgmt.BlockWithLocations
+	var err error
+	ns.readLocked(func() {
+		if ns.mu.bm.InSafeMode() {
+			_, msg := ns.mu.bm.SafeModeStatus(ns.clock.Now())
+			err = remoteerr.New(remoteerr.ClassSafeMode, "Cannot execute getBlocks. Name node is in safe mode.\n%s", msg)
+			return
+		}
+		bs, err = ns.mu.bm.GetBlocks(id, size, minSize)
+	})
+	if errors.Is(err, blockmgmt.ErrUnregistered) {
+		return nil, remoteerr.New(remoteerr.ClassHadoopIllegalArg, "Datanode %s not found.", id.XferAddr())
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &hdfs.BlocksWithLocationsProto{}
+	for _, b := range bs {
+		p := &hdfs.BlockWithLocationsProto{Block: blockProto(b.Block)}
+		for i, h := range b.Holders {
+			p.DatanodeUuids = append(p.DatanodeUuids, h.UUID)
+			p.StorageUuids = append(p.StorageUuids, b.StorageIDs[i])
+			p.StorageTypes = append(p.StorageTypes, hdfs.StorageTypeProto_DISK)
+		}
+		out.Blocks = append(out.Blocks, p)
+	}
+	return &nnpb.GetBlocksResponseProto{Blocks: out}, nil
+}
+
+// getBlockKeys serves NamenodeProtocol getBlockKeys. Block access tokens
+// are not enabled (dfs.block.access.token.enable is false), so the answer
+// is Hadoop's for that case: tokens off, an empty current key.
+func (r *namenodeRPC) getBlockKeys(ctx context.Context, _ *nnpb.GetBlockKeysRequestProto) (*nnpb.GetBlockKeysResponseProto, error) {
+	return &nnpb.GetBlockKeysResponseProto{Keys: &hdfs.ExportedBlockKeysProto{
+		IsBlockTokenEnabled: proto.Bool(false),
+		KeyUpdateInterval:   proto.Uint64(0),
+		TokenLifeTime:       proto.Uint64(0),
+		CurrentKey:          &hdfs.BlockKeyProto{KeyId: proto.Uint32(0), ExpiryDate: proto.Uint64(0), KeyBytes: []byte{}},
+	}}, nil
 }

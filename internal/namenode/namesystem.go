@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/lease"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
@@ -49,6 +50,9 @@ type namesystem struct {
 		// leases and recoveries track files open for write (package lease).
 		leases     *lease.Manager
 		recoveries *lease.RecoveryTracker
+		// hosts is the host files' policy in force (admin.go); nil
+		// before the NameNode starts.
+		hosts *hosts.Policy
 	}
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
@@ -86,7 +90,7 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
-	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)))
+	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
 	// The second relation is rebuilt from the first: every block the
 	// namespace knows, without locations until DataNodes report them.
 	tree.EachFileWithBlocks(func(id uint64, repl uint16, blocks []op.Block, uc bool) {
@@ -446,4 +450,19 @@ func (n *namesystem) dump(w io.Writer) error {
 		fmt.Fprintf(bw, "lease %q files=%v\n", l.Holder, l.FileIDs)
 	}
 	return bw.Flush()
+}
+
+// lockedSource is the block manager's random source. Readers holding only
+// the namesystem's read lock draw from it concurrently (getBlockLocations
+// shuffles replicas of equal distance, getBlocks picks where to start), so
+// it serializes the draws itself.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
 }

@@ -44,6 +44,9 @@ type Deps struct {
 	// finalize of the storage dirs (package failpoint: crash tests); nil
 	// in production.
 	Failpoint failpoint.Func
+	// LookupHost resolves the host names of the host files (dfs.hosts,
+	// dfs.hosts.exclude); nil means the system resolver.
+	LookupHost func(host string) ([]string, error)
 }
 
 // JournalFactory builds the edit-log journal a URI names.

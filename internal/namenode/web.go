@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/version"
@@ -69,6 +70,9 @@ type nnSnapshot struct {
 	now               time.Time
 	stats             blockmgmt.Stats
 	live, dead        []blockmgmt.DatanodeInfo
+	decommissioning   []blockmgmt.DatanodeInfo // DECOMMISSION_INPROGRESS
+	entering          []blockmgmt.DatanodeInfo // ENTERING_MAINTENANCE
+	inMaintenance     []blockmgmt.DatanodeInfo // IN_MAINTENANCE
 	files, dirs       int64
 	underConstruction int
 	leases            int
@@ -84,7 +88,10 @@ func (nn *NameNode) snapshot() *nnSnapshot {
 	ns.readLocked(func() {
 		s.stats = ns.mu.bm.Stats(s.now)
 		s.live = ns.mu.bm.DatanodeReport(blockmgmt.ReportLive, s.now)
-		s.dead = ns.mu.bm.DatanodeReport(blockmgmt.ReportDead, s.now)
+		s.dead = ns.datanodeReportLocked(blockmgmt.ReportDead, s.now)
+		s.decommissioning = ns.mu.bm.DatanodeReport(blockmgmt.ReportDecommissioning, s.now)
+		s.entering = ns.mu.bm.DatanodeReport(blockmgmt.ReportEnteringMaintenance, s.now)
+		s.inMaintenance = ns.mu.bm.DatanodeReport(blockmgmt.ReportInMaintenance, s.now)
 		s.files, s.dirs = ns.mu.tree.NumFiles(), ns.mu.tree.NumDirs()
 		s.underConstruction = ns.mu.tree.NumUnderConstruction()
 		s.leases = ns.mu.leases.NumLeases()
@@ -190,7 +197,8 @@ func (nn *NameNode) infoAttrs(s *nnSnapshot) []web.Attr {
 		{Name: "Safemode", Value: s.safeModeMsg},
 		{Name: "LiveNodes", Value: web.JSONString(live)},
 		{Name: "DeadNodes", Value: web.JSONString(dead)},
-		{Name: "DecomNodes", Value: "{}"},
+		{Name: "DecomNodes", Value: web.JSONString(leavingJSON(s.decommissioning, "decommissionOnlyReplicas"))},
+		{Name: "EnteringMaintenanceNodes", Value: web.JSONString(leavingJSON(s.entering, "maintenanceOnlyReplicas"))},
 		{Name: "NameDirStatuses", Value: web.JSONString(nn.nameDirStatuses())},
 		{Name: "UpgradeFinalized", Value: nn.UpgradeFinalized()},
 		{Name: "NNStartedTimeInMillis", Value: nn.started.UnixMilli()},
@@ -249,12 +257,15 @@ func (nn *NameNode) stateAttrs(s *nnSnapshot) []web.Attr {
 		state = "safeMode"
 	}
 	attrs := append([]web.Attr{{Name: "FSState", Value: state}}, sharedAttrs(s)...)
-	// No decommissioning yet: no node is in those states.
+	st := s.stats
 	return append(attrs,
-		web.Attr{Name: "NumDecomLiveDataNodes", Value: 0},
-		web.Attr{Name: "NumDecomDeadDataNodes", Value: 0},
-		web.Attr{Name: "NumDecommissioningDataNodes", Value: 0},
-		web.Attr{Name: "NumStaleDataNodes", Value: s.stats.StaleNodes},
+		web.Attr{Name: "NumDecomLiveDataNodes", Value: st.DecomLiveNodes},
+		web.Attr{Name: "NumDecomDeadDataNodes", Value: st.DecomDeadNodes},
+		web.Attr{Name: "NumDecommissioningDataNodes", Value: st.DecommissioningNodes},
+		web.Attr{Name: "NumInMaintenanceLiveDataNodes", Value: st.InMaintenanceLiveNodes},
+		web.Attr{Name: "NumInMaintenanceDeadDataNodes", Value: st.InMaintenanceDeadNodes},
+		web.Attr{Name: "NumEnteringMaintenanceDataNodes", Value: st.EnteringMaintenance},
+		web.Attr{Name: "NumStaleDataNodes", Value: st.StaleNodes},
 	)
 }
 
@@ -328,6 +339,10 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 		{"DFS remaining", fmt.Sprintf("%s (%.2f%%)", web.Bytes(st.Remaining), percent(st.Remaining, st.Capacity))},
 		{"Live nodes", fmt.Sprintf("%d (stale: %d)", st.LiveNodes, st.StaleNodes)},
 		{"Dead nodes", strconv.Itoa(st.DeadNodes)},
+		{"Decommissioning nodes", strconv.Itoa(st.DecommissioningNodes)},
+		{"Decommissioned nodes", fmt.Sprintf("%d live, %d dead", st.DecomLiveNodes, st.DecomDeadNodes)},
+		{"Entering maintenance nodes", strconv.Itoa(st.EnteringMaintenance)},
+		{"In maintenance nodes", fmt.Sprintf("%d live, %d dead", st.InMaintenanceLiveNodes, st.InMaintenanceDeadNodes)},
 		{"Under-replicated blocks", strconv.FormatInt(st.UnderReplicated, 10)},
 		{"Pending replications", strconv.FormatInt(st.PendingReplication, 10)},
 		{"Blocks with corrupt replicas", strconv.FormatInt(st.CorruptBlocks, 10)},
@@ -356,13 +371,38 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 	}
 	dead := &web.Table{Header: []string{"Node", "Last contact"}, Empty: "No dead DataNodes"}
 	for _, d := range s.dead {
-		dead.Rows = append(dead.Rows, []string{nodeLabel(d),
-			s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago"})
+		seen := "never (listed in " + conf.DFSHosts + ")"
+		if !d.LastUpdate.IsZero() {
+			seen = s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago"
+		}
+		if d.AdminState != blockmgmt.Normal {
+			seen += ", " + adminStateName(d)
+		}
+		dead.Rows = append(dead.Rows, []string{nodeLabel(d), seen})
 	}
+	leaving := func(nodes []blockmgmt.DatanodeInfo, empty string) *web.Table {
+		t := &web.Table{Header: []string{"Node", "Under-replicated blocks", "Blocks with no live replicas",
+			"Under-replicated blocks in files under construction", "Maintenance ends"}, Empty: empty}
+		for _, d := range nodes {
+			ends := ""
+			if !d.MaintenanceExpire.IsZero() {
+				ends = "never"
+				if d.MaintenanceExpire.Year() < 9999 {
+					ends = d.MaintenanceExpire.Format(time.RFC1123)
+				}
+			}
+			t.Rows = append(t.Rows, []string{nodeLabel(d), strconv.Itoa(d.Leaving.UnderReplicated),
+				strconv.Itoa(d.Leaving.OutOfServiceOnly), strconv.Itoa(d.Leaving.InOpenFiles), ends})
+		}
+		return t
+	}
+	maint := append(append([]blockmgmt.DatanodeInfo(nil), s.entering...), s.inMaintenance...)
 	return web.Page{
 		Title:    fmt.Sprintf("NameNode %s (%s)", nn.addr.String(), nn.haState()),
 		Subtitle: version.String(),
 		Sections: []web.Section{overview, summary, {Heading: "NameNode storage", Table: dirs},
-			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead}},
+			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead},
+			{Heading: "Decommissioning", Table: leaving(s.decommissioning, "No DataNodes are being decommissioned")},
+			{Heading: "In maintenance", Table: leaving(maint, "No DataNodes are in maintenance")}},
 	}
 }

@@ -146,15 +146,18 @@ func (t *Throttler) Bandwidth() int64 {
 	return t.mu.b.allowance * int64(time.Second) / int64(t.mu.b.period)
 }
 
-// SetBandwidth changes the limit; it takes effect at the latest when the
-// current period ends.
+// SetBandwidth changes the limit at once: a reserve banked at a higher
+// rate is cut to one period of the new one, so that a lowered limit holds
+// from the next caller on (dfsadmin -setBalancerBandwidth must not be
+// followed by a burst at the old rate).
 func (t *Throttler) SetBandwidth(bytesPerSec int64) error {
 	if bytesPerSec <= 0 {
 		return fmt.Errorf("%w: %d", ErrBadBandwidth, bytesPerSec)
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.mu.b.allowance = allowanceOf(bytesPerSec, t.mu.b.period)
-	t.mu.Unlock()
+	t.mu.b.reserve = min(t.mu.b.reserve, t.mu.b.allowance)
 	return nil
 }
 

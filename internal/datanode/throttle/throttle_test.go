@@ -137,8 +137,8 @@ func TestThrottlerShared(t *testing.T) {
 	clk.Advance(time.Second)
 }
 
-// SetBandwidth takes effect with the next period; a cancelled caller
-// returns its context's error.
+// SetBandwidth takes effect at once; a cancelled caller returns its
+// context's error.
 func TestThrottlerSetBandwidthAndCancel(t *testing.T) {
 	clk := clock.NewManual(t0)
 	th := New(clk, 1000)
@@ -150,6 +150,19 @@ func TestThrottlerSetBandwidthAndCancel(t *testing.T) {
 	}
 	if got := th.Bandwidth(); got != 4000 {
 		t.Fatalf("Bandwidth %d, want 4000", got)
+	}
+	// Lowering the rate cuts what the old one banked: 1,000 bytes banked
+	// at 4,000 B/s leave 250 (one period at 500 B/s), so a caller taking
+	// 300 waits.
+	if err := th.SetBandwidth(500); err != nil {
+		t.Fatal(err)
+	}
+	taken := make(chan error, 1)
+	go func() { taken <- th.Take(context.Background(), 300) }()
+	waitPending(t, clk, 1)
+	clk.Advance(DefaultPeriod)
+	if err := <-taken; err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -67,6 +67,20 @@ type Config struct {
 	// SafeModeMinDataNodes: dfs.namenode.safemode.min.datanodes (0).
 	SafeModeMinDataNodes int
 
+	// MaintenanceReplicationMin: dfs.namenode.maintenance.replication.min
+	// (1): live replicas a block must keep off nodes in maintenance.
+	MaintenanceReplicationMin int
+	// DecommissionBlocksPerInterval:
+	// dfs.namenode.decommission.blocks.per.interval (500000): blocks the
+	// admin monitor examines per pass (CheckAdmin); a pass stops between
+	// nodes once it has examined this many.
+	DecommissionBlocksPerInterval int
+	// DecommissionMaxTrackedNodes:
+	// dfs.namenode.decommission.max.concurrent.tracked.nodes (100): nodes
+	// the monitor works on at once; the others wait in arrival order. 0
+	// means no limit.
+	DecommissionMaxTrackedNodes int
+
 	// Topology resolves an IP address to a rack path such as "/dc1/rack3"
 	// (net.topology.script.file.name / table mapping, resolved by the caller).
 	// nil or an empty answer means DefaultRack. It must be pure and fast.
@@ -92,6 +106,9 @@ func DefaultConfig() Config {
 		PendingReconstructionTimeout:   5 * time.Minute,
 		SafeModeThresholdPct:           0.999,
 		SafeModeExtension:              30 * time.Second,
+		MaintenanceReplicationMin:      1,
+		DecommissionBlocksPerInterval:  500000,
+		DecommissionMaxTrackedNodes:    100,
 	}
 }
 
@@ -135,6 +152,15 @@ func (c Config) Validate() error {
 		return bad("dfs.namenode.redundancy.considerLoad.factor", c.ConsiderLoadFactor)
 	case c.SafeModeMinDataNodes < 0:
 		return bad("dfs.namenode.safemode.min.datanodes", c.SafeModeMinDataNodes)
+	case c.MaintenanceReplicationMin < 0:
+		return fmt.Errorf("%w: dfs.namenode.maintenance.replication.min = %d < 0", ErrBadConfig, c.MaintenanceReplicationMin)
+	case c.MaintenanceReplicationMin > c.DefaultReplication:
+		return fmt.Errorf("%w: dfs.namenode.maintenance.replication.min = %d > dfs.replication = %d",
+			ErrBadConfig, c.MaintenanceReplicationMin, c.DefaultReplication)
+	case c.DecommissionBlocksPerInterval <= 0:
+		return bad("dfs.namenode.decommission.blocks.per.interval", c.DecommissionBlocksPerInterval)
+	case c.DecommissionMaxTrackedNodes < 0:
+		return bad("dfs.namenode.decommission.max.concurrent.tracked.nodes", c.DecommissionMaxTrackedNodes)
 	}
 	return nil
 }

@@ -9,10 +9,15 @@ import (
 // its address and, if the node was dead, brings it back to life (its replicas
 // come back with its next block report). A new UUID with the transfer address
 // of another descriptor replaces that descriptor (the node was reformatted).
-// storages, when given, are applied as in a heartbeat.
+// storages, when given, are applied as in a heartbeat. A node the host
+// policy does not let in gets ErrDisallowed and is not recorded; one it
+// excludes or puts in maintenance starts leaving service.
 func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...StorageReport) error {
 	if id.UUID == "" || id.IPAddr == "" {
 		return fmt.Errorf("%w: datanode registration without uuid or ip (%q, %q)", ErrUnregistered, id.UUID, id.IPAddr)
+	}
+	if m.verdict(id).Disallowed {
+		return &DisallowedError{Addr: id.XferAddr()}
 	}
 	m.nowHint = now
 	addr := id.XferAddr()
@@ -41,9 +46,11 @@ func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...Sto
 		same.lastUpdate = now
 		m.rackAdd(same.rack, 1)
 	}
+	same.reported = false // its blocks are known again after its next report
 	m.byXfer[addr] = same
 	m.byIP[id.IPAddr] = append(m.byIP[id.IPAddr], same)
 	m.updateStorages(same, storages)
+	m.applyVerdict(same, now, nil)
 	m.checkSafeMode(now)
 	return nil
 }
@@ -79,6 +86,10 @@ func (m *Manager) removeDatanode(dn *datanode) {
 	if !dn.dead {
 		m.markDead(dn)
 	}
+	for _, st := range dn.storages { // those a node in maintenance kept
+		m.dropStorageReplicas(st)
+	}
+	m.untrack(dn)
 	m.unindexAddr(dn)
 	delete(m.nodes, dn.id.UUID)
 	for i, d := range m.order {
@@ -89,12 +100,22 @@ func (m *Manager) removeDatanode(dn *datanode) {
 	}
 }
 
-// markDead drops every replica of the node and its pending work.
+// markDead drops the node's pending work and every replica of the node,
+// except on a node in maintenance: its replicas stay in the blocks map, not
+// live and not readable, so that its outage causes no re-replication.
 func (m *Manager) markDead(dn *datanode) {
 	dn.dead = true
 	m.rackAdd(dn.rack, -1)
-	for _, st := range dn.storages {
-		m.dropStorageReplicas(st)
+	if dn.admin.maintenance() {
+		for _, st := range dn.storages {
+			for _, b := range append([]*blockInfo(nil), st.blocks...) {
+				m.refresh(b)
+			}
+		}
+	} else {
+		for _, st := range dn.storages {
+			m.dropStorageReplicas(st)
+		}
 	}
 	dn.transfers, dn.invList, dn.invSet, dn.invReady = nil, nil, nil, nil
 	dn.scheduled, dn.prevScheduled = 0, 0
@@ -154,7 +175,7 @@ func (m *Manager) storage(dn *datanode, id string) *storage {
 func (m *Manager) updateStorages(dn *datanode, reports []StorageReport) {
 	for _, r := range reports {
 		st := m.storage(dn, r.StorageID)
-		st.capacity, st.dfsUsed, st.remaining, st.bpUsed = r.Capacity, r.DfsUsed, r.Remaining, r.BlockPoolUsed
+		st.capacity, st.dfsUsed, st.remaining, st.bpUsed, st.typ = r.Capacity, r.DfsUsed, r.Remaining, r.BlockPoolUsed, r.StorageType
 		if r.Failed && !st.failed {
 			st.failed = true
 			m.dropStorageReplicas(st)
@@ -174,6 +195,12 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 		return nil, fmt.Errorf("%w: %s", ErrUnregistered, uuid)
 	}
 	m.nowHint = now
+	if dn.disallowed {
+		// refreshNodes took it out of the include list: it is cut off.
+		m.markDead(dn)
+		m.checkSafeMode(now)
+		return nil, &DisallowedError{Addr: dn.id.XferAddr()}
+	}
 	dn.lastUpdate = now
 	dn.xceivers, dn.xmits = xceivers, xmitsInProgress
 	m.updateStorages(dn, reports)
@@ -193,7 +220,11 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 	}
 	clear(dn.transfers[len(live):])
 	dn.transfers = live
-	if n := m.cfg.ReplicationMaxStreams - xmitsInProgress; n > 0 && len(dn.transfers) > 0 {
+	maxStreams := m.cfg.ReplicationMaxStreams
+	if dn.admin == DecommissionInProgress || dn.admin == EnteringMaintenance {
+		maxStreams = m.cfg.ReplicationMaxStreamsHardLimit // its replicas are being replaced
+	}
+	if n := maxStreams - xmitsInProgress; n > 0 && len(dn.transfers) > 0 {
 		n = min(n, len(dn.transfers))
 		for _, t := range dn.transfers[:n] {
 			cmds = append(cmds, t)
@@ -245,9 +276,15 @@ func (m *Manager) info(dn *datanode, now time.Time) DatanodeInfo {
 	in := DatanodeInfo{
 		ID: dn.id, Location: dn.rack, LastUpdate: dn.lastUpdate, Xceivers: dn.xceivers,
 		AdminState: dn.admin, Dead: dn.dead, Stale: !dn.dead && m.isStale(dn, now),
+		MaintenanceExpire: dn.maintUntil,
+	}
+	if dn.lv != nil {
+		in.Leaving = dn.lv.status
 	}
 	for _, st := range dn.storages {
 		in.NumBlocks += len(st.blocks)
+		in.Storages = append(in.Storages, StorageReport{StorageID: st.id, Capacity: st.capacity, DfsUsed: st.dfsUsed,
+			Remaining: st.remaining, BlockPoolUsed: st.bpUsed, Failed: st.failed, StorageType: st.typ})
 		if st.failed || dn.dead {
 			continue
 		}
@@ -261,14 +298,29 @@ func (m *Manager) info(dn *datanode, now time.Time) DatanodeInfo {
 }
 
 // DatanodeReport lists nodes of the given kind in registration order
-// (getDatanodeReport, dfsadmin -report).
+// (getDatanodeReport, dfsadmin -report). Nodes the host files no longer
+// let in are left out, as Hadoop does.
 func (m *Manager) DatanodeReport(kind ReportKind, now time.Time) []DatanodeInfo {
 	var out []DatanodeInfo
 	for _, dn := range m.order {
-		if (kind == ReportLive && dn.dead) || (kind == ReportDead && !dn.dead) {
-			continue
+		var want bool
+		switch kind {
+		case ReportAll:
+			want = true
+		case ReportLive:
+			want = !dn.dead
+		case ReportDead:
+			want = dn.dead
+		case ReportDecommissioning:
+			want = dn.admin == DecommissionInProgress
+		case ReportEnteringMaintenance:
+			want = dn.admin == EnteringMaintenance
+		case ReportInMaintenance:
+			want = dn.admin == InMaintenance
 		}
-		out = append(out, m.info(dn, now))
+		if want && !dn.disallowed {
+			out = append(out, m.info(dn, now))
+		}
 	}
 	return out
 }
@@ -289,6 +341,20 @@ func (m *Manager) NumLiveDatanodes() int {
 func (m *Manager) Stats(now time.Time) Stats {
 	s := Stats{TotalBlocks: int64(len(m.blocks)), CorruptBlocks: m.corruptBlocks}
 	for _, dn := range m.order {
+		switch {
+		case dn.admin == DecommissionInProgress:
+			s.DecommissioningNodes++
+		case dn.admin == Decommissioned && dn.dead:
+			s.DecomDeadNodes++
+		case dn.admin == Decommissioned:
+			s.DecomLiveNodes++
+		case dn.admin == EnteringMaintenance:
+			s.EnteringMaintenance++
+		case dn.admin == InMaintenance && dn.dead:
+			s.InMaintenanceDeadNodes++
+		case dn.admin == InMaintenance:
+			s.InMaintenanceLiveNodes++
+		}
 		if dn.dead {
 			s.DeadNodes++
 			continue

@@ -22,10 +22,14 @@
 //   - delete, setReplication, getBlockLocations, getDatanodeReport, getFsStats,
 //     setSafeMode                           → RemoveBlocks, SetReplication,
 //     GetBlockLocations, DatanodeReport, Stats, EnterSafeMode/LeaveSafeMode;
-//   - three periodic drivers, each a goroutine of the caller: CheckHeartbeats
+//   - refreshNodes (and the host files read at start-up)  → SetHostPolicy;
+//     getBlocks (NamenodeProtocol, the balancer)          → GetBlocks;
+//   - four periodic drivers, each a goroutine of the caller: CheckHeartbeats
 //     (every few seconds; a node is dead once silent for longer than
 //     Config.DeadInterval, however often it is called), ComputeWork (every
-//     dfs.namenode.redundancy.interval.seconds) and Tick (safe mode, every second).
+//     dfs.namenode.redundancy.interval.seconds), Tick (safe mode, every second)
+//     and CheckAdmin (decommissioning and maintenance, every
+//     dfs.namenode.decommission.interval; see admin.go).
 //
 // # Purity and concurrency
 //
@@ -85,7 +89,10 @@
 //
 // A dead node loses all its replicas from the blocks map (the blocks that fall
 // below their replication are queued) but keeps its descriptor so that it shows
-// in the DEAD report. Its heartbeat is refused with ErrUnregistered, which the
+// in the DEAD report; a node in maintenance keeps its replicas while its
+// maintenance lasts. Admin states (NORMAL, DECOMMISSION_INPROGRESS,
+// DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE) are drawn in
+// admin.go: replicas on nodes leaving service are readable but not live. Its heartbeat is refused with ErrUnregistered, which the
 // caller answers with DNA_REGISTER. A new UUID registering with the transfer
 // address of an existing descriptor replaces that descriptor.
 //

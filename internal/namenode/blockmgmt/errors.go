@@ -22,6 +22,19 @@ var (
 	// ErrBytesInFuture: leaving safe mode would delete replicas whose generation
 	// stamps are in the future; use the force flag.
 	ErrBytesInFuture = errors.New("blockmgmt: blocks with generation stamps in the future")
+	// ErrDisallowed: the host files do not let this DataNode in (not in a
+	// non-empty dfs.hosts); the caller answers DisallowedDatanodeException.
+	ErrDisallowed = errors.New("blockmgmt: datanode denied communication with namenode")
 	// ErrBadConfig: Config.Validate refused a value.
 	ErrBadConfig = errors.New("blockmgmt: bad config")
 )
+
+// DisallowedError is ErrDisallowed for one node, named by its transfer
+// address.
+type DisallowedError struct{ Addr string }
+
+func (e *DisallowedError) Error() string {
+	return ErrDisallowed.Error() + " because the host is not in the include-list: " + e.Addr
+}
+
+func (e *DisallowedError) Unwrap() error { return ErrDisallowed }

@@ -13,6 +13,9 @@ func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 10, 11, 12, 20, 21, 30, 40, 50, 60, 70})
 	f.Add([]byte("\x00\x01\x02\x13\x24\x35\x46\x57\x68\x79\x8a\x9b\xac\xbd\xce\xdf"))
 	f.Add([]byte{9, 9, 9, 0x19, 0x29, 0x39, 0x49, 0x59, 0x69, 0x79, 0x89, 0x99, 0xa9, 0xb9})
+	// Nodes leaving service and coming back: host policies (16) and
+	// monitor passes (17) between reports and work.
+	f.Add([]byte{0, 1, 0, 2, 0, 3, 11, 0, 3, 5, 4, 7, 4, 8, 16, 0x09, 17, 0, 9, 0, 1, 1, 5, 9, 2, 200, 17, 0, 16, 0x26, 17, 0, 2, 250, 17, 0, 16, 0})
 	f.Fuzz(runOps)
 }
 
@@ -33,7 +36,7 @@ func runOps(t *testing.T, ops []byte) {
 			return Block{ID: int64(x % 16), NumBytes: int64(x % 3), GenStamp: int64(100 + x%2)}
 		}
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%16, ops[i+1]
+			op, arg := ops[i]%18, ops[i+1]
 			dn := id(arg).UUID
 			switch op {
 			case 0:
@@ -82,6 +85,24 @@ func runOps(t *testing.T, ops []byte) {
 				} else {
 					_ = m.LeaveSafeMode(arg%4 == 1)
 				}
+			case 16:
+				// Two bits per node (k mod 4): in service, excluded, in
+				// maintenance for arg minutes, or not in the include list.
+				until := now.Add(time.Duration(arg) * time.Minute)
+				m.SetHostPolicy(func(id DatanodeID) HostVerdict {
+					k := int(id.UUID[len(id.UUID)-1]-'0') % 4
+					switch (arg >> (2 * k)) & 3 {
+					case 1:
+						return HostVerdict{Decommission: true}
+					case 2:
+						return HostVerdict{MaintenanceUntil: until}
+					case 3:
+						return HostVerdict{Disallowed: true}
+					}
+					return HostVerdict{}
+				}, now)
+			case 17:
+				m.CheckAdmin(now)
 			}
 			if err := m.checkInvariants(); err != nil {
 				t.Fatalf("after op %d (%d,%d): %v", i/2, op, arg, err)

@@ -179,8 +179,8 @@ func (m *Manager) checkInvariants() error {
 			if int(r.idx) >= len(r.st.blocks) || r.st.blocks[r.idx] != b {
 				return fmt.Errorf("blk_%d: storage index %d broken", id, r.idx)
 			}
-			if r.st.dn.dead {
-				return fmt.Errorf("blk_%d: replica on dead node", id)
+			if r.st.dn.dead && !r.st.dn.admin.maintenance() {
+				return fmt.Errorf("blk_%d: replica on dead node out of maintenance", id)
 			}
 			if r.flags&rMark != 0 {
 				return fmt.Errorf("blk_%d: mark left set", id)
@@ -216,6 +216,16 @@ func (m *Manager) checkInvariants() error {
 	if complete != m.completeBlocks || safe != m.safeBlocks || corrupt != m.corruptBlocks {
 		return fmt.Errorf("counters complete/safe/corrupt = %d/%d/%d, recomputed %d/%d/%d",
 			m.completeBlocks, m.safeBlocks, m.corruptBlocks, complete, safe, corrupt)
+	}
+	for _, dn := range m.adm.pending {
+		if dn.lv == nil || dn.lv.tracked {
+			return fmt.Errorf("pending node %s has record %+v", dn.id.Hostname, dn.lv)
+		}
+	}
+	for _, dn := range m.adm.tracked {
+		if dn.lv == nil || !dn.lv.tracked || dn.admin == Normal || dn.admin == Decommissioned {
+			return fmt.Errorf("tracked node %s in %v has record %+v", dn.id.Hostname, dn.admin, dn.lv)
+		}
 	}
 	for k := range m.corruptRep {
 		b := m.blocks[k.id]

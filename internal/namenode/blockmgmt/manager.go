@@ -43,6 +43,7 @@ type storage struct {
 	dn                                   *datanode
 	capacity, dfsUsed, remaining, bpUsed int64
 	failed                               bool
+	typ                                  int32        // StorageReport.StorageType
 	blocks                               []*blockInfo // replicas on this storage
 }
 
@@ -53,9 +54,18 @@ type datanode struct {
 	lastUpdate time.Time
 	dead       bool
 	admin      AdminState
-	storages   []*storage
-	xceivers   int
-	xmits      int
+	// maintUntil ends the node's maintenance (admin.go); zero otherwise.
+	maintUntil time.Time
+	// disallowed: the host files no longer let the node in; its next
+	// heartbeat is refused and it is declared dead.
+	disallowed bool
+	// reported: a full block report arrived since the node registered.
+	reported bool
+	// lv is the admin monitor's record while it tracks the node.
+	lv       *leaving
+	storages []*storage
+	xceivers int
+	xmits    int
 
 	// transfers are scheduled copies not yet sent (DNA_TRANSFER).
 	transfers []Transfer
@@ -121,6 +131,11 @@ type Manager struct {
 	standby     bool
 	queued      map[int64][]queuedReport
 	queuedCount int
+
+	// hosts answers for the host files (nil: everyone in, nobody out);
+	// adm are the nodes the admin monitor works on (admin.go).
+	hosts HostPolicy
+	adm   adminMonitor
 
 	maxGenStamp   int64           // newest GS of the namespace; 0 = unknown
 	futureBytes   map[int64]int64 // block id → bytes of future-GS replicas
@@ -215,7 +230,9 @@ func (b *blockInfo) findNode(dn *datanode) int {
 	return -1
 }
 
-// counts returns the live (good FINALIZED) and corrupt replica counts.
+// counts returns the usable (good FINALIZED on live nodes, whatever their
+// admin state: readable) and corrupt replica counts. Completion, safe mode
+// and minimal replication go by these; redundancy goes by count.
 func (b *blockInfo) counts() (live, corrupt int) {
 	for i := range b.replicas {
 		r := &b.replicas[i]
@@ -227,6 +244,52 @@ func (b *blockInfo) counts() (live, corrupt int) {
 		}
 	}
 	return live, corrupt
+}
+
+// replicaCount splits a block's good finalized replicas by where they are
+// (Hadoop's NumberReplicas).
+type replicaCount struct {
+	live         int // on live nodes in service
+	outOfService int // on live nodes leaving or out of service: readable, not live
+	maint        int // on nodes in maintenance, live or dead
+	corrupt      int
+}
+
+func (m *Manager) count(b *blockInfo) replicaCount {
+	var c replicaCount
+	for i := range b.replicas {
+		r := &b.replicas[i]
+		if r.flags&rCorrupt != 0 {
+			c.corrupt++
+			continue
+		}
+		if r.state != Finalized || r.st.failed {
+			continue
+		}
+		dn := r.st.dn
+		if dn.admin.maintenance() {
+			c.maint++
+		}
+		switch {
+		case dn.dead:
+		case dn.admin == Normal:
+			c.live++
+		default:
+			c.outOfService++
+		}
+	}
+	return c
+}
+
+// required is how many live replicas a block needs: its replication, less
+// the replicas on nodes in maintenance but not below
+// dfs.namenode.maintenance.replication.min (getExpectedLiveRedundancyNum).
+func (m *Manager) required(b *blockInfo, c replicaCount) int {
+	exp := m.expectedRepl(b)
+	if c.maint == 0 {
+		return exp
+	}
+	return max(exp-c.maint, min(m.cfg.MaintenanceReplicationMin, exp))
 }
 
 func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flags uint8) {
@@ -319,15 +382,15 @@ func (m *Manager) refresh(b *blockInfo) {
 		}
 		corrupt = 0
 	}
-	if b.state == Complete && live > exp && m.populating && !m.standby {
-		m.removeExcess(b, live-exp)
-		live = exp
+	if c := m.count(b); b.state == Complete && c.live > exp && m.populating && !m.standby {
+		m.removeExcess(b, c.live-exp)
+		live, corrupt = b.counts()
 	}
 	m.setFlag(b, bComplete, b.state == Complete, &m.completeBlocks)
 	m.setFlag(b, bSafe, b.state == Complete && live >= minR, &m.safeBlocks)
 	m.setFlag(b, bCorrupt, corrupt > 0, &m.corruptBlocks)
 	if m.populating {
-		m.updateNeeded(b, live, corrupt)
+		m.updateNeeded(b, m.count(b))
 	}
 }
 

@@ -88,11 +88,16 @@ func (q *lowRedundancy) choose(n int) []int64 {
 	return out
 }
 
-// priority is Hadoop's getPriority for a replicated block.
-func priority(live, expected int) int {
+// priority is Hadoop's getPriority for a replicated block: live replicas
+// against the required number, with outOfService readable replicas on nodes
+// leaving service (a block with only those is as urgent as one with a single
+// replica left).
+func priority(live, outOfService, expected int) int {
 	switch {
 	case live >= expected:
 		return levelBadlyDistributed
+	case live == 0 && outOfService > 0:
+		return levelHighest
 	case live == 0:
 		return levelCorrupt
 	case live == 1:
@@ -103,8 +108,8 @@ func priority(live, expected int) int {
 	return levelLow
 }
 
-// oneRack reports whether every live replica of b is on one rack while the
-// cluster has more than one.
+// oneRack reports whether every live in-service replica of b is on one rack
+// while the cluster has more than one.
 func (m *Manager) oneRack(b *blockInfo) bool {
 	if len(m.rackNodes) < 2 || b.repl < 2 {
 		return false
@@ -112,7 +117,7 @@ func (m *Manager) oneRack(b *blockInfo) bool {
 	rack := ""
 	for i := range b.replicas {
 		r := &b.replicas[i]
-		if r.flags&rCorrupt != 0 || r.state != Finalized {
+		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
 			continue
 		}
 		if rack == "" {
@@ -125,22 +130,22 @@ func (m *Manager) oneRack(b *blockInfo) bool {
 }
 
 // updateNeeded puts b in the right low-redundancy queue, or takes it out.
-func (m *Manager) updateNeeded(b *blockInfo, live, corrupt int) {
+func (m *Manager) updateNeeded(b *blockInfo, c replicaCount) {
 	if b.state != Complete {
 		m.needed.remove(b.ID)
 		return
 	}
-	exp := m.expectedRepl(b)
+	exp := m.required(b, c)
 	pend := 0
 	if p := m.pending[b.ID]; p != nil {
 		pend = len(p.copies)
 	}
 	switch {
-	case live == 0 && (corrupt > 0 || pend == 0):
+	case c.live == 0 && c.outOfService == 0 && (c.corrupt > 0 || pend == 0):
 		m.needed.put(b.ID, levelCorrupt)
-	case live+pend < exp:
-		m.needed.put(b.ID, priority(live, exp))
-	case live >= exp && pend == 0 && m.oneRack(b):
+	case c.live+pend < exp:
+		m.needed.put(b.ID, priority(c.live, c.outOfService, exp))
+	case c.live >= exp && pend == 0 && m.oneRack(b):
 		m.needed.put(b.ID, levelBadlyDistributed)
 	default:
 		m.needed.remove(b.ID)
@@ -158,7 +163,9 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		var cands []int
 		for i := range b.replicas {
 			r := &b.replicas[i]
-			if r.flags&rCorrupt != 0 || r.state != Finalized {
+			// Only live replicas in service are excess: a node leaving
+			// service keeps its copy until it is gone.
+			if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
 				continue
 			}
 			perRack[r.st.dn.rack]++
@@ -281,8 +288,8 @@ func (m *Manager) expirePending(now time.Time) int {
 // scheduleReconstruction tries to give b its missing replicas.
 func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	level := m.needed.level(b.ID)
-	live, _ := b.counts()
-	exp := m.expectedRepl(b)
+	c := m.count(b)
+	live, exp := c.live, m.required(b, c)
 	pend := 0
 	if p := m.pending[b.ID]; p != nil {
 		pend = len(p.copies)
@@ -307,7 +314,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	for i := range b.replicas {
 		r := &b.replicas[i]
 		excluded = append(excluded, r.st.dn)
-		if r.flags&rCorrupt == 0 && r.state == Finalized {
+		if r.flags&rCorrupt == 0 && r.state == Finalized && !r.st.dn.dead && r.st.dn.admin == Normal {
 			existing = append(existing, r.st.dn)
 		}
 	}
@@ -339,28 +346,38 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	return true
 }
 
-// chooseSource picks a random live node holding a good finalized replica whose
-// transfer queue is below the stream limit (the hard limit for the highest
-// priority).
+// chooseSource picks a live node holding a good finalized replica whose
+// transfer queue is below the stream limit: the hard limit for the highest
+// priority and for nodes leaving service, which are preferred (their
+// replicas are the ones being replaced); decommissioned nodes are not used.
+// Among equals the choice is random.
 func (m *Manager) chooseSource(b *blockInfo, level int) *datanode {
-	var cands []*datanode
+	var cands, leaving []*datanode
 	for i := range b.replicas {
 		r := &b.replicas[i]
 		dn := r.st.dn
-		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || dn.dead {
+		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || dn.dead || dn.admin == Decommissioned {
 			continue
 		}
 		if _, gone := dn.invSet[b.ID]; gone {
 			continue
 		}
 		q := len(dn.transfers)
-		if level != levelHighest && q >= m.cfg.ReplicationMaxStreams {
+		out := dn.admin == DecommissionInProgress || dn.admin == EnteringMaintenance
+		if level != levelHighest && !out && q >= m.cfg.ReplicationMaxStreams {
 			continue
 		}
 		if q >= m.cfg.ReplicationMaxStreamsHardLimit {
 			continue
 		}
-		cands = append(cands, dn)
+		if out {
+			leaving = append(leaving, dn)
+		} else {
+			cands = append(cands, dn)
+		}
+	}
+	if len(leaving) > 0 {
+		cands = leaving
 	}
 	if len(cands) == 0 {
 		return nil

@@ -182,6 +182,7 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 		return res, err
 	}
 	m.nowHint = now
+	dn.reported = true
 	st := m.storage(dn, storageID)
 	for _, rr := range replicas {
 		b := m.blocks[rr.ID]

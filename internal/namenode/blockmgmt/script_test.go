@@ -31,6 +31,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	check               CheckHeartbeats
 //	work                ComputeWork
 //	holders ID | locations ID reader | stats | safemode | enter | leave [force]
+//	register a1             register (again); prints a refusal
+//	hosts [decom=a1,b1] [maint=a2@30m,...] [deny=b2]
+//	                        SetHostPolicy from these lists; prints the changes
+//	refresh                 SetHostPolicy again with the same answers
+//	admin                   CheckAdmin; prints changes, then every node leaving
+//	                        service with its counts
+//	report decommissioning|entering|inmaintenance|live|dead|all
+//	adminstats              the admin-state counters of Stats
+//	config tracked=N blocks=N maintmin=N
+//	getblocks a1 [size=N] [min=N]   GetBlocks (the balancer's getBlocks)
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.script")
 	if err != nil || len(files) == 0 {
@@ -138,6 +148,14 @@ func fmtCmds(h *harness, cmds []Command) string {
 	return strings.Join(parts, "; ")
 }
 
+func fmtChanges(ch []AdminChange) string {
+	var out strings.Builder
+	for _, c := range ch {
+		fmt.Fprintf(&out, "%s %v -> %v\n", c.ID.Hostname, c.From, c.To)
+	}
+	return out.String()
+}
+
 func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) string {
 	f := strings.Fields(line)
 	kv := map[string]string{}
@@ -164,6 +182,107 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 	}
 	defer h.check()
 	switch f[0] {
+	case "register":
+		id, ok := h.byN[args[0]]
+		if !ok {
+			t.Fatalf("%s: unknown node", line)
+		}
+		return errStr(h.m.RegisterDatanode(id, h.now))
+	case "hosts":
+		pol := map[string]HostVerdict{}
+		for k, list := range kv {
+			for _, e := range strings.Split(list, ",") {
+				name, dur, _ := strings.Cut(e, "@")
+				v := pol[name]
+				switch k {
+				case "decom":
+					v.Decommission = true
+				case "deny":
+					v.Disallowed = true
+				case "maint":
+					v.MaintenanceUntil = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+					if dur != "" {
+						d, err := time.ParseDuration(dur)
+						if err != nil {
+							t.Fatal(err)
+						}
+						v.MaintenanceUntil = h.now.Add(d)
+					}
+				default:
+					t.Fatalf("%s: unknown list %s", line, k)
+				}
+				pol[name] = v
+			}
+		}
+		return fmtChanges(h.m.SetHostPolicy(func(id DatanodeID) HostVerdict { return pol[id.Hostname] }, h.now))
+	case "getblocks":
+		size, minSize := int64(1<<62), int64(0)
+		if v, ok := kv["size"]; ok {
+			size = int64(atoi(v))
+		}
+		if v, ok := kv["min"]; ok {
+			minSize = int64(atoi(v))
+		}
+		node, ok := h.byN[args[0]]
+		if !ok {
+			node = DatanodeID{UUID: "nobody", IPAddr: "10.9.9.9", XferPort: 9866}
+		}
+		bs, err := h.m.GetBlocks(node, size, minSize)
+		if err != nil {
+			return errStr(err)
+		}
+		var lines []string
+		for _, b := range bs {
+			lines = append(lines, fmt.Sprintf("blk_%d len=%d on %s", b.ID, b.NumBytes, strings.Join(h.names(b.Holders), ",")))
+		}
+		return strings.Join(lines, "\n")
+	case "refresh":
+		return fmtChanges(h.m.SetHostPolicy(h.m.hosts, h.now))
+	case "admin":
+		out := fmtChanges(h.m.CheckAdmin(h.now))
+		for _, d := range h.m.order {
+			if d.admin == Normal {
+				continue
+			}
+			st := ""
+			if d.lv != nil {
+				st = fmt.Sprintf(" short=%d oos-only=%d open=%d", d.lv.status.UnderReplicated, d.lv.status.OutOfServiceOnly, d.lv.status.InOpenFiles)
+				if !d.lv.tracked {
+					st += " (waiting)"
+				}
+			}
+			if d.dead {
+				st += " dead"
+			}
+			out += fmt.Sprintf("%s %v%s\n", d.id.Hostname, d.admin, st)
+		}
+		return out
+	case "report":
+		kind := map[string]ReportKind{"all": ReportAll, "live": ReportLive, "dead": ReportDead,
+			"decommissioning": ReportDecommissioning, "entering": ReportEnteringMaintenance, "inmaintenance": ReportInMaintenance}[args[0]]
+		var names []string
+		for _, in := range h.m.DatanodeReport(kind, h.now) {
+			names = append(names, in.ID.Hostname)
+		}
+		return strings.Join(names, ",")
+	case "adminstats":
+		s := h.m.Stats(h.now)
+		return fmt.Sprintf("decommissioning=%d decom-live=%d decom-dead=%d entering=%d inmaint-live=%d inmaint-dead=%d",
+			s.DecommissioningNodes, s.DecomLiveNodes, s.DecomDeadNodes, s.EnteringMaintenance, s.InMaintenanceLiveNodes, s.InMaintenanceDeadNodes)
+	case "config":
+		for k, v := range kv {
+			switch k {
+			case "tracked":
+				h.m.cfg.DecommissionMaxTrackedNodes = atoi(v)
+			case "blocks":
+				h.m.cfg.DecommissionBlocksPerInterval = atoi(v)
+			case "maintmin":
+				h.m.cfg.MaintenanceReplicationMin = atoi(v)
+			default:
+				t.Fatalf("%s: unknown setting %s", line, k)
+			}
+		}
+		return ""
 	case "nodes":
 		for _, n := range args {
 			ip := fmt.Sprintf("10.0.0.%d", len(h.dns)+1)
@@ -311,7 +430,15 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 			parts = append(parts, p)
 		}
 		slices.Sort(parts)
-		return fmt.Sprintf("%s repl=%d live=%d corrupt=%d level=%d: %s", info.State, info.Replication, info.Live, info.Corrupt,
+		c := h.m.count(h.m.blocks[id])
+		extra := ""
+		if c.outOfService > 0 {
+			extra += fmt.Sprintf(" oos=%d", c.outOfService)
+		}
+		if c.maint > 0 {
+			extra += fmt.Sprintf(" maint=%d", c.maint)
+		}
+		return fmt.Sprintf("%s repl=%d live=%d%s corrupt=%d level=%d: %s", info.State, info.Replication, c.live, extra, info.Corrupt,
 			h.m.needed.level(id), strings.Join(parts, " "))
 	case "locations":
 		reader := args[1]

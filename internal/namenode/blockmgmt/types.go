@@ -28,6 +28,10 @@ type StorageReport struct {
 	Remaining     int64
 	BlockPoolUsed int64
 	Failed        bool
+	// StorageType is the medium as the DataNode reports it
+	// (StorageTypeProto numbering: 1 DISK, 2 SSD, 3 ARCHIVE, ...); passed
+	// through to storage reports, 0 when not given.
+	StorageType int32
 }
 
 // Block is a block id, its length and its generation stamp.
@@ -170,8 +174,8 @@ func (Transfer) command()          {}
 func (Invalidate) command()        {}
 func (Register) command()          {}
 
-// AdminState is a node's administrative state (DatanodeInfoProto.AdminState).
-// Only Normal is produced until decommissioning is implemented.
+// AdminState is a node's administrative state (DatanodeInfoProto.AdminState
+// numbering); see admin.go for the transitions.
 type AdminState uint8
 
 // Admin states.
@@ -183,6 +187,30 @@ const (
 	InMaintenance
 )
 
+func (s AdminState) String() string {
+	switch s {
+	case Normal:
+		return "NORMAL"
+	case DecommissionInProgress:
+		return "DECOMMISSION_INPROGRESS"
+	case Decommissioned:
+		return "DECOMMISSIONED"
+	case EnteringMaintenance:
+		return "ENTERING_MAINTENANCE"
+	case InMaintenance:
+		return "IN_MAINTENANCE"
+	}
+	return "AdminState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// OutOfService reports whether the state takes the node's replicas out of
+// the live count: decommissioning, decommissioned or in maintenance.
+func (s AdminState) OutOfService() bool { return s != Normal }
+
+// maintenance reports whether the state is one of the two maintenance
+// states.
+func (s AdminState) maintenance() bool { return s == EnteringMaintenance || s == InMaintenance }
+
 // ReportKind selects nodes for DatanodeReport (DatanodeReportTypeProto).
 type ReportKind uint8
 
@@ -191,6 +219,9 @@ const (
 	ReportAll ReportKind = iota + 1
 	ReportLive
 	ReportDead
+	ReportDecommissioning     // DECOMMISSION_INPROGRESS, live or dead
+	ReportEnteringMaintenance // ENTERING_MAINTENANCE
+	ReportInMaintenance       // IN_MAINTENANCE, live or dead
 )
 
 // DatanodeInfo is a snapshot of one DataNode for reports and block locations.
@@ -208,6 +239,28 @@ type DatanodeInfo struct {
 	Stale         bool
 	Dead          bool
 	NumBlocks     int
+	// MaintenanceExpire is when the node's maintenance ends (zero when it is
+	// not in maintenance; far in the future for no expiry).
+	MaintenanceExpire time.Time
+	// Leaving is the progress of a node being decommissioned or entering
+	// maintenance, as the admin monitor last counted it.
+	Leaving LeavingStatus
+	// Storages are the node's storages as its last heartbeat reported them.
+	Storages []StorageReport
+}
+
+// LeavingStatus counts, for a node leaving service, the blocks that still
+// hold it back (Hadoop's LeavingServiceStatus).
+type LeavingStatus struct {
+	// UnderReplicated: blocks on the node without enough live replicas
+	// elsewhere yet.
+	UnderReplicated int
+	// OutOfServiceOnly: blocks whose every readable replica is on nodes
+	// leaving service (decommissionOnlyReplicas / maintenanceOnlyReplicas).
+	OutOfServiceOnly int
+	// InOpenFiles: the under-replicated blocks that belong to files still
+	// being written.
+	InOpenFiles int
 }
 
 // LocatedBlock is one block of a getBlockLocations answer. Locations are
@@ -239,6 +292,14 @@ type Stats struct {
 	DeadNodes            int
 	StaleNodes           int
 	TotalBlocks          int64
+
+	// Nodes by admin state (FSNamesystemState's NumDecomLiveDataNodes, ...).
+	DecommissioningNodes   int // DECOMMISSION_INPROGRESS, live or dead
+	DecomLiveNodes         int // DECOMMISSIONED and live
+	DecomDeadNodes         int // DECOMMISSIONED and dead
+	EnteringMaintenance    int // ENTERING_MAINTENANCE
+	InMaintenanceLiveNodes int // IN_MAINTENANCE and live
+	InMaintenanceDeadNodes int // IN_MAINTENANCE and dead
 }
 
 // ReportResult summarises what a block report changed.

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/balancer"
+	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
+)
+
+const balancerUsage = `Usage: hdfs balancer
+	[-policy <policy>]	the balancing policy: datanode or blockpool
+	[-threshold <threshold>]	Percentage of disk capacity
+	[-exclude [-f <hosts-file> | <comma-separated list of hosts>]]	Excludes the specified datanodes.
+	[-include [-f <hosts-file> | <comma-separated list of hosts>]]	Includes only the specified datanodes.
+	[-source [-f <hosts-file> | <comma-separated list of hosts>]]	Pick only the specified datanodes as source nodes.
+	[-blockpools <comma-separated list of blockpool ids>]	The balancer will only run on blockpools included in this list.
+	[-idleiterations <idleiterations>]	Number of consecutive idle iterations (-1 for Infinite) before exit.
+	[-runDuringUpgrade]	Whether to run the balancer during an ongoing HDFS upgrade.This is usually not desired since it will not affect used space on over-utilized machines.
+	[-sortTopNodes]	Sort datanodes based on the utilization so that highly utilized datanodes get scheduled first.
+`
+
+// runBalancer is `hdfs balancer`: Hadoop's options, its table on stdout and
+// its exit statuses (a negative status exits as 256 + status).
+func runBalancer(inv *Invocation) int {
+	start := time.Now()
+	cfg, err := balancerConfig(inv)
+	if err != nil {
+		fmt.Fprintln(inv.Env.Stderr, err)
+		fmt.Fprint(inv.Env.Stderr, balancerUsage)
+		// Hadoop prints its last line whatever happened.
+		fmt.Fprintf(inv.Env.Stdout, "%-24s Balancing took %s\n", time.Now().Format("Jan 2, 2006 3:04:05 PM"),
+			balancer.Elapsed(time.Since(start)))
+		return exitUsage
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if inv.Env.Signals != nil {
+		ch, stop := inv.Env.Signals()
+		defer stop()
+		go func() {
+			select {
+			case s := <-ch:
+				inv.Logger.Info("balancer stopping", "signal", s.String())
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return int(balancer.Run(ctx, cfg, inv.Env.Stdout))
+}
+
+// balancerConfig reads the options and the configuration keys.
+func balancerConfig(inv *Invocation) (balancer.Config, error) {
+	c := inv.Conf
+	cfg := balancer.Config{Threshold: 10, IdleIterations: 5, User: clientUser(inv), Logger: inv.Logger, Stderr: inv.Env.Stderr}
+	addrs, authority, err := fsshell.NameNodeAddresses(c)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
+	args := inv.Args
+	all := "[" + strings.Join(args, ", ") + "]"
+	hostList := func(i int, kind string) (map[string]bool, int, error) {
+		if i+1 >= len(args) {
+			return nil, i, fmt.Errorf("List of %s nodes | -f <filename> is missing: args=%s", kind, all)
+		}
+		i++
+		set := map[string]bool{}
+		if strings.EqualFold(args[i], "-f") {
+			if i+1 >= len(args) {
+				return nil, i, fmt.Errorf("File containing %s nodes is not specified: args=%s", kind, all)
+			}
+			i++
+			data, err := os.ReadFile(args[i])
+			if err != nil {
+				return nil, i, fmt.Errorf("Failed to read %s node list from file: %s", kind, args[i])
+			}
+			entries, _ := hosts.ParsePlain(data)
+			for _, e := range entries {
+				set[e.String()] = true
+			}
+			return set, i, nil
+		}
+		for _, h := range strings.Split(args[i], ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				set[h] = true
+			}
+		}
+		return set, i, nil
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.EqualFold(a, "-threshold"):
+			if i+1 >= len(args) {
+				return cfg, fmt.Errorf("Threshold value is missing: args = %s", all)
+			}
+			i++
+			v, err := strconv.ParseFloat(args[i], 64)
+			if err != nil || v < 1 || v > 100 {
+				return cfg, fmt.Errorf("Expecting a number in the range of [1.0, 100.0]: %s", args[i])
+			}
+			cfg.Threshold = v
+		case strings.EqualFold(a, "-policy"):
+			if i+1 >= len(args) {
+				return cfg, fmt.Errorf("Policy value is missing: args = %s", all)
+			}
+			i++
+			switch strings.ToLower(args[i]) {
+			case "datanode":
+				cfg.Policy = balancer.PolicyDataNode
+			case "blockpool":
+				cfg.Policy = balancer.PolicyBlockPool
+			default:
+				return cfg, fmt.Errorf("Cannot parse string \"%s\"", args[i])
+			}
+		case strings.EqualFold(a, "-exclude"):
+			if cfg.Exclude, i, err = hostList(i, "exclude"); err != nil {
+				return cfg, err
+			}
+		case strings.EqualFold(a, "-include"):
+			if cfg.Include, i, err = hostList(i, "include"); err != nil {
+				return cfg, err
+			}
+		case strings.EqualFold(a, "-source"):
+			if cfg.Source, i, err = hostList(i, "source"); err != nil {
+				return cfg, err
+			}
+		case strings.EqualFold(a, "-blockpools"):
+			if i+1 >= len(args) {
+				return cfg, fmt.Errorf("blockpools value is missing: args = %s", all)
+			}
+			i++
+			cfg.BlockPools = strings.Split(args[i], ",")
+		case strings.EqualFold(a, "-idleiterations"):
+			if i+1 >= len(args) {
+				return cfg, fmt.Errorf("idleiterations value is missing: args = %s", all)
+			}
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil {
+				return cfg, fmt.Errorf("For input string: \"%s\"", args[i])
+			}
+			cfg.IdleIterations = n
+		case strings.EqualFold(a, "-runDuringUpgrade"):
+			cfg.RunDuringUpgrade = true
+		case strings.EqualFold(a, "-sortTopNodes"):
+			cfg.SortTopNodes = true
+		case strings.EqualFold(a, "-asService"), strings.EqualFold(a, "-hotBlockTimeInterval"), strings.EqualFold(a, "-limitOverUtilizedNum"):
+			return cfg, fmt.Errorf("balancer: %s is not supported", a)
+		default:
+			return cfg, fmt.Errorf("args = %s", all)
+		}
+	}
+	if cfg.Include != nil && cfg.Exclude != nil {
+		return cfg, errors.New("-exclude and -include options cannot be specified together.")
+	}
+	var errs []error
+	num := func(key string) int64 {
+		v, err := c.Int(key)
+		errs = append(errs, err)
+		return v
+	}
+	size := func(key string) int64 {
+		v, err := c.Size(key)
+		errs = append(errs, err)
+		return v
+	}
+	dur := func(key string) time.Duration {
+		v, err := c.Duration(key)
+		errs = append(errs, err)
+		return v
+	}
+	cfg.MaxConcurrentMoves = int(num(conf.DFSDataNodeBalanceMaxMoves))
+	cfg.GetBlocksSize = size(conf.DFSBalancerGetBlocksSize)
+	cfg.GetBlocksMinSize = size(conf.DFSBalancerGetBlocksMinSize)
+	cfg.MaxSizeToMove = size(conf.DFSBalancerMaxSizeToMove)
+	cfg.BlockSize = size(conf.DFSBlockSize)
+	cfg.MoveTimeout = dur(conf.DFSBalancerBlockMoveTimeout)
+	cfg.MaxNoMoveInterval = dur(conf.DFSBalancerMaxNoMoveInterval)
+	cfg.MaxIterationTime = dur(conf.DFSBalancerMaxIterationTime)
+	cfg.MovedWinWidth = dur(conf.DFSBalancerMovedWinWidth)
+	cfg.Sleep = 2*dur(conf.DFSHeartbeatInterval) + dur(conf.DFSNameNodeRedundancyInterval)
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
