@@ -22,6 +22,8 @@ var pureCores = []string{
 	"internal/namenode/lease",
 	"internal/namenode/blockmgmt",
 	"internal/namenode/ha",
+	"internal/zkfc/health",
+	"internal/zkfc/elector",
 	"internal/qjournal/quorum",
 	"internal/datatransfer",
 	"internal/ipc/wire",
