@@ -213,7 +213,6 @@ const (
 	HAHMRPCTimeout            = "ha.health-monitor.rpc-timeout.ms"                            // 45000 ms
 	HAHMRPCConnectMaxRetries  = "ha.health-monitor.rpc.connect.max.retries"                   // 1
 	DFSHAZKFCPort             = "dfs.ha.zkfc.port"                                            // 8019
-	DFSHAZKFCNNHTTPTimeout    = "dfs.ha.zkfc.nn.http.timeout.ms"                              // 20000 ms
 	DFSClusterAdministrators  = "dfs.cluster.administrators"                                  // " " (nobody)
 	// HDFSGoHAZooKeeperBindHost is the local address the failover
 	// controller's ZooKeeper connections come from; unset lets the system
@@ -398,7 +397,6 @@ func defaultTable() []keyDef {
 		{HAHMRPCTimeout, "45000", ms},
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
-		{DFSHAZKFCNNHTTPTimeout, "20000", ms},
 		{DFSClusterAdministrators, " ", 0},
 	}
 }
