@@ -122,6 +122,9 @@ func ConfigFrom(ctx context.Context, c *conf.Conf, user string, dns haservice.Re
 	if cfg.Local, err = haservice.ResolveNameNode(ctx, c, ns, nn, dns); err != nil {
 		return Config{}, err
 	}
+	if !cfg.Local.AutoFailover {
+		return Config{}, fmt.Errorf("%w: Automatic failover is not enabled for %s. Please ensure that automatic failover is enabled in the configuration before running the ZK failover controller.", ErrAutoFailoverDisabled, cfg.Local)
+	}
 	for _, id := range ids {
 		if id == nn {
 			continue

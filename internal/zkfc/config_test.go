@@ -137,3 +137,15 @@ func TestAccessList(t *testing.T) {
 		t.Error("* or the default")
 	}
 }
+
+// TestConfigNeedsAutomaticFailover: without dfs.ha.automatic-failover.enabled
+// the controller refuses before it looks at anything about ZooKeeper
+// (Hadoop's exit code 5 comes first).
+func TestConfigNeedsAutomaticFailover(t *testing.T) {
+	_, err := zkfc.ConfigFrom(context.Background(), haConf(
+		conf.KeyValue{Key: "dfs.ha.automatic-failover.enabled", Value: "false"},
+		conf.KeyValue{Key: "ha.zookeeper.quorum", Value: ""}), "hdfs", nil)
+	if !errors.Is(err, zkfc.ErrAutoFailoverDisabled) || !strings.Contains(err.Error(), "Automatic failover is not enabled for NameNode at ") {
+		t.Fatal(err)
+	}
+}
