@@ -302,7 +302,7 @@ func (e *Elector) Cede(millis int32) []Action {
 		e.recheck()
 		return e.flush()
 	}
-	e.logf(LevelInfo, "Requested to cede active role for %d ms.", millis)
+	e.logf(LevelDebug, "Requested to cede active role for %d ms.", millis)
 	e.cedeMillis = millis
 	e.emit(Action{Kind: CedeStandby})
 	return e.flush()

@@ -1,0 +1,193 @@
+package minicluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/zktest"
+)
+
+// TestAutomaticFailoverWithZooKeeper runs an HA cluster whose NameNodes
+// each have a failover controller, over a real ZooKeeper:
+//   - the election makes nn1 active;
+//   - nn1 stops as a crash would: its controller finds it silent and quits
+//     the election, nn2's takes the lock, fences nn1 and makes nn2
+//     active; every acknowledged file reads back and writes go on;
+//   - nn1 comes back: its controller makes it standby;
+//   - haadmin's graceful failover (ZKFCProtocol, through nn1's
+//     controller) moves the active role back to nn1;
+//   - nn1's controller stops alone: nn2's takes over, fencing nn1
+//     gracefully (it answers: it ends standby, never active beside nn2);
+//   - ZooKeeper restarts and stays away longer than the session timeout:
+//     the active stays active throughout and takes writes, and no
+//     NameNode changes state.
+func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster and ZooKeeper")
+	}
+	zks := zktest.Start(t, zktest.Options{})
+	ctx := context.Background()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 3, HA: true, ZooKeeper: zks.Quorum(), Conf: []conf.KeyValue{
+		{Key: conf.DFSBlockSize, Value: "1048576"},
+		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
+		{Key: conf.DFSHeartbeatInterval, Value: "1"},
+		{Key: conf.DFSHATailEditsPeriod, Value: "100ms"},
+		{Key: conf.DFSHALogRollPeriod, Value: "300ms"},
+		{Key: conf.HAZooKeeperSessionTimeout, Value: "2000"},
+		{Key: conf.HAHMCheckInterval, Value: "200"},
+		{Key: conf.HAHMSleepAfterDisconnect, Value: "200"},
+		{Key: conf.HAHMRPCTimeout, Value: "2000"},
+		{Key: conf.HAHMRPCConnectMaxRetries, Value: "0"},
+		{Key: conf.HAFCGracefulFenceRPCTimeout, Value: "1000"},
+		{Key: conf.IPCClientConnectRetryInterval, Value: "100"},
+		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	states := func() [2]ha.State {
+		var s [2]ha.State
+		for i, nn := range c.NameNodes() {
+			s[i] = ha.Initializing
+			if nn != nil {
+				s[i] = nn.HAState()
+			}
+		}
+		return s
+	}
+	waitStates := func(what string, want [2]ha.State) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for states() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: states %v, want %v", what, states(), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitStates("started", [2]ha.State{ha.Active, ha.Standby})
+
+	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(), User: currentUser(), BlockSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var mu sync.Mutex
+	acked := map[string][]byte{}
+	n := 0
+	write := func() error {
+		mu.Lock()
+		n++
+		name := fmt.Sprintf("/f%04d", n)
+		mu.Unlock()
+		data := bytes.Repeat([]byte(name), 1000)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := fsys.WriteFile(wctx, name, data, false); err != nil {
+			return err
+		}
+		mu.Lock()
+		acked[name] = data
+		mu.Unlock()
+		return nil
+	}
+	checkAll := func(when string) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		for name, data := range acked {
+			got, err := fsys.ReadFile(ctx, name)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s: acknowledged %s reads %d bytes, %v", when, name, len(got), err)
+			}
+		}
+	}
+	for range 5 {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// nn1 stops: nn2 takes over.
+	stopped := time.Now()
+	if err := c.StopNameNode(0); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("nn1 stopped", [2]ha.State{ha.Initializing, ha.Active})
+	if err := write(); err != nil {
+		t.Fatalf("first write after nn1 stopped: %v", err)
+	}
+	t.Logf("nn1 stopped: first write acknowledged by nn2 %v later", time.Since(stopped))
+	checkAll("after nn1 stopped")
+
+	// nn1 back: standby.
+	if err := c.StartNameNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("nn1 restarted", [2]ha.State{ha.Standby, ha.Active})
+	// Let nn1 read what nn2 wrote before it becomes active again.
+	waitStandbyCaughtUp(t, c.NameNodes()[1], c.NameNodes()[0])
+
+	// A graceful failover through nn1's controller.
+	if err := c.Failover(ctx, 1, 0); err != nil {
+		t.Fatalf("graceful failover to nn1: %v", err)
+	}
+	waitStates("graceful failover", [2]ha.State{ha.Active, ha.Standby})
+	if err := write(); err != nil {
+		t.Fatalf("write after the graceful failover: %v", err)
+	}
+
+	// nn1's controller stops alone: nn2's fences nn1 and takes over.
+	waitStandbyCaughtUp(t, c.NameNodes()[0], c.NameNodes()[1])
+	if err := c.StopController(0); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("nn1's controller stopped", [2]ha.State{ha.Standby, ha.Active})
+	if err := write(); err != nil {
+		t.Fatalf("write after nn1's controller stopped: %v", err)
+	}
+	if err := c.StartController(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	// ZooKeeper away for longer than the session timeout, then back: nn2
+	// stays active all along, and takes writes meanwhile.
+	time.Sleep(500 * time.Millisecond) // nn1's controller joined as standby
+	want := [2]ha.State{ha.Standby, ha.Active}
+	if got := states(); got != want {
+		t.Fatalf("before the ZooKeeper restart: %v", got)
+	}
+	zks.StopAll()
+	away := time.Now()
+	outageWrites := 0
+	for time.Since(away) < 3*time.Second {
+		if got := states(); got != want {
+			t.Fatalf("ZooKeeper down %v: states %v", time.Since(away), got)
+		}
+		if err := write(); err != nil {
+			t.Fatalf("write while ZooKeeper is down: %v", err)
+		}
+		outageWrites++
+	}
+	zks.StartAll()
+	back := time.Now()
+	for time.Since(back) < 3*time.Second {
+		if got := states(); got != want {
+			t.Fatalf("ZooKeeper back %v: states %v", time.Since(back), got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d writes acknowledged while ZooKeeper was down", outageWrites)
+	checkAll("at the end")
+}
