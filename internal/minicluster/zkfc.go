@@ -116,4 +116,3 @@ func currentUser() string {
 	}
 	return ""
 }
-
