@@ -20,14 +20,14 @@ import (
 //   - nn1 stops as a crash would: its controller finds it silent and quits
 //     the election, nn2's takes the lock, fences nn1 and makes nn2
 //     active; every acknowledged file reads back and writes go on;
-//   - nn1 comes back: its controller makes it standby;
-//   - haadmin's graceful failover (ZKFCProtocol, through nn1's
-//     controller) moves the active role back to nn1;
-//   - nn1's controller stops alone: nn2's takes over, fencing nn1
-//     gracefully (it answers: it ends standby, never active beside nn2);
-//   - ZooKeeper restarts and stays away longer than the session timeout:
-//     the active stays active throughout and takes writes, and no
-//     NameNode changes state.
+//   - ZooKeeper (its one server) is killed and stays away longer than the
+//     session timeout, then restarts: nn2 stays active throughout and
+//     takes writes, and nothing changes state (the sessions outlive the
+//     restart).
+//
+// The process test in internal/interop/e2e covers kill -9 under load, a
+// controller killed alone, a stopped active and haadmin's graceful
+// failover.
 func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster and ZooKeeper")
@@ -128,47 +128,16 @@ func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 	t.Logf("nn1 stopped: first write acknowledged by nn2 %v later", time.Since(stopped))
 	checkAll("after nn1 stopped")
 
-	// nn1 back: standby.
-	if err := c.StartNameNode(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	waitStates("nn1 restarted", [2]ha.State{ha.Standby, ha.Active})
-	// Let nn1 read what nn2 wrote before it becomes active again.
-	waitStandbyCaughtUp(t, c.NameNodes()[1], c.NameNodes()[0])
-
-	// A graceful failover through nn1's controller.
-	if err := c.Failover(ctx, 1, 0); err != nil {
-		t.Fatalf("graceful failover to nn1: %v", err)
-	}
-	waitStates("graceful failover", [2]ha.State{ha.Active, ha.Standby})
-	if err := write(); err != nil {
-		t.Fatalf("write after the graceful failover: %v", err)
-	}
-
-	// nn1's controller stops alone: nn2's fences nn1 and takes over.
-	waitStandbyCaughtUp(t, c.NameNodes()[0], c.NameNodes()[1])
-	if err := c.StopController(0); err != nil {
-		t.Fatal(err)
-	}
-	waitStates("nn1's controller stopped", [2]ha.State{ha.Standby, ha.Active})
-	if err := write(); err != nil {
-		t.Fatalf("write after nn1's controller stopped: %v", err)
-	}
-	if err := c.StartController(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-
 	// ZooKeeper away for longer than the session timeout, then back: nn2
 	// stays active all along, and takes writes meanwhile.
-	time.Sleep(500 * time.Millisecond) // nn1's controller joined as standby
-	want := [2]ha.State{ha.Standby, ha.Active}
+	want := [2]ha.State{ha.Initializing, ha.Active}
 	if got := states(); got != want {
 		t.Fatalf("before the ZooKeeper restart: %v", got)
 	}
 	zks.StopAll()
 	away := time.Now()
 	outageWrites := 0
-	for time.Since(away) < 3*time.Second {
+	for time.Since(away) < 2500*time.Millisecond {
 		if got := states(); got != want {
 			t.Fatalf("ZooKeeper down %v: states %v", time.Since(away), got)
 		}
@@ -179,7 +148,7 @@ func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 	}
 	zks.StartAll()
 	back := time.Now()
-	for time.Since(back) < 3*time.Second {
+	for time.Since(back) < 2*time.Second {
 		if got := states(); got != want {
 			t.Fatalf("ZooKeeper back %v: states %v", time.Since(back), got)
 		}
