@@ -3,6 +3,7 @@ package minicluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/zktest"
 )
@@ -159,4 +161,28 @@ func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 	}
 	t.Logf("%d writes acknowledged while ZooKeeper was down", outageWrites)
 	checkAll("at the end")
+}
+
+// TestMonitorHealthReportsLowResources: a NameNode whose name dir has less
+// free space than dfs.namenode.resource.du.reserved says so to
+// monitorHealth (HealthCheckFailedException), which is what makes its
+// failover controller quit the election.
+func TestMonitorHealthReportsLowResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NameNode")
+	}
+	ctx := context.Background()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: []conf.KeyValue{
+		{Key: conf.DFSNameNodeResourceReserved, Value: "1e"}, // 1 EiB: more than any disk here
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hc := haservice.NewClient(haservice.ClientConfig{Address: c.NameNodeAddr(), User: currentUser(), Timeout: 10 * time.Second})
+	defer hc.Close()
+	err = hc.MonitorHealth(ctx)
+	if !errors.Is(err, haservice.ErrHealthCheckFailed) || haservice.Message(err) != "The NameNode has no resources available" {
+		t.Fatalf("monitorHealth with the name dir below the reserve: %v", err)
+	}
 }
