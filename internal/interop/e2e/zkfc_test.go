@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -423,12 +422,17 @@ func (l *load) stop(t *testing.T) {
 
 // killActiveRound kills the active NameNode with SIGKILL, waits for the
 // other to take over, and returns the time from the kill to the first
-// acknowledged write. The killed NameNode comes back as a standby.
-func (h *zkHA) killActiveRound(t *testing.T, l *load) time.Duration {
+// acknowledged write and to the other's /isActive answering 200. The
+// killed NameNode comes back as a standby.
+func (h *zkHA) killActiveRound(t *testing.T, l *load) (firstWrite, active time.Duration) {
 	t.Helper()
 	old := h.activeIndex(30 * time.Second)
 	killed := time.Now()
 	h.kill(h.nns[old])
+	for h.isActive(1-old) != "active" && time.Since(killed) < 30*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	active = time.Since(killed)
 	first, ok := l.firstAckAfter(killed, 30*time.Second)
 	if !ok {
 		t.Fatalf("no write acknowledged within 30 s of killing nn%d", old+1)
@@ -439,7 +443,7 @@ func (h *zkHA) killActiveRound(t *testing.T, l *load) time.Duration {
 	h.startZKNN(old)
 	h.waitRPC(old)
 	h.waitState(old, "standby", 30*time.Second)
-	return first.Sub(killed)
+	return first.Sub(killed), active
 }
 
 // TestZKFCAutomaticFailover: a real ZooKeeper (one server) with
@@ -469,8 +473,8 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 
 	for round := range 2 {
-		gap := h.killActiveRound(t, l)
-		t.Logf("kill round %d: first write acknowledged %v after the kill", round, gap)
+		gap, active := h.killActiveRound(t, l)
+		t.Logf("kill round %d: the other NameNode active %v after the kill, first write acknowledged %v after it", round, active, gap)
 	}
 
 	// A graceful failover through the controllers, as an operator does it.
@@ -588,17 +592,20 @@ func TestZKFCKillDistribution(t *testing.T) {
 	h := startZKHA(t, 3, zkHAOptions{zkServers: 3})
 	l := h.startLoad(t)
 	time.Sleep(time.Second)
-	var gaps []time.Duration
+	var gaps, actives []time.Duration
 	for round := range rounds {
-		gap := h.killActiveRound(t, l)
-		gaps = append(gaps, gap)
-		t.Logf("round %d: %v", round, gap)
+		gap, active := h.killActiveRound(t, l)
+		gaps, actives = append(gaps, gap), append(actives, active)
+		t.Logf("round %d: active after %v, first write acknowledged after %v", round, active, gap)
 	}
-	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-	pct := func(p float64) time.Duration { return gaps[int(p*float64(len(gaps)-1)+0.5)] }
-	t.Logf("%d kills: kill -9 of the active to the first acknowledged write: p50 %v, p90 %v, max %v, min %v",
-		len(gaps), pct(0.5).Round(time.Millisecond), pct(0.9).Round(time.Millisecond),
-		gaps[len(gaps)-1].Round(time.Millisecond), gaps[0].Round(time.Millisecond))
+	dist := func(ds []time.Duration) string {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		pct := func(p float64) time.Duration { return ds[int(p*float64(len(ds)-1)+0.5)].Round(time.Millisecond) }
+		return fmt.Sprintf("p50 %v, p90 %v, max %v, min %v", pct(0.5), pct(0.9), pct(1), pct(0))
+	}
+	t.Logf("%d kills: kill -9 of the active to the first acknowledged write: %s", len(gaps), dist(gaps))
+	t.Logf("%d kills: kill -9 of the active to the other answering /isActive with 200: %s", len(actives), dist(actives))
 
 	// ZooKeeper restarted, every server.
 	active := h.activeIndex(10 * time.Second)
