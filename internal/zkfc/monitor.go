@@ -47,8 +47,14 @@ func (c *Controller) monitorHealth() {
 		}
 		step := m.Checked(outcome)
 		// Hadoop's order: an unhealthy or silent service is entered before
-		// its status is reported, a healthy one after.
-		c.inbox.post(func() {
+		// its status is reported, a healthy one after. The monitor waits
+		// until the loop took the check in, as Hadoop's monitor thread
+		// waits for its callbacks: while the loop is busy (fencing, a
+		// transition) checks do not pile up, and at most one report made
+		// before a transition arrives after it (the elector tolerates one).
+		taken := make(chan struct{})
+		if !c.inbox.post(func() {
+			defer close(taken)
 			if step.Changed && outcome != health.Healthy {
 				c.run(c.el.Health(step.Entered))
 			}
@@ -58,7 +64,14 @@ func (c *Controller) monitorHealth() {
 			if step.Changed && outcome == health.Healthy {
 				c.run(c.el.Health(step.Entered))
 			}
-		})
+		}) {
+			return
+		}
+		select {
+		case <-taken:
+		case <-c.ctx.Done():
+			return
+		}
 		if step.Stop {
 			return
 		}
