@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -269,6 +270,78 @@ func (h *zkHA) waitState(i int, want string, within time.Duration) {
 	}
 }
 
+// waitWarm waits until standby NameNode i is what a standby is in steady
+// state: every DataNode registered with it and heard in a heartbeat (its
+// free space known; a NameNode restarted a moment ago knows none, and
+// cannot place a block until the DataNodes' next heartbeats), and its
+// controller counts it healthy (the last health state it logged).
+func (h *zkHA) waitWarm(i int, within time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		heard, healthy := h.heardDataNodes(i), h.controllerHealth(i) == "SERVICE_HEALTHY"
+		if heard == len(h.dns) && healthy {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("nn%d: %d of %d DataNodes heard, controller health %q after %v", i+1, heard, len(h.dns), h.controllerHealth(i), within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// heardDataNodes counts the live DataNodes whose free space NameNode i
+// knows (NameNodeInfo's LiveNodes on /jmx).
+func (h *zkHA) heardDataNodes(i int) int {
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get("http://" + h.httpAddrs[i] + "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Beans []struct {
+			LiveNodes string
+		} `json:"beans"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&doc) != nil || len(doc.Beans) == 0 {
+		return 0
+	}
+	var live map[string]struct {
+		Remaining int64 `json:"remaining"`
+	}
+	if json.Unmarshal([]byte(doc.Beans[0].LiveNodes), &live) != nil {
+		return 0
+	}
+	n := 0
+	for _, d := range live {
+		if d.Remaining > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// controllerHealth is the last health state NameNode i's controller
+// logged.
+func (h *zkHA) controllerHealth(i int) string {
+	p := h.zkfcs[i]
+	if p == nil {
+		return ""
+	}
+	log := p.logText()
+	const mark = "Local service entered state: "
+	j := strings.LastIndex(log, mark)
+	if j < 0 {
+		return ""
+	}
+	rest := log[j+len(mark):]
+	if k := strings.IndexAny(rest, "\" \n"); k >= 0 {
+		rest = rest[:k]
+	}
+	return rest
+}
+
 // fencedCount is how often fence.sh ran for NameNode id.
 func (h *zkHA) fencedCount(id string) int {
 	b, _ := os.ReadFile(h.fenced)
@@ -427,6 +500,7 @@ func (l *load) stop(t *testing.T) {
 func (h *zkHA) killActiveRound(t *testing.T, l *load) (firstWrite, active time.Duration) {
 	t.Helper()
 	old := h.activeIndex(30 * time.Second)
+	h.waitWarm(1-old, 60*time.Second)
 	killed := time.Now()
 	h.kill(h.nns[old])
 	for h.isActive(1-old) != "active" && time.Since(killed) < 30*time.Second {
@@ -479,6 +553,7 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 
 	// A graceful failover through the controllers, as an operator does it.
 	from := h.activeIndex(10 * time.Second)
+	h.waitWarm(1-from, 60*time.Second)
 	out := h.haadmin(t, "-failover", fmt.Sprintf("nn%d", from+1), fmt.Sprintf("nn%d", 2-from))
 	if !strings.Contains(out, "Failover to NameNode at ") || !strings.Contains(out, " successful") {
 		t.Fatalf("haadmin -failover: %q", out)
@@ -490,6 +565,7 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 
 	// The active's controller alone is killed.
 	old := h.activeIndex(10 * time.Second)
+	h.waitWarm(1-old, 60*time.Second)
 	fencesBefore := h.fencedCount(fmt.Sprintf("nn%d", old+1))
 	h.kill(h.zkfcs[old])
 	killed := time.Now()
@@ -515,8 +591,8 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 	h.startZKFC(old)
 
 	// The active is stopped, then resumed.
-	time.Sleep(time.Second) // the restarted controller joins as standby
 	old = h.activeIndex(10 * time.Second)
+	h.waitWarm(1-old, 60*time.Second) // the restarted controller joined
 	id := fmt.Sprintf("nn%d", old+1)
 	fencesBefore = h.fencedCount(id)
 	pid := h.nns[old].cmd.Process.Pid
