@@ -45,7 +45,11 @@
 //
 // A disconnected session puts the elector in NEUTRAL and changes nothing
 // else: the active service stays active, as Hadoop's does. When the
-// session reconnects the lock is checked again; when ZooKeeper says it
+// session reconnects the lock is checked again: still ours in the session
+// that won it, the elector is ACTIVE again with nothing written (where
+// Hadoop rewrites the breadcrumb, and gives the lock up if the connection
+// flaps again meanwhile, as it does while a ZooKeeper ensemble restarts
+// server by server); when ZooKeeper says it
 // expired (which the client only learns on reconnecting) the elector closes
 // it and joins with a new session: it wins again if the lock is free (its
 // own breadcrumb needs no fencing) or becomes standby if another holds it.

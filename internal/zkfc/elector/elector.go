@@ -178,6 +178,9 @@ type Elector struct {
 	rejoinGen   int
 	// win is the attempt to become active in progress, nil when none.
 	win *winning
+	// activeSession is the session in which the service was made active
+	// (0: none): while that session lives, the lock is this controller's.
+	activeSession int
 	// fatal: the controller gave up; every input is ignored.
 	fatal bool
 }
@@ -509,9 +512,18 @@ func (e *Elector) LockStat(session int, r Result, mine bool) []Action {
 	e.monitorPending = false
 	switch r.Code {
 	case OK:
-		if mine {
+		switch {
+		case mine && e.state == Neutral && e.activeSession == e.session && e.service == ServiceActive:
+			// Back from a disconnection in the session that won: the lock
+			// was never anyone else's, so the service is still the active
+			// one and the breadcrumb still names it. Hadoop writes the
+			// breadcrumb again here, and a connection lost once more in
+			// the middle makes it give the lock up; nothing needs writing.
+			e.logf(LevelInfo, "Still holding the lock in the session that won it: the local service stays active.")
+			e.state = Active
+		case mine:
 			e.becomeActive(false)
-		} else {
+		default:
 			e.becomeStandby()
 		}
 	case NoNode:
@@ -618,6 +630,7 @@ func (e *Elector) BecameActive(ok bool, msg string) []Action {
 	}
 	e.service = ServiceActive
 	e.state = Active
+	e.activeSession = e.session
 	after := e.win.monitorAfter
 	e.win = nil
 	if after {
@@ -634,6 +647,7 @@ func (e *Elector) winFailed(why string) {
 }
 
 func (e *Elector) becomeStandby() {
+	e.activeSession = 0
 	if e.state != Standby {
 		e.state = Standby
 		e.emit(Action{Kind: MakeStandby})
@@ -742,6 +756,7 @@ func (e *Elector) rejoinNow() {
 }
 
 func (e *Elector) terminateConnection() {
+	e.activeSession = 0
 	if e.session != 0 {
 		e.emit(Action{Kind: CloseSession, Session: e.session})
 		e.session = 0
