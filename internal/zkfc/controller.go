@@ -39,12 +39,13 @@ type Deps struct {
 // ZKFCProtocol server. Close stops it; Done is closed when it stopped by
 // itself (a fatal error: Err).
 type Controller struct {
-	cfg     Config
-	deps    Deps
-	log     *slog.Logger
-	data    []byte // the local NameNode's NodeInfo, as written in ZooKeeper
-	rpc     *ipc.Server
-	rpcAddr net.Addr
+	cfg        Config
+	deps       Deps
+	healthDial haservice.Dialer // the health monitor's connections
+	log        *slog.Logger
+	data       []byte // the local NameNode's NodeInfo, as written in ZooKeeper
+	rpc        *ipc.Server
+	rpcAddr    net.Addr
 
 	// ctx ends when the controller stops: it bounds fencing and calls.
 	ctx    context.Context
@@ -102,13 +103,16 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*Controller, error) {
 	if deps.Clock == nil {
 		deps.Clock = clock.Real{}
 	}
+	healthDial := deps.Dial
 	if deps.Dial == nil {
 		deps.Dial = haservice.ClientDialer(cfg.User, cfg.HA, deps.Logger)
+		// The health checks log their own failures, once per check.
+		healthDial = haservice.ClientDialer(cfg.User, cfg.HA, nil)
 	}
 	if deps.Fencer == nil {
 		deps.Fencer = &haservice.Fencer{Timeout: cfg.HA.ShellFenceTimeout, Logger: deps.Logger}
 	}
-	c := &Controller{cfg: cfg, deps: deps, log: deps.Logger, inbox: newInbox(), sessions: map[int]*session{},
+	c := &Controller{cfg: cfg, deps: deps, healthDial: healthDial, log: deps.Logger, inbox: newInbox(), sessions: map[int]*session{},
 		stopLoop: make(chan struct{}), done: make(chan struct{}), fatal: make(chan struct{})}
 	c.pub.changed = make(chan struct{})
 	c.timers.all = map[clock.Timer]struct{}{}

@@ -25,7 +25,7 @@ func (c *Controller) monitorHealth() {
 	}()
 	for c.ctx.Err() == nil {
 		if conn == nil {
-			conn = c.deps.Dial(c.cfg.Local, c.cfg.HealthRPCTimeout, c.cfg.HealthConnectRetries)
+			conn = c.healthDial(c.cfg.Local, c.cfg.HealthRPCTimeout, c.cfg.HealthConnectRetries)
 		}
 		outcome := health.Healthy
 		st, err := conn.GetServiceStatus(c.ctx)
