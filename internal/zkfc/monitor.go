@@ -14,7 +14,9 @@ import (
 // getServiceStatus and monitorHealth, each bounded by
 // ha.health-monitor.rpc-timeout.ms, feeds the outcome to the pure monitor
 // and hands state changes and reported service states to the loop. It
-// stops with the controller's ctx.
+// stops with the controller's ctx. HEALTH_MONITOR_FAILED, which Hadoop
+// enters when its monitor thread dies of an unexpected exception, has no
+// cause here: an unexpected failure of this goroutine is a panic.
 func (c *Controller) monitorHealth() {
 	m := health.New(c.cfg.Health)
 	var conn haservice.Conn
