@@ -137,8 +137,12 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "-confKey") {
 		t.Fatalf("getconf -help: code %d out %q", code, out)
 	}
-	out, _, code = run(t, nil, "zkfc", "-help")
+	out, _, code = run(t, nil, "nfs3", "-help")
 	if code != 0 || !strings.Contains(out, "not supported yet") {
+		t.Fatalf("nfs3 -help: code %d out %q", code, out)
+	}
+	out, _, code = run(t, nil, "zkfc", "-help")
+	if code != 0 || out != zkfcUsage {
 		t.Fatalf("zkfc -help: code %d out %q", code, out)
 	}
 }

@@ -45,7 +45,7 @@ func init() {
 		{name: "portmap", group: "Daemon Commands", summary: "run a portmap service"},
 		{name: "secondarynamenode", group: "Daemon Commands", summary: "run the DFS Secondary NameNode", run: runSecondary, usage: secondaryUsage},
 		{name: "sps", group: "Daemon Commands", summary: "run the external storage policy satisfier"},
-		{name: "zkfc", group: "Daemon Commands", summary: "run the ZK Failover Controller daemon"},
+		{name: "zkfc", group: "Daemon Commands", summary: "run the ZK Failover Controller daemon", run: runZKFC, usage: zkfcUsage},
 
 		// hdfsgo's own.
 		{name: "bench", group: "hdfsgo Commands", summary: "run a benchmark (namenode, io, scanner)", run: runBench, usage: benchUsage},

@@ -473,10 +473,7 @@ func (h *haAdmin) failover(ctx context.Context, cmd haCommand, args []string, op
 			fmt.Fprintln(h.errOut, "forcefence and forceactive flags not supported with auto-failover enabled.")
 			return exitHAFail
 		}
-		// Hadoop asks the new active's ZKFC (ZKFCProtocol.gracefulFailover).
-		fmt.Fprintln(h.errOut, "Failover command is not supported with auto-failover enabled: "+
-			"asking a ZooKeeper failover controller for a graceful failover (ZKFCProtocol) is not implemented")
-		return exitHAFail
+		return h.gracefulFailoverThroughZKFCs(ctx, to)
 	}
 	fc := &haservice.FailoverController{
 		Config: h.cfg,
@@ -494,6 +491,25 @@ func (h *haAdmin) failover(ctx context.Context, cmd haCommand, args []string, op
 		return h.fail(err)
 	}
 	fmt.Fprintf(h.out, "Failover from %s to %s successful\n", args[0], args[1])
+	return exitOK
+}
+
+// gracefulFailoverThroughZKFCs asks the failover controller of the new
+// active (its dfs.ha.zkfc.port) for a graceful failover: the controllers
+// move the active role through the election, fencing as needed.
+func (h *haAdmin) gracefulFailoverThroughZKFCs(ctx context.Context, to *haservice.Target) int {
+	z := haservice.NewZKFCClient(haservice.ClientConfig{Address: to.ZKFCAddress(), User: haUser(h.inv),
+		Timeout: h.cfg.NewActiveTimeout, ConnectRetries: 1, RetryInterval: h.cfg.ConnectRetryInterval,
+		DialTimeout: h.cfg.ConnectTimeout})
+	defer z.Close()
+	if err := z.GracefulFailover(ctx); err != nil {
+		if errors.Is(err, haservice.ErrServiceFailed) {
+			fmt.Fprintf(h.errOut, "Failover failed: %s\n", haservice.Message(err))
+			return exitHAFail
+		}
+		return h.fail(err)
+	}
+	fmt.Fprintf(h.out, "Failover to %s successful\n", to)
 	return exitOK
 }
 

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/haservice/hatest"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
 )
 
 // haRig is a nameservice ns1 of two fake NameNodes, nn1 (active) and nn2
@@ -335,16 +337,84 @@ func TestHAAdminAutomaticFailoverRefusesManualControl(t *testing.T) {
 		t.Errorf("nn1 %v, calls %+v", r.nn1.State(), calls)
 	}
 
-	// -failover with automatic failover goes through the ZKFCs, which
-	// this haadmin cannot do; the force flags are refused as in Hadoop.
+	// -failover with automatic failover asks the new active's failover
+	// controller (ZKFCProtocol on dfs.ha.zkfc.port) for a graceful
+	// failover; the force flags are refused as in Hadoop.
 	if _, errOut, code := r.haadmin(t, "", "-failover", "--forcefence", "nn1", "nn2"); code != 255 ||
 		errOut != "forcefence and forceactive flags not supported with auto-failover enabled.\n" {
 		t.Errorf("-failover --forcefence: code %d, stderr %q", code, errOut)
 	}
-	if _, errOut, code := r.haadmin(t, "", "-failover", "nn1", "nn2"); code != 255 ||
-		!strings.HasPrefix(errOut, "Failover command is not supported with auto-failover enabled: ") {
-		t.Errorf("-failover: code %d, stderr %q", code, errOut)
+	z := &fakeZKFC{}
+	zaddr := serveFakeZKFC(t, z)
+	_, zport, _ := net.SplitHostPort(zaddr)
+	r.properties["dfs.ha.zkfc.port.ns1.nn2"] = zport
+	r.write(t)
+	before := len(r.nn1.Calls()) + len(r.nn2.Calls())
+	out, errOut, code := r.haadmin(t, "", "-failover", "nn1", "nn2")
+	if code != 0 || out != "Failover to "+r.name(r.addr2)+" successful\n" || z.calls() != 1 {
+		t.Errorf("-failover through the controller: code %d, stdout %q, stderr %q, %d calls", code, out, errOut, z.calls())
 	}
+	if n := len(r.nn1.Calls()) + len(r.nn2.Calls()); n != before {
+		t.Errorf("haadmin called the NameNodes itself (%d calls)", n-before)
+	}
+	z.setErr(haservice.ServiceFailed("No other node is currently active."))
+	if _, errOut, code := r.haadmin(t, "", "-failover", "nn1", "nn2"); code != 255 ||
+		errOut != "Failover failed: No other node is currently active.\n" {
+		t.Errorf("-failover refused by the controller: code %d, stderr %q", code, errOut)
+	}
+	// No controller listening: the connection error, as Hadoop prints it.
+	r.properties["dfs.ha.zkfc.port.ns1.nn2"] = strings.TrimPrefix(deadAddress(t), "127.0.0.1:")
+	r.write(t)
+	if _, errOut, code := r.haadmin(t, "", "-failover", "nn1", "nn2"); code != 255 || !strings.HasPrefix(errOut, "Operation failed: ") {
+		t.Errorf("-failover without a controller: code %d, stderr %q", code, errOut)
+	}
+}
+
+// fakeZKFC answers gracefulFailover with err and counts the calls.
+type fakeZKFC struct {
+	mu struct {
+		sync.Mutex
+		n   int
+		err error
+	}
+}
+
+func (z *fakeZKFC) CedeActive(context.Context, int32) error { return nil }
+
+func (z *fakeZKFC) GracefulFailover(context.Context) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.mu.n++
+	return z.mu.err
+}
+
+func (z *fakeZKFC) calls() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.mu.n
+}
+
+func (z *fakeZKFC) setErr(err error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.mu.err = err
+}
+
+func serveFakeZKFC(t *testing.T, z haservice.ZKFC) string {
+	t.Helper()
+	srv := ipc.NewServer(ipc.ServerConfig{Handlers: 2})
+	haservice.RegisterZKFC(srv, z)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+	})
+	return l.Addr().String()
 }
 
 func TestHAAdminFailover(t *testing.T) {

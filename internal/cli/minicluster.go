@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-zk HOST:PORT[,...]]]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -28,6 +28,11 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
   -ha             two NameNodes, nn1 (active) and nn2 (standby), of nameservice
                   ns1 over a shared edits dir in DIR: fs.defaultFS is
                   hdfs://ns1, and hdfs haadmin works against them
+  -zk QUORUM      with -ha: automatic failover through the ZooKeeper at QUORUM
+                  (ha.zookeeper.quorum): a failover controller per NameNode
+                  (hdfs zkfc, in this process) elects the active one and
+                  replaces it when it fails; /hadoop-ha/ns1 in that ZooKeeper
+                  is formatted afresh
 
 It writes a client configuration to DIR/conf: point HADOOP_CONF_DIR at it.
 Clients using it send their data to the DataNodes through UNIX domain
@@ -46,7 +51,12 @@ func runMinicluster(inv *Invocation) int {
 	httpPort := fs.Int("httpport", 9870, "")
 	tcpOnly := fs.Bool("tcponly", false, "")
 	haMode := fs.Bool("ha", false, "")
+	zk := fs.String("zk", "", "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
+		return exitUsage
+	}
+	if *zk != "" && !*haMode {
+		fmt.Fprintln(inv.Env.Stderr, "hdfs minicluster: -zk needs -ha")
 		return exitUsage
 	}
 	httpSet := false
@@ -88,7 +98,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode,
+		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, ZooKeeper: *zk,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -110,6 +120,9 @@ func runMinicluster(inv *Invocation) int {
 	if *haMode {
 		for i, nn := range nns {
 			fmt.Fprintf(w, "  NameNode nn%d    %s  rpc %s  web http://%s/\n", i+1, nn.HAState(), nn.RPCAddr(), nn.HTTPAddr())
+		}
+		for i, a := range c.ControllerAddrs() {
+			fmt.Fprintf(w, "  zkfc of nn%d     rpc %s  (ZooKeeper %s)\n", i+1, a, *zk)
 		}
 	} else {
 		fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())

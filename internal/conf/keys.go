@@ -228,6 +228,29 @@ const (
 	// HDFSGoHAFencingShellTimeout bounds one shell(...) fencing command;
 	// Hadoop's shell fencer has none. 0 means no bound.
 	HDFSGoHAFencingShellTimeout = "hdfsgo.ha.fencing.shell.timeout" // 300 s
+
+	// Automatic failover: the ZooKeeper failover controller (hdfs zkfc).
+	// The ha.zookeeper.* keys may also be set per nameservice and per
+	// NameNode (key.NS, key.NS.NN), as Hadoop's ZKFC_CONF_KEYS.
+
+	HAZooKeeperQuorum         = "ha.zookeeper.quorum"                                         // unset
+	HAZooKeeperSessionTimeout = "ha.zookeeper.session-timeout.ms"                             // 10000 ms
+	HAZooKeeperParentZNode    = "ha.zookeeper.parent-znode"                                   // /hadoop-ha
+	HAZooKeeperACL            = "ha.zookeeper.acl"                                            // world:anyone:rwcda
+	HAZooKeeperAuth           = "ha.zookeeper.auth"                                           // unset
+	HAFCElectorZKOpRetries    = "ha.failover-controller.active-standby-elector.zk.op.retries" // 3
+	HAHMCheckInterval         = "ha.health-monitor.check-interval.ms"                         // 1000 ms
+	HAHMSleepAfterDisconnect  = "ha.health-monitor.sleep-after-disconnect.ms"                 // 1000 ms
+	HAHMRPCTimeout            = "ha.health-monitor.rpc-timeout.ms"                            // 45000 ms
+	HAHMRPCConnectMaxRetries  = "ha.health-monitor.rpc.connect.max.retries"                   // 1
+	DFSHAZKFCPort             = "dfs.ha.zkfc.port"                                            // 8019
+	DFSClusterAdministrators  = "dfs.cluster.administrators"                                  // " " (nobody)
+	// HDFSGoHAZooKeeperBindHost is the local address the failover
+	// controller's ZooKeeper connections come from; unset lets the system
+	// choose. Hadoop has no such key. It serves hosts (and tests on
+	// loopback) where the controller must be told apart from other
+	// processes by its address.
+	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
@@ -419,5 +442,16 @@ func defaultTable() []keyDef {
 		{HAFCGracefulFenceConnectionRetries, "1", 0},
 		{HAFCNewActiveRPCTimeout, "60000", ms},
 		{HDFSGoHAFencingShellTimeout, "300s", sec},
+
+		{HAZooKeeperSessionTimeout, "10000", ms},
+		{HAZooKeeperParentZNode, "/hadoop-ha", 0},
+		{HAZooKeeperACL, "world:anyone:rwcda", 0},
+		{HAFCElectorZKOpRetries, "3", 0},
+		{HAHMCheckInterval, "1000", ms},
+		{HAHMSleepAfterDisconnect, "1000", ms},
+		{HAHMRPCTimeout, "45000", ms},
+		{HAHMRPCConnectMaxRetries, "1", 0},
+		{DFSHAZKFCPort, "8019", 0},
+		{DFSClusterAdministrators, " ", 0},
 	}
 }

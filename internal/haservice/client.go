@@ -49,6 +49,13 @@ type Client struct {
 
 // NewClient returns a client; it connects on the first call.
 func NewClient(cfg ClientConfig) *Client {
+	cfg, rpc := newRPCClient(cfg, Protocol)
+	return &Client{cfg: cfg, rpc: rpc}
+}
+
+// newRPCClient is the ipc client of an HA protocol whose every method is
+// @Idempotent in Hadoop (HAServiceProtocol, ZKFCProtocol).
+func newRPCClient(cfg ClientConfig, protocol string) (ClientConfig, *ipc.Client) {
 	if cfg.ConnectRetries == 0 {
 		cfg.ConnectRetries = 1
 	}
@@ -58,15 +65,14 @@ func NewClient(cfg ClientConfig) *Client {
 	rpc := ipc.NewClient(ipc.ClientConfig{
 		Addresses:   []string{cfg.Address},
 		User:        cfg.User,
-		Protocol:    Protocol,
+		Protocol:    protocol,
 		DialTimeout: cfg.DialTimeout,
 		MaxRetries:  cfg.ConnectRetries,
 		RetryBase:   cfg.RetryInterval,
-		// Every HAServiceProtocol method is @Idempotent in Hadoop.
-		Idempotent: func(string) bool { return true },
-		Logger:     cfg.Logger,
+		Idempotent:  func(string) bool { return true },
+		Logger:      cfg.Logger,
 	})
-	return &Client{cfg: cfg, rpc: rpc}
+	return cfg, rpc
 }
 
 // Address returns the service's address.
@@ -76,14 +82,20 @@ func (c *Client) Address() string { return c.cfg.Address }
 func (c *Client) Close() error { return c.rpc.Close() }
 
 func (c *Client) call(ctx context.Context, method string, req, resp proto.Message) error {
-	if c.cfg.Timeout > 0 {
+	return boundedCall(ctx, c.rpc, c.cfg, method, req, resp)
+}
+
+// boundedCall makes one call bounded by cfg.Timeout, naming the bound in
+// the error when it passed.
+func boundedCall(ctx context.Context, rpc *ipc.Client, cfg ClientConfig, method string, req, resp proto.Message) error {
+	if cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
 	}
-	err := c.rpc.Call(ctx, method, req, resp)
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && c.cfg.Timeout > 0 {
-		return fmt.Errorf("%s to %s: %d millis timeout: %w", method, c.cfg.Address, c.cfg.Timeout.Milliseconds(), err)
+	err := rpc.Call(ctx, method, req, resp)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && cfg.Timeout > 0 {
+		return fmt.Errorf("%s to %s: %d millis timeout: %w", method, cfg.Address, cfg.Timeout.Milliseconds(), err)
 	}
 	return err
 }

@@ -5,8 +5,13 @@
 // (Client), the targets of a command (ResolveNameNode), fencing
 // (dfs.ha.fencing.methods) and the failover sequence (FailoverController).
 // It belongs to no role: the NameNode implements Service and registers it
-// on its RPC server; haadmin and, later, the ZooKeeper failover controller
-// call it. It imports no role package.
+// on its RPC server; haadmin and the ZooKeeper failover controller call
+// it. It imports no role package.
+//
+// It also holds ZKFCProtocol (RegisterZKFC, ZKFCClient), which a ZooKeeper
+// failover controller serves on dfs.ha.zkfc.port (Target.ZKFCAddress):
+// cedeActive and gracefulFailover, through which haadmin -failover moves
+// the active role when automatic failover is on.
 //
 // # States
 //

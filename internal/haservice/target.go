@@ -37,6 +37,9 @@ type Target struct {
 	// AutoFailover: dfs.ha.automatic-failover.enabled holds for the target;
 	// a failover controller, not haadmin, manages its state.
 	AutoFailover bool
+	// ZKFCPort is the port of the target's failover controller
+	// (dfs.ha.zkfc.port, 8019), on the target's host.
+	ZKFCPort int
 
 	// Fencing is the parsed fencing configuration, from FencingKey. It is
 	// nil when the key is unset (FencingConfigured false) or unparsable
@@ -86,6 +89,30 @@ func (t *Target) DialAddress() string {
 		return net.JoinHostPort(t.IP, strconv.Itoa(t.Port))
 	}
 	return t.Addr
+}
+
+// ZKFCAddress is the address of the target's failover controller: the
+// target's IP (its host when unresolved) and ZKFCPort.
+func (t *Target) ZKFCAddress() string {
+	host := t.IP
+	if host == "" {
+		host = t.Host
+	}
+	return net.JoinHostPort(host, strconv.Itoa(t.ZKFCPort))
+}
+
+// Matches reports whether host:port, as another process wrote it (e.g. in
+// ZooKeeper), names t: host is resolved with dns and compared as
+// SameAddress compares (Java's InetSocketAddress.equals).
+func (t *Target) Matches(ctx context.Context, dns Resolver, host string, port int) bool {
+	if dns == nil {
+		dns = net.DefaultResolver
+	}
+	o := &Target{Addr: net.JoinHostPort(host, strconv.Itoa(port))}
+	if err := o.resolve(ctx, dns, strconv.Itoa(port)); err != nil {
+		return false
+	}
+	return t.SameAddress(o)
 }
 
 // SameAddress reports whether t and o are the same service (Java's
@@ -155,7 +182,7 @@ var nameNodeSpecificKeys = []string{
 	"dfs.namenode.kerberos.principal",
 	"dfs.namenode.kerberos.internal.spnego.principal",
 	conf.DFSHAFencingMethods,
-	"dfs.ha.zkfc.port",
+	conf.DFSHAZKFCPort,
 }
 
 const (
@@ -236,6 +263,14 @@ func ResolveNameNode(ctx context.Context, c *conf.Conf, ns, nn string, dns Resol
 		return nil, err
 	}
 	t.AutoFailover = auto
+	zkfcPort, err := tc.Int32(conf.DFSHAZKFCPort)
+	if err != nil {
+		return nil, err
+	}
+	if zkfcPort < 0 || zkfcPort > 65535 {
+		return nil, fmt.Errorf("%w: %s must be a port number, got %d", ErrInvalidConfig, conf.DFSHAZKFCPort, zkfcPort)
+	}
+	t.ZKFCPort = int(zkfcPort)
 	t.FencingKey = conf.DFSHAFencingMethods
 	for _, k := range []string{conf.Suffixed(conf.DFSHAFencingMethods, ns, nn), conf.Suffixed(conf.DFSHAFencingMethods, ns)} {
 		if _, ok := c.Get(k); ok {

@@ -25,6 +25,8 @@ var pureCores = []string{
 	"internal/balancer/plan",
 	"internal/namenode/ha",
 	"internal/namenode/backup",
+	"internal/zkfc/health",
+	"internal/zkfc/elector",
 	"internal/qjournal/quorum",
 	"internal/datatransfer",
 	"internal/ipc/wire",
@@ -43,7 +45,7 @@ var clockCalls = map[string]bool{
 }
 
 // roles are the daemons; a role never imports another (they talk over RPC).
-var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal"}
+var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal", "internal/zkfc"}
 
 // sharedParts are the building blocks the roles are made of (DESIGN.md §3:
 // dependencies point downward); they never import a role, so any role can
@@ -56,7 +58,7 @@ var sharedParts = []string{
 
 // serverSide are packages the public client must never import.
 var serverSide = []string{
-	"internal/namenode", "internal/datanode", "internal/qjournal",
+	"internal/namenode", "internal/datanode", "internal/qjournal", "internal/zkfc",
 	"internal/minicluster", "internal/cli", "internal/web",
 }
 

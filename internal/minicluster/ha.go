@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/zkfc"
 )
 
 // Nameservice is the HA cluster's nameservice id.
@@ -33,6 +36,18 @@ func (c *Cluster) haKeys() []conf.KeyValue {
 		kvs = append(kvs,
 			conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeRPCAddress, Nameservice, id), Value: c.nnAddrs[i]},
 			conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeHTTPAddress, Nameservice, id), Value: c.nnHTTPAddrs[i]})
+	}
+	if c.opts.ZooKeeper != "" {
+		kvs = append(kvs,
+			conf.KeyValue{Key: conf.DFSHAAutomaticFailoverEnabled, Value: "true"},
+			conf.KeyValue{Key: conf.HAZooKeeperQuorum, Value: c.opts.ZooKeeper})
+		for i, id := range nnIDs {
+			_, port, _ := net.SplitHostPort(c.zkfcAddrs[i])
+			kvs = append(kvs, conf.KeyValue{Key: conf.Suffixed(conf.DFSHAZKFCPort, Nameservice, id), Value: port})
+		}
+		if _, ok := c.conf.Get(conf.DFSHAFencingMethods); !ok {
+			kvs = append(kvs, conf.KeyValue{Key: conf.DFSHAFencingMethods, Value: "shell(/bin/true)"})
+		}
 	}
 	return kvs
 }
@@ -79,6 +94,16 @@ func (c *Cluster) startHA(ctx context.Context) error {
 		}
 	}
 	c.mu.nns = make([]*namenode.NameNode, 2)
+	if c.opts.ZooKeeper != "" {
+		c.mu.zkfcs = make([]*zkfc.Controller, 2)
+		c.zkfcAddrs = make([]string, 2)
+		for i := range nnIDs {
+			var err error
+			if c.zkfcAddrs[i], err = pickPort(0); err != nil {
+				return err
+			}
+		}
+	}
 	cfg0, _, err := c.haNameNodeConfig(0)
 	if err != nil {
 		return err
@@ -99,7 +124,21 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	if err := c.StartNameNode(ctx, 0); err != nil {
 		return err
 	}
-	if err := c.NameNodes()[0].TransitionToActive(ctx); err != nil {
+	if c.opts.ZooKeeper != "" {
+		// The election makes nn1 active: the only controller.
+		if err := c.formatZK(ctx); err != nil {
+			c.Close()
+			return err
+		}
+		if err := c.StartController(ctx, 0); err != nil {
+			c.Close()
+			return err
+		}
+		if err := c.waitState(ctx, 0, ha.Active); err != nil {
+			c.Close()
+			return err
+		}
+	} else if err := c.NameNodes()[0].TransitionToActive(ctx); err != nil {
 		c.Close()
 		return fmt.Errorf("minicluster: making %s active: %w", nnIDs[0], err)
 	}
@@ -118,6 +157,12 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	if err := c.StartNameNode(ctx, 1); err != nil {
 		c.Close()
 		return err
+	}
+	if c.opts.ZooKeeper != "" {
+		if err := c.StartController(ctx, 1); err != nil {
+			c.Close()
+			return err
+		}
 	}
 	return nil
 }
@@ -168,8 +213,14 @@ func (c *Cluster) StopNameNode(i int) error {
 }
 
 // Failover makes HA NameNode from standby and NameNode to active, as
-// `hdfs haadmin -failover` does when the old active answers.
+// `hdfs haadmin -failover` does when the old active answers; with
+// ZooKeeper, through to's failover controller (gracefulFailover).
 func (c *Cluster) Failover(ctx context.Context, from, to int) error {
+	if c.opts.ZooKeeper != "" {
+		z := haservice.NewZKFCClient(haservice.ClientConfig{Address: c.zkfcAddrs[to], User: currentUser(), Timeout: time.Minute})
+		defer z.Close()
+		return z.GracefulFailover(ctx)
+	}
 	nns := c.NameNodes()
 	if nns[from] != nil {
 		if err := nns[from].TransitionToStandby(ctx); err != nil {

@@ -121,4 +121,3 @@ func TestMaintenanceJSONHosts(t *testing.T) {
 		t.Fatalf("unlisted DataNode stopped with %v", err)
 	}
 }
-

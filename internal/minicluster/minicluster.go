@@ -36,6 +36,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/zkfc"
 )
 
 // Options describe a cluster.
@@ -63,6 +64,14 @@ type Options struct {
 	// its standby. fs.defaultFS is then hdfs://ns1, and the written client
 	// configuration has the nameservice's keys.
 	HA bool
+	// ZooKeeper, with HA, is the ha.zookeeper.quorum of a running
+	// ZooKeeper: each NameNode then gets a failover controller (hdfs zkfc,
+	// in this process) and the election makes one of them active
+	// (dfs.ha.automatic-failover.enabled). The cluster formats
+	// ha.zookeeper.parent-znode/ns1 in it at every start. The controllers
+	// fence with shell(/bin/true) unless Conf sets dfs.ha.fencing.methods:
+	// in one process a NameNode that does not answer is one that stopped.
+	ZooKeeper string
 	// DomainSockets makes every DataNode serve a UNIX domain socket
 	// (dfs.domain.socket.path = Dir/dn._PORT.sock, unless Conf sets one)
 	// and the written client configuration use it for data traffic
@@ -95,10 +104,15 @@ type Cluster struct {
 	// restarts (one NameNode, or nn1 and nn2 with HA).
 	nnAddrs, nnHTTPAddrs []string
 
+	// zkfcAddrs are the failover controllers' ZKFCProtocol addresses,
+	// by NameNode (with HA and ZooKeeper).
+	zkfcAddrs []string
+
 	mu struct {
 		sync.Mutex
-		nns []*namenode.NameNode // nil where stopped
-		dns []*datanode.DataNode // nil where stopped
+		nns   []*namenode.NameNode // nil where stopped
+		dns   []*datanode.DataNode // nil where stopped
+		zkfcs []*zkfc.Controller   // nil where stopped
 	}
 }
 
@@ -456,13 +470,15 @@ func writeXML(path string, c *conf.Conf, keys ...string) error {
 	return f.Close()
 }
 
-// Close stops every role: DataNodes first, then the NameNode.
+// Close stops every role: the failover controllers (the standbys' first,
+// so that nobody takes over), the DataNodes, then the NameNodes.
 func (c *Cluster) Close() error {
+	var errs []error
+	errs = append(errs, c.closeControllers())
 	c.mu.Lock()
 	dns, nns := c.mu.dns, c.mu.nns
 	c.mu.dns, c.mu.nns = make([]*datanode.DataNode, len(dns)), make([]*namenode.NameNode, len(nns))
 	c.mu.Unlock()
-	var errs []error
 	for _, dn := range dns {
 		if dn != nil {
 			if err := dn.Close(); err != nil {

@@ -1,6 +1,7 @@
 // Package common holds the Go types generated from Hadoop's hadoop.common
 // protos (RPC headers, connection context, SASL, delegation tokens, HA
-// service state), registered under the proto package hdfsgo.hadoop.common.
+// service state, ZKFCProtocol), registered under the proto package
+// hdfsgo.hadoop.common.
 //
 // Do not edit the .pb.go files: edit the .proto files and run
 // `go generate ./internal/proto`. Messages are safe for concurrent reads,
