@@ -15,6 +15,7 @@ import (
 // HDFS: 20 appends in a row, each closing on the first complete; truncate to a
 // block boundary, inside a block, and to zero.
 func TestStockAppendAndTruncate(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 3, fastFailure) // 1 MiB blocks
 	cl := c.stockClient(t)
 

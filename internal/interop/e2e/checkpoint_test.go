@@ -149,6 +149,7 @@ var (
 // the command line. HDFSGO_LONG=1 runs 20 checkpoints with a kill in every
 // other one; the default 4 with 2 kills.
 func TestCheckpointNodeProcesses(t *testing.T) {
+	parallel(t)
 	checkpoints := 4
 	if os.Getenv("HDFSGO_LONG") != "" {
 		checkpoints = 20

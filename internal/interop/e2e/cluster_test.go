@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	flag.Parse()
+	parallelDefault()
 	if testing.Short() {
 		fmt.Println("e2e: skipped in -short mode (the tests run the built binary as processes)")
 		os.Exit(m.Run())
@@ -48,6 +49,27 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// e2eParallel is how many process tests run at once unless -test.parallel
+// says otherwise. They mostly wait (heartbeats, timeouts, processes
+// starting), so a few at once fit on two cores and the package takes a
+// fraction of the time it takes test by test.
+const e2eParallel = 3
+
+// parallelDefault sets -test.parallel to e2eParallel when the command line
+// did not set it.
+func parallelDefault() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
+}
+
+// parallel marks a process test as one that may run beside others. Tests
+// that change the test process's environment, hold thousands of
+// descriptors or measure time across the whole machine stay serial.
+func parallel(t *testing.T) { t.Parallel() }
 
 // proc is one running role.
 type proc struct {

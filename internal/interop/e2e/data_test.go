@@ -125,6 +125,7 @@ func bigSize() int64 {
 // written with our CLI and read back byte-identical through our CLI, the stock
 // Go client and Debian's hdfs-cli; checksums agree.
 func TestBigFileRoundTrip(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 3, nil)
 	local, sum := randomFile(t, bigSize(), 1)
 	start := time.Now()
@@ -161,6 +162,7 @@ func TestBigFileRoundTrip(t *testing.T) {
 // TestStockClientsInterop: files written by the stock clients (CRC32C by
 // v2.4.0, CRC32 by Debian's v2.3.0) are read by ours, and ours by theirs.
 func TestStockClientsInterop(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 3, map[string]string{"dfs.blocksize": "1048576"})
 	local, sum := randomFile(t, 3<<20+12345, 2)
 	data, _ := os.ReadFile(local)
@@ -273,6 +275,7 @@ var fastFailure = map[string]string{
 // TestDataNodeKilled: after a write, kill -9 a DataNode: reads still succeed
 // from the others and the NameNode brings every block back to 3 replicas.
 func TestDataNodeKilled(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 4, fastFailure)
 	local, sum := randomFile(t, 5<<20+777, 3)
 	c.dfs(t, "-put", local, "/f")
@@ -315,6 +318,7 @@ func (c *cluster) dnAddr(i int) string {
 // TestCorruptReplica: flip bytes in one replica's block file: a read still
 // returns the right data, the bad replica is reported and replaced.
 func TestCorruptReplica(t *testing.T) {
+	parallel(t)
 	// A fourth node takes the new copy: like HDFS, a corrupt replica is
 	// deleted only once a good copy replaces it.
 	c := startCluster(t, 4, fastFailure)
@@ -381,6 +385,7 @@ func TestCorruptReplica(t *testing.T) {
 // and its replicas count again; a NameNode restarted without DataNodes stays
 // in safe mode, refusing writes, until enough blocks are reported.
 func TestRestartsAndSafeMode(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 3, fastFailure)
 	local, sum := randomFile(t, 3<<20, 5)
 	c.dfs(t, "-put", local, "/s")

@@ -15,6 +15,7 @@ import (
 // `-report` until it says Decommissioned. The file reads back throughout,
 // and every block has three replicas off the node when it is marked.
 func TestDecommissionDfsadmin(t *testing.T) {
+	parallel(t)
 	exclude := filepath.Join(t.TempDir(), "dfs.exclude")
 	if err := os.WriteFile(exclude, nil, 0o644); err != nil {
 		t.Fatal(err)

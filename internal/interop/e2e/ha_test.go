@@ -187,6 +187,7 @@ func (h *haCluster) stockHAClient(t *testing.T) *stock.Client {
 // failover to the first write acknowledged after it is logged (median,
 // max), for docs/PERFORMANCE.md.
 func TestHAFailoverUnderLoad(t *testing.T) {
+	parallel(t)
 	h := startHA(t, 3, nil)
 	ours, theirs := h.ourClient(t), h.stockHAClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -306,6 +307,7 @@ func TestHAFailoverUnderLoad(t *testing.T) {
 // the new active is killed in turn, and `-transitionToActive --forceactive`
 // brings the first one back: still nothing acknowledged is lost.
 func TestHAKillActive(t *testing.T) {
+	parallel(t)
 	marker := filepath.Join(t.TempDir(), "fenced")
 	h := startHA(t, 3, map[string]string{
 		"dfs.ha.fencing.methods": "shell(echo \"$target_nameserviceid $target_namenodeid $target_host:$target_port\" >> " + marker + ")",

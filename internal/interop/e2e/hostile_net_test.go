@@ -259,6 +259,7 @@ func fdRoom(t *testing.T) int {
 // calls on a directory whose listing is about 300 KB and reads nothing
 // (this grew the NameNode to 15.7 GB before replies were bounded).
 func TestPipelinedGetListingNonReader(t *testing.T) {
+	parallel(t)
 	c, _ := startAttackedNameNode(t, nil)
 	cl := c.stockClient(t)
 	name := strings.Repeat("x", 230)
@@ -312,6 +313,7 @@ func TestManyIdleRPCConnections(t *testing.T) {
 // TestStacksNonReaders: 2,000 clients ask /stacks and read nothing (this
 // grew the NameNode to 4.9 GB before the web server had limits).
 func TestStacksNonReaders(t *testing.T) {
+	parallel(t)
 	c, web := startAttackedNameNode(t, nil)
 	cl := c.stockClient(t)
 	pid := c.nn.cmd.Process.Pid

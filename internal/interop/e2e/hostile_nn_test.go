@@ -93,6 +93,7 @@ func remoteClass(err error) string {
 // DataNode that never registered, each claiming 2^26 replicas, got the
 // NameNode killed by the kernel (2 GiB reserved per call).
 func TestHostileBlockReports(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 0, nil)
 	dn := rawClient(t, c.nnAddr, "impostor", datanodeProtocolName)
 	var ver hdfs.VersionResponseProto
@@ -134,6 +135,7 @@ func TestHostileBlockReports(t *testing.T) {
 // name, in a directory anyone may write, hung every later namespace call,
 // /jmx and every heartbeat.
 func TestHostileClientName(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 0, nil)
 	c.dfs(t, "-mkdir", "/tmp")
 	c.dfs(t, "-chmod", "1777", "/tmp")
@@ -154,6 +156,7 @@ func TestHostileClientName(t *testing.T) {
 // namespace lock for 18 s and wrote 401 MB of edits. It is refused with
 // Hadoop's message and writes nothing.
 func TestHostileDeepMkdirs(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 0, nil)
 	cl := rawClient(t, c.nnAddr, osUser(t), clientProtocolName)
 	err := rawCall(t, cl, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String(strings.Repeat("/a", 20000)),

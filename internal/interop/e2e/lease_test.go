@@ -88,6 +88,7 @@ func expected(n int64) []byte {
 // at least the last hflushed length, every byte is what was written, and all
 // replicas of every block agree.
 func TestWriterKilled(t *testing.T) {
+	parallel(t)
 	t.Run("recoverLease", func(t *testing.T) { writerKilled(t, false) })
 	t.Run("hardLimit", func(t *testing.T) { writerKilled(t, true) })
 }

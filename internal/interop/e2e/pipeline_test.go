@@ -16,6 +16,7 @@ import (
 // SIGKILL while a client writes; the write completes without error, the data
 // is intact, and the file ends fully replicated.
 func TestDataNodeDiesDuringWrite(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		victim []int // positions in the pipeline

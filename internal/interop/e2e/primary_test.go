@@ -19,6 +19,7 @@ var primaryRE = regexp.MustCompile(`block recovery started.*primary=([0-9.]+:[0-
 // before it can act; after the recovery timeout (30 × dfs.heartbeat.interval)
 // the NameNode retries with another primary, which completes the recovery.
 func TestRecoveryPrimaryKilled(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 3, fastFailure)
 	self, err := os.Executable()
 	if err != nil {

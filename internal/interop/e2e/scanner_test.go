@@ -26,6 +26,7 @@ var scannerConf = map[string]string{
 // DataNode holding it is killed in the middle of a scan and resumes from
 // its cursor, which its log shows.
 func TestScannerHealsCorruptReplica(t *testing.T) {
+	parallel(t)
 	conf := map[string]string{}
 	for _, m := range []map[string]string{fastFailure, scannerConf} {
 		for k, v := range m {

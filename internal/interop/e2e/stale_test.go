@@ -18,6 +18,7 @@ import (
 // block was recovered comes back with the replica's old generation stamp; that
 // replica is never served and is deleted once the block has its replicas again.
 func TestStaleReplicaAfterMissedRecovery(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 4, fastFailure)
 	self, err := os.Executable()
 	if err != nil {

@@ -46,6 +46,7 @@ var (
 // written after the upgrade is gone. The default run is one round (one
 // step of each kind); HDFSGO_LONG=1 runs every step of every kind.
 func TestUpgradeKill(t *testing.T) {
+	parallel(t)
 	rounds := 1
 	if os.Getenv("HDFSGO_LONG") != "" {
 		for _, l := range [][]failpoint.Name{nnUpgradeSteps, dnUpgradeSteps, nnRollbackSteps, dnRollbackSteps, nnFinalizeSteps, dnFinalizeSteps} {

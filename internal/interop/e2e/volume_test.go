@@ -26,6 +26,7 @@ import (
 // and with the two other DataNodes gone, every file still reads back from
 // it alone.
 func TestVolumeFailsMidWrite(t *testing.T) {
+	parallel(t)
 	conf := map[string]string{"dfs.datanode.disk.check.min.gap": "1s"}
 	for k, v := range fastFailure {
 		conf[k] = v
@@ -169,6 +170,7 @@ func (c *cluster) confValue(t *testing.T, role, key string) string {
 // dfsadmin -reconfig datanode adds a volume named in the edited
 // hdfs-site.xml to the running DataNode.
 func TestBalancerBandwidthAndReconfig(t *testing.T) {
+	parallel(t)
 	c := startCluster(t, 1, fastFailure)
 	ipcAddr := c.confValue(t, "dn0", "dfs.datanode.ipc.address")
 	nnConf := c.confDir("nn")

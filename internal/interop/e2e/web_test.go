@@ -16,6 +16,7 @@ import (
 // registered, and the DataNodes' activity beans count the bytes a put
 // wrote through the pipeline.
 func TestWebUIAndJMX(t *testing.T) {
+	parallel(t)
 	port := freePort(t, "127.0.0.1")
 	nnWeb := fmt.Sprintf("http://127.0.0.1:%d", port)
 	c := startCluster(t, 2, map[string]string{

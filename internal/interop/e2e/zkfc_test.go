@@ -540,6 +540,7 @@ func (h *zkHA) killActiveRound(t *testing.T, l *load) (firstWrite, active time.D
 //     down);
 //   - every acknowledged file reads back at the end.
 func TestZKFCAutomaticFailover(t *testing.T) {
+	parallel(t)
 	began := time.Now()
 	// DataNodes heartbeat every second: a restarted NameNode hears them
 	// (and can place blocks) sooner, which keeps the test short.
