@@ -364,6 +364,7 @@ func (m *Manager) refresh(b *blockInfo) {
 	exp := m.expectedRepl(b)
 	if b.state == Committed && live >= minR {
 		b.state = Complete
+		m.pendPipelineReplicas(b)
 	}
 	if b.state == Complete {
 		if len(m.expected) > 0 {
@@ -391,6 +392,42 @@ func (m *Manager) refresh(b *blockInfo) {
 	m.setFlag(b, bCorrupt, corrupt > 0, &m.corruptBlocks)
 	if m.populating {
 		m.updateNeeded(b, m.count(b))
+	}
+}
+
+// pendPipelineReplicas counts the replicas that b's write pipeline still
+// owes as pending copies, as Hadoop does when a block completes with the
+// minimal replication: the other pipeline nodes report their replicas
+// moments later, and without this the redundancy monitor would schedule
+// copies to other nodes first (then delete the excess). Each copy is
+// forgotten when its node reports it, dies or restarts, or at the pending
+// timeout, after which the block is judged as usual.
+func (m *Manager) pendPipelineReplicas(b *blockInfo) {
+	if m.standby {
+		return
+	}
+	var owed []pendingCopy
+	for _, u := range m.expected[b.ID] {
+		dn := m.nodes[u]
+		if dn == nil || dn.dead {
+			continue
+		}
+		if i := b.findNode(dn); i >= 0 && b.replicas[i].state == Finalized && b.replicas[i].flags&rCorrupt == 0 {
+			continue
+		}
+		owed = append(owed, pendingCopy{target: u})
+	}
+	if len(owed) == 0 {
+		return
+	}
+	p := m.pending[b.ID]
+	if p == nil {
+		p = &pendingWork{}
+		m.pending[b.ID] = p
+	}
+	p.copies = append(p.copies, owed...)
+	if d := m.nowHint.Add(m.cfg.PendingReconstructionTimeout); d.After(p.deadline) {
+		p.deadline = d
 	}
 }
 

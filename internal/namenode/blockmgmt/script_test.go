@@ -373,6 +373,13 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 			return errStr(err)
 		}
 		return fmt.Sprintf("added=%d removed=%d invalidated=%d corrupt=%d", res.Added, res.Removed, res.Invalidated, res.Corrupt)
+	case "pipeline":
+		var ids []DatanodeID
+		for _, n := range args[1:] {
+			ids = append(ids, h.id(n))
+		}
+		h.m.SetPipeline(int64(atoi(args[0])), ids)
+		return ""
 	case "commit":
 		st, err := h.m.CommitBlock(Block{ID: int64(atoi(args[0])), NumBytes: int64(atoi(args[1])), GenStamp: int64(atoi(args[2]))})
 		if err != nil {
