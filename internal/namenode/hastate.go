@@ -89,6 +89,10 @@ func (h *haContext) transitionTo(ctx context.Context, to ha.State) error {
 	if err := ha.CanTransition(h.State(), to); err != nil {
 		return err
 	}
+	// A transition that fails halfway stops the NameNode, so it runs to
+	// its end even when the caller (haadmin, a failover controller) hangs
+	// up or times out.
+	ctx = context.WithoutCancel(ctx)
 	if to == ha.Active {
 		return h.becomeActive(ctx)
 	}

@@ -242,6 +242,9 @@ func (nn *NameNode) saveNamespace(ctx context.Context) error {
 	ns := nn.ns
 	var txid, first int64
 	var err error
+	// Like sync: once the roll begins it must end in the journals or fail
+	// the log, whatever becomes of the caller.
+	ctx = context.WithoutCancel(ctx)
 	ns.readLocked(func() {
 		if first, err = ns.elog.RollSegment(ctx); err != nil {
 			ns.fail(err)
@@ -280,7 +283,10 @@ func (nn *NameNode) rollEdits(ctx context.Context) (int64, error) {
 	var first int64
 	var err error
 	// The read lock keeps writers, who append under the write lock, out
-	// while the segment rolls.
+	// while the segment rolls. A caller that goes away (a standby or a
+	// Checkpoint Node whose call times out) must not cut the roll short:
+	// a roll that fails fails the log, and the NameNode stops.
+	ctx = context.WithoutCancel(ctx)
 	ns.readLocked(func() { first, err = ns.elog.RollSegment(ctx) })
 	if err != nil {
 		ns.fail(err)

@@ -71,3 +71,29 @@ func TestRecordTooLargeIsTheCallersError(t *testing.T) {
 		t.Fatalf("NameNode failed: %v", err)
 	}
 }
+
+// TestCallerGoneDuringRoll: a roll asked for by a caller that hangs up
+// (rollEditLog from a standby whose call timed out, startCheckpoint from a
+// Checkpoint or Backup Node that was killed) still completes; it used to
+// fail the edit log with the caller's "context canceled" and stop the
+// NameNode.
+func TestCallerGoneDuringRoll(t *testing.T) {
+	nn := startForTest(t)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := nn.rollEdits(gone); err != nil {
+		t.Fatalf("rollEdits for a caller that is gone: %v", err)
+	}
+	if err := nn.saveNamespace(gone); err != nil {
+		t.Fatalf("saveNamespace for a caller that is gone: %v", err)
+	}
+	if err := nn.ns.elog.Err(); err != nil {
+		t.Fatalf("the edit log failed: %v", err)
+	}
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	if err := nn.ns.mutate(context.Background(), func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		return []op.Op{&op.Mkdir{InodeID: tr.NextInodeID(), Path: "/after", Mtime: now, Perm: perm}}, nil
+	}); err != nil {
+		t.Fatalf("a write after the rolls: %v", err)
+	}
+}
