@@ -170,9 +170,23 @@ func writerKilled(t *testing.T, hardLimit bool) {
 	lbs := c.locations(t, "/w")
 	for _, b := range lbs.GetBlocks() {
 		id := b.GetB().GetBlockId()
-		files, _ := filepath.Glob(filepath.Join(c.root, "dn*", "data", "current", "BP-*", "current", "finalized", "*", "*", fmt.Sprintf("blk_%d", id)))
-		if len(files) != 3 {
-			t.Fatalf("blk_%d has %d finalized replicas on disk, want 3", id, len(files))
+		// A replica that missed the recovery (its node was slow to answer)
+		// is replaced by a copy and its stale file deleted: wait for that.
+		var files []string
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			files, _ = filepath.Glob(filepath.Join(c.root, "dn*", "data", "current", "BP-*", "current", "finalized", "*", "*", fmt.Sprintf("blk_%d", id)))
+			current := 0
+			for _, f := range files {
+				if m, _ := filepath.Glob(fmt.Sprintf("%s_%d.meta", f, b.GetB().GetGenerationStamp())); len(m) == 1 {
+					current++
+				}
+			}
+			if len(files) == 3 && current == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("blk_%d has %d finalized replicas on disk, want 3", id, len(files))
+			}
 		}
 		var sums []string
 		for _, f := range files {
