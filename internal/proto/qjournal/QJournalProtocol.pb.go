@@ -1603,9 +1603,15 @@ type FormatRequestProto struct {
 	Jid           *JournalIdProto          `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	NsInfo        *hdfs.NamespaceInfoProto `protobuf:"bytes,2,req,name=nsInfo" json:"nsInfo,omitempty"`
 	NameServiceId *string                  `protobuf:"bytes,3,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
+	Force         *bool                    `protobuf:"varint,4,opt,name=force,def=0" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
+
+// Default values for FormatRequestProto fields.
+const (
+	Default_FormatRequestProto_Force = bool(false)
+)
 
 func (x *FormatRequestProto) Reset() {
 	*x = FormatRequestProto{}
@@ -1656,6 +1662,13 @@ func (x *FormatRequestProto) GetNameServiceId() string {
 		return *x.NameServiceId
 	}
 	return ""
+}
+
+func (x *FormatRequestProto) GetForce() bool {
+	if x != nil && x.Force != nil {
+		return *x.Force
+	}
+	return Default_FormatRequestProto_Force
 }
 
 type FormatResponseProto struct {
@@ -2368,11 +2381,12 @@ const file_qjournal_QJournalProtocol_proto_rawDesc = "" +
 	"\x1cGetJournalStateResponseProto\x12,\n" +
 	"\x11lastPromisedEpoch\x18\x01 \x02(\x04R\x11lastPromisedEpoch\x12\x1a\n" +
 	"\bhttpPort\x18\x02 \x02(\rR\bhttpPort\x12\x18\n" +
-	"\afromURL\x18\x03 \x01(\tR\afromURL\"\xb9\x01\n" +
+	"\afromURL\x18\x03 \x01(\tR\afromURL\"\xd6\x01\n" +
 	"\x12FormatRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12>\n" +
 	"\x06nsInfo\x18\x02 \x02(\v2&.hdfsgo.hadoop.hdfs.NamespaceInfoProtoR\x06nsInfo\x12$\n" +
-	"\rnameServiceId\x18\x03 \x01(\tR\rnameServiceId\"\x15\n" +
+	"\rnameServiceId\x18\x03 \x01(\tR\rnameServiceId\x12\x1b\n" +
+	"\x05force\x18\x04 \x01(\b:\x05falseR\x05force\"\x15\n" +
 	"\x13FormatResponseProto\"\xd1\x01\n" +
 	"\x14NewEpochRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12>\n" +
