@@ -59,8 +59,9 @@ type Manager struct {
 		committed int64
 		// holders of each segment of the last listing, by segment name.
 		holders map[string][]int
-		// committedSeen is the highest committed txid the last listing
-		// reported: in-progress reads over HTTP stop there.
+		// committedSeen is the highest txid the listings showed durable
+		// (committed, or held by a majority): in-progress reads over HTTP
+		// stop there.
 		committedSeen int64
 		closed        bool
 	}
@@ -464,7 +465,7 @@ func (m *Manager) Flush(ctx context.Context) error {
 		if left <= 0 {
 			left = 1
 		}
-		if err := m.waitQuorum(ctx, q, left); err != nil {
+		if err := m.waitQuorumLeft(ctx, q, left, m.cfg.WriteTxnsTimeout); err != nil {
 			return err
 		}
 	}

@@ -48,13 +48,18 @@ func (q *qcall) record(a answer) {
 // no longer succeed (a *quorum.QuorumError), or until timeout (an error
 // wrapping ErrTimeout).
 func (m *Manager) waitQuorum(ctx context.Context, q *qcall, timeout time.Duration) error {
-	return m.wait(ctx, q, timeout, q.tally.Done)
+	return m.wait(ctx, q, timeout, timeout, q.tally.Done)
+}
+
+// waitQuorumLeft is waitQuorum with left of a timeout of total remaining.
+func (m *Manager) waitQuorumLeft(ctx context.Context, q *qcall, left, total time.Duration) error {
+	return m.wait(ctx, q, left, total, q.tally.Done)
 }
 
 // waitAll waits for every node's answer; any failure fails the call.
 func (m *Manager) waitAll(ctx context.Context, q *qcall, timeout time.Duration) error {
 	all := func() bool { return q.tally.Successes()+q.tally.Failures() == q.tally.Size() }
-	if err := m.wait(ctx, q, timeout, all); err != nil && !all() {
+	if err := m.wait(ctx, q, timeout, timeout, all); err != nil && !all() {
 		return err
 	}
 	if q.tally.Failures() > 0 {
@@ -69,7 +74,7 @@ func (m *Manager) waitAll(ctx context.Context, q *qcall, timeout time.Duration) 
 	return nil
 }
 
-func (m *Manager) wait(ctx context.Context, q *qcall, timeout time.Duration, done func() bool) error {
+func (m *Manager) wait(ctx context.Context, q *qcall, timeout, total time.Duration, done func() bool) error {
 	t := m.clock.NewTimer(timeout)
 	defer t.Stop()
 	for !done() {
@@ -90,7 +95,7 @@ func (m *Manager) wait(ctx context.Context, q *qcall, timeout time.Duration, don
 				continue
 			}
 			return fmt.Errorf("%w: %s: Timed out waiting %dms for a quorum of nodes to respond (%d of %d answered, %d succeeded)",
-				ErrTimeout, q.op, timeout.Milliseconds(), q.tally.Successes()+q.tally.Failures(), q.tally.Size(), q.tally.Successes())
+				ErrTimeout, q.op, total.Milliseconds(), q.tally.Successes()+q.tally.Failures(), q.tally.Size(), q.tally.Successes())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-m.life.Done():

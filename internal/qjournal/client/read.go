@@ -53,19 +53,46 @@ func (m *Manager) Segments(ctx context.Context) ([]editlog.SegmentInfo, error) {
 	}
 	holders := map[string][]int{}
 	var out []editlog.SegmentInfo
+	var durable int64
 	for _, mg := range quorum.Union(lists) {
 		s := mg.Segment
 		info := editlog.SegmentInfo{First: s.Start, Last: s.End, Name: editlog.FinalizedName(s.Start, s.End)}
 		if s.InProgress {
 			info = editlog.SegmentInfo{First: s.Start, Last: -1, InProgress: true, Name: editlog.InProgressName(s.Start)}
+			durable = inProgressDurable(lists, q, s.Start)
 		}
 		holders[info.Name] = mg.Holders
 		out = append(out, info)
 	}
 	m.mu.Lock()
-	m.mu.holders, m.mu.committedSeen = holders, max(m.mu.committedSeen, committed)
+	m.mu.holders, m.mu.committedSeen = holders, max(m.mu.committedSeen, committed, durable)
 	m.mu.Unlock()
 	return out, nil
+}
+
+// inProgressDurable is the last txid of the in-progress segment start a
+// majority of the nodes hold, from the manifests of the nodes that
+// answered (a node that answered without the segment holds none of it):
+// those txids survive any recovery, so a reader may apply them.
+func inProgressDurable(lists [][]quorum.SegmentState, q *qcall, start int64) int64 {
+	var counts []int
+	for i, l := range lists {
+		if !q.tally.Succeeded(i) {
+			continue
+		}
+		n := 0
+		for _, s := range l {
+			if s.InProgress && s.Start == start && s.End >= start {
+				n = int(s.End - start + 1)
+			}
+		}
+		counts = append(counts, n)
+	}
+	d := quorum.DurableCount(counts, len(lists))
+	if d == 0 {
+		return 0
+	}
+	return start + int64(d) - 1
 }
 
 // OpenForRead opens a segment as Segments listed it.

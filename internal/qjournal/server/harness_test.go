@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,10 +48,15 @@ const jid = "ns1"
 func startJNs(t *testing.T, n int, tune func(*server.Config)) *jnSet {
 	t.Helper()
 	s := &jnSet{t: t, nodes: make([]*server.JournalNode, n), jid: jid}
+	// The first start serves listeners bound now (port 0); restarts bind
+	// the same addresses again.
+	var rpcLs, webLs []net.Listener
 	for i := 0; i < n; i++ {
 		s.dirs = append(s.dirs, t.TempDir())
-		s.addrs = append(s.addrs, freeAddr(t))
-		s.webs = append(s.webs, freeAddr(t))
+		rl, wl := listen(t, "127.0.0.1:0"), listen(t, "127.0.0.1:0")
+		rpcLs, webLs = append(rpcLs, rl), append(webLs, wl)
+		s.addrs = append(s.addrs, rl.Addr().String())
+		s.webs = append(s.webs, wl.Addr().String())
 	}
 	s.cfg = func(i int) server.Config {
 		c := server.Config{EditsDir: s.dirs[i], RPCAddress: s.addrs[i], HTTPAddress: s.webs[i], Handlers: 5,
@@ -63,7 +69,7 @@ func startJNs(t *testing.T, n int, tune func(*server.Config)) *jnSet {
 		return c
 	}
 	for i := range n {
-		s.start(i)
+		s.startOn(i, rpcLs[i], webLs[i])
 	}
 	t.Cleanup(func() {
 		for i := range s.nodes {
@@ -73,28 +79,36 @@ func startJNs(t *testing.T, n int, tune func(*server.Config)) *jnSet {
 	return s
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+func listen(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	var l net.Listener
+	var err error
+	for range 100 {
+		if l, err = net.Listen("tcp", addr); err == nil {
+			return l
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal(err)
+	return nil
 }
 
 func (s *jnSet) uri() string { return "qjournal://" + strings.Join(s.addrs, ";") + "/" + s.jid }
 
+// start (re)starts JournalNode i on its addresses.
 func (s *jnSet) start(i int) {
 	s.t.Helper()
+	s.startOn(i, listen(s.t, s.addrs[i]), listen(s.t, s.webs[i]))
+}
+
+func (s *jnSet) startOn(i int, rpc, web net.Listener) {
+	s.t.Helper()
 	var err error
-	for attempt := 0; attempt < 50; attempt++ {
-		s.nodes[i], err = server.Start(context.Background(), s.cfg(i), server.Deps{Logger: testLogger(s.t).With("jn", i)})
-		if err == nil || !strings.Contains(err.Error(), "address already in use") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.nodes[i], err = server.Start(context.Background(), s.cfg(i), server.Deps{Logger: testLogger(s.t).With("jn", i),
+		Listener: rpc, HTTPListener: web})
 	if err != nil {
+		rpc.Close()
+		web.Close()
 		s.t.Fatalf("starting JournalNode %d: %v", i, err)
 	}
 }
@@ -159,6 +173,8 @@ type writer struct {
 	t   *testing.T
 	m   *client.Manager
 	log *editlog.Log
+	// mu orders appends and segment rolls, as the namesystem lock does.
+	mu sync.Mutex
 }
 
 func (s *jnSet) newWriter(tune func(*client.Config)) *writer {
@@ -193,15 +209,41 @@ func (w *writer) become() int64 {
 // mkdirs logs n mkdir ops /d<k> and syncs them; it returns the last txid.
 func (w *writer) mkdirs(prefix string, n int) (int64, error) {
 	var last int64
+	w.mu.Lock()
 	for i := 0; i < n; i++ {
 		txid, err := w.log.Append(&op.Mkdir{InodeID: uint64(1000 + i), Path: fmt.Sprintf("/%s%d", prefix, i), Mtime: 1,
 			Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}})
 		if err != nil {
+			w.mu.Unlock()
 			return 0, err
 		}
 		last = txid
 	}
+	w.mu.Unlock()
 	return last, w.log.Sync(context.Background(), last)
+}
+
+// roll ends the open segment and starts the next one.
+func (w *writer) roll() (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log.RollSegment(context.Background())
+}
+
+// caughtUp waits until every running JournalNode holds txid last: a
+// reader asks a majority, and what it may apply is what every node of the
+// majority that answers holds.
+func (s *jnSet) caughtUp(last int64) {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for i, n := range s.nodes {
+		for n != nil && s.journal(i).Status().HighestWrittenTxID < last {
+			if time.Now().After(deadline) {
+				s.t.Fatalf("jn%d did not reach txid %d", i, last)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
 }
 
 // readAll reads what the quorum holds through a fresh manager (a
@@ -242,4 +284,8 @@ func span(txids []int64) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d..%d (%d)", txids[0], txids[len(txids)-1], len(txids))
+}
+
+func mkdirOp(i int) op.Op {
+	return &op.Mkdir{InodeID: uint64(5000 + i), Path: fmt.Sprintf("/m%d", i), Mtime: 1, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/qjournal/protocol"
 	"github.com/hdfsgo/hdfsgo/internal/version"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -70,11 +71,18 @@ func (jn *JournalNode) serveGetJournal(w http.ResponseWriter, r *http.Request) {
 	defer f.Close()
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	h.Set(headerFileName, name)
 	h.Set("Content-Disposition", "attachment; filename="+name)
+	var src io.Reader = f
+	if _, _, ip, _ := editlog.ParseSegmentName(name); !ip {
+		// A finalized segment never changes: its length is known.
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		src = io.LimitReader(f, size)
+	}
+	// An in-progress one may grow, or lose a torn tail when it is
+	// finalized, while it is sent: it goes chunked, up to where it ends.
 	w.WriteHeader(http.StatusOK)
-	if _, err := io.Copy(w, io.LimitReader(f, size)); err != nil {
+	if _, err := io.Copy(w, src); err != nil {
 		jn.deps.Logger.Debug("sending a segment", "segment", name, "to", r.RemoteAddr, "err", err)
 	}
 }

@@ -135,9 +135,12 @@ func recoverCase(t *testing.T, s *jnSet, combo []holding) {
 	for i := range 3 {
 		dir := filepath.Join(s.dirs[i], s.jid, "current")
 		name := filepath.Join(dir, editlog.FinalizedName(1, got))
-		if _, err := os.Stat(name); err != nil {
-			t.Fatalf("jn%d (%s) has no %s after recovery: %v", i, combo[i], editlog.FinalizedName(1, got), err)
-		}
+		// Recovery returns once a majority finalized the segment; the
+		// calls to the last node follow in its logger's queue.
+		waitFor(t, fmt.Sprintf("jn%d (%s) holds %s", i, combo[i], editlog.FinalizedName(1, got)), func() bool {
+			_, err := os.Stat(name)
+			return err == nil
+		})
 		j := editlog.NewFileJournal(vfs.Default, dir)
 		var txids []int64
 		if _, err := editlog.ReadOps(ctx, []editlog.Journal{j}, editlog.ReadOptions{To: got}, func(txid int64, _ op.Op) error {
@@ -153,6 +156,7 @@ func recoverCase(t *testing.T, s *jnSet, combo []holding) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.caughtUp(last)
 	txids, _, err := s.readAll(true)
 	if err != nil {
 		t.Fatal(err)

@@ -234,8 +234,11 @@ func (jn *JournalNode) registerRPC() {
 		if err != nil {
 			return nil, err
 		}
-		return &qpb.AcceptRecoveryResponseProto{}, rpcErr(j.AcceptRecovery(ctx, requestOf(req.GetReqInfo()), clientOf(ctx),
-			fromProto(req.GetStateToAccept()), req.GetFromURL()))
+		if err := j.AcceptRecovery(ctx, requestOf(req.GetReqInfo()), clientOf(ctx), fromProto(req.GetStateToAccept()), req.GetFromURL()); err != nil {
+			jn.deps.Logger.Warn("acceptRecovery failed", "journal", j.jid, "segment", fromProto(req.GetStateToAccept()).String(), "err", err)
+			return nil, rpcErr(err)
+		}
+		return &qpb.AcceptRecoveryResponseProto{}, nil
 	})
 	ipc.Handle(svc, "discardSegments", func(ctx context.Context, req *qpb.DiscardSegmentsRequestProto) (*qpb.DiscardSegmentsResponseProto, error) {
 		j, err := jn.journalFor(req.GetJid())
