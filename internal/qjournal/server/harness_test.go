@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("QJM_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
 	}
@@ -34,7 +34,7 @@ func testLogger(t *testing.T) *slog.Logger {
 
 // jnSet is n JournalNodes on loopback, each with its own directory.
 type jnSet struct {
-	t     *testing.T
+	t     testing.TB
 	jid   string // the journal the managers use
 	dirs  []string
 	addrs []string // RPC, fixed across restarts
@@ -45,7 +45,7 @@ type jnSet struct {
 
 const jid = "ns1"
 
-func startJNs(t *testing.T, n int, tune func(*server.Config)) *jnSet {
+func startJNs(t testing.TB, n int, tune func(*server.Config)) *jnSet {
 	t.Helper()
 	s := &jnSet{t: t, nodes: make([]*server.JournalNode, n), jid: jid}
 	// The first start serves listeners bound now (port 0); restarts bind
@@ -79,7 +79,7 @@ func startJNs(t *testing.T, n int, tune func(*server.Config)) *jnSet {
 	return s
 }
 
-func listen(t *testing.T, addr string) net.Listener {
+func listen(t testing.TB, addr string) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
@@ -170,7 +170,7 @@ func (s *jnSet) format() {
 
 // writer is an edit log whose only (required) journal is the quorum.
 type writer struct {
-	t   *testing.T
+	t   testing.TB
 	m   *client.Manager
 	log *editlog.Log
 	// mu orders appends and segment rolls, as the namesystem lock does.
@@ -267,7 +267,7 @@ func (s *jnSet) readAll(inProgress bool) ([]int64, []string, error) {
 	return txids, paths, err
 }
 
-func checkContiguous(t *testing.T, txids []int64, first, last int64) {
+func checkContiguous(t testing.TB, txids []int64, first, last int64) {
 	t.Helper()
 	if len(txids) == 0 || txids[0] != first || txids[len(txids)-1] != last || int64(len(txids)) != last-first+1 {
 		t.Fatalf("read txids %s, want %d..%d", span(txids), first, last)

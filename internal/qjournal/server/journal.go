@@ -126,8 +126,11 @@ func (j *Journal) loadLocked() error {
 	if err != nil {
 		return err
 	}
-	if p.Committed, err = readLong(j.fs, join(j.current(), committedFile), 0); err != nil {
+	var ok bool
+	if p.Committed, ok, err = readCommitted(j.fs, join(j.current(), committedFile)); err != nil {
 		return err
+	} else if !ok {
+		j.log.Warn("committed-txid does not parse; taking 0 (it is only a lower bound)", "file", join(j.current(), committedFile))
 	}
 	p.Promised, p.Writer = uint64(promised), uint64(writer)
 	j.mu.promise = p
@@ -273,11 +276,24 @@ func (j *Journal) checkFormattedLocked() error {
 // checkRequestLocked applies a writer's RequestInfo; a change of the
 // promise or the committed txid is persisted before anything else.
 func (j *Journal) checkRequestLocked(r quorum.Request, client string) error {
+	committed, err := j.checkRequestDeferLocked(r, client)
+	if err != nil || committed == 0 {
+		return err
+	}
+	return j.persistCommittedLocked(committed)
+}
+
+// checkRequestDeferLocked is checkRequestLocked that leaves a new
+// committed txid for the caller to persist (persistCommittedLocked, or
+// writeLong in parallel with other I/O, then setting it) before it
+// answers; it returns that txid, 0 when it did not change. A new promise
+// is persisted at once.
+func (j *Journal) checkRequestDeferLocked(r quorum.Request, client string) (int64, error) {
 	np, ch, err := j.mu.promise.Check(r, client, j.jid)
 	if ch.Promised {
 		j.log.Info("updating lastPromisedEpoch", "from", j.mu.promise.Promised, "to", np.Promised, "client", client)
 		if perr := writeLong(j.fs, join(j.current(), lastPromisedFile), int64(np.Promised)); perr != nil {
-			return perr
+			return 0, perr
 		}
 		j.mu.promise.Promised, j.mu.promise.Serial = np.Promised, -1
 		if j.mu.cache != nil {
@@ -285,14 +301,22 @@ func (j *Journal) checkRequestLocked(r quorum.Request, client string) error {
 		}
 	}
 	if err != nil {
+		return 0, err
+	}
+	committed := j.mu.promise.Committed
+	j.mu.promise = np
+	j.mu.promise.Committed = committed // until persisted
+	if ch.Committed {
+		return np.Committed, nil
+	}
+	return 0, nil
+}
+
+func (j *Journal) persistCommittedLocked(txid int64) error {
+	if err := writeCommitted(j.fs, join(j.current(), committedFile), txid); err != nil {
 		return err
 	}
-	if ch.Committed {
-		if perr := writeLong(j.fs, join(j.current(), committedFile), np.Committed); perr != nil {
-			return perr
-		}
-	}
-	j.mu.promise = np
+	j.mu.promise.Committed = max(j.mu.promise.Committed, txid)
 	return nil
 }
 
@@ -489,13 +513,17 @@ func (j *Journal) Journal(r quorum.Request, client string, segTxID, first int64,
 	if err := j.checkFormattedLocked(); err != nil {
 		return err
 	}
-	if err := j.checkRequestLocked(r, client); err != nil {
+	committed, err := j.checkRequestDeferLocked(r, client)
+	if err != nil {
 		return err
 	}
 	if err := j.mu.promise.CheckWriter(r.Epoch, j.jid); err != nil {
 		return err
 	}
 	if n == 0 {
+		if committed > 0 {
+			return j.persistCommittedLocked(committed)
+		}
 		return nil // a write that only carries the committed txid
 	}
 	if j.mu.out == nil {
@@ -515,16 +543,36 @@ func (j *Journal) Journal(r quorum.Request, client string, segTxID, first int64,
 		return remoteerr.New(remoteerr.ClassIOException, "journal(): records of txids %d-%d refused: %v ; journal id: %s", first, first+int64(n)-1, err, j.jid)
 	}
 	last := first + int64(n) - 1
-	lagging := last <= j.mu.promise.Committed
+	lagging := last <= max(j.mu.promise.Committed, committed)
 	ctx := context.Background()
-	if err := j.mu.out.Write(ctx, records, first, last); err != nil {
-		j.abortLocked()
-		return err
+	// The new committed txid is made durable beside the batch: both are
+	// on disk before the answer, in about one sync's time.
+	var cerr error
+	var cdone chan struct{}
+	if committed > 0 {
+		cdone = make(chan struct{})
+		go func() {
+			defer close(cdone)
+			cerr = writeCommitted(j.fs, join(j.current(), committedFile), committed)
+		}()
 	}
+	werr := j.mu.out.Write(ctx, records, first, last)
 	start := j.clock.Now()
-	if err := j.mu.out.Flush(ctx); err != nil {
+	if werr == nil {
+		werr = j.mu.out.Flush(ctx)
+	}
+	if cdone != nil {
+		<-cdone
+		if cerr == nil {
+			j.mu.promise.Committed = max(j.mu.promise.Committed, committed)
+		}
+	}
+	if werr != nil {
 		j.abortLocked()
-		return err
+		return werr
+	}
+	if cerr != nil {
+		return cerr
 	}
 	now := j.clock.Now()
 	if d := now.Sub(start); d > time.Second {
@@ -957,7 +1005,7 @@ func (j *Journal) DiscardSegments(startTxID int64) error {
 	if err := j.fs.SyncDir(j.current()); err != nil {
 		return err
 	}
-	if err := writeLong(j.fs, join(j.current(), committedFile), startTxID-1); err != nil {
+	if err := writeCommitted(j.fs, join(j.current(), committedFile), startTxID-1); err != nil {
 		return err
 	}
 	j.mu.promise.Committed = startTxID - 1
