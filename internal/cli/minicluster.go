@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-sharedDir]]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -26,8 +26,11 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
   -tcponly        no UNIX domain sockets: local clients reach the DataNodes
                   over TCP too
   -ha             two NameNodes, nn1 (active) and nn2 (standby), of nameservice
-                  ns1 over a shared edits dir in DIR: fs.defaultFS is
-                  hdfs://ns1, and hdfs haadmin works against them
+                  ns1 over three JournalNodes (qjournal://, run in this
+                  process): fs.defaultFS is hdfs://ns1, and hdfs haadmin
+                  works against them
+  -sharedDir      with -ha: share an edits directory in DIR (file://)
+                  instead of running JournalNodes
 
 It writes a client configuration to DIR/conf: point HADOOP_CONF_DIR at it.
 Clients using it send their data to the DataNodes through UNIX domain
@@ -46,6 +49,7 @@ func runMinicluster(inv *Invocation) int {
 	httpPort := fs.Int("httpport", 9870, "")
 	tcpOnly := fs.Bool("tcponly", false, "")
 	haMode := fs.Bool("ha", false, "")
+	sharedDir := fs.Bool("sharedDir", false, "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
 		return exitUsage
 	}
@@ -54,7 +58,7 @@ func runMinicluster(inv *Invocation) int {
 	if *port == 0 && !httpSet {
 		*httpPort = 0
 	}
-	if *n < 0 || *port < 0 || *port > 65535 || *httpPort < 0 || *httpPort > 65535 {
+	if *n < 0 || *port < 0 || *port > 65535 || *httpPort < 0 || *httpPort > 65535 || (*sharedDir && !*haMode) {
 		fmt.Fprint(inv.Env.Stderr, miniclusterUsage)
 		return exitUsage
 	}
@@ -88,7 +92,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode,
+		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, SharedEditsDir: *sharedDir,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -110,6 +114,9 @@ func runMinicluster(inv *Invocation) int {
 	if *haMode {
 		for i, nn := range nns {
 			fmt.Fprintf(w, "  NameNode nn%d    %s  rpc %s  web http://%s/\n", i+1, nn.HAState(), nn.RPCAddr(), nn.HTTPAddr())
+		}
+		for i, jn := range c.JournalNodes() {
+			fmt.Fprintf(w, "  JournalNode %d   rpc %s  web http://%s/\n", i, jn.RPCAddr(), jn.HTTPAddr())
 		}
 	} else {
 		fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())

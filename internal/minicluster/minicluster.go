@@ -34,6 +34,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/qjournal/server"
 )
 
 // Options describe a cluster.
@@ -57,10 +58,17 @@ type Options struct {
 	// Logger receives every role's log (discarded when nil).
 	Logger *slog.Logger
 	// HA runs two NameNodes, nn1 and nn2 of nameservice Nameservice, over
-	// a shared edits directory (Dir/shared); nn1 is made active, nn2 is
-	// its standby. fs.defaultFS is then hdfs://ns1, and the written client
+	// shared edits: by default three JournalNodes in this process
+	// (qjournal://, each with Dir/jn<i>), or with SharedEditsDir a
+	// directory (Dir/shared). nn1 is made active, nn2 is its standby.
+	// fs.defaultFS is then hdfs://ns1, and the written client
 	// configuration has the nameservice's keys.
 	HA bool
+	// SharedEditsDir makes an HA cluster share a directory (file://)
+	// instead of JournalNodes.
+	SharedEditsDir bool
+	// JournalNodes is how many JournalNodes an HA cluster runs (default 3).
+	JournalNodes int
 	// DomainSockets makes every DataNode serve a UNIX domain socket
 	// (dfs.domain.socket.path = Dir/dn._PORT.sock, unless Conf sets one)
 	// and the written client configuration use it for data traffic
@@ -85,11 +93,14 @@ type Cluster struct {
 	// nnAddrs and nnHTTPAddrs are the NameNodes' addresses, kept across
 	// restarts (one NameNode, or nn1 and nn2 with HA).
 	nnAddrs, nnHTTPAddrs []string
+	// jnAddrs and jnHTTPAddrs are the JournalNodes' (HA over qjournal://).
+	jnAddrs, jnHTTPAddrs []string
 
 	mu struct {
 		sync.Mutex
-		nns []*namenode.NameNode // nil where stopped
-		dns []*datanode.DataNode // nil where stopped
+		nns []*namenode.NameNode  // nil where stopped
+		dns []*datanode.DataNode  // nil where stopped
+		jns []*server.JournalNode // nil where stopped
 	}
 }
 
@@ -414,12 +425,21 @@ func writeXML(path string, c *conf.Conf, keys ...string) error {
 	return f.Close()
 }
 
-// Close stops every role: DataNodes first, then the NameNode.
+// Close stops every role: DataNodes first, then the NameNodes, then the
+// JournalNodes.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
-	dns, nns := c.mu.dns, c.mu.nns
+	dns, nns, jns := c.mu.dns, c.mu.nns, c.mu.jns
 	c.mu.dns, c.mu.nns = make([]*datanode.DataNode, len(dns)), make([]*namenode.NameNode, len(nns))
+	c.mu.jns = make([]*server.JournalNode, len(jns))
 	c.mu.Unlock()
+	defer func() {
+		for _, jn := range jns {
+			if jn != nil {
+				jn.Close()
+			}
+		}
+	}()
 	var errs []error
 	for _, dn := range dns {
 		if dn != nil {
