@@ -203,6 +203,14 @@ func (l *logger) setEpoch(e uint64) {
 	l.mu.epoch = e
 }
 
+// reset forgets what a previous term as the writer left: the epoch, the
+// committed txid, out-of-sync.
+func (l *logger) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.epoch, l.mu.committed, l.mu.outOfSync, l.mu.highestAcked = 0, 0, false, 0
+}
+
 func (l *logger) setCommitted(txid int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

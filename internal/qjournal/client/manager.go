@@ -230,11 +230,14 @@ func (m *Manager) RecoverInProgress(ctx context.Context) ([]editlog.SegmentInfo,
 	if m.ns == nil {
 		return nil, errors.New("qjournal: becoming the writer needs the namespace's identity")
 	}
+	// A writer starts afresh (Hadoop builds new loggers): no epoch, no
+	// committed txid to report (the nodes may have heard a higher one from
+	// the writer in between), every node in sync.
 	m.mu.Lock()
-	m.mu.epoch, m.mu.segTxID, m.mu.pending = 0, 0, nil
+	m.mu.epoch, m.mu.segTxID, m.mu.pending, m.mu.committed = 0, 0, nil, 0
 	m.mu.Unlock()
 	for _, l := range m.loggers {
-		l.setEpoch(0)
+		l.reset()
 	}
 	m.log.Info("qjournal: starting recovery of unclosed journal segments", "journal", m.String())
 

@@ -98,3 +98,48 @@ func TestFencing(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondTerm: a writer that stepped down (ended its segment, as a
+// NameNode becoming standby does) and becomes the writer again after
+// another one takes a new epoch, above the other's, and starts from what
+// the quorum holds — not from what it knew.
+func TestSecondTerm(t *testing.T) {
+	ctx := context.Background()
+	s := startJNs(t, 3, nil)
+	s.format()
+	stepDown := func(w *writer) {
+		t.Helper()
+		if err := w.log.EndSegment(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.log.InitForRead(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := s.newWriter(nil)
+	a.become()
+	if _, err := a.mkdirs("a", 10); err != nil {
+		t.Fatal(err)
+	}
+	stepDown(a)
+	b := s.newWriter(nil)
+	b.become()
+	if _, err := b.mkdirs("b", 30); err != nil {
+		t.Fatal(err)
+	}
+	stepDown(b)
+	first := a.become()
+	if got := a.m.Epoch(); got != 3 {
+		t.Fatalf("the second term's epoch is %d, want 3", got)
+	}
+	last, err := a.mkdirs("c", 5)
+	if err != nil {
+		t.Fatalf("writing in the second term from txid %d: %v", first, err)
+	}
+	s.caughtUp(last)
+	txids, _, err := s.readAll(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkContiguous(t, txids, 1, last)
+}
