@@ -49,7 +49,9 @@ type Deps struct {
 type JournalFactory func(uri string, v *storage.Version) (editlog.Journal, error)
 
 // isQuorumURI reports whether a shared edits URI names JournalNodes.
-func isQuorumURI(uri string) bool { return strings.HasPrefix(strings.TrimSpace(uri), qjprotocol.URIScheme+"://") }
+func isQuorumURI(uri string) bool {
+	return strings.HasPrefix(strings.TrimSpace(uri), qjprotocol.URIScheme+"://")
+}
 
 // defaultJournals is the default JournalFactory: file:// URIs (and plain
 // paths) name a storage directory whose current/ holds the segments;

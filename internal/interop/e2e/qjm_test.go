@@ -379,4 +379,3 @@ func TestQJMKillRounds(t *testing.T) {
 	m.check(t, context.Background(), fsys, "/w")
 	q.waitSameNamespace(t, active)
 }
-
