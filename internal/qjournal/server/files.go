@@ -66,43 +66,65 @@ func writeLong(fsys vfs.FS, path string, v int64) error {
 // file be rewritten in place.
 const committedWidth = 21
 
-// writeCommitted records the committed txid durably before the answer
-// that carries it: it rewrites committed-txid in place (one short write
-// inside the first sector) and fdatasyncs it; a file made here is synced
-// into its directory too. Unlike the epochs it is not replaced through a
-// temporary file: it changes with every batch, and the committed txid is
-// only a lower bound (an older value read after a crash is still true), so
-// the cheaper in-place write is enough, and it keeps the JournalNode's
-// cost per batch at about one sync.
-func writeCommitted(fsys vfs.FS, path string, v int64) error {
-	created := false
-	f, err := fsys.OpenReadWrite(path)
-	if isNotExist(err) {
-		f, err = fsys.Create(path)
-		created = true
+// committedStore writes committed-txid: durably before the answer that
+// carries a new committed txid, but in place — one short write inside the
+// first sector of a file kept open, then an fdatasync — rather than
+// through a temporary file and two renames like the epochs. It changes
+// with every batch, and it is only a lower bound (an older value read
+// after a crash is still true), so the cheaper write is enough, and it
+// keeps the JournalNode's cost per batch near one sync. Not safe for
+// concurrent use: its Journal's lock guards it.
+type committedStore struct {
+	fs   vfs.FS
+	path string
+	f    vfs.File // nil until the first write, or after a failed one
+	buf  []byte
+}
+
+func newCommittedStore(fsys vfs.FS, path string) *committedStore {
+	return &committedStore{fs: fsys, path: path, buf: make([]byte, 0, committedWidth)}
+}
+
+// write records v and fdatasyncs it.
+func (c *committedStore) write(v int64) error {
+	if c.f == nil {
+		f, err := c.fs.OpenReadWrite(c.path)
+		created := false
+		if isNotExist(err) {
+			f, err = c.fs.Create(c.path)
+			created = true
+		}
+		if err != nil {
+			return err
+		}
+		if created {
+			if err := c.fs.SyncDir(filepath.Dir(c.path)); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		c.f = f
+	}
+	c.buf = fmt.Appendf(c.buf[:0], "%-*d\n", committedWidth-1, v)
+	_, err := c.f.Seek(0, io.SeekStart)
+	if err == nil {
+		_, err = c.f.Write(c.buf)
+	}
+	if err == nil {
+		err = c.f.Sync()
 	}
 	if err != nil {
-		return err
+		c.close()
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return err
+	return err
+}
+
+// close releases the file (a journal closing, or formatted anew).
+func (c *committedStore) close() {
+	if c.f != nil {
+		c.f.Close()
+		c.f = nil
 	}
-	if _, err := fmt.Fprintf(f, "%-*d\n", committedWidth-1, v); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if created {
-		return fsys.SyncDir(filepath.Dir(path))
-	}
-	return nil
 }
 
 // readCommitted reads committed-txid; a file that does not parse (a torn

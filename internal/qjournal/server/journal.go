@@ -64,8 +64,10 @@ type Journal struct {
 		next    int64
 		highest int64 // highest txid written (or accepted by recovery)
 		cache   *editCache
-		lastAt  time.Time // last journal() write
-		closed  bool
+		// committed writes committed-txid (in place, see committedStore).
+		committed *committedStore
+		lastAt    time.Time // last journal() write
+		closed    bool
 	}
 }
 
@@ -91,6 +93,7 @@ func openJournal(fsys vfs.FS, root, jid string, cacheSize int64, clk clock.Clock
 		j.mu.cache = newEditCache(cacheSize)
 	}
 	j.mu.promise.Serial = -1
+	j.mu.committed = newCommittedStore(fsys, join(j.dir.Current(), committedFile))
 	if err := j.loadLocked(); err != nil {
 		lk.Close()
 		return nil, err
@@ -249,6 +252,7 @@ func (j *Journal) close() error {
 	}
 	j.mu.closed = true
 	j.abortLocked()
+	j.mu.committed.close()
 	return j.mu.lock.Close()
 }
 
@@ -313,7 +317,7 @@ func (j *Journal) checkRequestDeferLocked(r quorum.Request, client string) (int6
 }
 
 func (j *Journal) persistCommittedLocked(txid int64) error {
-	if err := writeCommitted(j.fs, join(j.current(), committedFile), txid); err != nil {
+	if err := j.mu.committed.write(txid); err != nil {
 		return err
 	}
 	j.mu.promise.Committed = max(j.mu.promise.Committed, txid)
@@ -362,6 +366,7 @@ func (j *Journal) Format(ns NamespaceInfo, force bool) error {
 	}
 	j.log.Info("formatting", "namespaceID", ns.NamespaceID, "clusterID", ns.ClusterID, "force", force)
 	j.abortLocked()
+	j.mu.committed.close()
 	v := &storage.Version{LayoutVersion: ns.LayoutVersion, NamespaceID: ns.NamespaceID, ClusterID: ns.ClusterID,
 		CTime: ns.CTime, StorageType: storage.StorageTypeJournalNode}
 	if err := j.dir.Format(j.fs, v, j.clock.Now(), true); err != nil {
@@ -553,7 +558,7 @@ func (j *Journal) Journal(r quorum.Request, client string, segTxID, first int64,
 		cdone = make(chan struct{})
 		go func() {
 			defer close(cdone)
-			cerr = writeCommitted(j.fs, join(j.current(), committedFile), committed)
+			cerr = j.mu.committed.write(committed)
 		}()
 	}
 	werr := j.mu.out.Write(ctx, records, first, last)
@@ -1005,7 +1010,7 @@ func (j *Journal) DiscardSegments(startTxID int64) error {
 	if err := j.fs.SyncDir(j.current()); err != nil {
 		return err
 	}
-	if err := writeCommitted(j.fs, join(j.current(), committedFile), startTxID-1); err != nil {
+	if err := j.mu.committed.write(startTxID - 1); err != nil {
 		return err
 	}
 	j.mu.promise.Committed = startTxID - 1
