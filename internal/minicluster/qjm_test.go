@@ -2,6 +2,8 @@ package minicluster
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/qjournal/server"
 )
 
 // startQJMCluster is an HA cluster over three JournalNodes with test-sized
@@ -229,3 +232,129 @@ func TestQJMJournalNodeFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestQJMInitializeSharedEdits: a NameNode that ran without HA becomes the
+// first NameNode of an HA nameservice over JournalNodes, as Hadoop's guide
+// says: `hdfs namenode -initializeSharedEdits` formats the JournalNodes
+// (refusing to wipe a formatted journal unless told) and copies the edits
+// after the newest image into them; made active, the NameNode serves what
+// it had and writes on through the quorum.
+func TestQJMInitializeSharedEdits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NameNode and JournalNodes")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	logger := c0Logger()
+	nameDir := filepath.Join(dir, "name")
+	plain := conf.Defaults().With(
+		conf.KeyValue{Key: conf.DFSNameNodeNameDir, Value: nameDir},
+		conf.KeyValue{Key: conf.DFSNameNodeRPCAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeHTTPAddress, Value: "127.0.0.1:0"},
+		conf.KeyValue{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+	)
+	cfg, err := namenode.ConfigFrom(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := namenode.Format(ctx, cfg, namenode.Deps{Logger: logger}, namenode.FormatOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	nn, err := namenode.Start(ctx, cfg, namenode.Deps{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := client.New(client.Options{Addresses: []string{nn.RPCAddr().String()}, User: nn.SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := fsys.MkdirAll(ctx, fmt.Sprintf("/before/d%d", i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys.Close()
+	if err := nn.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Three JournalNodes, and the nameservice's keys.
+	var jns []*server.JournalNode
+	var addrs []string
+	for i := range 3 {
+		jc, err := server.ConfigFrom(conf.Defaults().With(
+			conf.KeyValue{Key: conf.DFSJournalNodeEditsDir, Value: filepath.Join(dir, fmt.Sprintf("jn%d", i))},
+			conf.KeyValue{Key: conf.DFSJournalNodeRPCAddress, Value: "127.0.0.1:0"},
+			conf.KeyValue{Key: conf.DFSJournalNodeHTTPAddress, Value: "127.0.0.1:0"},
+		))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jn, err := server.Start(ctx, jc, server.Deps{Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer jn.Close()
+		jns = append(jns, jn)
+		addrs = append(addrs, jn.RPCAddr().String())
+	}
+	rpc, http := freeAddr(t), freeAddr(t)
+	ha := plain.With(
+		conf.KeyValue{Key: conf.FSDefaultFS, Value: "hdfs://" + Nameservice},
+		conf.KeyValue{Key: conf.DFSNameservices, Value: Nameservice},
+		conf.KeyValue{Key: conf.Suffixed(conf.DFSHANameNodes, Nameservice), Value: "nn1,nn2"},
+		conf.KeyValue{Key: conf.DFSHANameNodeID, Value: "nn1"},
+		conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeRPCAddress, Nameservice, "nn1"), Value: rpc},
+		conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeHTTPAddress, Nameservice, "nn1"), Value: http},
+		conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeRPCAddress, Nameservice, "nn2"), Value: freeAddr(t)},
+		conf.KeyValue{Key: conf.Suffixed(conf.DFSNameNodeHTTPAddress, Nameservice, "nn2"), Value: freeAddr(t)},
+		conf.KeyValue{Key: conf.DFSNameNodeSharedEditsDir, Value: "qjournal://" + strings.Join(addrs, ";") + "/" + Nameservice},
+	)
+	hcfg, err := namenode.ConfigFrom(ha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := namenode.InitializeSharedEdits(ctx, hcfg, namenode.Deps{Logger: logger}, namenode.InitializeSharedEditsOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A second one finds the journal formatted: refused unless confirmed.
+	err = namenode.InitializeSharedEdits(ctx, hcfg, namenode.Deps{Logger: logger},
+		namenode.InitializeSharedEditsOptions{Confirm: func(string) bool { return false }})
+	if !errors.Is(err, namenode.ErrFormatRefused) {
+		t.Fatalf("re-initializing formatted JournalNodes without confirmation: %v", err)
+	}
+	nn, err = namenode.Start(ctx, hcfg, namenode.Deps{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn.Close()
+	if err := nn.TransitionToActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err = client.New(client.Options{Addresses: []string{nn.RPCAddr().String()}, User: nn.SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	if es, err := fsys.ReadDir(ctx, "/before"); err != nil || len(es) != 30 {
+		t.Fatalf("after initializing the shared edits: %d entries, %v", len(es), err)
+	}
+	if err := fsys.MkdirAll(ctx, "/after", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, jn := range jns {
+		if st := jn.Journal(Nameservice).Status(); st.LastPromisedEpoch < 2 || st.HighestWrittenTxID == 0 {
+			t.Errorf("JournalNode %s: %+v", jn.RPCAddr(), st)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	a, err := pickPort(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func c0Logger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
