@@ -2,10 +2,10 @@ package minicluster
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
