@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
@@ -51,6 +52,9 @@ type Journal struct {
 	clock  clock.Clock
 	fetch  fetchFunc // downloads a segment from another JournalNode
 	metric journalMetrics
+	// si is the storage info /getJournal compares with, nil until
+	// formatted; read without the lock (see openSegment).
+	si atomic.Pointer[string]
 
 	mu struct {
 		sync.Mutex
@@ -120,6 +124,8 @@ func (j *Journal) loadLocked() error {
 		return err
 	}
 	j.mu.ns = &NamespaceInfo{LayoutVersion: v.LayoutVersion, NamespaceID: v.NamespaceID, ClusterID: v.ClusterID, CTime: v.CTime}
+	si := j.mu.ns.storageInfo()
+	j.si.Store(&si)
 	p := quorum.Promise{Serial: -1}
 	promised, err := readLong(j.fs, join(j.current(), lastPromisedFile), 0)
 	if err != nil {
@@ -378,6 +384,8 @@ func (j *Journal) Format(ns NamespaceInfo, force bool) error {
 	n := ns
 	n.BlockPoolID = ""
 	j.mu.ns = &n
+	si := n.storageInfo()
+	j.si.Store(&si)
 	j.mu.promise = quorum.Promise{Serial: -1}
 	j.mu.highest = 0
 	if j.mu.cache != nil {
@@ -1068,31 +1076,42 @@ func (j *Journal) Status() Status {
 	return s
 }
 
-// storageInfoString is what /getJournal compares its storageInfo with.
+// storageInfoString is what /getJournal compares its storageInfo with;
+// false until the journal is formatted.
 func (j *Journal) storageInfoString() (string, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.mu.ns == nil {
-		return "", false
+	if p := j.si.Load(); p != nil {
+		return *p, true
 	}
-	return j.mu.ns.storageInfo(), true
+	return "", false
 }
 
 // openSegment opens the segment file starting at txid for reading (the
-// open segment included): the file, its name and size at open time.
+// open segment included): the file, its name and size at open time. It
+// does not take the journal's lock — an acceptRecovery holds it while it
+// downloads from another JournalNode, which may be downloading from this
+// one — so a segment renamed between the listing and the open (finalized)
+// is looked up again.
 func (j *Journal) openSegment(txid int64) (vfs.File, string, int64, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	segs, err := j.segmentsLocked()
-	if err != nil {
-		return nil, "", 0, err
-	}
-	for _, s := range segs {
-		if s.Start != txid {
-			continue
-		}
-		f, err := j.fs.Open(join(j.current(), s.name))
+	for attempt := 0; ; attempt++ {
+		names, err := j.fs.List(j.current())
 		if err != nil {
+			return nil, "", 0, err
+		}
+		name := ""
+		for _, n := range names {
+			first, _, ip, ok := editlog.ParseSegmentName(n)
+			if ok && first == txid && (name == "" || !ip) {
+				name = n // a finalized copy wins over a leftover in-progress one
+			}
+		}
+		if name == "" {
+			return nil, "", 0, fmt.Errorf("%w: No edit log found starting at txid %d", errNoSegment, txid)
+		}
+		f, err := j.fs.Open(join(j.current(), name))
+		if err != nil {
+			if isNotExist(err) && attempt < 3 {
+				continue
+			}
 			return nil, "", 0, err
 		}
 		fi, err := f.Stat()
@@ -1100,9 +1119,8 @@ func (j *Journal) openSegment(txid int64) (vfs.File, string, int64, error) {
 			f.Close()
 			return nil, "", 0, err
 		}
-		return f, s.name, fi.Size(), nil
+		return f, name, fi.Size(), nil
 	}
-	return nil, "", 0, fmt.Errorf("%w: No edit log found starting at txid %d", errNoSegment, txid)
 }
 
 var errNoSegment = errors.New("journalnode: no such segment")
