@@ -234,6 +234,9 @@ func TestQJMSplitBrain(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("round %d: the cut-off nn%d did not stop:\n%s", round, old+1, tail(q.nns[old].logText(), 20))
 		}
+		if code := q.nns[old].cmd.ProcessState.ExitCode(); code == 0 {
+			t.Fatalf("round %d: the fenced nn%d exited with status 0:\n%s", round, old+1, tail(q.nns[old].logText(), 10))
+		}
 		acked := ow.stop()
 		r.clear()
 		sb, err := client.New(client.Options{Addresses: []string{q.nnAddrs[next]}, User: osUser(t)})

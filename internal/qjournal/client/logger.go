@@ -46,23 +46,30 @@ type logger struct {
 	m    *Manager
 	idx  int
 	addr string // host:port of the JournalNode's RPC server
-	rpc  *ipc.Client
+	// rpc is the connection's client; a call that gets no answer in time
+	// replaces it (a hung connection is not used again).
+	rpcMu sync.Mutex
+	rpc   *ipc.Client
 
 	wake chan struct{} // a task was queued (capacity 1)
 	done chan struct{} // the goroutine ended
 
 	mu struct {
 		sync.Mutex
-		queue         []*task
-		queuedBytes   int64
-		epoch         uint64
-		serial        uint64
-		committed     int64
-		outOfSync     bool
-		httpBase      string    // "http://host:port" of its web server, once known
-		highestAcked  int64     // last txid it acknowledged
-		lastHeartbeat time.Time // of an out-of-sync logger
-		closed        bool
+		queue       []*task
+		queuedBytes int64
+		epoch       uint64
+		serial      uint64
+		committed   int64
+		outOfSync   bool
+		// behind: a batch was refused for the queue's bound and the gap
+		// marker that makes the logger out of sync, in queue order, has
+		// not run yet; tailIsGap: the last queued task is that marker.
+		behind, tailIsGap bool
+		httpBase          string    // "http://host:port" of its web server, once known
+		highestAcked      int64     // last txid it acknowledged
+		lastHeartbeat     time.Time // of an out-of-sync logger
+		closed            bool
 	}
 }
 
@@ -75,9 +82,7 @@ type task struct {
 
 func newLogger(m *Manager, idx int, addr string) *logger {
 	l := &logger{m: m, idx: idx, addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	l.rpc = ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: m.cfg.User,
-		Protocol: protocolName, MaxRetries: -1, DialTimeout: min(m.cfg.WriteTxnsTimeout, 20*time.Second),
-		Logger: m.log})
+	l.rpc = l.newRPC()
 	go l.loop()
 	return l
 }
@@ -122,7 +127,10 @@ func (l *logger) loop() {
 }
 
 // enqueue queues an ordered call; with bytes > 0 (a batch of edits) the
-// queue's byte bound applies.
+// queue's byte bound applies. A batch refused for it leaves a gap in what
+// the JournalNode gets, so a marker goes into the queue in its place: when
+// it runs, the logger is out of sync — after the calls queued before it,
+// and until a startLogSegment queued after it succeeds.
 func (l *logger) enqueue(t *task) error {
 	l.mu.Lock()
 	if l.mu.closed {
@@ -130,22 +138,40 @@ func (l *logger) enqueue(t *task) error {
 		return ErrClosed
 	}
 	if t.bytes > 0 && l.mu.queuedBytes > 0 && l.mu.queuedBytes+t.bytes > l.m.cfg.QueueLimitBytes {
-		if !l.mu.outOfSync {
+		if !l.mu.behind && !l.mu.outOfSync {
 			l.m.log.Warn("qjournal: a JournalNode fell too far behind; skipping it until the next segment",
 				"jn", l.addr, "queuedBytes", l.mu.queuedBytes, "limit", l.m.cfg.QueueLimitBytes)
 		}
-		l.mu.outOfSync = true
+		l.mu.behind = true
+		if !l.mu.tailIsGap {
+			l.mu.tailIsGap = true
+			l.mu.queue = append(l.mu.queue, &task{run: l.markGap, done: func(any, error) {}})
+		}
 		l.mu.Unlock()
+		l.wakeUp()
 		return ErrTooFarBehind
 	}
 	l.mu.queue = append(l.mu.queue, t)
 	l.mu.queuedBytes += t.bytes
+	l.mu.tailIsGap = false
 	l.mu.Unlock()
+	l.wakeUp()
+	return nil
+}
+
+func (l *logger) wakeUp() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
-	return nil
+}
+
+// markGap is the queued marker of a refused batch.
+func (l *logger) markGap(context.Context) (any, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.outOfSync, l.mu.behind = true, false
+	return nil, nil
 }
 
 // submit queues an ordered call whose outcome goes to q as answer idx.
@@ -167,12 +193,40 @@ func (l *logger) parallel(q *qcall, run func(ctx context.Context) (any, error)) 
 	}()
 }
 
-// call makes one RPC, bounded by timeout.
+func (l *logger) newRPC() *ipc.Client {
+	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{l.addr}, User: l.m.cfg.User,
+		Protocol: protocolName, MaxRetries: -1, DialTimeout: min(l.m.cfg.WriteTxnsTimeout, 20*time.Second),
+		Logger: l.m.log})
+}
+
+func (l *logger) client() *ipc.Client {
+	l.rpcMu.Lock()
+	defer l.rpcMu.Unlock()
+	return l.rpc
+}
+
+// closeRPC closes the current client (Close of the manager).
+func (l *logger) closeRPC() {
+	l.rpcMu.Lock()
+	defer l.rpcMu.Unlock()
+	l.rpc.Close()
+}
+
+// call makes one RPC, bounded by timeout. When the JournalNode does not
+// answer in time the connection is dropped, so that the next call dials
+// afresh instead of queueing behind a hung one.
 func (l *logger) call(ctx context.Context, timeout time.Duration, method string, req, resp proto.Message) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := l.rpc.Call(cctx, method, req, resp); err != nil {
+	c := l.client()
+	if err := c.Call(cctx, method, req, resp); err != nil {
 		if cctx.Err() != nil && ctx.Err() == nil {
+			l.rpcMu.Lock()
+			if l.rpc == c {
+				l.rpc = l.newRPC()
+				c.Close()
+			}
+			l.rpcMu.Unlock()
 			return fmt.Errorf("%s to %s: no answer within %v: %w", method, l.addr, timeout, err)
 		}
 		return fmt.Errorf("%s to %s: %w", method, l.addr, err)
@@ -209,6 +263,7 @@ func (l *logger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.epoch, l.mu.committed, l.mu.outOfSync, l.mu.highestAcked = 0, 0, false, 0
+	l.mu.behind = false
 }
 
 func (l *logger) setCommitted(txid int64) {

@@ -164,7 +164,7 @@ func (m *Manager) Close() error {
 	m.cancel()
 	for _, l := range m.loggers {
 		<-l.done
-		l.rpc.Close()
+		l.closeRPC()
 	}
 	m.wg.Wait()
 	m.http.CloseIdleConnections()
@@ -527,7 +527,9 @@ func (m *Manager) PurgeBefore(_ context.Context, txid int64) error {
 
 // LoggerStatus is one JournalNode as this manager sees it.
 type LoggerStatus struct {
-	Addr         string
+	Addr string
+	// OutOfSync: it gets no writes until the next segment (or will not,
+	// once the calls queued for it ran).
 	OutOfSync    bool
 	HighestAcked int64
 	QueuedBytes  int64
@@ -538,7 +540,7 @@ func (m *Manager) Status() []LoggerStatus {
 	out := make([]LoggerStatus, len(m.loggers))
 	for i, l := range m.loggers {
 		l.mu.Lock()
-		out[i] = LoggerStatus{Addr: l.addr, OutOfSync: l.mu.outOfSync, HighestAcked: l.mu.highestAcked, QueuedBytes: l.mu.queuedBytes}
+		out[i] = LoggerStatus{Addr: l.addr, OutOfSync: l.mu.outOfSync || l.mu.behind, HighestAcked: l.mu.highestAcked, QueuedBytes: l.mu.queuedBytes}
 		l.mu.Unlock()
 	}
 	return out

@@ -256,3 +256,51 @@ func TestTwoJournalNodesDown(t *testing.T) {
 		t.Fatalf("the log ends at %d, %d was acknowledged", txids[len(txids)-1], acked)
 	}
 }
+
+// TestSlowJournalNodeSkipped: a JournalNode that accepts connections but
+// never answers does not hold the writer up: once more than
+// dfs.qjournal.queued-edits.limit.mb of edits wait for it, it is marked
+// out of sync and skipped (the queue stays bounded); once it answers again
+// it is written to from the next segment.
+func TestSlowJournalNodeSkipped(t *testing.T) {
+	s := startJNs(t, 3, nil)
+	s.format()
+	s.stop(2)
+	blackHole(t, s.addrs[2])
+	const limit = 4 << 10
+	w := s.newWriter(func(c *client.Config) {
+		c.QueueLimitBytes = limit
+		c.WriteTxnsTimeout, c.StartSegmentTimeout, c.GetJournalStateTimeout, c.NewEpochTimeout = time.Second, time.Second, time.Second, time.Second
+	})
+	w.become()
+	for range 100 {
+		if _, err := w.mkdirs("a", 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := w.m.Status()[2]
+	if !st.OutOfSync {
+		t.Fatalf("the hung JournalNode is not out of sync: %+v", st)
+	}
+	if st.QueuedBytes > 2*limit {
+		t.Fatalf("%d bytes queued for the hung JournalNode, the limit is %d", st.QueuedBytes, limit)
+	}
+	for _, l := range holes {
+		l.Close()
+	}
+	holes = nil
+	s.start(2)
+	// What was queued for it drains (its calls time out, or fail at
+	// once); the next segment then starts on it too.
+	waitFor(t, "the queue for the JournalNode drains", func() bool { return w.m.Status()[2].QueuedBytes == 0 })
+	if _, err := w.roll(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := w.mkdirs("b", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the JournalNode back in sync writes the new segment", func() bool {
+		return s.journal(2).Status().HighestWrittenTxID == last
+	})
+}
