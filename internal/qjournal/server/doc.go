@@ -25,6 +25,7 @@
 //	<jid>/current/last-promised-epoch             decimal + "\n": no writer below it is served
 //	<jid>/current/last-writer-epoch               epoch of the writer of the newest segment
 //	<jid>/current/committed-txid                  highest txid a writer said a quorum holds
+//	                                              (decimal, space-padded to 20, "\n")
 //	<jid>/current/paxos/<txid>                    an accepted recovery of segment <txid>:
 //	                                              length-delimited PersistedRecoveryPaxosData,
 //	                                              then a readable line
@@ -45,12 +46,18 @@
 //
 // Every promise is made durable before the answer that makes it: the
 // promised epoch (newEpoch, or a request with a higher epoch), the writer
-// epoch (startLogSegment), the committed txid carried by any request, an
-// accepted recovery (acceptRecovery) — each written tmp, fsync, rename,
-// fsync dir — and a journal() batch, appended and fdatasynced. A segment
-// fetched by acceptRecovery is fsynced under a temporary name, the
-// decision persisted, and only then moved in place; a crash in between is
-// rolled forward by the next prepareRecovery.
+// epoch (startLogSegment) and an accepted recovery (acceptRecovery) are
+// each written tmp, fsync, rename, fsync dir; a journal() batch is
+// appended and fdatasynced. The committed txid a request carries is made
+// durable before the answer too, but rewritten in place in committed-txid
+// (a fixed-width number inside the first sector, fdatasynced beside the
+// batch): it changes with every batch, and a value older than the last
+// one written is still a true lower bound, so a torn or lost rewrite can
+// only make it lower; a tmp file and two renames per batch cost two more
+// journal commits (docs/PERFORMANCE.md). HDFS's JournalNode does not sync
+// it at all. A segment fetched by acceptRecovery is fsynced under a
+// temporary name, the decision persisted, and only then moved in place; a
+// crash in between is rolled forward by the next prepareRecovery.
 //
 // # Refusals
 //
