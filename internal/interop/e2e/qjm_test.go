@@ -135,6 +135,24 @@ func waitPort(t *testing.T, addr string, p *proc) {
 	t.Fatalf("%s does not listen on %s:\n%s", p.name, addr, tail(p.logText(), 30))
 }
 
+// waitOutOfSafeMode waits until NameNode i left start-up safe mode: a
+// standby restarted a moment before has not heard every block yet, and
+// refuses to become active until it has, as Hadoop's does.
+func (q *qjmCluster) waitOutOfSafeMode(t *testing.T, i int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := q.runErr(q.confDir("nn"), nil, "dfsadmin", "-fs", "hdfs://"+q.nnAddrs[i], "-safemode", "get")
+		if err == nil && strings.Contains(out, "OFF") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nn%d still in safe mode: %q, %v", i+1, out, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // active is the index of the active NameNode, -1 if none answers so.
 func (q *qjmCluster) active(t *testing.T) int {
 	for i := range 2 {
@@ -359,6 +377,7 @@ func TestQJMKillRounds(t *testing.T) {
 			waitAcks(5, fmt.Sprintf("round %d: with the standby nn%d killed", i, s+1))
 			q.startNN(s)
 			q.waitRPC(s)
+			q.waitOutOfSafeMode(t, s)
 		case "active":
 			q.kill(q.nns[active])
 			to := 1 - active
@@ -367,6 +386,7 @@ func TestQJMKillRounds(t *testing.T) {
 			}
 			q.startNN(active)
 			q.waitRPC(active)
+			q.waitOutOfSafeMode(t, active)
 		}
 		waitAcks(5, fmt.Sprintf("round %d (%s) after recovery", i, kind))
 	}
