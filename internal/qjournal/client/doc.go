@@ -22,7 +22,11 @@
 // One logger per JournalNode (Hadoop's IPCLoggerChannel) owns an RPC
 // connection and a goroutine that makes the writer's calls to that node in
 // order, each carrying the epoch, a serial number that grows with every
-// call, and the committed txid. Reads (manifests, cached edits) run beside
+// call, and the committed txid as it was when the call was queued (unlike
+// Hadoop, which takes it when the call is made: a lagging node's recovery
+// calls for an old segment would then carry a txid committed in the
+// segment after it, and acceptRecovery would refuse to cut the old
+// segment's uncommitted tail). Reads (manifests, cached edits) run beside
 // it. A call to all nodes is collected by a quorum call: it succeeds once a
 // majority (n/2+1) succeeded, fails once a majority can no longer succeed,
 // or at its timeout (the dfs.qjournal.*.timeout.ms keys).

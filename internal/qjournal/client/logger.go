@@ -61,7 +61,10 @@ type logger struct {
 		epoch       uint64
 		serial      uint64
 		committed   int64
-		outOfSync   bool
+		// sending is the committed txid the running call carries: the
+		// committed txid when it was queued (see task.committed).
+		sending   int64
+		outOfSync bool
 		// behind: a batch was refused for the queue's bound and the gap
 		// marker that makes the logger out of sync, in queue order, has
 		// not run yet; tailIsGap: the last queued task is that marker.
@@ -78,6 +81,13 @@ type task struct {
 	run   func(ctx context.Context) (any, error)
 	bytes int64
 	done  func(v any, err error)
+	// committed is the committed txid when the call was queued, which
+	// is what it tells the JournalNode. A lagging node's call must not
+	// carry a txid committed since: the recovery of an old segment would
+	// carry a txid of the segment after it, which the node could only
+	// take for one of the old segment's (acceptRecovery refuses to drop
+	// a committed txid).
+	committed int64
 }
 
 func newLogger(m *Manager, idx int, addr string) *logger {
@@ -117,6 +127,7 @@ func (l *logger) loop() {
 		t := l.mu.queue[0]
 		l.mu.queue[0] = nil
 		l.mu.queue = l.mu.queue[1:]
+		l.mu.sending = t.committed
 		l.mu.Unlock()
 		v, err := t.run(l.m.life)
 		l.mu.Lock()
@@ -151,6 +162,7 @@ func (l *logger) enqueue(t *task) error {
 		l.wakeUp()
 		return ErrTooFarBehind
 	}
+	t.committed = l.mu.committed
 	l.mu.queue = append(l.mu.queue, t)
 	l.mu.queuedBytes += t.bytes
 	l.mu.tailIsGap = false
@@ -235,15 +247,16 @@ func (l *logger) call(ctx context.Context, timeout time.Duration, method string,
 }
 
 // reqInfo is the RequestInfo of the next writer call: epoch, a serial
-// number that grows with every call, and the committed txid.
+// number that grows with every call, and the committed txid as the
+// running call was queued.
 func (l *logger) reqInfo() *qpb.RequestInfoProto {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := &qpb.RequestInfoProto{JournalId: l.m.jidProto(), Epoch: proto.Uint64(l.mu.epoch),
 		IpcSerialNumber: proto.Uint64(l.mu.serial)}
 	l.mu.serial++
-	if l.mu.committed > 0 {
-		r.CommittedTxId = proto.Uint64(uint64(l.mu.committed))
+	if l.mu.sending > 0 {
+		r.CommittedTxId = proto.Uint64(uint64(l.mu.sending))
 	}
 	if ns := l.m.cfg.NameserviceID; ns != "" {
 		r.NameServiceId = proto.String(ns)
@@ -262,7 +275,7 @@ func (l *logger) setEpoch(e uint64) {
 func (l *logger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.mu.epoch, l.mu.committed, l.mu.outOfSync, l.mu.highestAcked = 0, 0, false, 0
+	l.mu.epoch, l.mu.committed, l.mu.sending, l.mu.outOfSync, l.mu.highestAcked = 0, 0, 0, false, 0
 	l.mu.behind = false
 }
 

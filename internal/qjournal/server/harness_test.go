@@ -113,6 +113,68 @@ func (s *jnSet) startOn(i int, rpc, web net.Listener) {
 	}
 }
 
+// startHeld restarts JournalNode i behind a proxy on its RPC address that
+// holds every call until release is called; then they go through in order.
+func (s *jnSet) startHeld(i int) (release func()) {
+	s.t.Helper()
+	inner := listen(s.t, "127.0.0.1:0")
+	s.startOn(i, inner, listen(s.t, s.webs[i]))
+	front := listen(s.t, s.addrs[i])
+	open := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := front.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", inner.Addr().String())
+			if err != nil {
+				c.Close()
+				continue
+			}
+			track(c)
+			track(d)
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				defer d.Close()
+				<-open
+				io.Copy(d, c)
+			}()
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				io.Copy(c, d)
+			}()
+		}
+	}()
+	var once sync.Once
+	release = func() { once.Do(func() { close(open) }) }
+	s.t.Cleanup(func() {
+		front.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		release()
+		wg.Wait()
+	})
+	return release
+}
+
 func (s *jnSet) stop(i int) {
 	if s.nodes[i] != nil {
 		s.nodes[i].Close()

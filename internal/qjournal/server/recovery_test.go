@@ -10,6 +10,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
@@ -27,12 +28,13 @@ const (
 // TestSegmentRecovery: a writer wrote txids 1..30 of a segment (each
 // batch acknowledged by a quorum; the JournalNodes heard 30 was
 // committed), then sent 31..40 to every JournalNode and died before
-// acknowledging it. The copies are then cut as the table says: every
-// record (longer), the first 30 and half of the 31st (torn), or no file at
-// all (missing). A new writer's recovery must pick what HDFS's rules pick
-// for the majority that answers it — the longest whole copy among the
-// nodes holding one — keep every acknowledged txid, and leave every node
-// with that copy finalized (missing and torn ones fetch it from the chosen
+// acknowledging it, and the JournalNodes went down with it. Their copies
+// are cut as the table says before they restart: every record (longer),
+// the first 30 and half of the 31st (torn), or no file at all (missing).
+// A new writer's recovery must pick what HDFS's rules pick for the
+// majority that answers it — the longest whole copy among the nodes
+// holding one — keep every acknowledged txid, and leave every node with
+// that copy finalized (missing and torn ones fetch it from the chosen
 // node). Cases with two copies missing are left out: a quorum acknowledged
 // 1..30, so at most one node can lack them.
 func TestSegmentRecovery(t *testing.T) {
@@ -68,43 +70,9 @@ const ackedTxID = 30
 
 func recoverCase(t *testing.T, s *jnSet, combo []holding) {
 	ctx := context.Background()
-	s.format()
-	w := s.newWriter(nil)
-	w.become()
-	if _, err := w.mkdirs("x", 19); err != nil { // txids 2..20
-		t.Fatal(err)
-	}
-	if last, err := w.mkdirs("y", 10); err != nil || last != ackedTxID { // 21..30
-		t.Fatalf("wrote up to %d, %v", last, err)
-	}
-	// 31..40 reach every JournalNode, but the writer dies before it
-	// waits for them: no acknowledgement, and the committed txid the
-	// nodes heard stays 30.
-	var batch []byte
-	for txid := int64(ackedTxID + 1); txid <= 40; txid++ {
-		var err error
-		if batch, err = editlog.EncodeRecord(batch, txid, &op.Mkdir{InodeID: uint64(txid), Path: fmt.Sprintf("/z%d", txid), Mtime: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.m.Write(ctx, batch, ackedTxID+1, 40); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "every JournalNode holds 40", func() bool {
-		for i := range 3 {
-			if s.journal(i).Status().HighestWrittenTxID != 40 {
-				return false
-			}
-		}
-		return true
-	})
-	w.m.Close()
-	for i := range 3 {
-		if c := s.journal(i).Status().CommittedTxID; c > ackedTxID {
-			t.Fatalf("jn%d heard %d was committed", i, c)
-		}
-	}
-
+	crashUnacknowledged(t, s)
+	// The copies are cut while the nodes are down; they scan them when
+	// they restart.
 	holds := make([]int64, 3)
 	for i, h := range combo {
 		path := filepath.Join(s.dirs[i], s.jid, "current", editlog.InProgressName(1))
@@ -119,6 +87,9 @@ func recoverCase(t *testing.T, s *jnSet, combo []holding) {
 				t.Fatal(err)
 			}
 		}
+	}
+	for i := range 3 {
+		s.start(i)
 	}
 	allowed := choicesOfMajorities(holds)
 
@@ -162,6 +133,95 @@ func recoverCase(t *testing.T, s *jnSet, combo []holding) {
 		t.Fatal(err)
 	}
 	checkContiguous(t, txids, 1, last)
+	b.log.Close()
+}
+
+// crashUnacknowledged formats the journal and has a writer write txids
+// 1..30 (each batch acknowledged by a quorum), then send 31..40 to every
+// JournalNode and die before acknowledging them; the JournalNodes go down
+// with it.
+func crashUnacknowledged(t *testing.T, s *jnSet) {
+	t.Helper()
+	ctx := context.Background()
+	s.format()
+	// Generous timeouts: a JournalNode that misses a batch on a loaded
+	// machine would not hold all of 31..40.
+	w := s.newWriter(func(c *client.Config) {
+		c.WriteTxnsTimeout, c.StartSegmentTimeout, c.NewEpochTimeout = 20*time.Second, 20*time.Second, 20*time.Second
+	})
+	w.become()
+	if _, err := w.mkdirs("x", 19); err != nil { // txids 2..20
+		t.Fatal(err)
+	}
+	if last, err := w.mkdirs("y", 10); err != nil || last != ackedTxID { // 21..30
+		t.Fatalf("wrote up to %d, %v", last, err)
+	}
+	// 31..40 reach every JournalNode, but the writer dies before it
+	// waits for them: no acknowledgement, and the committed txid the
+	// nodes heard stays 30.
+	var batch []byte
+	for txid := int64(ackedTxID + 1); txid <= 40; txid++ {
+		var err error
+		if batch, err = editlog.EncodeRecord(batch, txid, &op.Mkdir{InodeID: uint64(txid), Path: fmt.Sprintf("/z%d", txid), Mtime: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.m.Write(ctx, batch, ackedTxID+1, 40); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every JournalNode holds 40", func() bool {
+		for i := range 3 {
+			if s.journal(i).Status().HighestWrittenTxID != 40 {
+				return false
+			}
+		}
+		return true
+	})
+	w.m.Close()
+	for i := range 3 {
+		if c := s.journal(i).Status().CommittedTxID; c > ackedTxID {
+			t.Fatalf("jn%d heard %d was committed", i, c)
+		}
+	}
+
+	// The JournalNodes go down with the writer (a power cut).
+	for i := range 3 {
+		s.stop(i)
+	}
+}
+
+// TestLaggingNodeRecovers: after the crash of TestSegmentRecovery, jn0
+// holds 1..40 and the others 1..30, and jn0's calls are held up while the
+// new writer recovers 1..30 with the other two, starts segment 31 and
+// commits txids of it. When jn0's calls go through, in order, its
+// recovery calls must not carry those later txids as committed (jn0 would
+// refuse to cut its 31..40, taking them for committed ones): jn0 ends
+// with 1..30 finalized, in sync with the new segment.
+func TestLaggingNodeRecovers(t *testing.T) {
+	s := startJNs(t, 3, nil)
+	crashUnacknowledged(t, s)
+	for i := 1; i < 3; i++ {
+		cutInRecord(t, filepath.Join(s.dirs[i], s.jid, "current", editlog.InProgressName(1)), ackedTxID+1)
+		s.start(i)
+	}
+	release := s.startHeld(0)
+	b := s.newWriter(nil)
+	if first := b.become(); first != ackedTxID+1 {
+		t.Fatalf("recovery kept 1..%d, want 1..%d", first-1, ackedTxID)
+	}
+	last, err := b.mkdirs("w", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	want := editlog.FinalizedName(1, ackedTxID)
+	waitFor(t, "jn0 holds "+want+" and writes the new segment", func() bool {
+		got := finalized(t, s, 0)
+		return len(got) == 1 && got[0] == want && s.journal(0).Status().HighestWrittenTxID == last
+	})
+	if st := b.m.Status()[0]; st.OutOfSync {
+		t.Fatalf("jn0 is out of sync: %+v", st)
+	}
 	b.log.Close()
 }
 
