@@ -177,3 +177,15 @@ func TestRootLoggerEnv(t *testing.T) {
 		t.Fatalf("bad level: code %d, %q", code, errOut)
 	}
 }
+
+// TestJournalnodeUsageAndConfig: `hdfs journalnode` takes no argument, and
+// a bad journal directory is refused naming its key, before anything runs.
+func TestJournalnodeUsageAndConfig(t *testing.T) {
+	if _, errOut, code := run(t, nil, "journalnode", "-x"); code != exitUsage || !strings.Contains(errOut, "Usage: hdfs journalnode") {
+		t.Errorf("journalnode -x: code %d, %q", code, errOut)
+	}
+	_, errOut, code := run(t, nil, "journalnode", "-D", "dfs.journalnode.edits.dir=relative/dir")
+	if code != exitFail || !strings.Contains(errOut, "dfs.journalnode.edits.dir") {
+		t.Errorf("a relative edits dir: code %d, %q", code, errOut)
+	}
+}

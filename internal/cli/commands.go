@@ -38,7 +38,7 @@ func init() {
 		{name: "dfsrouter", group: "Daemon Commands", summary: "run the DFS router"},
 		{name: "diskbalancer", group: "Daemon Commands", summary: "distribute data evenly among disks on a given node"},
 		{name: "httpfs", group: "Daemon Commands", summary: "run HttpFS server, the HDFS HTTP gateway"},
-		{name: "journalnode", group: "Daemon Commands", summary: "run the DFS JournalNode"},
+		{name: "journalnode", group: "Daemon Commands", summary: "run the DFS JournalNode", run: runJournalnode, usage: journalnodeUsage},
 		{name: "mover", group: "Daemon Commands", summary: "run a utility to move block replicas across storage types"},
 		{name: "namenode", group: "Daemon Commands", summary: "run the DFS NameNode", run: runNamenode, usage: namenodeUsage},
 		{name: "nfs3", group: "Daemon Commands", summary: "run an NFS version 3 gateway"},

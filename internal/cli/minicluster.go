@@ -11,7 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-zk HOST:PORT[,...]]]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-sharedDir] [-zk HOST:PORT[,...]]]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
@@ -26,8 +26,11 @@ Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
   -tcponly        no UNIX domain sockets: local clients reach the DataNodes
                   over TCP too
   -ha             two NameNodes, nn1 (active) and nn2 (standby), of nameservice
-                  ns1 over a shared edits dir in DIR: fs.defaultFS is
-                  hdfs://ns1, and hdfs haadmin works against them
+                  ns1 over three JournalNodes (qjournal://, run in this
+                  process): fs.defaultFS is hdfs://ns1, and hdfs haadmin
+                  works against them
+  -sharedDir      with -ha: share an edits directory in DIR (file://)
+                  instead of running JournalNodes
   -zk QUORUM      with -ha: automatic failover through the ZooKeeper at QUORUM
                   (ha.zookeeper.quorum): a failover controller per NameNode
                   (hdfs zkfc, in this process) elects the active one and
@@ -52,6 +55,7 @@ func runMinicluster(inv *Invocation) int {
 	tcpOnly := fs.Bool("tcponly", false, "")
 	haMode := fs.Bool("ha", false, "")
 	zk := fs.String("zk", "", "")
+	sharedDir := fs.Bool("sharedDir", false, "")
 	if err := fs.Parse(inv.Args); err != nil || fs.NArg() > 0 {
 		return exitUsage
 	}
@@ -64,7 +68,7 @@ func runMinicluster(inv *Invocation) int {
 	if *port == 0 && !httpSet {
 		*httpPort = 0
 	}
-	if *n < 0 || *port < 0 || *port > 65535 || *httpPort < 0 || *httpPort > 65535 {
+	if *n < 0 || *port < 0 || *port > 65535 || *httpPort < 0 || *httpPort > 65535 || (*sharedDir && !*haMode) {
 		fmt.Fprint(inv.Env.Stderr, miniclusterUsage)
 		return exitUsage
 	}
@@ -98,7 +102,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, ZooKeeper: *zk,
+		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, ZooKeeper: *zk, SharedEditsDir: *sharedDir,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -123,6 +127,9 @@ func runMinicluster(inv *Invocation) int {
 		}
 		for i, a := range c.ControllerAddrs() {
 			fmt.Fprintf(w, "  zkfc of nn%d     rpc %s  (ZooKeeper %s)\n", i+1, a, *zk)
+		}
+		for i, jn := range c.JournalNodes() {
+			fmt.Fprintf(w, "  JournalNode %d   rpc %s  web http://%s/\n", i, jn.RPCAddr(), jn.HTTPAddr())
 		}
 	} else {
 		fmt.Fprintf(w, "  NameNode web    http://%s/  (metrics: /jmx)\n", c.NameNode().HTTPAddr())

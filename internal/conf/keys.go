@@ -216,6 +216,28 @@ const (
 	DFSNameNodeReplicationWorkMultiplier      = "dfs.namenode.replication.work.multiplier.per.iteration"
 	DFSNameNodeInvalidateWorkPct              = "dfs.namenode.invalidate.work.pct.per.iteration"
 
+	// JournalNodes (hdfs journalnode) and the quorum journal client of the
+	// NameNode (qjournal:// shared edits). The dfs.qjournal.* timeouts are
+	// milliseconds, as in Hadoop.
+
+	DFSJournalNodeHandlerCount           = "dfs.journalnode.handler.count"            // 5
+	DFSJournalNodeEditCacheSize          = "dfs.journalnode.edit-cache-size.bytes"    // 1048576 bytes
+	DFSJournalNodeEnableSync             = "dfs.journalnode.enable.sync"              // true
+	DFSJournalNodeSyncInterval           = "dfs.journalnode.sync.interval"            // 120000 ms
+	DFSQJournalQueueSizeLimit            = "dfs.qjournal.queued-edits.limit.mb"       // 10 MiB
+	DFSQJournalStartSegmentTimeout       = "dfs.qjournal.start-segment.timeout.ms"    // 20000 ms
+	DFSQJournalPrepareRecoveryTimeout    = "dfs.qjournal.prepare-recovery.timeout.ms" // 120000 ms
+	DFSQJournalAcceptRecoveryTimeout     = "dfs.qjournal.accept-recovery.timeout.ms"  // 120000 ms
+	DFSQJournalFinalizeSegmentTimeout    = "dfs.qjournal.finalize-segment.timeout.ms" // 120000 ms
+	DFSQJournalSelectInputStreamsTimeout = "dfs.qjournal.select-input-streams.timeout.ms"
+	DFSQJournalGetJournalStateTimeout    = "dfs.qjournal.get-journal-state.timeout.ms" // 120000 ms
+	DFSQJournalNewEpochTimeout           = "dfs.qjournal.new-epoch.timeout.ms"         // 120000 ms
+	DFSQJournalWriteTxnsTimeout          = "dfs.qjournal.write-txns.timeout.ms"        // 20000 ms
+	DFSQJournalHTTPOpenTimeout           = "dfs.qjournal.http.open.timeout.ms"         // 60000 ms
+	DFSQJournalHTTPReadTimeout           = "dfs.qjournal.http.read.timeout.ms"         // 60000 ms
+	DFSQJMOperationsTimeout              = "dfs.qjm.operations.timeout"                // 60 s
+	DFSHATailEditsQJMRPCMaxTxns          = "dfs.ha.tail-edits.qjm.rpc.max-txns"        // 5000
+
 	// HA administration and fencing (hdfs haadmin, the failover
 	// controller). DFSHAFencingMethods has no default: unset means no
 	// fencer is configured, which Hadoop tells apart from an empty list.
@@ -436,6 +458,24 @@ func defaultTable() []keyDef {
 		{DFSNameNodeReplicationMaxStreamsHardLimit, "4", 0},
 		{DFSNameNodeReplicationWorkMultiplier, "2", 0},
 		{DFSNameNodeInvalidateWorkPct, "0.32f", 0},
+
+		{DFSJournalNodeHandlerCount, "5", 0},
+		{DFSJournalNodeEditCacheSize, "1048576", 0},
+		{DFSJournalNodeEnableSync, "true", 0},
+		{DFSJournalNodeSyncInterval, "120000", ms},
+		{DFSQJournalQueueSizeLimit, "10", 0},
+		{DFSQJournalStartSegmentTimeout, "20000", ms},
+		{DFSQJournalPrepareRecoveryTimeout, "120000", ms},
+		{DFSQJournalAcceptRecoveryTimeout, "120000", ms},
+		{DFSQJournalFinalizeSegmentTimeout, "120000", ms},
+		{DFSQJournalSelectInputStreamsTimeout, "20000", ms},
+		{DFSQJournalGetJournalStateTimeout, "120000", ms},
+		{DFSQJournalNewEpochTimeout, "120000", ms},
+		{DFSQJournalWriteTxnsTimeout, "20000", ms},
+		{DFSQJournalHTTPOpenTimeout, "60000", ms},
+		{DFSQJournalHTTPReadTimeout, "60000", ms},
+		{DFSQJMOperationsTimeout, "60s", ms},
+		{DFSHATailEditsQJMRPCMaxTxns, "5000", 0},
 
 		{HAFCCLICheckRPCTimeout, "20000", ms},
 		{HAFCGracefulFenceRPCTimeout, "5000", ms},

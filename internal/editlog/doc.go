@@ -130,13 +130,23 @@
 // Append assigns the next txid and encodes the record into the current
 // buffer under the Log's mutex; it never does I/O and, once the buffers have
 // grown to the working size, never allocates. Sync(ctx, txid) returns at once
-// if txid is durable. Otherwise, if no flush is running, the caller becomes
-// the flusher: it swaps the buffers (appenders continue into the other one),
-// releases the mutex, writes the batch to every journal in parallel, flushes
-// (fdatasync) each, and then publishes the new durable txid and wakes every
-// waiter. A waiter whose txid was not in that batch becomes the next flusher.
-// So one fsync per journal covers every txid appended while the previous
-// flush ran.
+// if txid is durable. Otherwise, if no flush has taken txid and none is in
+// its first stage, the caller becomes the flusher: it takes the buffer
+// (appenders continue into another one), releases the mutex, writes the
+// batch to every required journal in parallel and flushes (fdatasync) each
+// — the first stage — then, once the previous batch has left it, to every
+// optional journal — the second stage — and then publishes the new durable
+// txid and wakes every waiter. A waiter whose txid was not in that batch
+// becomes the next flusher. So one fsync per journal covers every txid
+// appended while the previous flush ran.
+//
+// With required journals (HA's shared edits) the stages overlap: batch
+// N+1's first stage may run while batch N is in its second, so the quorum
+// journal takes the next batch while the local dirs sync the previous one
+// (at most two batches in flight; each journal still gets batches in txid
+// order, and an optional journal never gets a batch before every required
+// one made it durable). Without required journals a batch starts only
+// after the previous one ended, gathering what is appended meanwhile.
 //
 // Journals added at run time (Log.AddJournal: the active's stream to a
 // Backup Node) join at the next segment start, get each batch only after

@@ -78,10 +78,14 @@ type Stats struct {
 // and makes them durable in a set of journals with group commit.
 //
 // Append is called with the namesystem write lock held and does no I/O; Sync
-// is called after releasing it and waits until the txid is durable. Two
-// buffers alternate: writers append into mu.buf while one flusher writes the
-// other to every journal in parallel and flushes them. A Log is safe for
-// concurrent use.
+// is called after releasing it and waits until the txid is durable. Buffers
+// alternate: writers append into mu.buf while a flusher writes another to
+// every journal in parallel and flushes them. With required journals a
+// flush has two stages — the required journals, then the optional ones —
+// and the next batch's first stage runs beside the previous batch's second
+// (pipelining): the shared edits take batch N+1 while the local dirs take
+// batch N, and no local dir ever gets a batch before the shared edits
+// made it durable. A Log is safe for concurrent use.
 type Log struct {
 	cfg Config
 	log *slog.Logger
@@ -100,25 +104,31 @@ type Log struct {
 		required, optional []Journal
 		// Journals added at run time (AddJournal: a Backup Node's
 		// stream). pending ones join at the next segment start; added
-		// ones are in the set, written after the configured journals
-		// made a batch durable, never counted toward MinJournals, and
-		// dropped when they fail.
+		// ones are in the set, written in the second stage after the
+		// optional ones (so only once the configured journals made a
+		// batch durable), never counted toward MinJournals, and dropped
+		// when they fail.
 		pending, added []Journal
 		buf            []byte // records not yet handed to a flusher
-		spare          []byte // the other buffer, when no flush holds it
+		spare          []byte // a free buffer, when no flush holds it
 		bufFirst       int64  // txid of buf's first record
 		next           int64  // next txid to hand out; 0 before the first segment
 		synced         int64  // highest durable txid
-		flushing       bool   // a flusher is writing
-		done           chan struct{}
-		failed         error // set once; every later Sync of a newer txid returns it
-		segFirst       int64
-		segBytes       int64
-		flushes        int64
+		taken          int64  // last txid handed to a flusher
+		// reqBusy: a batch is in the first stage (required journals);
+		// optBusy: a batch is in the second stage (optional journals).
+		reqBusy, optBusy bool
+		// changed is closed (and replaced) whenever synced, the stages or
+		// failed change; waiters watch it.
+		changed  chan struct{}
+		failed   error // set once; every later Sync of a newer txid returns it
+		segFirst int64
+		segBytes int64
+		flushes  int64
 	}
 
-	// Owned by the current flusher (mu.flushing).
-	flushErrs []error
+	// reqErrs and optErrs are owned by the batch in that stage.
+	reqErrs, optErrs []error
 }
 
 // New returns a Log in state UNINITIALIZED over the required and optional
@@ -136,6 +146,7 @@ func New(cfg Config, required, optional []Journal) (*Log, error) {
 	}
 	l.mu.required = append([]Journal(nil), required...)
 	l.mu.optional = append([]Journal(nil), optional...)
+	l.mu.changed = make(chan struct{})
 	return l, nil
 }
 
@@ -357,6 +368,7 @@ func (l *Log) Fail(cause error) {
 	defer l.mu.Unlock()
 	if l.mu.failed == nil {
 		l.mu.failed = fmt.Errorf("%w: the NameNode stopped logging: %v", ErrNoJournals, cause)
+		l.signalLocked()
 	}
 }
 
@@ -414,7 +426,7 @@ func (l *Log) startSegment(ctx context.Context, txid int64) error {
 		return l.mu.failed
 	}
 	l.mu.state = StateInSegment
-	l.mu.next, l.mu.synced = txid, txid-1
+	l.mu.next, l.mu.synced, l.mu.taken = txid, txid-1, txid-1
 	l.mu.segFirst, l.mu.segBytes = txid, 0
 	l.appendLocked(&op.StartLogSegment{}) // empty body: cannot be too large
 	l.mu.Unlock()
@@ -466,11 +478,12 @@ func (l *Log) appendLocked(o op.Op) (int64, error) {
 }
 
 // Sync waits until txid is durable in every journal of the set. If no flush
-// is running it becomes the flusher for everything appended so far;
-// otherwise it waits for the running flush and, if that did not cover txid,
-// flushes next. It returns a wrapped ErrNoJournals once the log failed (for
-// every txid not already durable), or ctx's error if ctx ends first; in both
-// cases the op must not be acknowledged.
+// has taken txid yet and the first stage is free, the caller becomes the
+// flusher for everything appended so far; otherwise it waits for the
+// flushes under way and, if they did not cover txid, flushes next. It
+// returns a wrapped ErrNoJournals once the log failed (for every txid not
+// already durable), or ctx's error if ctx ends first; in both cases the op
+// must not be acknowledged.
 func (l *Log) Sync(ctx context.Context, txid int64) error {
 	l.mu.Lock()
 	for {
@@ -491,14 +504,17 @@ func (l *Log) Sync(ctx context.Context, txid int64) error {
 			l.mu.Unlock()
 			return err
 		}
-		if !l.mu.flushing {
+		// Without required journals there is one stage: a new batch waits
+		// for the previous one to finish, and gathers what is appended
+		// meanwhile.
+		if txid > l.mu.taken && !l.mu.reqBusy && (len(l.mu.required) > 0 || !l.mu.optBusy) {
 			l.flushLocked()
 			continue
 		}
-		done := l.mu.done
+		changed := l.mu.changed
 		l.mu.Unlock()
 		select {
-		case <-done:
+		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -506,27 +522,48 @@ func (l *Log) Sync(ctx context.Context, txid int64) error {
 	}
 }
 
-// flushLocked swaps the buffers, writes and flushes the full one to every
-// journal without holding mu — the required journals first, all of them in
-// parallel, then, once they all made it durable, the optional ones — and
-// then records the outcome. Called with mu held and no flush running;
-// returns with mu held.
+// signalLocked wakes every waiter.
+func (l *Log) signalLocked() {
+	close(l.mu.changed)
+	l.mu.changed = make(chan struct{})
+}
+
+// flushLocked takes the appended records as a batch and makes it durable
+// in two stages, without holding mu across I/O: the required journals
+// (in parallel), then — once the previous batch left its second stage —
+// the optional ones (in parallel), and then records the outcome. The next
+// batch may start its first stage while this one is in its second. Called
+// with mu held and the first stage free; returns with mu held.
 func (l *Log) flushLocked() {
 	batch, first, last := l.mu.buf, l.mu.bufFirst, l.mu.next-1
 	l.mu.buf, l.mu.spare = l.mu.spare[:0], nil
-	l.mu.flushing = true
-	l.mu.done = make(chan struct{})
+	l.mu.reqBusy, l.mu.taken = true, last
 	required := append([]Journal(nil), l.mu.required...)
-	optional := append([]Journal(nil), l.mu.optional...)
-	added := append([]Journal(nil), l.mu.added...)
 	l.mu.Unlock()
 
 	// A flush is not the caller's to cancel: once appended, ops must become
 	// durable or fail the log, whoever waits for them.
 	ctx := context.Background()
-	bad, causes := l.writeAll(ctx, required, batch, first, last)
-	if len(bad) == 0 {
-		bad, causes = l.writeAll(ctx, optional, batch, first, last)
+	bad, causes := l.writeAll(ctx, required, batch, first, last, &l.reqErrs)
+
+	l.mu.Lock()
+	l.dropLocked(bad, causes)
+	for l.mu.optBusy {
+		changed := l.mu.changed
+		l.mu.Unlock()
+		<-changed
+		l.mu.Lock()
+	}
+	l.mu.reqBusy, l.mu.optBusy = false, true
+	l.signalLocked()
+	failed := l.mu.failed
+	optional := append([]Journal(nil), l.mu.optional...)
+	added := append([]Journal(nil), l.mu.added...)
+	l.mu.Unlock()
+
+	bad, causes = nil, nil
+	if failed == nil {
+		bad, causes = l.writeAll(ctx, optional, batch, first, last, &l.optErrs)
 	}
 
 	l.mu.Lock()
@@ -534,31 +571,31 @@ func (l *Log) flushLocked() {
 	if l.mu.failed == nil && len(added) > 0 {
 		// Durable in the configured journals: now the run-time ones.
 		l.mu.Unlock()
-		bad, causes = l.writeAll(ctx, added, batch, first, last)
+		bad, causes = l.writeAll(ctx, added, batch, first, last, &l.optErrs)
 		l.mu.Lock()
 		l.dropLocked(bad, causes)
 	}
 	if l.mu.failed == nil {
 		l.mu.synced = last
 	}
-	if cap(batch) <= maxRetainedBuffer {
+	if cap(batch) <= maxRetainedBuffer && l.mu.spare == nil {
 		l.mu.spare = batch[:0]
 	}
 	l.mu.flushes++
-	l.mu.flushing = false
-	close(l.mu.done)
+	l.mu.optBusy = false
+	l.signalLocked()
 }
 
 // writeAll writes batch to journals in parallel and flushes each; it
-// returns the ones that failed. Only the flusher calls it.
-func (l *Log) writeAll(ctx context.Context, journals []Journal, batch []byte, first, last int64) (bad []Journal, causes []error) {
+// returns the ones that failed. errs is the calling stage's scratch.
+func (l *Log) writeAll(ctx context.Context, journals []Journal, batch []byte, first, last int64, scratch *[]error) (bad []Journal, causes []error) {
 	if len(journals) == 0 {
 		return nil, nil
 	}
-	if cap(l.flushErrs) < len(journals) {
-		l.flushErrs = make([]error, len(journals))
+	if cap(*scratch) < len(journals) {
+		*scratch = make([]error, len(journals))
 	}
-	errs := l.flushErrs[:len(journals)]
+	errs := (*scratch)[:len(journals)]
 	writeOne := func(i int) {
 		if err := journals[i].Write(ctx, batch, first, last); err != nil {
 			errs[i] = err

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -935,4 +937,118 @@ func TestStandbyStates(t *testing.T) {
 		t.Errorf("state %v, want OPEN_FOR_READING", got)
 	}
 	standby.Close()
+}
+
+// gateJournal records the batches written to it and, while its gate is
+// closed, holds every Flush.
+type gateJournal struct {
+	Journal
+	mu      sync.Mutex
+	flushed []int64 // last txid of each batch flushed
+	pending int64   // last txid written, not yet flushed
+	gate    chan struct{}
+	entered chan int64
+}
+
+func (j *gateJournal) Write(ctx context.Context, b []byte, first, last int64) error {
+	j.mu.Lock()
+	j.pending = last
+	j.mu.Unlock()
+	return j.Journal.Write(ctx, b, first, last)
+}
+
+func (j *gateJournal) Flush(ctx context.Context) error {
+	j.mu.Lock()
+	last, gate := j.pending, j.gate
+	j.mu.Unlock()
+	if j.entered != nil {
+		j.entered <- last
+	}
+	if gate != nil {
+		<-gate
+	}
+	if err := j.Journal.Flush(ctx); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.flushed = append(j.flushed, last)
+	j.mu.Unlock()
+	return nil
+}
+
+func (j *gateJournal) batches() []int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]int64(nil), j.flushed...)
+}
+
+// TestPipelinedStages: with a required journal, the next batch is made
+// durable in the required journal while the previous one is still being
+// flushed to the local dirs, and a local dir never gets a batch the
+// required journal has not made durable, nor batches out of order.
+func TestPipelinedStages(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	shared := &gateJournal{Journal: NewFileJournal(m, dirs[0])}
+	local := &gateJournal{Journal: NewFileJournal(m, dirs[1])}
+	l, err := New(Config{MinJournals: 1, Logger: quietLogger}, []Journal{shared}, []Journal{local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	if err := l.InitForWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartSegment(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the local dir's flush of the next batch.
+	before := local.batches() // the segment's start
+	gate := make(chan struct{})
+	local.mu.Lock()
+	local.gate, local.entered = gate, make(chan int64, 4)
+	local.mu.Unlock()
+	first := mustAppend(t, l, mkdir(1))
+	done1 := make(chan error, 1)
+	go func() { done1 <- l.Sync(ctx, first) }()
+	if got := <-local.entered; got != first {
+		t.Fatalf("the local dir flushes txid %d first, want %d", got, first)
+	}
+	// Batch 1 waits on the local dir; batch 2 reaches the shared journal
+	// meanwhile.
+	second := mustAppend(t, l, mkdir(2))
+	done2 := make(chan error, 1)
+	go func() { done2 <- l.Sync(ctx, second) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(shared.batches(), second) {
+		if time.Now().After(deadline) {
+			close(gate)
+			t.Fatalf("the shared journal did not flush txid %d while the local dir held txid %d (shared: %v)", second, first, shared.batches())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-done2:
+		close(gate)
+		t.Fatalf("txid %d was acknowledged before the local dir had it: %v", second, err)
+	default:
+	}
+	if got := local.batches(); len(got) != len(before) {
+		close(gate)
+		t.Fatalf("the local dir flushed %v while held", got)
+	}
+	close(gate)
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-local.entered; got != second {
+		t.Fatalf("the local dir's next batch ends at %d, want %d", got, second)
+	}
+	if err := <-done2; err != nil {
+		t.Fatal(err)
+	}
+	if got := local.batches(); !slices.Equal(got, append(before, first, second)) {
+		t.Fatalf("local batches %v, want %v then [%d %d]", got, before, first, second)
+	}
 }

@@ -146,10 +146,26 @@ func ReadOps(ctx context.Context, journals []Journal, opts ReadOptions, fn func(
 	}
 }
 
+// SeekingJournal is a Journal that can open a segment at a txid inside it:
+// its reader starts there. A reader following a growing log then does not
+// read again what it has (the quorum journal reads the segment being
+// written from the JournalNodes' caches from a txid on).
+type SeekingJournal interface {
+	OpenForReadFrom(ctx context.Context, seg SegmentInfo, from int64) (Reader, error)
+}
+
 // readSegment passes the records of c from txid next on to fn and returns the
 // txid after the last one passed.
 func readSegment(ctx context.Context, c *candidate, next int64, fn func(int64, op.Op) error) (int64, error) {
-	r, err := c.j.OpenForRead(ctx, c.s)
+	start := c.s.First
+	var r Reader
+	var err error
+	if sj, ok := c.j.(SeekingJournal); ok && next > c.s.First {
+		start = next
+		r, err = sj.OpenForReadFrom(ctx, c.s, next)
+	} else {
+		r, err = c.j.OpenForRead(ctx, c.s)
+	}
 	if err != nil {
 		var torn *TornRecordError
 		if errors.As(err, &torn) && c.s.InProgress {
@@ -160,7 +176,7 @@ func readSegment(ctx context.Context, c *candidate, next int64, fn func(int64, o
 		return next, err
 	}
 	defer r.Close()
-	prev := c.s.First - 1
+	prev := start - 1
 	for {
 		txid, o, err := r.Next()
 		if err == io.EOF {

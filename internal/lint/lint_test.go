@@ -45,7 +45,10 @@ var clockCalls = map[string]bool{
 }
 
 // roles are the daemons; a role never imports another (they talk over RPC).
-var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal", "internal/zkfc"}
+// The JournalNode is internal/qjournal/server; the rest of internal/qjournal
+// is shared (the NameNode's quorum journal client, the pure rules, the
+// protocol's names).
+var roles = []string{"internal/namenode", "internal/datanode", "internal/qjournal/server", "internal/zkfc"}
 
 // sharedParts are the building blocks the roles are made of (DESIGN.md §3:
 // dependencies point downward); they never import a role, so any role can
@@ -53,7 +56,8 @@ var roles = []string{"internal/namenode", "internal/datanode", "internal/qjourna
 var sharedParts = []string{
 	"internal/imagetransfer", "internal/fsimage", "internal/editlog",
 	"internal/storage", "internal/vfs", "internal/clock", "internal/conf",
-	"internal/haservice", "internal/failpoint",
+	"internal/haservice", "internal/failpoint", "internal/qjournal/client", "internal/qjournal/quorum",
+	"internal/qjournal/protocol",
 }
 
 // serverSide are packages the public client must never import.

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/qjournal/server"
 	"github.com/hdfsgo/hdfsgo/internal/zkfc"
 )
 
@@ -29,7 +31,7 @@ func (c *Cluster) haKeys() []conf.KeyValue {
 		{Key: conf.FSDefaultFS, Value: "hdfs://" + Nameservice},
 		{Key: conf.DFSNameservices, Value: Nameservice},
 		{Key: conf.Suffixed(conf.DFSHANameNodes, Nameservice), Value: nnIDs[0] + "," + nnIDs[1]},
-		{Key: conf.DFSNameNodeSharedEditsDir, Value: "file://" + filepath.Join(c.opts.Dir, "shared")},
+		{Key: conf.DFSNameNodeSharedEditsDir, Value: c.sharedEditsURI()},
 		{Key: "dfs.client.failover.proxy.provider." + Nameservice, Value: "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"},
 	}
 	for i, id := range nnIDs {
@@ -50,6 +52,116 @@ func (c *Cluster) haKeys() []conf.KeyValue {
 		}
 	}
 	return kvs
+}
+
+// sharedEditsURI is dfs.namenode.shared.edits.dir: the JournalNodes, or
+// Dir/shared.
+func (c *Cluster) sharedEditsURI() string {
+	if c.opts.SharedEditsDir {
+		return "file://" + filepath.Join(c.opts.Dir, "shared")
+	}
+	return "qjournal://" + strings.Join(c.jnAddrs, ";") + "/" + Nameservice
+}
+
+// JournalNodes lists the JournalNodes by index; stopped ones are nil.
+func (c *Cluster) JournalNodes() []*server.JournalNode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*server.JournalNode(nil), c.mu.jns...)
+}
+
+// JournalNodeAddrs are the JournalNodes' RPC addresses, by index.
+func (c *Cluster) JournalNodeAddrs() []string { return append([]string(nil), c.jnAddrs...) }
+
+// jnConfig is JournalNode i's configuration.
+func (c *Cluster) jnConfig(i int) (server.Config, *conf.Conf, error) {
+	cc := c.conf.With(c.haKeys()...).With(
+		conf.KeyValue{Key: conf.DFSJournalNodeEditsDir, Value: filepath.Join(c.opts.Dir, fmt.Sprintf("jn%d", i))},
+		conf.KeyValue{Key: conf.DFSJournalNodeRPCAddress, Value: c.jnAddrs[i]},
+		conf.KeyValue{Key: conf.DFSJournalNodeHTTPAddress, Value: c.jnHTTPAddrs[i]},
+	)
+	cfg, err := server.ConfigFrom(cc)
+	return cfg, cc, err
+}
+
+// StartJournalNode starts (or restarts) JournalNode i on its directory and
+// addresses.
+func (c *Cluster) StartJournalNode(ctx context.Context, i int) error {
+	cfg, cc, err := c.jnConfig(i)
+	if err != nil {
+		return err
+	}
+	l, err := listenRetry(c.jnAddrs[i])
+	if err != nil {
+		return fmt.Errorf("minicluster: jn%d: %w", i, err)
+	}
+	hl, err := listenRetry(c.jnHTTPAddrs[i])
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("minicluster: jn%d: %w", i, err)
+	}
+	jn, err := server.Start(ctx, cfg, server.Deps{Logger: c.logger.With("role", "journalnode", "jn", i), Conf: cc,
+		Listener: l, HTTPListener: hl})
+	if err != nil {
+		l.Close()
+		hl.Close()
+		return err
+	}
+	c.mu.Lock()
+	c.mu.jns[i] = jn
+	c.mu.Unlock()
+	return nil
+}
+
+// StopJournalNode stops JournalNode i (its data stays).
+func (c *Cluster) StopJournalNode(i int) error {
+	c.mu.Lock()
+	jn := c.mu.jns[i]
+	c.mu.jns[i] = nil
+	c.mu.Unlock()
+	if jn == nil {
+		return nil
+	}
+	return jn.Close()
+}
+
+// listenRetry listens on addr, waiting a little for a port just released.
+func listenRetry(addr string) (net.Listener, error) {
+	var err error
+	for range 50 {
+		var l net.Listener
+		if l, err = net.Listen("tcp", addr); err == nil {
+			return l, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, err
+}
+
+// startJournalNodes picks the JournalNodes' addresses and starts them.
+func (c *Cluster) startJournalNodes(ctx context.Context) error {
+	n := c.opts.JournalNodes
+	if n <= 0 {
+		n = 3
+	}
+	c.jnAddrs, c.jnHTTPAddrs = make([]string, n), make([]string, n)
+	c.mu.jns = make([]*server.JournalNode, n)
+	for i := range n {
+		var err error
+		if c.jnAddrs[i], err = pickPort(0); err != nil {
+			return err
+		}
+		if c.jnHTTPAddrs[i], err = pickPort(0); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		if err := c.StartJournalNode(ctx, i); err != nil {
+			c.Close()
+			return fmt.Errorf("minicluster: starting jn%d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // haNameNodeConfig is NameNode i's configuration.
@@ -104,6 +216,11 @@ func (c *Cluster) startHA(ctx context.Context) error {
 			}
 		}
 	}
+	if !c.opts.SharedEditsDir {
+		if err := c.startJournalNodes(ctx); err != nil {
+			return err
+		}
+	}
 	cfg0, _, err := c.haNameNodeConfig(0)
 	if err != nil {
 		return err
@@ -118,6 +235,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	// it and make it active, then -bootstrapStandby nn2 from it.
 	if !formatted {
 		if err := namenode.Format(ctx, cfg0, namenode.Deps{Logger: c.logger.With("role", "namenode", "nn", nnIDs[0])}, namenode.FormatOptions{Force: true}); err != nil {
+			c.Close()
 			return err
 		}
 	}

@@ -21,7 +21,17 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
+// startHACluster is an HA cluster over a shared edits directory: the HA
+// logic these tests check does not depend on the medium, and the quorum
+// journal's own tests (qjm_test.go, package qjournal/server) cover it.
 func startHACluster(t *testing.T, extra ...conf.KeyValue) *Cluster {
+	t.Helper()
+	return startHAClusterOn(t, true, extra...)
+}
+
+// startHAClusterOn is startHACluster over a shared directory or, with
+// sharedDir false, three JournalNodes.
+func startHAClusterOn(t *testing.T, sharedDir bool, extra ...conf.KeyValue) *Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("writes data through a cluster")
@@ -35,7 +45,7 @@ func startHACluster(t *testing.T, extra ...conf.KeyValue) *Cluster {
 		{Key: conf.DFSHATailEditsPeriod, Value: "100ms"},
 		{Key: conf.DFSHALogRollPeriod, Value: "300ms"},
 	}, extra...)
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 3, HA: true, Conf: kv})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 3, HA: true, SharedEditsDir: sharedDir, Conf: kv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +83,13 @@ func waitStandbyCaughtUp(t *testing.T, active, standby *namenode.NameNode) {
 	}
 }
 
-// TestHAFailoverKeepsBlocks: a standby that tails the shared edits and
+// TestHAFailoverKeepsBlocks: a standby that tails the JournalNodes and
 // hears the DataNodes' reports has the active's whole state, locations
 // included; after a failover the new active serves every file at once,
 // with no new block report, and takes writes; the old active, now
 // standby, refuses them.
 func TestHAFailoverKeepsBlocks(t *testing.T) {
-	c := startHACluster(t)
+	c := startHAClusterOn(t, false)
 	ctx := context.Background()
 	nns := c.NameNodes()
 	if nns[0].HAState() != ha.Active || nns[1].HAState() != ha.Standby {

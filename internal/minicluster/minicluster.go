@@ -36,6 +36,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
+	"github.com/hdfsgo/hdfsgo/internal/qjournal/server"
 	"github.com/hdfsgo/hdfsgo/internal/zkfc"
 )
 
@@ -60,8 +61,10 @@ type Options struct {
 	// Logger receives every role's log (discarded when nil).
 	Logger *slog.Logger
 	// HA runs two NameNodes, nn1 and nn2 of nameservice Nameservice, over
-	// a shared edits directory (Dir/shared); nn1 is made active, nn2 is
-	// its standby. fs.defaultFS is then hdfs://ns1, and the written client
+	// shared edits: by default three JournalNodes in this process
+	// (qjournal://, each with Dir/jn<i>), or with SharedEditsDir a
+	// directory (Dir/shared). nn1 is made active, nn2 is its standby.
+	// fs.defaultFS is then hdfs://ns1, and the written client
 	// configuration has the nameservice's keys.
 	HA bool
 	// ZooKeeper, with HA, is the ha.zookeeper.quorum of a running
@@ -72,6 +75,11 @@ type Options struct {
 	// fence with shell(/bin/true) unless Conf sets dfs.ha.fencing.methods:
 	// in one process a NameNode that does not answer is one that stopped.
 	ZooKeeper string
+	// SharedEditsDir makes an HA cluster share a directory (file://)
+	// instead of JournalNodes.
+	SharedEditsDir bool
+	// JournalNodes is how many JournalNodes an HA cluster runs (default 3).
+	JournalNodes int
 	// DomainSockets makes every DataNode serve a UNIX domain socket
 	// (dfs.domain.socket.path = Dir/dn._PORT.sock, unless Conf sets one)
 	// and the written client configuration use it for data traffic
@@ -103,6 +111,8 @@ type Cluster struct {
 	// nnAddrs and nnHTTPAddrs are the NameNodes' addresses, kept across
 	// restarts (one NameNode, or nn1 and nn2 with HA).
 	nnAddrs, nnHTTPAddrs []string
+	// jnAddrs and jnHTTPAddrs are the JournalNodes' (HA over qjournal://).
+	jnAddrs, jnHTTPAddrs []string
 
 	// zkfcAddrs are the failover controllers' ZKFCProtocol addresses,
 	// by NameNode (with HA and ZooKeeper).
@@ -110,9 +120,10 @@ type Cluster struct {
 
 	mu struct {
 		sync.Mutex
-		nns   []*namenode.NameNode // nil where stopped
-		dns   []*datanode.DataNode // nil where stopped
-		zkfcs []*zkfc.Controller   // nil where stopped
+		nns   []*namenode.NameNode  // nil where stopped
+		dns   []*datanode.DataNode  // nil where stopped
+		zkfcs []*zkfc.Controller    // nil where stopped
+		jns   []*server.JournalNode // nil where stopped
 	}
 }
 
@@ -471,14 +482,23 @@ func writeXML(path string, c *conf.Conf, keys ...string) error {
 }
 
 // Close stops every role: the failover controllers (the standbys' first,
-// so that nobody takes over), the DataNodes, then the NameNodes.
+// so that nobody takes over), the DataNodes, the NameNodes, then the
+// JournalNodes.
 func (c *Cluster) Close() error {
 	var errs []error
 	errs = append(errs, c.closeControllers())
 	c.mu.Lock()
-	dns, nns := c.mu.dns, c.mu.nns
+	dns, nns, jns := c.mu.dns, c.mu.nns, c.mu.jns
 	c.mu.dns, c.mu.nns = make([]*datanode.DataNode, len(dns)), make([]*namenode.NameNode, len(nns))
+	c.mu.jns = make([]*server.JournalNode, len(jns))
 	c.mu.Unlock()
+	defer func() {
+		for _, jn := range jns {
+			if jn != nil {
+				jn.Close()
+			}
+		}
+	}()
 	for _, dn := range dns {
 		if dn != nil {
 			if err := dn.Close(); err != nil {

@@ -284,7 +284,7 @@ func TestHAUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	c, err := Start(ctx, Options{Dir: dir, DataNodes: 2, HA: true, Conf: []conf.KeyValue{
+	c, err := Start(ctx, Options{Dir: dir, DataNodes: 2, HA: true, SharedEditsDir: true, Conf: []conf.KeyValue{
 		{Key: conf.DFSBlockSize, Value: "1048576"},
 		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
 		{Key: conf.DFSHeartbeatInterval, Value: "200ms"},

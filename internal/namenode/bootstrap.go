@@ -40,7 +40,7 @@ var ErrAlreadyFormatted = errors.New("namenode: the name directories are already
 // the standby can start from it and tail the rest. This NameNode must be
 // stopped; the other one must be running.
 func BootstrapStandby(ctx context.Context, cfg Config, deps Deps, opts BootstrapOptions) error {
-	deps.fill()
+	deps.fill(&cfg)
 	if !cfg.HA.Enabled {
 		return errors.New("namenode: -bootstrapStandby needs an HA nameservice (dfs.nameservices, dfs.ha.namenodes.NS)")
 	}
@@ -107,7 +107,7 @@ func BootstrapStandby(ctx context.Context, cfg Config, deps Deps, opts Bootstrap
 	if opts.SkipSharedEditsCheck {
 		return nil
 	}
-	return checkSharedEdits(ctx, cfg, deps, imageTxID, curTxID)
+	return checkSharedEdits(ctx, cfg, deps, v, imageTxID, curTxID)
 }
 
 // otherNameNode finds a running NameNode of the nameservice, the active one
@@ -148,25 +148,43 @@ func otherNameNode(ctx context.Context, cfg Config) (Peer, *hdfs.NamespaceInfoPr
 }
 
 // checkSharedEdits reads the shared edits from the image's txid to curTxID:
-// a standby starting from the image needs every one of them.
-func checkSharedEdits(ctx context.Context, cfg Config, deps Deps, imageTxID, curTxID int64) error {
+// a standby starting from the image needs every one of them. A quorum
+// journal shows the segment being written up to what a majority holds, so
+// a reader that comes right after a write may see it a moment later: the
+// check looks again for up to sharedEditsWait.
+func checkSharedEdits(ctx context.Context, cfg Config, deps Deps, v *storage.Version, imageTxID, curTxID int64) error {
 	var journals []editlog.Journal
 	for _, u := range cfg.HA.SharedEditsDirs {
-		j, err := deps.Journals(u)
+		j, err := deps.Journals(u, v)
 		if err != nil {
 			return err
 		}
 		defer j.Close()
 		journals = append(journals, j)
 	}
-	last, err := editlog.ReadOps(ctx, journals, editlog.ReadOptions{From: imageTxID, To: curTxID, InProgress: true},
-		func(int64, op.Op) error { return nil })
-	if err == nil && last < curTxID {
-		err = fmt.Errorf("the edits end at txid %d", last)
+	deadline := deps.Clock.Now().Add(sharedEditsWait)
+	for {
+		last, err := editlog.ReadOps(ctx, journals, editlog.ReadOptions{From: imageTxID, To: curTxID, InProgress: true},
+			func(int64, op.Op) error { return nil })
+		if err == nil && last < curTxID {
+			err = fmt.Errorf("the edits end at txid %d", last)
+		}
+		if err == nil {
+			return nil
+		}
+		if deps.Clock.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("namenode: unable to read transaction ids %d-%d from the configured shared edits storage %s: %w",
+				imageTxID+1, curTxID, strings.Join(cfg.HA.SharedEditsDirs, ","), err)
+		}
+		t := deps.Clock.NewTimer(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		}
+		t.Stop()
 	}
-	if err != nil {
-		return fmt.Errorf("namenode: unable to read transaction ids %d-%d from the configured shared edits storage %s: %w",
-			imageTxID+1, curTxID, strings.Join(cfg.HA.SharedEditsDirs, ","), err)
-	}
-	return nil
 }
+
+// sharedEditsWait bounds how long -bootstrapStandby waits for the shared
+// edits to show the other NameNode's last transaction.
+const sharedEditsWait = 10 * time.Second

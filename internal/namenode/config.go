@@ -14,6 +14,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
+	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -145,6 +146,9 @@ type Config struct {
 	// Checkpoint configures the helpers (Checkpoint Node, Backup Node,
 	// Secondary NameNode) and the active's stream to a Backup Node.
 	Checkpoint CheckpointConfig
+	// QJournal configures the quorum journal client of qjournal:// shared
+	// edits (dfs.qjournal.*, dfs.ha.tail-edits.in-progress).
+	QJournal qjclient.Config
 
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
@@ -243,6 +247,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	if qc, err := qjclient.ConfigFrom(c); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.QJournal = qc
+		cfg.QJournal.User, cfg.QJournal.NameserviceID = cfg.SuperUser, cfg.HA.Nameservice
+	}
 	cfg.ResourceReserved = size(conf.DFSNameNodeResourceReserved)
 	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
 		errs = append(errs, err)

@@ -226,6 +226,15 @@ func stopAll(svcs []*service) {
 // HAState is the NameNode's HA state.
 func (nn *NameNode) HAState() ha.State { return nn.ha.State() }
 
+// LastAppliedOrWrittenTxID is the last txid the active logged, or the
+// last one a standby applied (Hadoop's LastAppliedOrWrittenTxId).
+func (nn *NameNode) LastAppliedOrWrittenTxID() int64 {
+	if nn.ha.State() == ha.Active {
+		return nn.ns.elog.Stats().LastTxID
+	}
+	return nn.ns.applied()
+}
+
 // TransitionToActive makes a standby NameNode active (haadmin
 // -transitionToActive, HAServiceProtocol). The caller has fenced the old
 // active: two writers of the shared edits corrupt them.

@@ -63,7 +63,7 @@ type HelperOptions struct {
 // serves and, for a Backup or Checkpoint Node, is registered with the
 // active; its checkpointer then runs until Close.
 func StartHelper(ctx context.Context, role Role, cfg Config, deps Deps, opts HelperOptions) (*NameNode, error) {
-	deps.fill()
+	deps.fill(&cfg)
 	if role == RoleNameNode {
 		return nil, errors.New("namenode: StartHelper starts a Backup Node, a Checkpoint Node or a Secondary NameNode")
 	}

@@ -72,7 +72,7 @@ func (nn *NameNode) Loaded() LoadStats { return nn.loadedFrom }
 // Start loads the namespace from the configured directories and serves RPC.
 // Without HA it is active at once; an HA NameNode starts as a standby.
 func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
-	deps.fill()
+	deps.fill(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
@@ -22,11 +23,13 @@ import (
 // the old active is what keeps two writers out.
 
 // formatShared formats one shared edits dir with the namespace's VERSION
-// (asking first, or refusing without Force, when it holds anything).
-func formatShared(fsys vfs.FS, uri string, v *storage.Version, now time.Time, opts FormatOptions) error {
-	if strings.HasPrefix(uri, "qjournal://") {
-		return fmt.Errorf("namenode: formatting %s: qjournal:// shared edits are not supported yet", uri)
+// (asking first, or refusing without Force, when it holds anything); for
+// qjournal:// it formats the journal on every JournalNode.
+func formatShared(ctx context.Context, deps *Deps, uri string, v *storage.Version, now time.Time, opts FormatOptions) error {
+	if isQuorumURI(uri) {
+		return formatQuorum(ctx, deps, uri, v, opts)
 	}
+	fsys := deps.FS
 	dir, err := sharedDir(uri)
 	if err != nil {
 		return err
@@ -42,6 +45,37 @@ func formatShared(fsys vfs.FS, uri string, v *storage.Version, now time.Time, op
 		return fmt.Errorf("%w: shared edits dir %s is not empty (use -force to wipe it)", ErrFormatRefused, dir)
 	}
 	return storage.Dir{Root: dir}.Format(fsys, v, now, true)
+}
+
+// formatQuorum formats the journal of a qjournal:// URI on every
+// JournalNode; when one holds a formatted journal the operator is asked
+// (or -force given) first, as for a directory.
+func formatQuorum(ctx context.Context, deps *Deps, uri string, v *storage.Version, opts FormatOptions) error {
+	j, err := deps.Journals(uri, v)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	q, ok := j.(*qjclient.Manager)
+	if !ok {
+		return fmt.Errorf("namenode: %s: the journal factory built %s, which cannot be formatted", uri, j)
+	}
+	has, err := q.HasSomeData(ctx)
+	if err != nil {
+		return err
+	}
+	force := opts.Force
+	if has && !force {
+		if opts.Confirm == nil || !opts.Confirm(uri) {
+			return fmt.Errorf("%w: the JournalNodes of %s hold a formatted journal (use -force to wipe it)", ErrFormatRefused, uri)
+		}
+		force = true
+	}
+	if err := q.Format(ctx, force); err != nil {
+		return err
+	}
+	deps.Logger.Info("formatted the JournalNodes", "uri", uri)
+	return nil
 }
 
 // InitializeSharedEditsOptions are `hdfs namenode -initializeSharedEdits`'s
@@ -60,7 +94,7 @@ type InitializeSharedEditsOptions struct {
 // edit segment after the newest image, so that a standby bootstrapped from
 // that image finds the edits it needs. The NameNode must be stopped.
 func InitializeSharedEdits(ctx context.Context, cfg Config, deps Deps, opts InitializeSharedEditsOptions) error {
-	deps.fill()
+	deps.fill(&cfg)
 	if !cfg.HA.Enabled || len(cfg.HA.SharedEditsDirs) == 0 {
 		return errors.New("namenode: -initializeSharedEdits needs an HA nameservice with dfs.namenode.shared.edits.dir")
 	}
@@ -100,8 +134,15 @@ func InitializeSharedEdits(ctx context.Context, cfg Config, deps Deps, opts Init
 	fopts := FormatOptions{Force: opts.Force, Confirm: opts.Confirm}
 	now := deps.Clock.Now()
 	for _, u := range cfg.HA.SharedEditsDirs {
-		if err := formatShared(fsys, u, v, now, fopts); err != nil {
+		if err := formatShared(ctx, &deps, u, v, now, fopts); err != nil {
 			return err
+		}
+		if isQuorumURI(u) {
+			if err := copySegmentsToQuorum(ctx, &deps, u, v, local, imageTxID); err != nil {
+				return err
+			}
+			deps.Logger.Info("initialized the shared edits", "uri", u, "fromTxID", imageTxID+1)
+			continue
 		}
 		dir, _ := sharedDir(u)
 		if err := copySegments(ctx, fsys, local, storage.Dir{Root: dir}.Current(), imageTxID); err != nil {
@@ -110,6 +151,104 @@ func InitializeSharedEdits(ctx context.Context, cfg Config, deps Deps, opts Init
 		deps.Logger.Info("initialized the shared edits", "dir", dir, "fromTxID", imageTxID+1)
 	}
 	return nil
+}
+
+// copySegmentsToQuorum writes the finalized segments holding txids after
+// txid into a freshly formatted quorum journal, segment by segment, as a
+// writer would: it takes the first epoch, then starts, writes (whole
+// records, at most copyBatchBytes at a time), flushes and finalizes each.
+func copySegmentsToQuorum(ctx context.Context, deps *Deps, uri string, v *storage.Version, local []*editlog.FileJournal, txid int64) error {
+	j, err := deps.Journals(uri, v)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if _, err := j.RecoverInProgress(ctx); err != nil {
+		return err
+	}
+	next := txid + 1
+	for {
+		var src *editlog.FileJournal
+		var seg editlog.SegmentInfo
+		for _, lj := range local {
+			segs, err := lj.Segments(ctx)
+			if err != nil {
+				return err
+			}
+			for _, s := range segs {
+				if !s.InProgress && s.First <= next && s.Last >= next && (src == nil || s.Last > seg.Last) {
+					src, seg = lj, s
+				}
+			}
+		}
+		if src == nil {
+			return nil
+		}
+		if seg.First != next {
+			return fmt.Errorf("namenode: the local edits hold segment %d-%d, which does not start at txid %d: the quorum journal takes whole segments", seg.First, seg.Last, next)
+		}
+		if err := copySegment(ctx, src, seg, j); err != nil {
+			return fmt.Errorf("namenode: copying %s to %s: %w", seg.Name, uri, err)
+		}
+		next = seg.Last + 1
+	}
+}
+
+// copyBatchBytes bounds one journal() batch of the copy.
+const copyBatchBytes = 1 << 20
+
+func copySegment(ctx context.Context, src *editlog.FileJournal, seg editlog.SegmentInfo, dst editlog.Journal) error {
+	r, err := src.OpenForRead(ctx, seg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := dst.StartSegment(ctx, seg.First); err != nil {
+		return err
+	}
+	var batch []byte
+	first, last := seg.First, seg.First-1
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := dst.Write(ctx, batch, first, last); err != nil {
+			return err
+		}
+		if err := dst.Flush(ctx); err != nil {
+			return err
+		}
+		batch, first = batch[:0], last+1
+		return nil
+	}
+	for {
+		txid, o, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if txid != last+1 {
+			return fmt.Errorf("txid %d follows %d", txid, last)
+		}
+		if batch, err = editlog.EncodeRecord(batch, txid, o); err != nil {
+			return err
+		}
+		last = txid
+		if len(batch) >= copyBatchBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if last != seg.Last {
+		return fmt.Errorf("the segment ends at txid %d, its name says %d", last, seg.Last)
+	}
+	return dst.FinalizeSegment(ctx, seg.First, seg.Last)
 }
 
 // copySegments copies the finalized segments holding txids after txid,

@@ -20,6 +20,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
+	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
+	qjprotocol "github.com/hdfsgo/hdfsgo/internal/qjournal/protocol"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
@@ -38,7 +40,8 @@ type Deps struct {
 	// answers that none is available).
 	Conf *conf.Conf
 	// Journals builds the journal of a shared edits URI
-	// (dfs.namenode.shared.edits.dir); nil means file:// only.
+	// (dfs.namenode.shared.edits.dir) for the namespace v; nil means the
+	// default: a directory for file://, the quorum journal for qjournal://.
 	Journals JournalFactory
 	// Failpoint is called after each step of an upgrade, rollback or
 	// finalize of the storage dirs (package failpoint: crash tests); nil
@@ -49,25 +52,39 @@ type Deps struct {
 	LookupHost func(host string) ([]string, error)
 }
 
-// JournalFactory builds the edit-log journal a URI names.
-type JournalFactory func(uri string) (editlog.Journal, error)
+// JournalFactory builds the edit-log journal a URI names, for the
+// namespace v.
+type JournalFactory func(uri string, v *storage.Version) (editlog.Journal, error)
 
-// fileJournals is the default JournalFactory: file:// URIs (and plain
-// paths) name a storage directory whose current/ holds the segments.
-func fileJournals(fsys vfs.FS) JournalFactory {
-	return func(uri string) (editlog.Journal, error) {
+// isQuorumURI reports whether a shared edits URI names JournalNodes.
+func isQuorumURI(uri string) bool {
+	return strings.HasPrefix(strings.TrimSpace(uri), qjprotocol.URIScheme+"://")
+}
+
+// defaultJournals is the default JournalFactory: file:// URIs (and plain
+// paths) name a storage directory whose current/ holds the segments;
+// qjournal:// URIs name a quorum of JournalNodes.
+func defaultJournals(cfg *Config, d *Deps) JournalFactory {
+	return func(uri string, v *storage.Version) (editlog.Journal, error) {
+		if isQuorumURI(uri) {
+			m, err := qjclient.New(strings.TrimSpace(uri), cfg.QJournal, v, qjclient.Deps{Clock: d.Clock, Logger: d.Logger})
+			if err != nil {
+				return nil, fmt.Errorf("namenode: %s=%s: %w", conf.DFSNameNodeSharedEditsDir, uri, err)
+			}
+			return m, nil
+		}
 		dir, err := sharedDir(uri)
 		if err != nil {
 			return nil, err
 		}
-		return editlog.NewFileJournal(fsys, storage.Dir{Root: dir}.Current()), nil
+		return editlog.NewFileJournal(d.FS, storage.Dir{Root: dir}.Current()), nil
 	}
 }
 
 // sharedDir is the directory of a file:// shared edits URI.
 func sharedDir(uri string) (string, error) {
-	if strings.HasPrefix(uri, "qjournal://") {
-		return "", fmt.Errorf("namenode: %s=%s: qjournal:// shared edits are not supported yet", conf.DFSNameNodeSharedEditsDir, uri)
+	if isQuorumURI(uri) {
+		return "", fmt.Errorf("namenode: %s=%s names JournalNodes, not a directory", conf.DFSNameNodeSharedEditsDir, uri)
 	}
 	dir, err := conf.LocalDir(uri)
 	if err != nil {
@@ -76,7 +93,9 @@ func sharedDir(uri string) (string, error) {
 	return dir, nil
 }
 
-func (d *Deps) fill() {
+// fill sets the defaults of unset deps; cfg configures the default
+// journal factory.
+func (d *Deps) fill(cfg *Config) {
 	if d.FS == nil {
 		d.FS = vfs.Default
 	}
@@ -87,7 +106,7 @@ func (d *Deps) fill() {
 		d.Logger = slog.Default()
 	}
 	if d.Journals == nil {
-		d.Journals = fileJournals(d.FS)
+		d.Journals = defaultJournals(cfg, d)
 	}
 }
 
@@ -164,7 +183,7 @@ func closeAll(cs []io.Closer) {
 // Format makes every name and edits directory a fresh, empty namespace: VERSION,
 // an empty image fsimage_0 in the name dirs, seen_txid 0.
 func Format(ctx context.Context, cfg Config, deps Deps, opts FormatOptions) error {
-	deps.fill()
+	deps.fill(&cfg)
 	fsys := deps.FS
 	dirs := cfg.allDirs()
 	locks, err := lockDirs(fsys, dirs)
@@ -232,7 +251,7 @@ func Format(ctx context.Context, cfg Config, deps Deps, opts FormatOptions) erro
 	// In HA, the shared edits are formatted with the same identity (the
 	// other NameNode then joins with -bootstrapStandby).
 	for _, u := range cfg.HA.SharedEditsDirs {
-		if err := formatShared(fsys, u, v, now, opts); err != nil {
+		if err := formatShared(ctx, &deps, u, v, now, opts); err != nil {
 			return err
 		}
 	}
@@ -391,8 +410,9 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 		if err := checkSharedVersion(fsys, u, ld.version, !opts.upgrading); err != nil {
 			return nil, err
 		}
-		j, err := deps.Journals(u)
+		j, err := deps.Journals(u, ld.version)
 		if err != nil {
+			closeJournals(shared)
 			return nil, err
 		}
 		shared = append(shared, j)
@@ -403,6 +423,7 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 		Logger:       logger,
 	}, shared, local)
 	if err != nil {
+		closeJournals(shared)
 		return nil, err
 	}
 	ld.elog = elog
@@ -435,6 +456,13 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 	return ld, nil
 }
 
+// closeJournals closes journals no log owns.
+func closeJournals(js []editlog.Journal) {
+	for _, j := range js {
+		j.Close()
+	}
+}
+
 // writeSeenTxID records txid in every dir; a dir that fails is logged (it will
 // be caught by the edit log too, which uses the same disk).
 func writeSeenTxID(cfg *Config, deps *Deps, txid int64) {
@@ -457,7 +485,7 @@ type RecoverOptions struct {
 // aside as <name>.corrupt. Edits after the cut are lost; that is the point of
 // recovery mode. It finishes with a saved namespace so the next start is clean.
 func Recover(ctx context.Context, cfg Config, deps Deps, opts RecoverOptions) error {
-	deps.fill()
+	deps.fill(&cfg)
 	for attempt := 0; attempt < 100; attempt++ {
 		// A cut may drop whole later segments, so seen_txid is not held
 		// against the log here; the recovered start rewrites it.
@@ -547,8 +575,8 @@ func cutSegment(fsys vfs.FS, file string, off int64) error {
 // NameNode that did not take part in an upgrade or rollback of the
 // nameservice must be bootstrapped again).
 func checkSharedVersion(fsys vfs.FS, uri string, want *storage.Version, sameCTime bool) error {
-	if strings.HasPrefix(uri, "qjournal://") {
-		return nil // the journal checks its own
+	if isQuorumURI(uri) {
+		return nil // the JournalNodes check theirs (newEpoch, /getJournal)
 	}
 	dir, err := sharedDir(uri)
 	if err != nil {

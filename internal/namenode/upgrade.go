@@ -149,7 +149,7 @@ func checkLayout(path string, lv int32) error {
 // upgrade is neither finalized nor rolled back. Every NameNode of the
 // nameservice must be stopped.
 func Upgrade(ctx context.Context, cfg Config, deps Deps) error {
-	deps.fill()
+	deps.fill(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ var ErrRollbackAborted = errors.New("namenode: Rollback aborted.")
 // file:// shared edits are rolled back too and the other NameNode must be
 // bootstrapped again (-bootstrapStandby).
 func Rollback(ctx context.Context, cfg Config, deps Deps, opts RollbackOptions) error {
-	deps.fill()
+	deps.fill(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

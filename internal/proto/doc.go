@@ -12,7 +12,7 @@
 //	internal/proto/hdfs      hadoop.hdfs           (client protocols, data transfer)
 //	internal/proto/datanode  hadoop.hdfs.datanode  (DatanodeProtocol)
 //	internal/proto/namenode  hadoop.hdfs.namenode  (NamenodeProtocol)
-//	internal/proto/qjournal  hadoop.hdfs.qjournal  (QJournalProtocol)
+//	internal/proto/qjournal  hadoop.hdfs.qjournal  (QJournalProtocol, InterQJournalProtocol)
 //
 // Where the common messages sit in a Hadoop RPC v9 call (after the
 // connection preamble and the IpcConnectionContextProto):

@@ -40,6 +40,12 @@ const (
 	ClassHealthCheckFailed    = "org.apache.hadoop.ha.HealthCheckFailedException"
 	ClassServiceFailed        = "org.apache.hadoop.ha.ServiceFailedException"
 	ClassUnregisteredNode     = "org.apache.hadoop.hdfs.protocol.UnregisteredNodeException"
+	ClassJournalOutOfSync     = "org.apache.hadoop.hdfs.qjournal.protocol.JournalOutOfSyncException"
+	ClassJournalNotFormatted  = "org.apache.hadoop.hdfs.qjournal.protocol.JournalNotFormattedException"
+	ClassCacheMiss            = "org.apache.hadoop.hdfs.qjournal.server.JournaledEditsCache$CacheMissException"
+	ClassNewerTxnID           = "org.apache.hadoop.hdfs.qjournal.server.NewerTxnIdException"
+	ClassIllegalState         = "java.lang.IllegalStateException"
+	ClassAssertion            = "java.lang.AssertionError"
 )
 
 // Sentinels for Hadoop conditions that have no io/fs or syscall
@@ -103,6 +109,22 @@ var (
 	// does not know, called (a Checkpoint or Backup Node whose storage is
 	// another cluster's).
 	ErrUnregisteredNode = errors.New("remoteerr: unregistered node")
+	// ErrJournalOutOfSync: a JournalNode refused a write that does not
+	// follow what it holds (wrong segment, txid or IPC serial number).
+	ErrJournalOutOfSync = errors.New("remoteerr: journal out of sync")
+	// ErrJournalNotFormatted: the JournalNode's journal was never formatted.
+	ErrJournalNotFormatted = errors.New("remoteerr: journal not formatted")
+	// ErrCacheMiss: a JournalNode's edit cache no longer holds the
+	// transactions asked for (getJournaledEdits); read them from the
+	// segment files instead.
+	ErrCacheMiss = errors.New("remoteerr: journaled edits cache miss")
+	// ErrNewerTxnID: a JournalNode was asked for transactions beyond the
+	// ones it holds.
+	ErrNewerTxnID = errors.New("remoteerr: requested transactions are newer than the journal's")
+	// ErrIllegalState: the call is not valid in the server's current state.
+	ErrIllegalState = errors.New("remoteerr: illegal state")
+	// ErrAssertion: the server found an invariant broken and refused to go on.
+	ErrAssertion = errors.New("remoteerr: assertion failed")
 	// ErrIO is the fallback: it matches java.io.IOException and every class
 	// the table does not know (nearly every Hadoop RPC error is an
 	// IOException in Java).
@@ -160,6 +182,12 @@ var table = []entry{
 	{ClassHealthCheckFailed, []error{ErrHealthCheckFailed}},
 	{ClassServiceFailed, []error{ErrServiceFailed}},
 	{ClassUnregisteredNode, []error{ErrUnregisteredNode}},
+	{ClassJournalOutOfSync, []error{ErrJournalOutOfSync}},
+	{ClassJournalNotFormatted, []error{ErrJournalNotFormatted}},
+	{ClassCacheMiss, []error{ErrCacheMiss}},
+	{ClassNewerTxnID, []error{ErrNewerTxnID}},
+	{ClassIllegalState, []error{ErrIllegalState}},
+	{ClassAssertion, []error{ErrAssertion}},
 	{ClassIOException, []error{ErrIO}},
 }
 

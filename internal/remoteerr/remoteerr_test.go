@@ -16,7 +16,8 @@ func TestFromRemoteMatches(t *testing.T) {
 		ErrPathComponentTooLong, ErrMaxDirectoryItems, ErrInvalidPath, ErrUnsupported,
 		ErrNoSuchMethod, ErrNoSuchProtocol, ErrNotReplicatedYet, ErrSnapshotAccess,
 		ErrUnresolvedPath, ErrInvalidRequest, ErrVersionMismatch, ErrHealthCheckFailed,
-		ErrServiceFailed, ErrIO}
+		ErrServiceFailed, ErrJournalOutOfSync, ErrJournalNotFormatted, ErrCacheMiss, ErrNewerTxnID,
+		ErrIllegalState, ErrAssertion, ErrIO}
 	for _, tc := range []struct {
 		class string
 		want  []error
@@ -50,6 +51,12 @@ func TestFromRemoteMatches(t *testing.T) {
 		{ClassVersionMismatch, []error{ErrVersionMismatch}},
 		{ClassHealthCheckFailed, []error{ErrHealthCheckFailed}},
 		{ClassServiceFailed, []error{ErrServiceFailed}},
+		{ClassJournalOutOfSync, []error{ErrJournalOutOfSync}},
+		{ClassJournalNotFormatted, []error{ErrJournalNotFormatted}},
+		{ClassCacheMiss, []error{ErrCacheMiss}},
+		{ClassNewerTxnID, []error{ErrNewerTxnID}},
+		{ClassIllegalState, []error{ErrIllegalState}},
+		{ClassAssertion, []error{ErrAssertion}},
 		{ClassIOException, []error{ErrIO}},
 		{"com.example.SomethingElse", []error{ErrIO}},
 		{"", []error{ErrIO}},

@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		writerMain()
 		return
 	}
+	if os.Getenv(opWriterEnv) != "" {
+		opWriterMain()
+		return
+	}
 	flag.Parse()
 	parallelDefault()
 	if testing.Short() {
@@ -105,6 +109,9 @@ type cluster struct {
 	extra  map[string]string
 	nn     *proc
 	dns    []*proc
+	// gids run the named processes with that group id (as root), so that
+	// iptables' owner match can tell their packets apart.
+	gids map[string]uint32
 }
 
 func freePort(t *testing.T, host string) int {
@@ -182,6 +189,9 @@ func (c *cluster) spawn(name, confDir string, args ...string) *proc {
 	cmd.Stdout = lockedWriter{p.mu, p.log}
 	cmd.Stderr = lockedWriter{p.mu, p.log}
 	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR=")
+	if gid, ok := c.gids[name]; ok {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(os.Getuid()), Gid: gid}}
+	}
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}

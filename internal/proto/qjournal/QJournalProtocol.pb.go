@@ -72,6 +72,7 @@ type RequestInfoProto struct {
 	Epoch           *uint64                `protobuf:"varint,2,req,name=epoch" json:"epoch,omitempty"`
 	IpcSerialNumber *uint64                `protobuf:"varint,3,req,name=ipcSerialNumber" json:"ipcSerialNumber,omitempty"`
 	CommittedTxId   *uint64                `protobuf:"varint,4,opt,name=committedTxId" json:"committedTxId,omitempty"`
+	NameServiceId   *string                `protobuf:"bytes,5,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -132,6 +133,13 @@ func (x *RequestInfoProto) GetCommittedTxId() uint64 {
 		return *x.CommittedTxId
 	}
 	return 0
+}
+
+func (x *RequestInfoProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type SegmentStateProto struct {
@@ -253,6 +261,7 @@ type JournalRequestProto struct {
 	NumTxns       *uint32                `protobuf:"varint,3,req,name=numTxns" json:"numTxns,omitempty"`
 	Records       []byte                 `protobuf:"bytes,4,req,name=records" json:"records,omitempty"`
 	SegmentTxnId  *uint64                `protobuf:"varint,5,req,name=segmentTxnId" json:"segmentTxnId,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,6,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -320,6 +329,13 @@ func (x *JournalRequestProto) GetSegmentTxnId() uint64 {
 		return *x.SegmentTxnId
 	}
 	return 0
+}
+
+func (x *JournalRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type JournalResponseProto struct {
@@ -721,6 +737,7 @@ func (*PurgeLogsResponseProto) Descriptor() ([]byte, []int) {
 type IsFormattedRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,2,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -760,6 +777,13 @@ func (x *IsFormattedRequestProto) GetJid() *JournalIdProto {
 		return x.Jid
 	}
 	return nil
+}
+
+func (x *IsFormattedRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type IsFormattedResponseProto struct {
@@ -810,6 +834,7 @@ type DiscardSegmentsRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	StartTxId     *uint64                `protobuf:"varint,2,req,name=startTxId" json:"startTxId,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,3,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -858,6 +883,13 @@ func (x *DiscardSegmentsRequestProto) GetStartTxId() uint64 {
 	return 0
 }
 
+func (x *DiscardSegmentsRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
+}
+
 type DiscardSegmentsResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -897,6 +929,7 @@ func (*DiscardSegmentsResponseProto) Descriptor() ([]byte, []int) {
 type GetJournalCTimeRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,2,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -936,6 +969,13 @@ func (x *GetJournalCTimeRequestProto) GetJid() *JournalIdProto {
 		return x.Jid
 	}
 	return nil
+}
+
+func (x *GetJournalCTimeRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type GetJournalCTimeResponseProto struct {
@@ -1153,6 +1193,7 @@ func (*DoUpgradeResponseProto) Descriptor() ([]byte, []int) {
 type DoFinalizeRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,2,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1192,6 +1233,13 @@ func (x *DoFinalizeRequestProto) GetJid() *JournalIdProto {
 		return x.Jid
 	}
 	return nil
+}
+
+func (x *DoFinalizeRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type DoFinalizeResponseProto struct {
@@ -1236,6 +1284,7 @@ type CanRollBackRequestProto struct {
 	Storage             *hdfs.StorageInfoProto `protobuf:"bytes,2,req,name=storage" json:"storage,omitempty"`
 	PrevStorage         *hdfs.StorageInfoProto `protobuf:"bytes,3,req,name=prevStorage" json:"prevStorage,omitempty"`
 	TargetLayoutVersion *int32                 `protobuf:"varint,4,req,name=targetLayoutVersion" json:"targetLayoutVersion,omitempty"`
+	NameServiceId       *string                `protobuf:"bytes,5,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -1298,6 +1347,13 @@ func (x *CanRollBackRequestProto) GetTargetLayoutVersion() int32 {
 	return 0
 }
 
+func (x *CanRollBackRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
+}
+
 type CanRollBackResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CanRollBack   *bool                  `protobuf:"varint,1,req,name=canRollBack" json:"canRollBack,omitempty"`
@@ -1345,6 +1401,7 @@ func (x *CanRollBackResponseProto) GetCanRollBack() bool {
 type DoRollbackRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
+	NameserviceId *string                `protobuf:"bytes,2,opt,name=nameserviceId" json:"nameserviceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1386,6 +1443,13 @@ func (x *DoRollbackRequestProto) GetJid() *JournalIdProto {
 	return nil
 }
 
+func (x *DoRollbackRequestProto) GetNameserviceId() string {
+	if x != nil && x.NameserviceId != nil {
+		return *x.NameserviceId
+	}
+	return ""
+}
+
 type DoRollbackResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1425,6 +1489,7 @@ func (*DoRollbackResponseProto) Descriptor() ([]byte, []int) {
 type GetJournalStateRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,2,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1464,6 +1529,13 @@ func (x *GetJournalStateRequestProto) GetJid() *JournalIdProto {
 		return x.Jid
 	}
 	return nil
+}
+
+func (x *GetJournalStateRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type GetJournalStateResponseProto struct {
@@ -1530,9 +1602,16 @@ type FormatRequestProto struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
 	Jid           *JournalIdProto          `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	NsInfo        *hdfs.NamespaceInfoProto `protobuf:"bytes,2,req,name=nsInfo" json:"nsInfo,omitempty"`
+	NameServiceId *string                  `protobuf:"bytes,3,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
+	Force         *bool                    `protobuf:"varint,4,opt,name=force,def=0" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
+
+// Default values for FormatRequestProto fields.
+const (
+	Default_FormatRequestProto_Force = bool(false)
+)
 
 func (x *FormatRequestProto) Reset() {
 	*x = FormatRequestProto{}
@@ -1578,6 +1657,20 @@ func (x *FormatRequestProto) GetNsInfo() *hdfs.NamespaceInfoProto {
 	return nil
 }
 
+func (x *FormatRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
+}
+
+func (x *FormatRequestProto) GetForce() bool {
+	if x != nil && x.Force != nil {
+		return *x.Force
+	}
+	return Default_FormatRequestProto_Force
+}
+
 type FormatResponseProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1619,6 +1712,7 @@ type NewEpochRequestProto struct {
 	Jid           *JournalIdProto          `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	NsInfo        *hdfs.NamespaceInfoProto `protobuf:"bytes,2,req,name=nsInfo" json:"nsInfo,omitempty"`
 	Epoch         *uint64                  `protobuf:"varint,3,req,name=epoch" json:"epoch,omitempty"`
+	NameServiceId *string                  `protobuf:"bytes,4,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1674,6 +1768,13 @@ func (x *NewEpochRequestProto) GetEpoch() uint64 {
 	return 0
 }
 
+func (x *NewEpochRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
+}
+
 type NewEpochResponseProto struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	LastSegmentTxId *uint64                `protobuf:"varint,1,opt,name=lastSegmentTxId" json:"lastSegmentTxId,omitempty"`
@@ -1723,6 +1824,7 @@ type GetEditLogManifestRequestProto struct {
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	SinceTxId     *uint64                `protobuf:"varint,2,req,name=sinceTxId" json:"sinceTxId,omitempty"`
 	InProgressOk  *bool                  `protobuf:"varint,4,opt,name=inProgressOk,def=0" json:"inProgressOk,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,5,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1781,6 +1883,13 @@ func (x *GetEditLogManifestRequestProto) GetInProgressOk() bool {
 		return *x.InProgressOk
 	}
 	return Default_GetEditLogManifestRequestProto_InProgressOk
+}
+
+func (x *GetEditLogManifestRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type GetEditLogManifestResponseProto struct {
@@ -1848,6 +1957,7 @@ type GetJournaledEditsRequestProto struct {
 	Jid           *JournalIdProto        `protobuf:"bytes,1,req,name=jid" json:"jid,omitempty"`
 	SinceTxId     *uint64                `protobuf:"varint,2,req,name=sinceTxId" json:"sinceTxId,omitempty"`
 	MaxTxns       *uint32                `protobuf:"varint,3,req,name=maxTxns" json:"maxTxns,omitempty"`
+	NameServiceId *string                `protobuf:"bytes,4,opt,name=nameServiceId" json:"nameServiceId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1901,6 +2011,13 @@ func (x *GetJournaledEditsRequestProto) GetMaxTxns() uint32 {
 		return *x.MaxTxns
 	}
 	return 0
+}
+
+func (x *GetJournaledEditsRequestProto) GetNameServiceId() string {
+	if x != nil && x.NameServiceId != nil {
+		return *x.NameServiceId
+	}
+	return ""
 }
 
 type GetJournaledEditsResponseProto struct {
@@ -2179,19 +2296,20 @@ const file_qjournal_QJournalProtocol_proto_rawDesc = "" +
 	"\x0eJournalIdProto\x12\x1e\n" +
 	"\n" +
 	"identifier\x18\x01 \x02(\tR\n" +
-	"identifier\"\xc3\x01\n" +
+	"identifier\"\xe9\x01\n" +
 	"\x10RequestInfoProto\x12I\n" +
 	"\tjournalId\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\tjournalId\x12\x14\n" +
 	"\x05epoch\x18\x02 \x02(\x04R\x05epoch\x12(\n" +
 	"\x0fipcSerialNumber\x18\x03 \x02(\x04R\x0fipcSerialNumber\x12$\n" +
-	"\rcommittedTxId\x18\x04 \x01(\x04R\rcommittedTxId\"o\n" +
+	"\rcommittedTxId\x18\x04 \x01(\x04R\rcommittedTxId\x12$\n" +
+	"\rnameServiceId\x18\x05 \x01(\tR\rnameServiceId\"o\n" +
 	"\x11SegmentStateProto\x12\x1c\n" +
 	"\tstartTxId\x18\x01 \x02(\x04R\tstartTxId\x12\x18\n" +
 	"\aendTxId\x18\x02 \x02(\x04R\aendTxId\x12\"\n" +
 	"\fisInProgress\x18\x03 \x02(\bR\fisInProgress\"\x9a\x01\n" +
 	"\x1aPersistedRecoveryPaxosData\x12R\n" +
 	"\fsegmentState\x18\x01 \x02(\v2..hdfsgo.hadoop.hdfs.qjournal.SegmentStateProtoR\fsegmentState\x12(\n" +
-	"\x0facceptedInEpoch\x18\x02 \x02(\x04R\x0facceptedInEpoch\"\xd6\x01\n" +
+	"\x0facceptedInEpoch\x18\x02 \x02(\x04R\x0facceptedInEpoch\"\xfc\x01\n" +
 	"\x13JournalRequestProto\x12G\n" +
 	"\areqInfo\x18\x01 \x02(\v2-.hdfsgo.hadoop.hdfs.qjournal.RequestInfoProtoR\areqInfo\x12\x1e\n" +
 	"\n" +
@@ -2199,7 +2317,8 @@ const file_qjournal_QJournalProtocol_proto_rawDesc = "" +
 	"firstTxnId\x12\x18\n" +
 	"\anumTxns\x18\x03 \x02(\rR\anumTxns\x12\x18\n" +
 	"\arecords\x18\x04 \x02(\fR\arecords\x12\"\n" +
-	"\fsegmentTxnId\x18\x05 \x02(\x04R\fsegmentTxnId\"\x16\n" +
+	"\fsegmentTxnId\x18\x05 \x02(\x04R\fsegmentTxnId\x12$\n" +
+	"\rnameServiceId\x18\x06 \x01(\tR\rnameServiceId\"\x16\n" +
 	"\x14JournalResponseProto\"`\n" +
 	"\x15HeartbeatRequestProto\x12G\n" +
 	"\areqInfo\x18\x01 \x02(\v2-.hdfsgo.hadoop.hdfs.qjournal.RequestInfoProtoR\areqInfo\"\x18\n" +
@@ -2217,17 +2336,20 @@ const file_qjournal_QJournalProtocol_proto_rawDesc = "" +
 	"\x15PurgeLogsRequestProto\x12G\n" +
 	"\areqInfo\x18\x01 \x02(\v2-.hdfsgo.hadoop.hdfs.qjournal.RequestInfoProtoR\areqInfo\x12$\n" +
 	"\rminTxIdToKeep\x18\x02 \x02(\x04R\rminTxIdToKeep\"\x18\n" +
-	"\x16PurgeLogsResponseProto\"X\n" +
+	"\x16PurgeLogsResponseProto\"~\n" +
 	"\x17IsFormattedRequestProto\x12=\n" +
-	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\"<\n" +
+	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12$\n" +
+	"\rnameServiceId\x18\x02 \x01(\tR\rnameServiceId\"<\n" +
 	"\x18IsFormattedResponseProto\x12 \n" +
-	"\visFormatted\x18\x01 \x02(\bR\visFormatted\"z\n" +
+	"\visFormatted\x18\x01 \x02(\bR\visFormatted\"\xa0\x01\n" +
 	"\x1bDiscardSegmentsRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12\x1c\n" +
-	"\tstartTxId\x18\x02 \x02(\x04R\tstartTxId\"\x1e\n" +
-	"\x1cDiscardSegmentsResponseProto\"\\\n" +
+	"\tstartTxId\x18\x02 \x02(\x04R\tstartTxId\x12$\n" +
+	"\rnameServiceId\x18\x03 \x01(\tR\rnameServiceId\"\x1e\n" +
+	"\x1cDiscardSegmentsResponseProto\"\x82\x01\n" +
 	"\x1bGetJournalCTimeRequestProto\x12=\n" +
-	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\"@\n" +
+	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12$\n" +
+	"\rnameServiceId\x18\x02 \x01(\tR\rnameServiceId\"@\n" +
 	"\x1cGetJournalCTimeResponseProto\x12 \n" +
 	"\vresultCTime\x18\x01 \x02(\x03R\vresultCTime\"Y\n" +
 	"\x18DoPreUpgradeRequestProto\x12=\n" +
@@ -2236,48 +2358,57 @@ const file_qjournal_QJournalProtocol_proto_rawDesc = "" +
 	"\x15DoUpgradeRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12:\n" +
 	"\x05sInfo\x18\x02 \x02(\v2$.hdfsgo.hadoop.hdfs.StorageInfoProtoR\x05sInfo\"\x18\n" +
-	"\x16DoUpgradeResponseProto\"W\n" +
+	"\x16DoUpgradeResponseProto\"}\n" +
 	"\x16DoFinalizeRequestProto\x12=\n" +
-	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\"\x19\n" +
-	"\x17DoFinalizeResponseProto\"\x92\x02\n" +
+	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12$\n" +
+	"\rnameServiceId\x18\x02 \x01(\tR\rnameServiceId\"\x19\n" +
+	"\x17DoFinalizeResponseProto\"\xb8\x02\n" +
 	"\x17CanRollBackRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12>\n" +
 	"\astorage\x18\x02 \x02(\v2$.hdfsgo.hadoop.hdfs.StorageInfoProtoR\astorage\x12F\n" +
 	"\vprevStorage\x18\x03 \x02(\v2$.hdfsgo.hadoop.hdfs.StorageInfoProtoR\vprevStorage\x120\n" +
-	"\x13targetLayoutVersion\x18\x04 \x02(\x05R\x13targetLayoutVersion\"<\n" +
+	"\x13targetLayoutVersion\x18\x04 \x02(\x05R\x13targetLayoutVersion\x12$\n" +
+	"\rnameServiceId\x18\x05 \x01(\tR\rnameServiceId\"<\n" +
 	"\x18CanRollBackResponseProto\x12 \n" +
-	"\vcanRollBack\x18\x01 \x02(\bR\vcanRollBack\"W\n" +
+	"\vcanRollBack\x18\x01 \x02(\bR\vcanRollBack\"}\n" +
 	"\x16DoRollbackRequestProto\x12=\n" +
-	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\"\x19\n" +
-	"\x17DoRollbackResponseProto\"\\\n" +
+	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12$\n" +
+	"\rnameserviceId\x18\x02 \x01(\tR\rnameserviceId\"\x19\n" +
+	"\x17DoRollbackResponseProto\"\x82\x01\n" +
 	"\x1bGetJournalStateRequestProto\x12=\n" +
-	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\"\x82\x01\n" +
+	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12$\n" +
+	"\rnameServiceId\x18\x02 \x01(\tR\rnameServiceId\"\x82\x01\n" +
 	"\x1cGetJournalStateResponseProto\x12,\n" +
 	"\x11lastPromisedEpoch\x18\x01 \x02(\x04R\x11lastPromisedEpoch\x12\x1a\n" +
 	"\bhttpPort\x18\x02 \x02(\rR\bhttpPort\x12\x18\n" +
-	"\afromURL\x18\x03 \x01(\tR\afromURL\"\x93\x01\n" +
+	"\afromURL\x18\x03 \x01(\tR\afromURL\"\xd6\x01\n" +
 	"\x12FormatRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12>\n" +
-	"\x06nsInfo\x18\x02 \x02(\v2&.hdfsgo.hadoop.hdfs.NamespaceInfoProtoR\x06nsInfo\"\x15\n" +
-	"\x13FormatResponseProto\"\xab\x01\n" +
+	"\x06nsInfo\x18\x02 \x02(\v2&.hdfsgo.hadoop.hdfs.NamespaceInfoProtoR\x06nsInfo\x12$\n" +
+	"\rnameServiceId\x18\x03 \x01(\tR\rnameServiceId\x12\x1b\n" +
+	"\x05force\x18\x04 \x01(\b:\x05falseR\x05force\"\x15\n" +
+	"\x13FormatResponseProto\"\xd1\x01\n" +
 	"\x14NewEpochRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12>\n" +
 	"\x06nsInfo\x18\x02 \x02(\v2&.hdfsgo.hadoop.hdfs.NamespaceInfoProtoR\x06nsInfo\x12\x14\n" +
-	"\x05epoch\x18\x03 \x02(\x04R\x05epoch\"A\n" +
+	"\x05epoch\x18\x03 \x02(\x04R\x05epoch\x12$\n" +
+	"\rnameServiceId\x18\x04 \x01(\tR\rnameServiceId\"A\n" +
 	"\x15NewEpochResponseProto\x12(\n" +
-	"\x0flastSegmentTxId\x18\x01 \x01(\x04R\x0flastSegmentTxId\"\xa8\x01\n" +
+	"\x0flastSegmentTxId\x18\x01 \x01(\x04R\x0flastSegmentTxId\"\xce\x01\n" +
 	"\x1eGetEditLogManifestRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12\x1c\n" +
 	"\tsinceTxId\x18\x02 \x02(\x04R\tsinceTxId\x12)\n" +
-	"\finProgressOk\x18\x04 \x01(\b:\x05falseR\finProgressOk\"\xa3\x01\n" +
+	"\finProgressOk\x18\x04 \x01(\b:\x05falseR\finProgressOk\x12$\n" +
+	"\rnameServiceId\x18\x05 \x01(\tR\rnameServiceId\"\xa3\x01\n" +
 	"\x1fGetEditLogManifestResponseProto\x12J\n" +
 	"\bmanifest\x18\x01 \x02(\v2..hdfsgo.hadoop.hdfs.RemoteEditLogManifestProtoR\bmanifest\x12\x1a\n" +
 	"\bhttpPort\x18\x02 \x02(\rR\bhttpPort\x12\x18\n" +
-	"\afromURL\x18\x03 \x01(\tR\afromURL\"\x96\x01\n" +
+	"\afromURL\x18\x03 \x01(\tR\afromURL\"\xbc\x01\n" +
 	"\x1dGetJournaledEditsRequestProto\x12=\n" +
 	"\x03jid\x18\x01 \x02(\v2+.hdfsgo.hadoop.hdfs.qjournal.JournalIdProtoR\x03jid\x12\x1c\n" +
 	"\tsinceTxId\x18\x02 \x02(\x04R\tsinceTxId\x12\x18\n" +
-	"\amaxTxns\x18\x03 \x02(\rR\amaxTxns\"V\n" +
+	"\amaxTxns\x18\x03 \x02(\rR\amaxTxns\x12$\n" +
+	"\rnameServiceId\x18\x04 \x01(\tR\rnameServiceId\"V\n" +
 	"\x1eGetJournaledEditsResponseProto\x12\x1a\n" +
 	"\btxnCount\x18\x01 \x02(\rR\btxnCount\x12\x18\n" +
 	"\aeditLog\x18\x02 \x01(\fR\aeditLog\"\x88\x01\n" +

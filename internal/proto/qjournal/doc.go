@@ -1,6 +1,6 @@
 // Package qjournal holds the Go types generated from Hadoop's
 // hadoop.hdfs.qjournal protos (QJournalProtocol between NameNodes and
-// JournalNodes), registered under the proto package
+// JournalNodes, InterQJournalProtocol between JournalNodes), registered under the proto package
 // hdfsgo.hadoop.hdfs.qjournal.
 //
 // Do not edit the .pb.go files: edit the .proto files and run
