@@ -399,3 +399,128 @@ func TestQJMKillRounds(t *testing.T) {
 	m.check(t, context.Background(), fsys, "/w")
 	q.waitSameNamespace(t, active)
 }
+
+// TestQJMJournalNodesDown: three JournalNodes, two NameNodes and three
+// DataNodes as processes under a load of creates, renames and deletes. One
+// JournalNode is killed: writes go on. The active rolls its edits while it
+// is down, so it misses a finalized segment; restarted, it fetches that
+// segment from its peers (JournalNode sync). Then two JournalNodes are
+// killed: the active cannot reach a majority, stops acknowledging and exits
+// within the write timeout with a failure status. With the JournalNodes
+// back and the standby made active, every acknowledged op is there.
+func TestQJMJournalNodesDown(t *testing.T) {
+	parallel(t)
+	q := startQJM(t, 3, map[string]string{"dfs.namenode.safemode.extension": "0"})
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	fsys := q.ourClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := newModel()
+	if err := fsys.MkdirAll(ctx, "/w", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.runOps(ctx, fsys, "/w", seed) }()
+	waitAcks := func(n int, why string) {
+		t.Helper()
+		want := m.ackCount() + n
+		deadline := time.Now().Add(60 * time.Second)
+		for m.ackCount() < want {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("%s: no progress (%d acknowledged, want %d)", why, m.ackCount(), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitAcks(10, "before the faults")
+	active := q.active(t)
+	if active < 0 {
+		t.Fatal("no active NameNode")
+	}
+
+	q.kill(q.jns[2])
+	waitAcks(10, "with jn2 killed")
+	if out, err := q.runErr(q.confDir("nn"), nil, "dfsadmin", "-fs", "hdfs://"+q.nnAddrs[active], "-rollEdits"); err != nil {
+		t.Fatalf("dfsadmin -rollEdits: %v: %s", err, out)
+	}
+	waitAcks(10, "after the roll, jn2 still down")
+	q.startJN(2)
+	waitAcks(5, "with jn2 back")
+	// Every segment jn0 has finalized by now must reach jn2: the one of the
+	// roll was written while jn2 was down.
+	cur := func(i int) string { return filepath.Join(q.jc.root, fmt.Sprintf("jn%d", i), "ns1", "current") }
+	want := finalizedSegments(t, cur(0))
+	if len(want) == 0 {
+		t.Fatal("jn0 holds no finalized segment after a roll")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := finalizedSegments(t, cur(2))
+		missing := 0
+		for name, size := range want {
+			if got[name] != size {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jn2 still misses %d of jn0's %d finalized segments (has %v, jn0 %v):\n%s", missing, len(want), got, want, tail(q.jns[2].logText(), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	q.kill(q.jns[1])
+	q.kill(q.jns[2])
+	killed, acksAtKill := time.Now(), m.ackCount()
+	select {
+	case <-q.nns[active].done:
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatalf("nn%d still runs 30 s after two of three JournalNodes died:\n%s", active+1, tail(q.nns[active].logText(), 20))
+	}
+	if code := q.nns[active].cmd.ProcessState.ExitCode(); code == 0 {
+		t.Fatalf("nn%d exited with status 0 after losing the quorum:\n%s", active+1, tail(q.nns[active].logText(), 10))
+	}
+	t.Logf("nn%d exited %v after two JournalNodes were killed; %d ops acknowledged in between (their batches had reached a majority before)",
+		active+1, time.Since(killed).Round(time.Millisecond), m.ackCount()-acksAtKill)
+
+	q.startJN(1)
+	q.startJN(2)
+	to := 1 - active
+	if out := q.haadmin(t, "-failover", fmt.Sprintf("nn%d", active+1), fmt.Sprintf("nn%d", to+1)); !strings.Contains(out, "successful") {
+		t.Fatalf("haadmin -failover from the stopped nn%d: %q", active+1, out)
+	}
+	q.startNN(active)
+	q.waitRPC(active)
+	waitAcks(5, "on the new active")
+	cancel()
+	wg.Wait()
+	m.check(t, context.Background(), fsys, "/w")
+	q.waitSameNamespace(t, to)
+}
+
+// finalizedSegments lists the finalized edit segments in a JournalNode's
+// current directory with their sizes.
+func finalizedSegments(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "edits_") || strings.HasPrefix(name, "edits_inprogress") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			out[name] = fi.Size()
+		}
+	}
+	return out
+}
