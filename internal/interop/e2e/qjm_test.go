@@ -54,15 +54,7 @@ func startQJM(t *testing.T, datanodes int, extra map[string]string) *qjmCluster 
 	if testing.Short() {
 		t.Skip("runs processes; skipped with -short")
 	}
-	q := &qjmCluster{jc: &cluster{t: t, root: t.TempDir()}}
-	for i := range 3 {
-		host := jnHost(i)
-		q.jnRPC[i] = fmt.Sprintf("%s:%d", host, freePort(t, host))
-		q.jnHTTP[i] = fmt.Sprintf("%s:%d", host, freePort(t, host))
-	}
-	uri := "qjournal://" + strings.Join(q.jnRPC[:], ";") + "/ns1"
 	all := map[string]string{
-		"dfs.namenode.shared.edits.dir":      uri,
 		"dfs.ha.tail-edits.in-progress":      "true",
 		"dfs.ha.tail-edits.period":           "100ms",
 		"dfs.ha.allow.stale.reads":           "true",
@@ -72,25 +64,47 @@ func startQJM(t *testing.T, datanodes int, extra map[string]string) *qjmCluster 
 	for k, v := range extra {
 		all[k] = v
 	}
-	for i := range 3 {
-		site := map[string]string{
-			"dfs.nameservices":             "ns1",
-			"dfs.ha.namenodes.ns1":         "nn1,nn2",
-			"dfs.journalnode.edits.dir":    filepath.Join(q.jc.root, fmt.Sprintf("jn%d", i)),
-			"dfs.journalnode.rpc-address":  q.jnRPC[i],
-			"dfs.journalnode.http-address": q.jnHTTP[i],
-		}
-		for k, v := range all {
-			site[k] = v
-		}
-		q.jnConfs[i] = q.jc.confDir(fmt.Sprintf("jn%d", i))
-		writeConf(t, q.jnConfs[i], map[string]string{"fs.defaultFS": "hdfs://ns1"}, site)
-		q.startJN(i)
-	}
-	t.Cleanup(q.stopJNs)
+	q := startJournalNodes(t, t.TempDir(), all)
+	all["dfs.namenode.shared.edits.dir"] = q.uri()
 	q.haCluster = startHA(t, datanodes, all)
 	return q
 }
+
+// startJournalNodes starts three JournalNode processes of nameservice ns1
+// under root, each with the keys of site besides its own; the NameNodes are
+// left to the caller (q.haCluster is nil).
+func startJournalNodes(t *testing.T, root string, site map[string]string) *qjmCluster {
+	t.Helper()
+	q := &qjmCluster{jc: &cluster{t: t, root: root}}
+	for i := range 3 {
+		host := jnHost(i)
+		q.jnRPC[i] = fmt.Sprintf("%s:%d", host, freePort(t, host))
+		q.jnHTTP[i] = fmt.Sprintf("%s:%d", host, freePort(t, host))
+	}
+	for i := range 3 {
+		jn := map[string]string{
+			"dfs.nameservices":              "ns1",
+			"dfs.ha.namenodes.ns1":          "nn1,nn2",
+			"dfs.namenode.shared.edits.dir": q.uri(),
+			"dfs.journalnode.edits.dir":     filepath.Join(q.jc.root, fmt.Sprintf("jn%d", i)),
+			"dfs.journalnode.rpc-address":   q.jnRPC[i],
+			"dfs.journalnode.http-address":  q.jnHTTP[i],
+		}
+		for k, v := range site {
+			if _, own := jn[k]; !own {
+				jn[k] = v
+			}
+		}
+		q.jnConfs[i] = q.jc.confDir(fmt.Sprintf("jn%d", i))
+		writeConf(t, q.jnConfs[i], map[string]string{"fs.defaultFS": "hdfs://ns1"}, jn)
+		q.startJN(i)
+	}
+	t.Cleanup(q.stopJNs)
+	return q
+}
+
+// uri is the JournalNodes' qjournal:// URI.
+func (q *qjmCluster) uri() string { return "qjournal://" + strings.Join(q.jnRPC[:], ";") + "/ns1" }
 
 func (q *qjmCluster) startJN(i int) {
 	q.t().Helper()

@@ -28,15 +28,15 @@ import (
 // The automatic failover tests: NameNodes with their failover controllers
 // (hdfs zkfc) over a real ZooKeeper, as processes.
 //
-// The shared edits are a file:// dir (the quorum journal is not here yet).
-// With file:// shared storage a NameNode that was not gracefully made
-// standby must be stopped before another becomes active, so the fencing
-// method is fence.sh: it SIGKILLs the NameNode process recorded for
+// The shared edits are a file:// dir unless zkHAOptions.qjournal. With
+// file:// shared storage a NameNode that was not gracefully made standby
+// must be stopped before another becomes active, so the fencing method is
+// fence.sh: it SIGKILLs the NameNode process recorded for
 // $target_namenodeid (checking it still is that process) and reports
-// success once it is gone. Where a test says "needs qjournal", its
-// assertion holds without fencing only with the journal's epochs: with
-// qjournal:// and shell(/bin/true) the old NameNode survives and must be
-// refused by the JournalNodes instead.
+// success once it is gone. Over qjournal:// (three JournalNode processes)
+// fence.sh only records that it ran and succeeds, as shell(/bin/true)
+// would: the old NameNode survives and the JournalNodes' epochs must refuse
+// it instead.
 
 // zkHA is an HA nameservice with automatic failover: ZooKeeper, nn1 and
 // nn2 (each on its own loopback address where possible, with its
@@ -54,6 +54,7 @@ type zkHAOptions struct {
 	zkServers int
 	zkHosts   []string
 	extra     map[string]string
+	qjournal  bool // shared edits on three JournalNodes; fence.sh kills nothing
 }
 
 // nnHost gives NameNode i its own loopback address when it can, so that a
@@ -88,11 +89,17 @@ func startZKHA(t *testing.T, datanodes int, o zkHAOptions) *zkHA {
 	h.nnAddr = h.nnAddrs[0]
 	h.fenced = filepath.Join(h.root, "fenced")
 	fence := filepath.Join(h.root, "fence.sh")
+	shared := "file://" + filepath.Join(h.root, "shared")
+	kills := ""
+	if o.qjournal {
+		shared = startJournalNodes(t, filepath.Join(h.root, "journal"), map[string]string{"dfs.journalnode.sync.interval": "2000"}).uri()
+		kills = "exit 0 # qjournal: the epochs fence\n"
+	}
 	script := `#!/bin/bash
 # Fences NameNode $target_namenodeid: SIGKILLs its process, if the pid
 # recorded for it still is that NameNode, and succeeds once it is gone.
 echo "$target_namenodeid $(date +%s.%N)" >> ` + h.fenced + `
-pid=$(cat ` + h.root + `/$target_namenodeid.pid 2>/dev/null) || exit 0
+` + kills + `pid=$(cat ` + h.root + `/$target_namenodeid.pid 2>/dev/null) || exit 0
 is_it() { tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -q -- "/conf-$target_namenodeid namenode"; }
 is_it || exit 0
 kill -9 $pid
@@ -111,7 +118,7 @@ exit 1
 		"dfs.namenode.http-address.ns1.nn2":      h.httpAddrs[1],
 		"dfs.ha.zkfc.port.ns1.nn1":               strconv.Itoa(zkfcPorts[0]),
 		"dfs.ha.zkfc.port.ns1.nn2":               strconv.Itoa(zkfcPorts[1]),
-		"dfs.namenode.shared.edits.dir":          "file://" + filepath.Join(h.root, "shared"),
+		"dfs.namenode.shared.edits.dir":          shared,
 		"dfs.client.failover.proxy.provider.ns1": "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
 		"dfs.ha.automatic-failover.enabled":      "true",
 		"ha.zookeeper.quorum":                    zks.Quorum(),
@@ -535,9 +542,8 @@ func (h *zkHA) killActiveRound(t *testing.T, l *load) (firstWrite, active time.D
 //   - the active is stopped (SIGSTOP): its health checks time out, its
 //     controller quits, the other fences it (fence.sh kills it: file://)
 //     and takes over; resumed (SIGCONT), it acknowledges no write and is
-//     not active (needs qjournal without the killing fence: there the
-//     resumed NameNode is refused by the JournalNodes' epoch and steps
-//     down);
+//     not active (over qjournal:// without a killing fence:
+//     TestZKFCHungActiveQJournal);
 //   - every acknowledged file reads back at the end.
 func TestZKFCAutomaticFailover(t *testing.T) {
 	parallel(t)
@@ -593,11 +599,24 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 	t.Logf("controller of nn%d killed: nn%d active %v later (session timeout 2 s), nn%d standby", old+1, 2-old, took, old+1)
 	h.startZKFC(old)
 
-	// The active is stopped, then resumed.
-	old = h.activeIndex(10 * time.Second)
-	h.waitWarm(1-old, 60*time.Second) // the restarted controller joined
+	h.hungActiveRound(t, l, false)
+	l.stop(t)
+	t.Logf("set-up and rounds took %v", time.Since(began).Round(time.Millisecond))
+}
+
+// hungActiveRound stops the active NameNode with SIGSTOP: its health
+// checks time out, its controller quits, the other controller fences it
+// (fence.sh) and takes over, and a write is acknowledged. Resumed with
+// SIGCONT, the old NameNode acknowledges no write and is not active. Over
+// file:// fence.sh killed it; over qjournal:// it survived the fence, is
+// refused by the JournalNodes' epoch at its first write, and ends stopped
+// or standby.
+func (h *zkHA) hungActiveRound(t *testing.T, l *load, qjournal bool) {
+	t.Helper()
+	old := h.activeIndex(10 * time.Second)
+	h.waitWarm(1-old, 60*time.Second) // the other controller has joined
 	id := fmt.Sprintf("nn%d", old+1)
-	fencesBefore = h.fencedCount(id)
+	fencesBefore := h.fencedCount(id)
 	pid := h.nns[old].cmd.Process.Pid
 	stoppedAt := time.Now()
 	syscall.Kill(pid, syscall.SIGSTOP)
@@ -607,6 +626,7 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 		t.Fatalf("no write acknowledged within 30 s of stopping %s", id)
 	}
 	if got := h.activeIndex(10 * time.Second); got != 1-old {
+		syscall.Kill(pid, syscall.SIGCONT)
 		t.Fatalf("nn%d active after %s was stopped", got+1, id)
 	}
 	t.Logf("%s stopped: first write acknowledged %v later", id, first.Sub(stoppedAt))
@@ -614,14 +634,12 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 		t.Errorf("%s was taken over without fence.sh (it did not answer the graceful fence)", id)
 	}
 	syscall.Kill(pid, syscall.SIGCONT)
-	// It cannot acknowledge a single write (file://: the fence killed it;
-	// qjournal: the epoch refuses it).
 	pinned, err := client.New(client.Options{Addresses: []string{h.nnAddrs[old]}, User: osUser(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pinned.Close()
-	for i := range 2 {
+	for i := range 3 {
 		wctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		err := pinned.WriteFile(wctx, fmt.Sprintf("/load/resumed-%d", i), []byte("must not be acknowledged"), false)
 		cancel()
@@ -633,13 +651,45 @@ func TestZKFCAutomaticFailover(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	select {
-	case <-h.nns[old].done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s still runs after the fence", id)
+	if !qjournal {
+		select {
+		case <-h.nns[old].done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s still runs after the fence", id)
+		}
+		return
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-h.nns[old].done:
+			t.Logf("the resumed %s was refused by the JournalNodes and stopped (status %d)", id, h.nns[old].cmd.ProcessState.ExitCode())
+			return
+		default:
+		}
+		if h.state(t, old) == "standby" {
+			t.Logf("the resumed %s stepped down to standby", id)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed %s neither stopped nor became standby:\n%s", id, tail(h.nns[old].logText(), 20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestZKFCHungActiveQJournal: automatic failover over three JournalNode
+// processes whose fencing method kills nothing (fence.sh only records, as
+// shell(/bin/true)): the active is stopped with SIGSTOP, the other takes
+// over, and the resumed NameNode cannot acknowledge a single write — the
+// JournalNodes refuse its epoch — and ends stopped or standby.
+func TestZKFCHungActiveQJournal(t *testing.T) {
+	parallel(t)
+	h := startZKHA(t, 3, zkHAOptions{qjournal: true, extra: map[string]string{"dfs.heartbeat.interval": "1"}})
+	l := h.startLoad(t)
+	time.Sleep(500 * time.Millisecond)
+	h.hungActiveRound(t, l, true)
 	l.stop(t)
-	t.Logf("set-up and rounds took %v", time.Since(began).Round(time.Millisecond))
 }
 
 // ---- long runs (HDFSGO_LONG=1) ----
