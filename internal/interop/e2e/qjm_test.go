@@ -230,6 +230,49 @@ func (m *model) runOps(ctx context.Context, fsys *client.FileSystem, dir string,
 	}
 }
 
+// workload runs a model's creates, renames and deletes under a directory
+// in the background until stop.
+type workload struct {
+	*model
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startWorkload makes dir and starts the ops under it through fsys.
+func startWorkload(t *testing.T, fsys *client.FileSystem, dir string, seed uint64) *workload {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &workload{model: newModel(), cancel: cancel}
+	t.Cleanup(w.stop)
+	if err := fsys.MkdirAll(ctx, dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	w.wg.Add(1)
+	go func() { defer w.wg.Done(); w.runOps(ctx, fsys, dir, seed) }()
+	return w
+}
+
+// waitAcks waits until n more ops are acknowledged; why names the moment
+// in the failure.
+func (w *workload) waitAcks(t *testing.T, n int, why string) {
+	t.Helper()
+	want := w.ackCount() + n
+	deadline := time.Now().Add(60 * time.Second)
+	for w.ackCount() < want {
+		if time.Now().After(deadline) {
+			w.stop()
+			t.Fatalf("%s: no progress (%d acknowledged, want %d)", why, w.ackCount(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends the ops and waits for the one in flight.
+func (w *workload) stop() {
+	w.cancel()
+	w.wg.Wait()
+}
+
 func (m *model) record(err error, apply func(), names ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -348,38 +391,19 @@ func TestQJMKillRounds(t *testing.T) {
 	t.Logf("seed %d, rounds %v", seed, rounds)
 	r := rand.New(rand.NewPCG(seed, 5))
 	fsys := q.ourClient(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	m := newModel()
-	if err := fsys.MkdirAll(ctx, "/w", 0o777); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); m.runOps(ctx, fsys, "/w", seed) }()
-	waitAcks := func(n int, why string) {
-		t.Helper()
-		want := m.ackCount() + n
-		deadline := time.Now().Add(60 * time.Second)
-		for m.ackCount() < want {
-			if time.Now().After(deadline) {
-				cancel()
-				t.Fatalf("%s: no progress (%d acknowledged, want %d)", why, m.ackCount(), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitAcks(10, "before the first round")
+	m := startWorkload(t, fsys, "/w", seed)
+	m.waitAcks(t, 10, "before the first round")
 	for i, kind := range rounds {
 		active := q.active(t)
 		if active < 0 {
-			cancel()
+			m.stop()
 			t.Fatalf("round %d: no active NameNode", i)
 		}
 		switch kind {
 		case "jn":
 			j := r.IntN(3)
 			q.kill(q.jns[j])
-			waitAcks(5, fmt.Sprintf("round %d: with jn%d killed", i, j))
+			m.waitAcks(t, 5, fmt.Sprintf("round %d: with jn%d killed", i, j))
 			q.startJN(j)
 			to := 1 - active
 			if out := q.haadmin(t, "-failover", fmt.Sprintf("nn%d", active+1), fmt.Sprintf("nn%d", to+1)); !strings.Contains(out, "successful") {
@@ -388,7 +412,7 @@ func TestQJMKillRounds(t *testing.T) {
 		case "standby":
 			s := 1 - active
 			q.kill(q.nns[s])
-			waitAcks(5, fmt.Sprintf("round %d: with the standby nn%d killed", i, s+1))
+			m.waitAcks(t, 5, fmt.Sprintf("round %d: with the standby nn%d killed", i, s+1))
 			q.startNN(s)
 			q.waitRPC(s)
 			q.waitOutOfSafeMode(t, s)
@@ -402,10 +426,9 @@ func TestQJMKillRounds(t *testing.T) {
 			q.waitRPC(active)
 			q.waitOutOfSafeMode(t, active)
 		}
-		waitAcks(5, fmt.Sprintf("round %d (%s) after recovery", i, kind))
+		m.waitAcks(t, 5, fmt.Sprintf("round %d (%s) after recovery", i, kind))
 	}
-	cancel()
-	wg.Wait()
+	m.stop()
 	active := q.active(t)
 	if active < 0 {
 		t.Fatal("no active NameNode at the end")
@@ -428,41 +451,21 @@ func TestQJMJournalNodesDown(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	fsys := q.ourClient(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m := newModel()
-	if err := fsys.MkdirAll(ctx, "/w", 0o777); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); m.runOps(ctx, fsys, "/w", seed) }()
-	waitAcks := func(n int, why string) {
-		t.Helper()
-		want := m.ackCount() + n
-		deadline := time.Now().Add(60 * time.Second)
-		for m.ackCount() < want {
-			if time.Now().After(deadline) {
-				cancel()
-				t.Fatalf("%s: no progress (%d acknowledged, want %d)", why, m.ackCount(), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitAcks(10, "before the faults")
+	m := startWorkload(t, fsys, "/w", seed)
+	m.waitAcks(t, 10, "before the faults")
 	active := q.active(t)
 	if active < 0 {
 		t.Fatal("no active NameNode")
 	}
 
 	q.kill(q.jns[2])
-	waitAcks(10, "with jn2 killed")
+	m.waitAcks(t, 10, "with jn2 killed")
 	if out, err := q.runErr(q.confDir("nn"), nil, "dfsadmin", "-fs", "hdfs://"+q.nnAddrs[active], "-rollEdits"); err != nil {
 		t.Fatalf("dfsadmin -rollEdits: %v: %s", err, out)
 	}
-	waitAcks(10, "after the roll, jn2 still down")
+	m.waitAcks(t, 10, "after the roll, jn2 still down")
 	q.startJN(2)
-	waitAcks(5, "with jn2 back")
+	m.waitAcks(t, 5, "with jn2 back")
 	// Every segment jn0 has finalized by now must reach jn2: the one of the
 	// roll was written while jn2 was down.
 	cur := func(i int) string { return filepath.Join(q.jc.root, fmt.Sprintf("jn%d", i), "ns1", "current") }
@@ -494,7 +497,7 @@ func TestQJMJournalNodesDown(t *testing.T) {
 	select {
 	case <-q.nns[active].done:
 	case <-time.After(30 * time.Second):
-		cancel()
+		m.stop()
 		t.Fatalf("nn%d still runs 30 s after two of three JournalNodes died:\n%s", active+1, tail(q.nns[active].logText(), 20))
 	}
 	if code := q.nns[active].cmd.ProcessState.ExitCode(); code == 0 {
@@ -511,9 +514,8 @@ func TestQJMJournalNodesDown(t *testing.T) {
 	}
 	q.startNN(active)
 	q.waitRPC(active)
-	waitAcks(5, "on the new active")
-	cancel()
-	wg.Wait()
+	m.waitAcks(t, 5, "on the new active")
+	m.stop()
 	m.check(t, context.Background(), fsys, "/w")
 	q.waitSameNamespace(t, to)
 }

@@ -180,15 +180,7 @@ func TestQJMSplitBrain(t *testing.T) {
 	t.Cleanup(r.clear)
 
 	fsys := q.ourClient(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m := newModel()
-	if err := fsys.MkdirAll(ctx, "/w", 0o777); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); m.runOps(ctx, fsys, "/w", uint64(time.Now().UnixNano())) }()
+	m := startWorkload(t, fsys, "/w", uint64(time.Now().UnixNano()))
 	check := func(sb *client.FileSystem, ctx context.Context, dir string, acked []string, round int) {
 		t.Helper()
 		for _, p := range acked {
@@ -252,8 +244,7 @@ func TestQJMSplitBrain(t *testing.T) {
 		q.waitRPC(old)
 		active = next
 	}
-	cancel()
-	wg.Wait()
+	m.stop()
 	m.check(t, context.Background(), fsys, "/w")
 	q.waitSameNamespace(t, active)
 }
