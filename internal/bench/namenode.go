@@ -457,7 +457,9 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 			return fmt.Errorf("bench: cpu profile: %w", err)
 		}
 	}
+	flushesBefore := r.tg.flushes()
 	st, err := r.tg.timed(ctx, o.Files, call)
+	flushes := r.tg.flushes() - flushesBefore
 	if o.CPUProfile != nil {
 		pprof.StopCPUProfile()
 		o.CPUProfile = nil // one profile per run
@@ -485,10 +487,23 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "Elapsed Time: %d ms\n", st.elapsed.Milliseconds())
 	fmt.Fprintf(out, "Ops per sec: %.1f\n", st.opsPerSec())
 	fmt.Fprintf(out, "Average Time: %s ms\n", ms(st.average()))
+	if r.tg.nn != nil && flushes > 0 && st.elapsed > 0 {
+		fmt.Fprintf(out, "Edit-log fsyncs per sec (flushes during the run): %.1f (%.1f ops per flush)\n",
+			float64(flushes)/st.elapsed.Seconds(), float64(st.ops)/float64(flushes))
+	}
 	for _, e := range extra {
 		fmt.Fprintln(out, e)
 	}
 	return nil
+}
+
+// flushes is the in-process NameNode's count of edit-log flushes (0 for an
+// external one).
+func (tg *target) flushes() int64 {
+	if tg.nn == nil {
+		return 0
+	}
+	return tg.nn.EditLogStats().Flushes
 }
 
 // split divides n operations over t threads as evenly as possible: thread i
