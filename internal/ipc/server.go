@@ -641,8 +641,8 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 		}
 	}
 	return func() {
-		c.enqueueFrame(frame)
 		c.srv.stats.calls.Add(1)
+		c.enqueueFrame(frame)
 	}
 }
 
@@ -998,12 +998,15 @@ func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status co
 
 func (c *serverConn) sendSuccess(req *common.RpcRequestHeaderProto, body proto.Message) {
 	h := c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
+	// Counted before the reply is queued: a client that has its answer
+	// sees it counted.
+	c.srv.stats.calls.Add(1)
 	if err := c.enqueue(h, body, false); err != nil {
+		c.srv.stats.calls.Add(-1)
 		class, msg := remoteerr.ClassIOException, "cannot encode response: "+err.Error()
 		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, class, msg)
 		return
 	}
-	c.srv.stats.calls.Add(1)
 }
 
 func (c *serverConn) sendError(req *common.RpcRequestHeaderProto, status common.RpcResponseHeaderProto_RpcStatusProto,
@@ -1013,15 +1016,18 @@ func (c *serverConn) sendError(req *common.RpcRequestHeaderProto, status common.
 	h.ErrorMsg = proto.String(msg)
 	h.ErrorDetail = detail.Enum()
 	fatal := status == common.RpcResponseHeaderProto_FATAL
-	if err := c.enqueue(h, nil, fatal); err != nil {
-		c.srv.log.Error("ipc: cannot encode error response", "err", err)
-		return
+	count := func(n int64) {
+		if fatal {
+			c.srv.stats.fatal.Add(n)
+		} else {
+			c.srv.stats.calls.Add(n)
+			c.srv.stats.errors.Add(n)
+		}
 	}
-	if fatal {
-		c.srv.stats.fatal.Add(1)
-	} else {
-		c.srv.stats.calls.Add(1)
-		c.srv.stats.errors.Add(1)
+	count(1) // before the reply is queued, as in sendSuccess
+	if err := c.enqueue(h, nil, fatal); err != nil {
+		count(-1)
+		c.srv.log.Error("ipc: cannot encode error response", "err", err)
 	}
 }
 
