@@ -189,3 +189,63 @@ func TestSyncAsyncClose(t *testing.T) {
 		t.Error("SyncAsync after Close succeeded")
 	}
 }
+
+// TestSyncAsyncPipelined: with a required journal, the syncers overlap
+// batches as Sync's callers do: while the local dir holds batch 1, batch 2
+// is made durable in the shared journal; neither callback comes before the
+// local dir has its batch, and they come in txid order.
+func TestSyncAsyncPipelined(t *testing.T) {
+	m := vfs.NewMem()
+	dirs := memDirs(t, m, 2)
+	shared := &gateJournal{Journal: NewFileJournal(m, dirs[0])}
+	local := &gateJournal{Journal: NewFileJournal(m, dirs[1])}
+	l, err := New(Config{MinJournals: 1, Logger: quietLogger}, []Journal{shared}, []Journal{local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	if err := l.InitForWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartSegment(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	local.mu.Lock()
+	local.gate, local.entered = gate, make(chan int64, 4)
+	local.mu.Unlock()
+	opened := false
+	defer func() {
+		if !opened {
+			close(gate)
+		}
+	}()
+	res := newAsyncResults(2)
+	first := mustAppend(t, l, mkdir(1))
+	l.SyncAsync(first, res.done(first))
+	if got := <-local.entered; got != first {
+		t.Fatalf("the local dir flushes txid %d first, want %d", got, first)
+	}
+	second := mustAppend(t, l, mkdir(2))
+	l.SyncAsync(second, res.done(second))
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(shared.batches(), second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shared journal did not flush txid %d while the local dir held txid %d (shared: %v)", second, first, shared.batches())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	res.mu.Lock()
+	early := len(res.order)
+	res.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d callbacks before the local dir had their batches", early)
+	}
+	close(gate)
+	opened = true
+	res.wait(t)
+	if !slices.Equal(res.order, []int64{first, second}) || res.errs[first] != nil || res.errs[second] != nil {
+		t.Fatalf("callbacks %v, errors %v", res.order, res.errs)
+	}
+}

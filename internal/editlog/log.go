@@ -138,9 +138,13 @@ type Log struct {
 		waiters []asyncWaiter
 		started bool
 		stop    bool
-		kick    chan struct{} // cap 1: waiters were added or stop was set
-		done    chan struct{} // closed when the syncer has returned
+		kick    chan struct{}  // cap 1: waiters were added or stop was set
+		running sync.WaitGroup // the syncer goroutines
 	}
+	// releaseMu orders the syncers' releases: each takes every callback
+	// then due and calls them before the next release takes its own, so
+	// callbacks run in txid order across syncers.
+	releaseMu sync.Mutex
 }
 
 // asyncWaiter is one SyncAsync registration.
@@ -569,8 +573,17 @@ func (l *Log) SyncAsync(txid int64, done func(error)) {
 	if !l.async.started {
 		l.async.started = true
 		l.async.kick = make(chan struct{}, 1)
-		l.async.done = make(chan struct{})
-		go l.syncer()
+		// With required journals a second syncer lets batches overlap
+		// as Sync's callers do: one batch in the required journals while
+		// the previous one is in the optional ones.
+		n := 1
+		if len(l.mu.required) > 0 {
+			n = 2
+		}
+		l.async.running.Add(n)
+		for range n {
+			go l.syncer()
+		}
 	}
 	l.mu.Unlock()
 	select {
@@ -582,27 +595,45 @@ func (l *Log) SyncAsync(txid int64, done func(error)) {
 // syncer makes the txids registered with SyncAsync durable and calls their
 // callbacks; it returns once Close has stopped it and every callback ran.
 func (l *Log) syncer() {
-	defer close(l.async.done)
+	defer l.async.running.Done()
 	for {
+		// Hand out what is durable, whoever flushed it (another syncer,
+		// a Sync caller, a segment transition).
+		l.release()
 		l.mu.Lock()
-		for len(l.async.waiters) == 0 && !l.async.stop {
-			l.mu.Unlock()
-			<-l.async.kick
-			l.mu.Lock()
-		}
 		if len(l.async.waiters) == 0 {
+			stop := l.async.stop
 			l.mu.Unlock()
-			return
+			if stop {
+				// Pass the stop on to the other syncer, if any.
+				select {
+				case l.async.kick <- struct{}{}:
+				default:
+				}
+				return
+			}
+			<-l.async.kick
+			continue
 		}
 		var target int64
 		for _, w := range l.async.waiters {
 			target = max(target, w.txid)
 		}
+		if target <= l.mu.taken && l.mu.failed == nil {
+			// A flush under way covers them all: wait for it to end, or
+			// for new waiters to flush next.
+			changed := l.mu.changed
+			l.mu.Unlock()
+			select {
+			case <-l.async.kick:
+			case <-changed:
+			}
+			continue
+		}
 		l.mu.Unlock()
-		// Its error is every waiter's below; the flush itself cannot be
-		// cancelled.
+		// Its error is every waiter's, handed out by release; the flush
+		// itself cannot be cancelled.
 		_ = l.Sync(context.Background(), target)
-		l.release()
 	}
 }
 
@@ -610,6 +641,8 @@ func (l *Log) syncer() {
 // with nil and, once the log has failed, those of every other with the
 // failure.
 func (l *Log) release() {
+	l.releaseMu.Lock()
+	defer l.releaseMu.Unlock()
 	l.mu.Lock()
 	var ready []asyncWaiter
 	keep := l.async.waiters[:0]
@@ -649,7 +682,7 @@ func (l *Log) stopSyncer() {
 	case l.async.kick <- struct{}{}:
 	default:
 	}
-	<-l.async.done
+	l.async.running.Wait()
 }
 
 // signalLocked wakes every waiter.
