@@ -3,7 +3,6 @@ package namespace
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -238,8 +237,20 @@ func (t *Tree) permOf(n *inode) op.Perm {
 func (n *inode) isDir() bool { return n.dir != nil }
 
 func (d *dirData) find(name string) (int, bool) {
-	i := sort.Search(len(d.children), func(i int) bool { return d.children[i].name >= name })
-	return i, i < len(d.children) && d.children[i].name == name
+	// sort.Search's search, written out: this runs for every component of
+	// every path resolved, under the namesystem lock, and the call of a
+	// closure per step showed in profiles of creates.
+	ch := d.children
+	lo, hi := 0, len(ch)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ch[m].name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(ch) && ch[lo].name == name
 }
 
 func (n *inode) child(name string) *inode {
