@@ -1,7 +1,8 @@
 // Package web owns the HTTP side of the hdfsgo daemons: listening on the
 // web port and shutting down, a registry of JMX-style beans served at /jmx
 // in Hadoop's JSON format, the running configuration at /conf, a goroutine
-// dump at /stacks, a fixed "not supported" answer for WebHDFS, and a small
+// dump at /stacks, the route to a role's WebHDFS handler (SetWebHDFS; a
+// "not supported" answer until one is set), and a small
 // renderer for the roles' HTML status pages.
 //
 // Callers: the NameNode (dfs.namenode.http-address, 9870) and the DataNode
@@ -46,7 +47,8 @@
 //	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
 //	GET /conf[?format=xml|json][&name=KEY]
 //	GET /stacks                       text dump of all goroutines (cut at MaxStacksBytes)
-//	ANY /webhdfs/v1/...               501, RemoteException UnsupportedOperationException
+//	ANY /webhdfs/v1/...               the role's SetWebHDFS handler; without one
+//	                                  501, RemoteException UnsupportedOperationException
 //
 // Every response carries X-Content-Type-Options: nosniff and
 // X-Frame-Options: SAMEORIGIN.

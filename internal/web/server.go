@@ -62,8 +62,9 @@ type Server struct {
 		beans   []*registered // registration order; only appended to
 		names   map[string]bool
 		started bool
-		closing bool  // Close has begun; Start does nothing from then on
-		err     error // result of the first Close, once closed is closed
+		closing bool         // Close has begun; Start does nothing from then on
+		err     error        // result of the first Close, once closed is closed
+		webhdfs http.Handler // the role's WebHDFS handler; nil: 501
 	}
 }
 
@@ -125,7 +126,7 @@ func New(cfg Config) (*Server, error) {
 	s.builtin("GET /jmx", http.HandlerFunc(s.serveJMX))
 	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
 	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
-	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), true, http.HandlerFunc(s.serveWebHDFS))
+	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), false, http.HandlerFunc(s.serveWebHDFS))
 	s.mux.Handle("/webhdfs/v1", webhdfs)
 	s.mux.Handle("/webhdfs/v1/", webhdfs)
 	return s, nil
@@ -253,9 +254,28 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// serveWebHDFS answers every WebHDFS request with Hadoop's RemoteException
-// JSON for UnsupportedOperationException.
+// SetWebHDFS makes h answer /webhdfs/v1 and everything under it, under
+// the server's limits (a write or a read of a request body may each take
+// IdleTimeout; a transfer that keeps moving has no bound). Until it is
+// called those requests get 501 and a RemoteException naming
+// UnsupportedOperationException.
+func (s *Server) SetWebHDFS(h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.webhdfs = h
+}
+
+// serveWebHDFS hands a WebHDFS request to the role's handler, or answers
+// with Hadoop's RemoteException JSON for UnsupportedOperationException
+// when the role has none.
 func (s *Server) serveWebHDFS(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.mu.webhdfs
+	s.mu.Unlock()
+	if h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"RemoteException":{"exception":"UnsupportedOperationException",` +
 		`"javaClassName":"java.lang.UnsupportedOperationException","message":`)
