@@ -345,3 +345,48 @@ func TestWebHDFSNodeClient(t *testing.T) {
 	fails("err-mkdir", "Permission denied: user=mallory, access=WRITE")
 	fails("err-create", "/n")
 }
+
+// TestWebHDFSScheme: `hdfs dfs` with webhdfs:// paths goes through the
+// WebHDFS client: -mkdir, -put, -ls (the same lines as -ls of the hdfs://
+// URI), -cat, -get, -mv, -rm, and FsShell's error for a missing path.
+func TestWebHDFSScheme(t *testing.T) {
+	parallel(t)
+	c, base := webCluster(t, map[string]string{"fs.trash.interval": "0"})
+	web := "webhdfs://" + strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/webhdfs/v1")
+	rpc := "hdfs://" + c.nnAddr
+	local, sum := randomFile(t, 2<<20+5, 14)
+
+	c.dfs(t, "-mkdir", "-p", web+"/s/t")
+	c.dfs(t, "-put", local, web+"/s/t")
+	c.dfs(t, "-put", local, web+"/s/copy")
+	if got := c.ourCat(t, "/s/t/"+filepath.Base(local)); got != sum {
+		t.Fatalf("-put over webhdfs:// stored %s, want %s", got, sum)
+	}
+	webLs := c.dfs(t, "-ls", web+"/s")
+	rpcLs := c.dfs(t, "-ls", rpc+"/s")
+	if strings.ReplaceAll(webLs, web, rpc) != rpcLs || !strings.HasPrefix(webLs, "Found 2 items\n") {
+		t.Fatalf("-ls over webhdfs://:\n%s\nover hdfs://:\n%s", webLs, rpcLs)
+	}
+	rootLs := c.dfs(t, "-ls", web+"/")
+	if !strings.Contains(rootLs, " "+web+"/s\n") {
+		t.Fatalf("-ls %s/:\n%s", web, rootLs)
+	}
+	cmd := exec.Command(hdfsBin, "--config", c.confDir("nn"), "dfs", "-cat", web+"/s/copy")
+	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR=")
+	if got := hashOf(t, cmd); got != sum {
+		t.Fatalf("-cat over webhdfs://: %s, want %s", got, sum)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	c.dfs(t, "-get", web+"/s/copy", back)
+	if b, err := os.ReadFile(back); err != nil || fmt.Sprintf("%x", sha256.Sum256(b)) != sum {
+		t.Fatalf("-get over webhdfs://: %v", err)
+	}
+	c.dfs(t, "-mv", web+"/s/copy", web+"/s/moved")
+	if out := c.dfs(t, "-rm", web+"/s/moved"); out != "Deleted "+web+"/s/moved\n" {
+		t.Fatalf("-rm: %q", out)
+	}
+	out, err := c.runErr(c.confDir("nn"), nil, "dfs", "-ls", web+"/s/moved")
+	if err == nil || !strings.Contains(out, "ls: `"+web+"/s/moved': No such file or directory") {
+		t.Fatalf("-ls of a removed file: %v %q", err, out)
+	}
+}
