@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
 )
 
@@ -261,4 +264,74 @@ func mustOp(t *testing.T, w *webClient, method, path, q string) []byte {
 		t.Fatalf("%s %s?%s: %d %s", method, path, q, code, b)
 	}
 	return b
+}
+
+// TestNameNodeMetrics: NameNodeActivity and the RPC bean count client
+// calls made over RPC and WebHDFS, and /prom (enabled by
+// hadoop.prometheus.endpoint.enabled) shows every bean's figures under
+// Hadoop's Prometheus names.
+func TestNameNodeMetrics(t *testing.T) {
+	c, err := Start(context.Background(), Options{Dir: t.TempDir(), DataNodes: 1,
+		Conf: []conf.KeyValue{{Key: conf.HadoopPrometheusEndpointEnabled, Value: "true"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.WaitActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNode().RPCAddr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	if err := fsys.WriteFile(ctx, "/a", []byte("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.ReadFile(ctx, "/a"); err != nil {
+		t.Fatal(err)
+	}
+	w := newWebClient(t, c)
+	w.twoStep("PUT", "/b", "op=CREATE&user.name="+fsys.User(), []byte("y"))
+	mustOp(t, w, "GET", "/", "op=LISTSTATUS")
+	mustOp(t, w, "GET", "/a", "op=GETFILESTATUS")
+	mustOp(t, w, "DELETE", "/b", "op=DELETE&user.name="+fsys.User())
+
+	base := "http://" + c.NameNode().HTTPAddr().String()
+	act := webtest.Bean(t, base, "Hadoop:service=NameNode,name=NameNodeActivity")
+	for name, want := range map[string]float64{"CreateFileOps": 2, "FilesCreated": 2, "DeleteFileOps": 1, "FilesDeleted": 1} {
+		if act[name] != want {
+			t.Errorf("NameNodeActivity %s = %v, want %v", name, act[name], want)
+		}
+	}
+	for _, name := range []string{"GetBlockLocations", "GetListingOps", "FileInfoOps", "AddBlockOps", "TransactionsNumOps", "SyncsNumOps"} {
+		if v, _ := act[name].(float64); v < 1 {
+			t.Errorf("NameNodeActivity %s = %v, want at least 1", name, act[name])
+		}
+	}
+	if _, ok := act["SyncsAvgTime"].(float64); !ok {
+		t.Errorf("NameNodeActivity SyncsAvgTime = %v", act["SyncsAvgTime"])
+	}
+	rpc := webtest.Bean(t, base, "Hadoop:service=NameNode,name=RpcActivityForPort*")
+	for _, name := range []string{"RpcQueueTimeAvgTime", "RpcProcessingTimeAvgTime", "CallQueueLength", "NumOpenConnections"} {
+		if _, ok := rpc[name].(float64); !ok {
+			t.Errorf("RPC bean %s = %v", name, rpc[name])
+		}
+	}
+	if v, _ := rpc["RpcProcessingTimeNumOps"].(float64); v < 5 {
+		t.Errorf("RpcProcessingTimeNumOps = %v", rpc["RpcProcessingTimeNumOps"])
+	}
+	code, body := webtest.Get(t, base+"/prom")
+	for _, want := range []string{"# TYPE fs_namesystem_files_total gauge\n", "\nfs_namesystem_files_total{", "\nname_node_activity_create_file_ops{", " 2\n",
+		"\nrpc_rpc_queue_time_avg_time{", "\nrpc_call_queue_length{"} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("/prom: %d, lacks %q:\n%s", code, want, body)
+		}
+	}
+	code, body = webtest.Get(t, base+"/jmx?qry=Hadoop:service=NameNode,name=NameNodeActivity&callback=f")
+	if code != http.StatusOK || !strings.HasPrefix(body, "f({") || !strings.Contains(body, `"CreateFileOps": 2`) {
+		t.Errorf("/jmx?callback=f: %d %s", code, body)
+	}
 }

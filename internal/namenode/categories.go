@@ -80,7 +80,9 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		if err := nn.precheck(ctx, cat, method, req); err != nil {
 			return zero, err
 		}
-		return h(ctx, req)
+		resp, err := h(ctx, req)
+		nn.activity.record(method, err == nil)
+		return resp, err
 	})
 }
 

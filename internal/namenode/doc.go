@@ -149,7 +149,9 @@
 // live and dead DataNodes as JSON strings, name dirs), FSNamesystem and
 // FSNamesystemState (block and file counts, replication queues, safe mode as
 // FSState, the nodes by admin state), NameNodeStatus and
-// RpcActivityForPort<port>; NameNodeInfo's DecomNodes and
+// RpcActivityForPort<port> (with RpcQueueTime and RpcProcessingTime),
+// NameNodeActivity (activity.go: client calls over RPC and WebHDFS, edit
+// log appends and syncs); NameNodeInfo's DecomNodes and
 // EnteringMaintenanceNodes give each leaving node's progress. Every
 // request reads one snapshot under the namesystem's read lock (web.go).
 // /conf and /stacks come from internal/web. /webhdfs/v1 (webhdfs.go)

@@ -30,6 +30,8 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
+	// activity counts client calls for the NameNodeActivity bean.
+	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
 	loadedFrom LoadStats
 

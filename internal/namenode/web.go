@@ -38,6 +38,7 @@ func (nn *NameNode) startWeb() {
 		ModelerType: "org.apache.hadoop.hdfs.server.namenode.NameNode", Attrs: nn.statusAttrs})
 	rpc := fmt.Sprintf("RpcActivityForPort%d", tcpPort(nn.addr))
 	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=" + rpc, ModelerType: rpc, Attrs: nn.rpcAttrs})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=NameNodeActivity", ModelerType: "NameNodeActivity", Attrs: nn.activityAttrs})
 	srv.AddBean(web.RuntimeBean("NameNode"))
 	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.overviewPage(nn.snapshot())) })
 	srv.Handle("GET /{$}", page)
@@ -291,6 +292,10 @@ func (nn *NameNode) rpcAttrs() []web.Attr {
 		{Name: "RpcErrorResponses", Value: st.Errors},
 		{Name: "RpcFatalResponses", Value: st.Fatal},
 		{Name: "RpcConnectionsAccepted", Value: st.Accepted},
+		{Name: "RpcQueueTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcQueueTimeAvgTime", Value: avgMillis(int64(st.QueueTimeTotal), st.TimedCalls)},
+		{Name: "RpcProcessingTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcProcessingTimeAvgTime", Value: avgMillis(int64(st.ProcessingTimeTotal), st.TimedCalls)},
 	}
 }
 

@@ -39,7 +39,9 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 	if err := h.nn.precheck(ctx, categories[ClientProtocolName][method], method, req); err != nil {
 		return zero, err
 	}
-	return f(ctx, req)
+	resp, err := f(ctx, req)
+	h.nn.activity.record(method, err == nil)
+	return resp, err
 }
 
 func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,9 @@
 //	GET /jmx                          every bean
 //	GET /jmx?qry=Hadoop:service=NameNode,*    beans matching an ObjectName pattern
 //	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
+//	GET /jmx?...&callback=NAME        the same as JSONP: NAME({...}); (a JavaScript identifier)
+//	GET /prom                         every bean's numeric attributes in Prometheus text
+//	                                  (only with hadoop.prometheus.endpoint.enabled=true)
 //	GET /conf[?format=xml|json][&name=KEY]
 //	GET /stacks                       text dump of all goroutines (cut at MaxStacksBytes)
 //	ANY /webhdfs/v1/...               the role's SetWebHDFS handler; without one

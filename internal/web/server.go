@@ -72,6 +72,13 @@ type Server struct {
 // serving; register beans and handlers, then call Start. A listen error names
 // the address and cfg.KeyName: `web: listen on 0.0.0.0:9870 (dfs.namenode.http-address): ...`.
 func New(cfg Config) (*Server, error) {
+	prom := false
+	if cfg.Conf != nil {
+		var err error
+		if prom, err = cfg.Conf.Bool(conf.HadoopPrometheusEndpointEnabled); err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+	}
 	ln := cfg.Listener
 	if ln == nil {
 		if cfg.Addr == "" {
@@ -125,6 +132,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.builtin("GET /jmx", http.HandlerFunc(s.serveJMX))
 	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
+	if prom {
+		s.builtin("GET /prom", http.HandlerFunc(s.serveProm))
+	}
 	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
 	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), false, http.HandlerFunc(s.serveWebHDFS))
 	s.mux.Handle("/webhdfs/v1", webhdfs)
