@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -126,7 +127,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		}
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
-		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
+		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))

@@ -46,6 +46,8 @@
 //	GET /jmx?qry=Hadoop:service=NameNode,*    beans matching an ObjectName pattern
 //	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
 //	GET /jmx?...&callback=NAME        the same as JSONP: NAME({...}); (a JavaScript identifier)
+//	GET /logLevel?log=NAME[&level=L]  read or set the daemon's log level (Config.LogLevel)
+//	GET /logs/                        Config.LogDir, read-only; without one a 404 saying so
 //	GET /prom                         every bean's numeric attributes in Prometheus text
 //	                                  (only with hadoop.prometheus.endpoint.enabled=true)
 //	GET /conf[?format=xml|json][&name=KEY]

@@ -35,6 +35,13 @@ type Config struct {
 	// Limits bound connections, concurrent requests and slow clients (see
 	// Limits; zero fields take the defaults).
 	Limits Limits
+	// LogLevel, if set, is the level of the daemon's logger: /logLevel
+	// reads and sets it (`hdfs daemonlog`). Without it /logLevel is 404.
+	LogLevel *slog.LevelVar
+	// LogDir, if set, is served read-only at /logs/ (Hadoop's
+	// hadoop.log.dir, $HADOOP_LOG_DIR); without it /logs/ answers 404
+	// saying so.
+	LogDir string
 }
 
 // Server is a running web server. Safe for concurrent use.
@@ -47,6 +54,7 @@ type Server struct {
 	requests *gate
 	stacks   *gate
 	role     string
+	level    *slog.LevelVar // nil: no /logLevel
 	conf     *conf.Conf
 	redact   redactor
 	logger   *slog.Logger
@@ -107,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 		requests: newGate("requests", lim.MaxRequests),
 		stacks:   newGate("/stacks requests", lim.MaxStacks),
 		role:     role,
+		level:    cfg.LogLevel,
 		conf:     cfg.Conf,
 		logger:   logger,
 		mux:      http.NewServeMux(),
@@ -134,6 +143,17 @@ func New(cfg Config) (*Server, error) {
 	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
 	if prom {
 		s.builtin("GET /prom", http.HandlerFunc(s.serveProm))
+	}
+	if cfg.LogLevel != nil {
+		s.builtin("GET /logLevel", http.HandlerFunc(s.serveLogLevel))
+	}
+	if cfg.LogDir != "" {
+		s.mux.Handle("GET /logs/", s.guard(newGate("/logs requests", lim.MaxEndpointRequests), false,
+			http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir)))))
+	} else {
+		s.builtin("GET /logs/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "web: no log directory: this "+role+" logs to its standard error (set HADOOP_LOG_DIR to serve one at /logs/)", http.StatusNotFound)
+		}))
 	}
 	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
 	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), false, http.HandlerFunc(s.serveWebHDFS))

@@ -390,3 +390,44 @@ func TestWebHDFSScheme(t *testing.T) {
 		t.Fatalf("-ls of a removed file: %v %q", err, out)
 	}
 }
+
+// TestDaemonlog: `hdfs daemonlog -getlevel` and `-setlevel` against the
+// NameNode process's /logLevel change the level its logger logs at.
+func TestDaemonlog(t *testing.T) {
+	parallel(t)
+	c, base := webCluster(t, nil)
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/webhdfs/v1")
+	const class = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+	out := c.run(t, c.confDir("nn"), "daemonlog", "-getlevel", hostPort, class)
+	want := "Connecting to http://" + hostPort + "/logLevel?log=" + class + "\n" +
+		"Submitted Class Name: " + class + "\n" +
+		"Log Class: log/slog (one logger for the whole daemon)\n" +
+		"Effective Level: INFO\n"
+	if out != want {
+		t.Fatalf("-getlevel:\n%s\nwant\n%s", out, want)
+	}
+	// The NameNode logs each block report at DEBUG: none of the start-up
+	// ones at INFO, the report of a restarted DataNode after -setlevel DEBUG.
+	if log := c.nn.logText(); strings.Contains(log, `msg="block report"`) || !strings.Contains(log, "DataNode registered") {
+		t.Fatalf("NameNode log at INFO:\n%s", log)
+	}
+	out = c.run(t, c.confDir("nn"), "daemonlog", "-setlevel", hostPort, class, "DEBUG")
+	if !strings.Contains(out, "Setting Level to DEBUG ...\nEffective Level: DEBUG\n") {
+		t.Fatalf("-setlevel:\n%s", out)
+	}
+	if out := c.run(t, c.confDir("nn"), "daemonlog", "-getlevel", hostPort, class); !strings.HasSuffix(out, "Effective Level: DEBUG\n") {
+		t.Fatalf("-getlevel after -setlevel:\n%s", out)
+	}
+	c.kill(c.dns[0])
+	c.startDataNode(0)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.nn.logText(), `msg="block report"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no DEBUG block report line after -setlevel DEBUG:\n%s", c.nn.logText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := c.runErr(c.confDir("nn"), nil, "daemonlog", "-setlevel", hostPort, class); err == nil {
+		t.Fatal("daemonlog -setlevel without a level succeeded")
+	}
+}
