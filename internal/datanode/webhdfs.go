@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	hdfsclient "github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
@@ -31,7 +34,47 @@ const (
 	webDefaultBuffer = 64 << 10
 )
 
+// allowOrigin lets the NameNode's file browser (/explorer.html) send an
+// upload here from its page: a browser's cross-origin request is allowed
+// when its Origin is on the host of the NameNode the request names
+// (namenoderpcaddress). A page elsewhere can only make this DataNode a
+// client of a NameNode on that page's own host. It reports whether r is a
+// CORS preflight, which it has answered.
+func allowOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	nn := ""
+	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
+		for k, v := range q {
+			if strings.EqualFold(k, "namenoderpcaddress") && len(v) > 0 {
+				nn = v[0]
+			}
+		}
+	}
+	o, err := url.Parse(origin)
+	nnHost, _, herr := net.SplitHostPort(nn)
+	if err != nil || herr != nil || o.Scheme != "http" || o.Hostname() != nnHost {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, PUT, POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
 func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if allowOrigin(w, r) {
+		return
+	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)

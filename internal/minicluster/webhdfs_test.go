@@ -159,6 +159,10 @@ func TestWebHDFSOps(t *testing.T) {
 	if len(list) != 1 || list[0].PathSuffix != "f" || list[0].Length != int64(len(data)) {
 		t.Fatalf("LISTSTATUS %+v", list)
 	}
+	one := decode[webhdfs.ListStatusBody](t, "LISTSTATUS of a file", 200, mustOp(t, w, "GET", "/d/e/f", "op=LISTSTATUS&user.name=alice")).FileStatuses.FileStatus
+	if len(one) != 1 || one[0].PathSuffix != "" || one[0].Type != "FILE" {
+		t.Fatalf("LISTSTATUS of a file %+v", one)
+	}
 	cs := decode[map[string]webhdfs.ContentSummary](t, "GETCONTENTSUMMARY", 200, mustOp(t, w, "GET", "/d", "op=GETCONTENTSUMMARY&user.name=alice"))["ContentSummary"]
 	if cs.FileCount != 1 || cs.DirectoryCount != 2 || cs.Length != int64(len(data)) || cs.SpaceConsumed != 2*int64(len(data)) || cs.Quota != -1 {
 		t.Fatalf("GETCONTENTSUMMARY %+v", cs)

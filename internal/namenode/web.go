@@ -43,6 +43,7 @@ func (nn *NameNode) startWeb() {
 	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.overviewPage(nn.snapshot())) })
 	srv.Handle("GET /{$}", page)
 	srv.Handle("GET /dfshealth.html", page)
+	srv.Handle("GET /explorer.html", http.HandlerFunc(serveExplorer))
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if nn.haState() != "active" {
@@ -408,6 +409,7 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 		Sections: []web.Section{overview, summary, {Heading: "NameNode storage", Table: dirs},
 			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead},
 			{Heading: "Decommissioning", Table: leaving(s.decommissioning, "No DataNodes are being decommissioned")},
-			{Heading: "In maintenance", Table: leaving(maint, "No DataNodes are in maintenance")}},
+			{Heading: "In maintenance", Table: leaving(maint, "No DataNodes are in maintenance")},
+			{Heading: "Utilities", Note: "Browse the file system at /explorer.html (over WebHDFS); logs at /logs/; log level at /logLevel."}},
 	}
 }

@@ -78,6 +78,16 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	case "LISTSTATUS":
 		var out webhdfs.ListStatusBody
 		out.FileStatuses.FileStatus = []webhdfs.FileStatus{}
+		// A file lists as itself, with an empty pathSuffix, as in Hadoop.
+		fi, err := webCall(ctx, h, "getFileInfo", c.getFileInfo, &hdfs.GetFileInfoRequestProto{Src: p})
+		if err != nil {
+			return err
+		}
+		if fi.Fs != nil && fi.Fs.GetFileType() != hdfs.HdfsFileStatusProto_IS_DIR {
+			out.FileStatuses.FileStatus = append(out.FileStatuses.FileStatus, jsonStatus(fi.Fs))
+			webhdfs.WriteJSON(w, http.StatusOK, out)
+			return nil
+		}
 		after := []byte{}
 		// Each round returns at least one entry or ends; the bound is a
 		// guard against a NameNode bug, not a limit a directory reaches.
