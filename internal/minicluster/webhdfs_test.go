@@ -233,12 +233,21 @@ func TestWebHDFSOps(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("CREATE h: %d %s", code, b)
 	}
+	code, _, b = w.twoStep("PUT", "/d/e/h2", "op=CREATE&blocksize=1048576&user.name=alice", []byte("h2"))
+	if code != http.StatusCreated {
+		t.Fatalf("CREATE h2: %d %s", code, b)
+	}
+	code, b = w.op("PUT", "/d/e/h2", "op=RENAME&destination=/d/e/h&renameoptions=NONE&user.name=alice")
+	wantRemote(t, "RENAME onto a file, renameoptions=NONE", code, b, 403, "FileAlreadyExistsException")
+	if code, b = w.op("PUT", "/d/e/h2", "op=RENAME&destination=/d/e/h&renameoptions=OVERWRITE&user.name=alice"); code != http.StatusOK || len(b) != 0 {
+		t.Fatalf("RENAME with renameoptions=OVERWRITE: %d %s", code, b)
+	}
 	code, b = w.op("POST", "/d/e/g", "op=CONCAT&sources=/d/e/h&user.name=alice")
 	if code != http.StatusOK {
 		t.Fatalf("CONCAT %d %s", code, b)
 	}
 	code, _, b = w.twoStep("GET", "/d/e/g", "op=OPEN&user.name=alice", nil)
-	if code != 200 || !bytes.Equal(b, append(append([]byte{}, data[:1048576]...), "more"...)) {
+	if code != 200 || !bytes.Equal(b, append(append([]byte{}, data[:1048576]...), "h2"...)) {
 		t.Fatalf("after TRUNCATE+CONCAT: %d, %d bytes", code, len(b))
 	}
 	code, b = w.op("DELETE", "/d/e", "op=DELETE&user.name=alice")

@@ -170,6 +170,15 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		if req.Destination == "" {
 			return remoteerr.New(remoteerr.ClassIllegalArgument, "RENAME: the destination parameter is missing")
 		}
+		if req.RenameOptions != "" {
+			_, err := webCall(ctx, h, "rename2", c.rename2, &hdfs.Rename2RequestProto{Src: p, Dst: proto.String(req.Destination),
+				OverwriteDest: proto.Bool(req.RenameOptions == "OVERWRITE")})
+			if err != nil {
+				return err
+			}
+			webhdfs.Empty(w)
+			return nil
+		}
 		resp, err := webCall(ctx, h, "rename", c.rename, &hdfs.RenameRequestProto{Src: p, Dst: proto.String(req.Destination)})
 		if err != nil {
 			return err

@@ -77,8 +77,11 @@ type Request struct {
 	NewLength    int64 // newlength (TRUNCATE)
 	NoRedirect   bool  // noredirect: answer {"Location":...} instead of 307
 	StartAfter   string
-	CreateParent bool   // createparent (CREATE), true by default
-	NameNodeRPC  string // namenoderpcaddress, set on redirects to a DataNode
+	// RenameOptions is renameoptions (RENAME): "NONE" or "OVERWRITE";
+	// with it RENAME is Hadoop's rename2 (an error instead of false).
+	RenameOptions string
+	CreateParent  bool   // createparent (CREATE), true by default
+	NameNodeRPC   string // namenoderpcaddress, set on redirects to a DataNode
 }
 
 // userPattern is the form Hadoop's WebHDFS accepts for user.name and doas
@@ -241,6 +244,14 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 		}
 	}
 	r.StartAfter = vals["startafter"]
+	if v, ok := vals["renameoptions"]; ok && v != "" {
+		switch strings.ToUpper(v) {
+		case "NONE", "OVERWRITE":
+			r.RenameOptions = strings.ToUpper(v)
+		default:
+			return nil, paramError("renameoptions", v, "is not NONE or OVERWRITE")
+		}
+	}
 	r.NameNodeRPC = vals["namenoderpcaddress"]
 	return r, nil
 }
@@ -297,6 +308,9 @@ func (r *Request) Query() string {
 	}
 	if r.StartAfter != "" {
 		q.Set("startAfter", r.StartAfter)
+	}
+	if r.RenameOptions != "" {
+		q.Set("renameoptions", r.RenameOptions)
 	}
 	if r.NameNodeRPC != "" {
 		q.Set("namenoderpcaddress", r.NameNodeRPC)
