@@ -503,6 +503,8 @@ func defaultTable() []keyDef {
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
 
+		// Web endpoints (keys_web.go).
+		{HadoopPrometheusEndpointEnabled, "false", 0},
 		// NameNode at scale.
 		{DFSNameNodeEditsAsyncLogging, "true", 0},
 	}
