@@ -373,7 +373,10 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 	}
 	if n.cfg.AsyncEditLogging {
 		if release, ok := ipc.DeferReply(ctx); ok {
+			start := n.clock.Now()
 			n.elog.SyncAsync(txid, func(err error) {
+				n.logTimes.syncNanos.Add(int64(n.clock.Now().Sub(start)))
+				n.logTimes.syncs.Add(1)
 				if err != nil {
 					n.fail(err)
 					err = fmt.Errorf("%w: %v", errFailed, err)
