@@ -14,7 +14,7 @@ func init() {
 		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client", run: runDfsadmin, usage: dfsadminUsage},
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
-		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility"},
+		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility", run: runFsck, usage: fsckUsage},
 		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client", run: runHAAdmin, usage: haadminUsage},
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
 		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file"},

@@ -42,6 +42,7 @@ func (nn *NameNode) startWeb() {
 	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.overviewPage(nn.snapshot())) })
 	srv.Handle("GET /{$}", page)
 	srv.Handle("GET /dfshealth.html", page)
+	srv.Handle("GET /fsck", http.HandlerFunc(nn.handleFsck))
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if nn.haState() != "active" {
