@@ -1,0 +1,267 @@
+package oev
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+// Errors of this package.
+var (
+	// ErrBadXML: the XML is not an edits document this package writes.
+	ErrBadXML = errors.New("oev: bad edits XML")
+	// ErrUnsupportedOp: an op type this viewer has no XML form for.
+	ErrUnsupportedOp = errors.New("oev: op not supported")
+)
+
+// elem is one XML element: text or children, never both.
+type elem struct {
+	name string
+	text string
+	kids []*elem
+}
+
+func leaf(name, text string) *elem { return &elem{name: name, text: text} }
+
+func num(name string, v int64) *elem { return leaf(name, strconv.FormatInt(v, 10)) }
+
+func boolean(name string, v bool) *elem { return leaf(name, strconv.FormatBool(v)) }
+
+func permElem(p op.Perm) *elem {
+	return &elem{name: "PERMISSION_STATUS", kids: []*elem{
+		leaf("USERNAME", p.User), leaf("GROUPNAME", p.Group), num("MODE", int64(p.Mode))}}
+}
+
+func blockElem(b op.Block) *elem {
+	return &elem{name: "BLOCK", kids: []*elem{num("BLOCK_ID", b.ID), num("NUM_BYTES", b.NumBytes), num("GENSTAMP", b.GenStamp)}}
+}
+
+func rpcElems(r op.RPCID) []*elem {
+	return []*elem{leaf("RPC_CLIENTID", clientIDString(r.ClientID)), num("RPC_CALLID", int64(r.CallID))}
+}
+
+// clientIDString writes a client id as Hadoop's ClientId.toString: a UUID
+// for 16 bytes, empty for none; other lengths (not written by this
+// project) as 0x and hex so that they survive.
+func clientIDString(id []byte) string {
+	switch len(id) {
+	case 0:
+		return ""
+	case 16:
+		h := hex.EncodeToString(id)
+		return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	}
+	return "0x" + hex.EncodeToString(id)
+}
+
+func parseClientID(s string) ([]byte, error) {
+	switch {
+	case s == "":
+		return nil, nil
+	case strings.HasPrefix(s, "0x"):
+		b, err := hex.DecodeString(s[2:])
+		if err != nil || len(b) == 0 || len(b) == 16 {
+			return nil, fmt.Errorf("bad client id %q", s)
+		}
+		return b, nil
+	}
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return nil, fmt.Errorf("client id %q is not a UUID", s)
+	}
+	b, err := hex.DecodeString(s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36])
+	if err != nil || strings.ToLower(s) != s {
+		return nil, fmt.Errorf("client id %q is not a lower-case UUID", s)
+	}
+	return b, nil
+}
+
+// opElems returns the DATA children of o after TXID, in Hadoop's order.
+func opElems(o op.Op) ([]*elem, error) {
+	var e []*elem
+	switch o := o.(type) {
+	case *op.Add:
+		e = []*elem{leaf("INODEID", strconv.FormatUint(o.InodeID, 10)), leaf("PATH", o.Path), num("REPLICATION", int64(o.Replication)),
+			num("MTIME", o.Mtime), num("ATIME", o.Atime), num("BLOCKSIZE", o.BlockSize),
+			leaf("CLIENT_NAME", o.ClientName), leaf("CLIENT_MACHINE", o.ClientMachine), boolean("OVERWRITE", o.Overwrite),
+			permElem(o.Perm)}
+	case *op.Close:
+		e = []*elem{leaf("PATH", o.Path), num("MTIME", o.Mtime), num("ATIME", o.Atime)}
+		for _, b := range o.Blocks {
+			e = append(e, blockElem(b))
+		}
+	case *op.RenameOld:
+		e = []*elem{leaf("SRC", o.Src), leaf("DST", o.Dst), num("TIMESTAMP", o.Mtime)}
+	case *op.Delete:
+		e = []*elem{leaf("PATH", o.Path), num("TIMESTAMP", o.Mtime)}
+	case *op.Mkdir:
+		e = []*elem{leaf("INODEID", strconv.FormatUint(o.InodeID, 10)), leaf("PATH", o.Path), num("TIMESTAMP", o.Mtime), permElem(o.Perm)}
+	case *op.SetReplication:
+		e = []*elem{leaf("PATH", o.Path), num("REPLICATION", int64(o.Replication))}
+	case *op.SetPermissions:
+		e = []*elem{leaf("SRC", o.Path), num("MODE", int64(o.Mode))}
+	case *op.SetOwner:
+		e = []*elem{leaf("SRC", o.Path), leaf("USERNAME", o.User), leaf("GROUPNAME", o.Group)}
+	case *op.Times:
+		e = []*elem{leaf("PATH", o.Path), num("MTIME", o.Mtime), num("ATIME", o.Atime)}
+	case *op.SetQuota:
+		e = []*elem{leaf("SRC", o.Path), num("NSQUOTA", o.NsQuota), num("DSQUOTA", o.DsQuota)}
+	case *op.Rename:
+		opts := "NONE"
+		if o.Overwrite {
+			opts = "OVERWRITE"
+		}
+		e = []*elem{leaf("SRC", o.Src), leaf("DST", o.Dst), num("TIMESTAMP", o.Mtime), leaf("OPTIONS", opts)}
+	case *op.Concat:
+		srcs := &elem{name: "SOURCES"}
+		for i, s := range o.Srcs {
+			srcs.kids = append(srcs.kids, leaf("SOURCE"+strconv.Itoa(i+1), s))
+		}
+		e = []*elem{leaf("TRG", o.Target), num("TIMESTAMP", o.Mtime), srcs}
+	case *op.ReassignLease:
+		e = []*elem{leaf("LEASEHOLDER", o.Holder), leaf("PATH", o.Path), leaf("NEWHOLDER", o.NewHolder)}
+	case *op.StartLogSegment, *op.EndLogSegment:
+	case *op.UpdateBlocks:
+		e = []*elem{leaf("PATH", o.Path)}
+		for _, b := range o.Blocks {
+			e = append(e, blockElem(b))
+		}
+	case *op.SetGenstamp:
+		e = []*elem{num("GENSTAMPV2", o.GenStamp)}
+	case *op.AllocateBlockID:
+		e = []*elem{num("BLOCK_ID", o.BlockID)}
+	case *op.AddBlock:
+		e = []*elem{leaf("PATH", o.Path)}
+		if o.Penultimate != nil {
+			e = append(e, blockElem(*o.Penultimate))
+		}
+		e = append(e, blockElem(o.Last))
+	case *op.Truncate:
+		e = []*elem{leaf("SRC", o.Path), leaf("CLIENTNAME", o.ClientName), leaf("CLIENTMACHINE", o.ClientMachine),
+			num("NEWLENGTH", o.NewLength), num("TIMESTAMP", o.Mtime)}
+		if o.TruncateBlock != nil {
+			e = append(e, blockElem(*o.TruncateBlock))
+		}
+	case *op.Append:
+		e = []*elem{leaf("PATH", o.Path), leaf("CLIENT_NAME", o.ClientName), leaf("CLIENT_MACHINE", o.ClientMachine),
+			boolean("NEWBLOCK", o.NewBlock)}
+	default:
+		return nil, fmt.Errorf("%w: %v (%T) has no XML form", ErrUnsupportedOp, o.Code(), o)
+	}
+	if w, ok := o.(op.WithRPC); ok {
+		e = append(e, rpcElems(*w.RPCIDPtr())...)
+	}
+	return e, nil
+}
+
+// mangle escapes s for XML text (see the package doc).
+func mangle(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x;`, s[i])
+		case r == '\\' || r < 0x20 || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF:
+			fmt.Fprintf(&b, `\%04x;`, r)
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unmangle reverses mangle (the XML entities are already decoded).
+func unmangle(s string) (string, error) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		end := strings.IndexByte(s[i:], ';')
+		if end < 0 {
+			return "", fmt.Errorf("unterminated escape in %q", s)
+		}
+		esc := s[i+1 : i+end]
+		if strings.HasPrefix(esc, "x") {
+			v, err := strconv.ParseUint(esc[1:], 16, 8)
+			if err != nil || len(esc) != 3 {
+				return "", fmt.Errorf("bad byte escape \\%s; in %q", esc, s)
+			}
+			b.WriteByte(byte(v))
+		} else {
+			v, err := strconv.ParseUint(esc, 16, 32)
+			if err != nil || len(esc) < 4 || !utf8.ValidRune(rune(v)) {
+				return "", fmt.Errorf("bad escape \\%s; in %q", esc, s)
+			}
+			b.WriteRune(rune(v))
+		}
+		i += end
+	}
+	return b.String(), nil
+}
+
+func writeElem(w *bufio.Writer, e *elem, depth int) {
+	ind := strings.Repeat("  ", depth)
+	if e.kids == nil {
+		fmt.Fprintf(w, "%s<%s>%s</%s>\n", ind, e.name, mangle(e.text), e.name)
+		return
+	}
+	fmt.Fprintf(w, "%s<%s>\n", ind, e.name)
+	for _, k := range e.kids {
+		writeElem(w, k, depth+1)
+	}
+	fmt.Fprintf(w, "%s</%s>\n", ind, e.name)
+}
+
+// SegmentToXML reads one edit-log segment from r (name is used in errors)
+// and writes its XML to w, record by record. A segment whose end is torn
+// (an in-progress segment cut by a crash) or damaged is an error naming
+// the offset, after the XML of every whole record before it.
+func SegmentToXML(r io.Reader, name string, w io.Writer) error {
+	version, err := editlog.ReadSegmentHeader(r, name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<EDITS>\n  <EDITS_VERSION>%d</EDITS_VERSION>\n", version)
+	d := editlog.NewDecoder(r, name, editlog.SegmentHeaderSize, version)
+	for {
+		txid, o, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bw.Flush()
+			return err
+		}
+		kids, err := opElems(o)
+		if err != nil {
+			bw.Flush()
+			return fmt.Errorf("txid %d: %w", txid, err)
+		}
+		rec := &elem{name: "RECORD", kids: []*elem{leaf("OPCODE", o.Code().String()),
+			{name: "DATA", kids: append([]*elem{num("TXID", txid)}, kids...)}}}
+		writeElem(bw, rec, 1)
+	}
+	bw.WriteString("</EDITS>\n")
+	return bw.Flush()
+}
