@@ -18,7 +18,7 @@ func init() {
 		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client", run: runHAAdmin, usage: haadminUsage},
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
 		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file", run: runOev, usage: oevUsage},
-		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage"},
+		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage", run: runOiv, usage: oivUsage},
 		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies"},
 
 		// Client commands.

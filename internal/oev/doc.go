@@ -34,10 +34,8 @@
 // ops have are written (no LENGTH, no ERASURE_CODING_POLICY_ID). A client
 // id of 16 bytes is written as a UUID, as Hadoop does.
 //
-// Text that XML cannot carry is escaped as Hadoop's XMLUtils does: a
-// backslash or a character not allowed in XML (and, so that every string
-// survives byte for byte, any control character) is written \XXXX; with
-// its code point in hex; a byte that is not UTF-8 is written \xHH;.
+// Text that XML cannot carry is escaped by package xmltext, as Hadoop's
+// XMLUtils does, so that every string survives byte for byte.
 //
 //	var buf bytes.Buffer
 //	err := oev.SegmentToXML(segment, "edits_1-10", &buf)

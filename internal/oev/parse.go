@@ -11,6 +11,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/xmltext"
 )
 
 // Limits on XML input: far above what a segment's XML holds, they only
@@ -121,7 +122,7 @@ func (f *fields) str(name string) string {
 		f.fail("<%s> holds elements, not text", name)
 		return ""
 	}
-	s, err := unmangle(k.text)
+	s, err := xmltext.Unescape(k.text)
 	if err != nil {
 		f.fail("<%s>: %v", name, err)
 	}

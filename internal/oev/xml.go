@@ -8,10 +8,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/xmltext"
 )
 
 // Errors of this package.
@@ -161,68 +161,10 @@ func opElems(o op.Op) ([]*elem, error) {
 	return e, nil
 }
 
-// mangle escapes s for XML text (see the package doc).
-func mangle(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x;`, s[i])
-		case r == '\\' || r < 0x20 || r == 0x7f || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF:
-			fmt.Fprintf(&b, `\%04x;`, r)
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// unmangle reverses mangle (the XML entities are already decoded).
-func unmangle(s string) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			b.WriteByte(s[i])
-			continue
-		}
-		end := strings.IndexByte(s[i:], ';')
-		if end < 0 {
-			return "", fmt.Errorf("unterminated escape in %q", s)
-		}
-		esc := s[i+1 : i+end]
-		if strings.HasPrefix(esc, "x") {
-			v, err := strconv.ParseUint(esc[1:], 16, 8)
-			if err != nil || len(esc) != 3 {
-				return "", fmt.Errorf("bad byte escape \\%s; in %q", esc, s)
-			}
-			b.WriteByte(byte(v))
-		} else {
-			v, err := strconv.ParseUint(esc, 16, 32)
-			if err != nil || len(esc) < 4 || !utf8.ValidRune(rune(v)) {
-				return "", fmt.Errorf("bad escape \\%s; in %q", esc, s)
-			}
-			b.WriteRune(rune(v))
-		}
-		i += end
-	}
-	return b.String(), nil
-}
-
 func writeElem(w *bufio.Writer, e *elem, depth int) {
 	ind := strings.Repeat("  ", depth)
 	if e.kids == nil {
-		fmt.Fprintf(w, "%s<%s>%s</%s>\n", ind, e.name, mangle(e.text), e.name)
+		fmt.Fprintf(w, "%s<%s>%s</%s>\n", ind, e.name, xmltext.Escape(e.text), e.name)
 		return
 	}
 	fmt.Fprintf(w, "%s<%s>\n", ind, e.name)
