@@ -152,14 +152,32 @@ func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout io.Writer) err
 }
 
 // writeFileAtomic writes name through a temporary file renamed over it,
-// so a failed run never leaves half an output.
+// so a failed run never leaves half an output. An existing name that is
+// not a regular file (/dev/null, a pipe) is written in place, never
+// replaced.
 func writeFileAtomic(name string, write func(w io.Writer) error) error {
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		werr := write(bw)
+		if werr == nil {
+			werr = bw.Flush()
+		}
+		return errors.Join(werr, f.Close())
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600; an output is an ordinary file.
+	werr := tmp.Chmod(0o644)
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	werr := write(bw)
+	if werr == nil {
+		werr = write(bw)
+	}
 	if werr == nil {
 		werr = bw.Flush()
 	}

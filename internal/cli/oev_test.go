@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,20 @@ func TestOev(t *testing.T) {
 	}
 	if _, err := os.Stat(xmlOut + "2"); err == nil {
 		t.Fatal("a failed run left an output file")
+	}
+}
+
+// An output that is not a regular file is written in place, never
+// replaced by a renamed temporary file.
+func TestWriteFileAtomicSpecialFile(t *testing.T) {
+	if err := writeFileAtomic(os.DevNull, func(w io.Writer) error {
+		_, err := w.Write([]byte("discarded"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(os.DevNull)
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, st.Mode(), err)
 	}
 }
