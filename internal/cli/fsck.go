@@ -90,7 +90,7 @@ func runFsck(inv *Invocation) int {
 	if dir == "" {
 		dir = "/"
 	}
-	p, err := fsckPath(inv.Conf, dir)
+	p, err := fsckPath(dir, clientUser(inv))
 	if err != nil {
 		fmt.Fprintf(errw, "fsck: %v\n", err)
 		return exitFail
@@ -134,9 +134,9 @@ func fsckStatus(last string) int {
 	return 255 // Hadoop's -1
 }
 
-// fsckPath is the path part of dir, resolved against the default file
-// system as Hadoop's Path is (a relative path is under /user/NAME).
-func fsckPath(c *conf.Conf, dir string) (string, error) {
+// fsckPath is the path part of dir, resolved as Hadoop's Path is against
+// the working directory /user/NAME.
+func fsckPath(dir, user string) (string, error) {
 	u, err := url.Parse(dir)
 	if err != nil {
 		return "", fmt.Errorf("bad path %q: %v", dir, err)
@@ -149,7 +149,7 @@ func fsckPath(c *conf.Conf, dir string) (string, error) {
 		p = "/"
 	}
 	if !strings.HasPrefix(p, "/") {
-		return "", fmt.Errorf("path %q is relative; give an absolute path", dir)
+		p = "/user/" + user + "/" + p
 	}
 	return path.Clean(p), nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/oev"
 )
 
@@ -111,14 +112,25 @@ func runOev(inv *Invocation) int {
 	if verbose {
 		fmt.Fprintf(inv.Env.Stdout, "input  [%s]\noutput [%s]\n", in, out)
 	}
-	if err := oevConvert(in, out, proc, xmlIn, verbose, inv.Env.Stdout); err != nil {
+	if err := oevConvert(in, out, proc, xmlIn, verbose, inv.Env.Stdout, errw); err != nil {
 		fmt.Fprintf(errw, "Encountered exception. Exiting: %v\n", err)
 		return exitFail
 	}
 	return exitOK
 }
 
-func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout io.Writer) error {
+// tornTail turns the torn end of an in-progress segment into a warning:
+// everything before it was read.
+func tornTail(err error, errw io.Writer) error {
+	var te *editlog.TornRecordError
+	if errors.As(err, &te) {
+		fmt.Fprintf(errw, "oev: %s ends in a torn record at offset %d (an in-progress segment cut mid-write); the records before it were read\n", te.File, te.Offset)
+		return nil
+	}
+	return err
+}
+
+func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout, errw io.Writer) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -141,12 +153,12 @@ func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout io.Writer) err
 			return oev.WriteSegment(w, v, recs)
 		case proc == "stats":
 			st, err := oev.SegmentStats(r, in)
-			if err != nil {
+			if err = tornTail(err, errw); err != nil {
 				return err
 			}
 			return st.Write(w)
 		default:
-			return oev.SegmentToXML(r, in, w)
+			return tornTail(oev.SegmentToXML(r, in, w), errw)
 		}
 	})
 }

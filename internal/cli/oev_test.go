@@ -84,11 +84,23 @@ func TestOev(t *testing.T) {
 	if _, errs, code := run(t, nil, "oev", "-p", "xml", "-i", xmlOut, "-o", st); code == 0 || !strings.Contains(errs, "cannot be processed by the xml processor") {
 		t.Fatalf("XML input to the xml processor: %d %s", code, errs)
 	}
+	// A torn last record (an in-progress segment cut mid-write): the
+	// whole records are shown and the tear is reported.
 	os.WriteFile(seg, a[:len(a)-3], 0o644)
-	if _, errs, code := run(t, nil, "oev", "-i", seg, "-o", xmlOut+"2"); code == 0 || !strings.Contains(errs, "torn record") {
+	if _, errs, code := run(t, nil, "oev", "-i", seg, "-o", xmlOut+"2"); code != 0 || !strings.Contains(errs, "torn record") {
 		t.Fatalf("a torn segment: %d %s", code, errs)
 	}
-	if _, err := os.Stat(xmlOut + "2"); err == nil {
+	if x2, _ := os.ReadFile(xmlOut + "2"); !strings.Contains(string(x2), "<OPCODE>OP_DELETE</OPCODE>") || strings.Contains(string(x2), "OP_END_LOG_SEGMENT") || !strings.HasSuffix(string(x2), "</EDITS>\n") {
+		t.Fatalf("XML of a torn segment:\n%s", x2)
+	}
+	// Damage with records after it is an error, and leaves no output.
+	bad := append([]byte(nil), a...)
+	bad[editlog.SegmentHeaderSize+5] ^= 0xff
+	os.WriteFile(seg, bad, 0o644)
+	if _, errs, code := run(t, nil, "oev", "-i", seg, "-o", xmlOut+"3"); code == 0 || !strings.Contains(errs, "offset") {
+		t.Fatalf("a corrupt segment: %d %s", code, errs)
+	}
+	if _, err := os.Stat(xmlOut + "3"); err == nil {
 		t.Fatal("a failed run left an output file")
 	}
 }

@@ -1,6 +1,7 @@
 package oev
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -38,7 +39,9 @@ type Stats struct {
 	Counts  map[int]int64 // by opcode number
 }
 
-// SegmentStats reads one segment from r and counts its records.
+// SegmentStats reads one segment from r and counts its records; a torn
+// last record ends the count and is returned with it, as SegmentToXML
+// does.
 func SegmentStats(r io.Reader, name string) (Stats, error) {
 	version, err := editlog.ReadSegmentHeader(r, name)
 	if err != nil {
@@ -50,6 +53,10 @@ func SegmentStats(r io.Reader, name string) (Stats, error) {
 		_, o, err := d.Next()
 		if err == io.EOF {
 			return s, nil
+		}
+		var te *editlog.TornRecordError
+		if errors.As(err, &te) {
+			return s, err
 		}
 		if err != nil {
 			return s, err

@@ -175,9 +175,12 @@ func writeElem(w *bufio.Writer, e *elem, depth int) {
 }
 
 // SegmentToXML reads one edit-log segment from r (name is used in errors)
-// and writes its XML to w, record by record. A segment whose end is torn
-// (an in-progress segment cut by a crash) or damaged is an error naming
-// the offset, after the XML of every whole record before it.
+// and writes its XML to w, record by record. A torn last record (the end
+// of an in-progress segment whose writer stopped mid-write) ends the
+// document after the last whole record, and SegmentToXML returns the
+// *editlog.TornRecordError so that the caller can say so; damage anywhere
+// else is an error naming the offset, after the XML of every whole record
+// before it.
 func SegmentToXML(r io.Reader, name string, w io.Writer) error {
 	version, err := editlog.ReadSegmentHeader(r, name)
 	if err != nil {
@@ -186,9 +189,15 @@ func SegmentToXML(r io.Reader, name string, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<EDITS>\n  <EDITS_VERSION>%d</EDITS_VERSION>\n", version)
 	d := editlog.NewDecoder(r, name, editlog.SegmentHeaderSize, version)
+	var torn error
 	for {
 		txid, o, err := d.Next()
 		if err == io.EOF {
+			break
+		}
+		var te *editlog.TornRecordError
+		if errors.As(err, &te) {
+			torn = err
 			break
 		}
 		if err != nil {
@@ -205,5 +214,8 @@ func SegmentToXML(r io.Reader, name string, w io.Writer) error {
 		writeElem(bw, rec, 1)
 	}
 	bw.WriteString("</EDITS>\n")
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return torn
 }
