@@ -154,6 +154,14 @@
 // request reads one snapshot under the namesystem's read lock (web.go).
 // /conf and /stacks come from internal/web; WebHDFS answers 501.
 //
+// /fsck (fsck.go) is what hdfs fsck asks, with Hadoop's FsckServlet
+// parameters (ugi, path, files, blocks, locations, racks, replicadetails,
+// openforwrite, listcorruptfileblocks with startblockafter, move, delete,
+// blockId): a text report streamed as the walk goes. The walk lists a
+// directory fsckSlice entries at a time, each slice (with the blocks of its
+// files, from the block map's Fsck view) under one hold of the read lock;
+// -move and -delete change the namespace through the one apply path.
+//
 // # Goroutines
 //
 // The RPC server's readers and handler pool (package ipc), the edit log's
