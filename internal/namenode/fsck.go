@@ -529,7 +529,7 @@ func (f *fsckRun) checkFile(ctx context.Context, e fsckEntry) {
 			fmt.Fprintf(out, " Replica placement policy is violated for %s. Block should be additionally replicated on 1 more rack(s). Total number of racks in the cluster: %d\n", name, f.numRacks())
 		}
 		fmt.Fprintf(&report, "%d. %s len=%d", i, name, b.NumBytes)
-		if total == 0 && !isCorrupt {
+		if total == 0 && !isCorrupt && b.State == blockmgmt.Complete {
 			report.WriteString(" MISSING!")
 			res.missingIDs = append(res.missingIDs, name)
 			res.missingSize += b.NumBytes

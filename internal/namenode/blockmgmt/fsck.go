@@ -19,9 +19,11 @@ type FsckReplica struct {
 // are.
 type FsckBlock struct {
 	Block
-	Replication     int
-	State           BlockUCState
-	Live            int // good FINALIZED replicas on live nodes in service
+	Replication int
+	State       BlockUCState
+	// Live counts good FINALIZED replicas on live nodes in service (and,
+	// for a block not yet complete, the replicas of its pipeline).
+	Live            int
 	Decommissioned  int
 	Decommissioning int
 	EnteringMaint   int
@@ -57,8 +59,11 @@ func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
 		case r.flags&rCorrupt != 0:
 			f.Corrupt++
 			fr.State = "CORRUPT"
+		case r.state != Finalized && b.state == Complete:
+			continue // a stale or leftover copy of a complete block
 		case r.state != Finalized:
-			continue
+			// A replica in the pipeline of a block still being written.
+			f.Live++
 		case dn.admin == Decommissioned:
 			f.Decommissioned++
 			fr.State = "DECOMMISSIONED"
