@@ -36,18 +36,21 @@ Optional command line arguments:
                        format), stats (prints statistics about
                        edits file)
 -h,--help              Display usage information and exit
+-f,--fix-txids         Renumber the transaction IDs in the input,
+                       so that there are no gaps or invalid
+                       transaction IDs.
 -v,--verbose           More verbose output, prints the input and
                        output filenames, for processors that write
                        to a file, also output to screen.
 
 The input is an hdfsgo edit segment (edits_N-M, edits_inprogress_N);
--f (--fix-txids) and -r (--recover) are not supported yet.`
+-r (--recover) is not supported yet.`
 
 // runOev is hdfs oev, the offline edits viewer.
 func runOev(inv *Invocation) int {
 	errw := inv.Env.Stderr
 	var in, out, proc string
-	verbose := false
+	verbose, fix := false, false
 	args := inv.Args
 	if len(args) == 0 {
 		fmt.Fprintln(errw, oevUsage)
@@ -82,7 +85,9 @@ func runOev(inv *Invocation) int {
 		case "-h", "--help":
 			fmt.Fprintln(inv.Env.Stdout, oevUsage)
 			return exitOK
-		case "-f", "--fix-txids", "-r", "--recover":
+		case "-f", "--fix-txids":
+			fix = true
+		case "-r", "--recover":
 			fmt.Fprintf(errw, "oev: %s is not supported yet\n", a)
 			return exitFail
 		default:
@@ -112,7 +117,7 @@ func runOev(inv *Invocation) int {
 	if verbose {
 		fmt.Fprintf(inv.Env.Stdout, "input  [%s]\noutput [%s]\n", in, out)
 	}
-	if err := oevConvert(in, out, proc, xmlIn, verbose, inv.Env.Stdout, errw); err != nil {
+	if err := oevConvert(in, out, proc, xmlIn, verbose, fix, inv.Env.Stdout, errw); err != nil {
 		fmt.Fprintf(errw, "Encountered exception. Exiting: %v\n", err)
 		return exitFail
 	}
@@ -130,7 +135,7 @@ func tornTail(err error, errw io.Writer) error {
 	return err
 }
 
-func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout, errw io.Writer) error {
+func oevConvert(in, out, proc string, xmlIn, verbose, fix bool, stdout, errw io.Writer) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -147,6 +152,9 @@ func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout, errw io.Write
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
+			if fix {
+				oev.FixTxIDs(recs)
+			}
 			if proc == "stats" {
 				return oev.RecordStats(v, recs).Write(w)
 			}
@@ -158,7 +166,7 @@ func oevConvert(in, out, proc string, xmlIn, verbose bool, stdout, errw io.Write
 			}
 			return st.Write(w)
 		default:
-			return tornTail(oev.SegmentToXML(r, in, w), errw)
+			return tornTail(oev.SegmentToXMLWith(r, in, w, oev.Options{FixTxIDs: fix}), errw)
 		}
 	})
 }

@@ -215,7 +215,7 @@ type fsckRun struct {
 	dirs   int64
 	// internalErr: a -move or -delete failed; the report ends FAILED.
 	internalErr error
-	// corrupt collects "blk_ID_GS\tpath" lines for -list-corruptfileblocks.
+	// corrupt collects "blk_ID\tpath" lines for -list-corruptfileblocks.
 	corrupt []string
 }
 
@@ -456,7 +456,7 @@ func (f *fsckRun) checkFile(ctx context.Context, e fsckEntry) {
 	if opts.listCorrupt {
 		for _, b := range e.blocks {
 			if b.Live+b.Decommissioned+b.Decommissioning+b.EnteringMaint+b.InMaint == 0 {
-				f.corrupt = append(f.corrupt, fmt.Sprintf("blk_%d_%d\t%s", b.ID, b.GenStamp, e.path))
+				f.corrupt = append(f.corrupt, fmt.Sprintf("blk_%d\t%s", b.ID, e.path))
 			}
 		}
 		return

@@ -257,3 +257,34 @@ func FuzzParseXML(f *testing.F) {
 		}
 	})
 }
+
+// -f renumbers the records from the first txid up.
+func TestFixTxIDs(t *testing.T) {
+	b := editlog.AppendSegmentHeader(nil)
+	for _, txid := range []int64{5, 9, 10} {
+		var err error
+		if b, err = editlog.EncodeRecord(b, txid, &op.SetGenstamp{GenStamp: txid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var x bytes.Buffer
+	if err := SegmentToXMLWith(bytes.NewReader(b), "e", &x, Options{FixTxIDs: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := ParseXML(&x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range recs {
+		got = append(got, r.TxID, r.Op.(*op.SetGenstamp).GenStamp)
+	}
+	if fmt.Sprint(got) != "[5 5 6 9 7 10]" {
+		t.Fatalf("txid, genstamp pairs %v", got)
+	}
+	recs[1].TxID, recs[2].TxID = 100, 3
+	FixTxIDs(recs)
+	if recs[1].TxID != 6 || recs[2].TxID != 7 {
+		t.Fatalf("FixTxIDs: %+v", recs)
+	}
+}

@@ -392,6 +392,15 @@ func WriteSegment(w io.Writer, version int32, recs []Record) error {
 	return bw.Flush()
 }
 
+// FixTxIDs renumbers recs from the first one's txid up, one by one.
+func FixTxIDs(recs []Record) {
+	for i := range recs {
+		if i > 0 {
+			recs[i].TxID = recs[i-1].TxID + 1
+		}
+	}
+}
+
 // XMLToSegment is ParseXML then WriteSegment.
 func XMLToSegment(r io.Reader, w io.Writer) error {
 	v, recs, err := ParseXML(r)

@@ -182,6 +182,18 @@ func writeElem(w *bufio.Writer, e *elem, depth int) {
 // else is an error naming the offset, after the XML of every whole record
 // before it.
 func SegmentToXML(r io.Reader, name string, w io.Writer) error {
+	return SegmentToXMLWith(r, name, w, Options{})
+}
+
+// Options change what the viewer writes.
+type Options struct {
+	// FixTxIDs renumbers the records from the first one's txid up, one by
+	// one, so that the output has no gaps (hdfs oev -f).
+	FixTxIDs bool
+}
+
+// SegmentToXMLWith is SegmentToXML with options.
+func SegmentToXMLWith(r io.Reader, name string, w io.Writer, opts Options) error {
 	version, err := editlog.ReadSegmentHeader(r, name)
 	if err != nil {
 		return err
@@ -190,6 +202,7 @@ func SegmentToXML(r io.Reader, name string, w io.Writer) error {
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<EDITS>\n  <EDITS_VERSION>%d</EDITS_VERSION>\n", version)
 	d := editlog.NewDecoder(r, name, editlog.SegmentHeaderSize, version)
 	var torn error
+	var next int64
 	for {
 		txid, o, err := d.Next()
 		if err == io.EOF {
@@ -203,6 +216,12 @@ func SegmentToXML(r io.Reader, name string, w io.Writer) error {
 		if err != nil {
 			bw.Flush()
 			return err
+		}
+		if opts.FixTxIDs {
+			if next == 0 {
+				next = txid
+			}
+			txid, next = next, next+1
 		}
 		kids, err := opElems(o)
 		if err != nil {

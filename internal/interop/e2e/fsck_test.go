@@ -181,7 +181,7 @@ func TestFsck(t *testing.T) {
 
 	out, code = c.fsckRun(t, "/", "-list-corruptfileblocks")
 	if code != 255 || !strings.Contains(out, "The list of corrupt files under path '/' are:\n") ||
-		!strings.Contains(out, fmt.Sprintf("blk_%d_", missingID)) || !strings.Contains(out, "\t/data/missing\n") ||
+		!strings.Contains(out, fmt.Sprintf("\nblk_%d\t/data/missing\n", missingID)) || !strings.Contains(out, fmt.Sprintf("\nblk_%d\t/data/bad\n", badID)) ||
 		!strings.Contains(out, "\t/data/bad\n") || !strings.Contains(out, "The filesystem under path '/' has 2 CORRUPT files\n") {
 		t.Fatalf("fsck -list-corruptfileblocks exited %d:\n%s", code, out)
 	}
