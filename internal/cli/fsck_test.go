@@ -1,6 +1,13 @@
 package cli
 
-import "testing"
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/minicluster"
+)
 
 // fsck resolves its path as Hadoop's Path does.
 func TestFsckPath(t *testing.T) {
@@ -30,6 +37,41 @@ func TestFsckStatus(t *testing.T) {
 	} {
 		if got := fsckStatus(c.last); got != c.want {
 			t.Errorf("fsckStatus(%q) = %d, want %d", c.last, got, c.want)
+		}
+	}
+}
+
+// In an HA nameservice hdfs fsck asks the active NameNode, found through
+// /isActive, after a failover too.
+func TestFsckHA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an HA cluster")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: filepath.Join(dir, "cluster"), DataNodes: -1, HA: true,
+		SharedEditsDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	confDir := filepath.Join(dir, "conf")
+	if err := c.WriteConfig(confDir); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HADOOP_CONF_DIR": confDir, "HADOOP_USER_NAME": "tester"}
+	for round, from := range []int{0, 1} {
+		out, errs, code := run(t, env, "fsck", "/")
+		if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), "The filesystem under path '/' is HEALTHY") {
+			t.Fatalf("round %d: fsck exited %d:\n%s\n%s", round, code, out, errs)
+		}
+		if want := "http://" + c.NameNodes()[from].HTTPAddr().String() + "/fsck?"; !strings.Contains(errs, "Connecting to namenode via "+want) {
+			t.Fatalf("round %d: fsck did not ask the active NameNode %s:\n%s", round, want, errs)
+		}
+		if round == 0 {
+			if err := c.Failover(ctx, 0, 1); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
