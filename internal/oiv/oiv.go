@@ -215,8 +215,8 @@ func XML(r io.Reader, out io.Writer) error {
 	return w.Flush()
 }
 
-// DelimitedHeader is the first line of the Delimited output (with tabs).
-var DelimitedHeader = []string{"Path", "Replication", "ModificationTime", "AccessTime", "PreferredBlockSize",
+// delimitedHeader names the Delimited output's columns, its first line.
+var delimitedHeader = []string{"Path", "Replication", "ModificationTime", "AccessTime", "PreferredBlockSize",
 	"BlocksCount", "FileSize", "NSQUOTA", "DSQUOTA", "Permission", "UserName", "GroupName"}
 
 // modeString is FsPermission's rwx form, with the sticky bit as t or T.
@@ -241,11 +241,11 @@ func modeString(dir bool, mode uint16) string {
 }
 
 // Delimited writes the image as Hadoop's Delimited processor does: the
-// header line, then one line per inode with the columns of DelimitedHeader
+// header line, then one line per inode with the columns of delimitedHeader
 // separated by delim; times are "yyyy-MM-dd HH:mm" in loc.
 func Delimited(r io.Reader, out io.Writer, delim string, loc *time.Location) error {
 	w := bufio.NewWriterSize(out, 1<<20)
-	w.WriteString(strings.Join(DelimitedHeader, delim) + "\n")
+	w.WriteString(strings.Join(delimitedHeader, delim) + "\n")
 	date := func(ms int64) string { return time.UnixMilli(ms).In(loc).Format("2006-01-02 15:04") }
 	_, err := walk(r, func(_ fsimage.Header, in *fsimage.Inode, path string) error {
 		var cols []string
