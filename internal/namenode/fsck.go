@@ -455,7 +455,7 @@ func (f *fsckRun) checkFile(ctx context.Context, e fsckEntry) {
 	isOpen := fi.UnderConstruction
 	if opts.listCorrupt {
 		for _, b := range e.blocks {
-			if b.Live+b.Decommissioned+b.Decommissioning+b.EnteringMaint+b.InMaint == 0 {
+			if b.State == blockmgmt.Complete && b.Live+b.Decommissioned+b.Decommissioning+b.EnteringMaint+b.InMaint == 0 {
 				f.corrupt = append(f.corrupt, fmt.Sprintf("blk_%d\t%s", b.ID, e.path))
 			}
 		}
