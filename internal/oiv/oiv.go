@@ -109,7 +109,7 @@ func (w xw) o(name string, v any) {
 
 // XML writes the image read from r as XML (see the package doc).
 func XML(r io.Reader, out io.Writer) error {
-	w := xw{bufio.NewWriterSize(out, 1<<20)}
+	w := xw{bufio.NewWriterSize(out, 256<<10)}
 	type ucEntry struct {
 		id   uint64
 		path string
@@ -244,7 +244,7 @@ func modeString(dir bool, mode uint16) string {
 // header line, then one line per inode with the columns of delimitedHeader
 // separated by delim; times are "yyyy-MM-dd HH:mm" in loc.
 func Delimited(r io.Reader, out io.Writer, delim string, loc *time.Location) error {
-	w := bufio.NewWriterSize(out, 1<<20)
+	w := bufio.NewWriterSize(out, 256<<10)
 	w.WriteString(strings.Join(delimitedHeader, delim) + "\n")
 	date := func(ms int64) string { return time.UnixMilli(ms).In(loc).Format("2006-01-02 15:04") }
 	_, err := walk(r, func(_ fsimage.Header, in *fsimage.Inode, path string) error {

@@ -36,7 +36,7 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 	var numInodes uint64
 	seen := map[string]bool{}
 
-	d := xml.NewDecoder(bufio.NewReaderSize(r, 1<<20))
+	d := xml.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	d.Strict = true
 	var stack []string
 	var text strings.Builder
