@@ -50,8 +50,8 @@ func runFsck(inv *Invocation) int {
 		fmt.Fprintln(errw, fsckUsage)
 		return exitUsage
 	}
-	q := url.Values{}
-	q.Set("ugi", clientUser(inv))
+	// The query in Hadoop's order: ugi, the options as given, path.
+	q := "ugi=" + url.QueryEscape(clientUser(inv))
 	dir := ""
 	listCorrupt := false
 	for i := 0; i < len(args); i++ {
@@ -61,7 +61,7 @@ func runFsck(inv *Invocation) int {
 			"-racks": "racks", "-replicaDetails": "replicadetails", "-list-corruptfileblocks": "listcorruptfileblocks"}[a]
 		switch {
 		case flag != "":
-			q.Set(flag, "1")
+			q += "&" + flag + "=1"
 			listCorrupt = listCorrupt || a == "-list-corruptfileblocks"
 		case a == "-includeSnapshots" || a == "-storagepolicies":
 			fmt.Fprintf(errw, "fsck: %s is not supported yet: hdfsgo has no %s\n", a,
@@ -73,7 +73,7 @@ func runFsck(inv *Invocation) int {
 				i++
 				ids = append(ids, args[i])
 			}
-			q.Set("blockId", strings.Join(ids, " ")+" ")
+			q += "&blockId=" + url.QueryEscape(strings.Join(ids, " ")+" ")
 		case !strings.HasPrefix(a, "-"):
 			if dir != "" {
 				fmt.Fprintf(errw, "fsck: can only operate on one path at a time '%s'\n", a)
@@ -95,7 +95,7 @@ func runFsck(inv *Invocation) int {
 		fmt.Fprintf(errw, "fsck: %v\n", err)
 		return exitFail
 	}
-	q.Set("path", p)
+	q += "&path=" + url.QueryEscape(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 	defer cancel()
 	base, err := activeHTTPAddress(ctx, inv.Conf)
@@ -103,7 +103,7 @@ func runFsck(inv *Invocation) int {
 		fmt.Fprintf(errw, "FileSystem is inaccessible due to:\n%v\nDFSck exiting.\n", err)
 		return exitFail
 	}
-	u := base + "/fsck?" + q.Encode()
+	u := base + "/fsck?" + q
 	fmt.Fprintf(errw, "Connecting to namenode via %s\n", u)
 	if listCorrupt {
 		return fsckListCorrupt(ctx, inv, dir, u)

@@ -538,7 +538,7 @@ func (f *fsckRun) checkFile(ctx context.Context, e fsckEntry) {
 		} else {
 			fmt.Fprintf(&report, " Live_repl=%d", b.Live)
 			if opts.locations || opts.racks || opts.details {
-				report.WriteString(" [")
+				report.WriteString("  [") // two spaces, as Hadoop prints
 				for j, r := range b.Replicas {
 					if j > 0 {
 						report.WriteString(", ")

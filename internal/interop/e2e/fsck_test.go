@@ -91,12 +91,12 @@ func TestFsck(t *testing.T) {
 	}
 
 	out, code = c.fsckRun(t, "/ok", "-files", "-blocks", "-locations")
-	blockLine := regexp.MustCompile(`(?m)^0\. BP-[^:]+:blk_\d+_\d+ len=1048576 Live_repl=3 \[DatanodeInfoWithStorage\[127\.0\.0\.\d+:\d+,DS-[^,]+,DISK\], `)
+	blockLine := regexp.MustCompile(`(?m)^0\. BP-[^:]+:blk_\d+_\d+ len=1048576 Live_repl=3  \[DatanodeInfoWithStorage\[127\.0\.0\.\d+:\d+,DS-[^,]+,DISK\], `)
 	if code != 0 || !strings.Contains(out, "/ok/big 1536000 bytes, replicated: replication=3, 2 block(s):  OK\n") || !blockLine.MatchString(out) {
 		t.Fatalf("fsck -files -blocks -locations exited %d:\n%s", code, out)
 	}
 	out, _ = c.fsckRun(t, "/ok", "-files", "-blocks", "-racks", "-replicaDetails")
-	if !regexp.MustCompile(`Live_repl=3 \[/default-rack/127\.0\.0\.\d+:\d+\(LIVE\), `).MatchString(out) {
+	if !regexp.MustCompile(`Live_repl=3  \[/default-rack/127\.0\.0\.\d+:\d+\(LIVE\), `).MatchString(out) {
 		t.Fatalf("fsck -racks -replicaDetails:\n%s", out)
 	}
 
