@@ -115,7 +115,7 @@ func javaFloat(f float32) string {
 	return s
 }
 
-func pct(part, whole int64) string {
+func fsckPct(part, whole int64) string {
 	return javaFloat(float32(part*100) / float32(whole))
 }
 
@@ -142,7 +142,7 @@ func (r *fsckResult) String() string {
 		if r.underMinRepl > 0 {
 			fmt.Fprintf(&b, "\n  UNDER MIN REPL'D BLOCKS:\t%d", r.underMinRepl)
 			if r.totalBlocks > 0 {
-				fmt.Fprintf(&b, " (%s %%)", pct(r.underMinRepl, r.totalBlocks))
+				fmt.Fprintf(&b, " (%s %%)", fsckPct(r.underMinRepl, r.totalBlocks))
 			}
 			fmt.Fprintf(&b, "\n  dfs.namenode.replication.min:\t%d", r.minReplication)
 		}
@@ -160,7 +160,7 @@ func (r *fsckResult) String() string {
 	line := func(label string, n int64) {
 		fmt.Fprintf(&b, "\n %s%d", label, n)
 		if r.totalBlocks > 0 {
-			fmt.Fprintf(&b, " (%s %%)", pct(n, r.totalBlocks))
+			fmt.Fprintf(&b, " (%s %%)", fsckPct(n, r.totalBlocks))
 		}
 	}
 	line("Minimally replicated blocks:\t", r.minRepl)
@@ -174,7 +174,7 @@ func (r *fsckResult) String() string {
 	fmt.Fprintf(&b, "\n Default replication factor:\t%d\n Average block replication:\t%s\n Missing blocks:\t\t%d\n Corrupt blocks:\t\t%d\n Missing replicas:\t\t%d",
 		r.replication, javaFloat(avg), len(r.missingIDs), r.corruptBlocks, r.missingReplicas)
 	if r.totalReplicas > 0 {
-		fmt.Fprintf(&b, " (%s %%)", pct(r.missingReplicas, r.expectedReplicas))
+		fmt.Fprintf(&b, " (%s %%)", fsckPct(r.missingReplicas, r.expectedReplicas))
 	}
 	for _, x := range []struct {
 		label string
