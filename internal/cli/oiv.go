@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,8 +39,9 @@ The following image processors are available:
     -maxSize specifies the range [0, maxSize] of file sizes to be
      analyzed (128GB by default).
     -step defines the granularity of the distribution. (2MB by default)
-  * Web: Run a viewer to expose read-only WebHDFS API (not supported
-    yet).
+  * Web: Run a viewer to expose read-only WebHDFS API.
+    -addr specifies the address to listen. (localhost:5978 by default)
+    It does not support secure mode nor HTTPS.
   * Delimited (experimental): Generate a text file with all of the elements common
     to both inodes and inodes-under-construction, separated by a
     delimiter. The default delimiter is \t, though this may be
@@ -59,8 +63,9 @@ Optional command line arguments:
 -delimiter <arg>       Delimiting string to use with Delimited processor.
 -h,--help              Display usage information and exit
 
-The input is an hdfsgo image (fsimage_N); -format, -addr and -t are not
-supported yet.`
+The input is an hdfsgo image (fsimage_N); -format and -t are not
+supported yet. The Web viewer answers GETFILESTATUS, LISTSTATUS,
+GETCONTENTSUMMARY, GETACLSTATUS, GETXATTRS and LISTXATTRS.`
 
 // runOiv is hdfs oiv, the offline image viewer.
 func runOiv(inv *Invocation) int {
@@ -70,7 +75,7 @@ func runOiv(inv *Invocation) int {
 		fmt.Fprintln(errw, oivUsage)
 		return exitUsage
 	}
-	in, out, proc, delim := "", "-", "Web", "\t"
+	in, out, proc, delim, addr := "", "-", "Web", "\t", "localhost:5978"
 	maxSize, step := oiv.DefaultMaxSize, oiv.DefaultStep
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -92,6 +97,8 @@ func runOiv(inv *Invocation) int {
 			proc, ok = val()
 		case "-delimiter":
 			delim, ok = val()
+		case "-addr":
+			addr, ok = val()
 		case "-maxSize", "-step":
 			var s string
 			if s, ok = val(); ok {
@@ -109,7 +116,7 @@ func runOiv(inv *Invocation) int {
 		case "-h", "--help":
 			fmt.Fprintln(inv.Env.Stdout, oivUsage)
 			return exitOK
-		case "-format", "-addr", "-t", "--temp":
+		case "-format", "-t", "--temp":
 			fmt.Fprintf(errw, "oiv: %s is not supported yet\n", a)
 			return exitFail
 		default:
@@ -140,8 +147,7 @@ func runOiv(inv *Invocation) int {
 			return exitUsage
 		}
 	case "web":
-		fmt.Fprintln(errw, "oiv: the Web processor is not supported yet (it needs the WebHDFS server); use -p XML, Delimited, FileDistribution or ReverseXML")
-		return exitFail
+		return oivWeb(inv, in, addr)
 	default:
 		fmt.Fprintf(errw, "oiv: unknown processor %q (XML, FileDistribution, ReverseXML, Web, Delimited)\n", proc)
 		return exitUsage
@@ -184,5 +190,47 @@ func runOiv(inv *Invocation) int {
 		fmt.Fprintf(errw, "oiv: %s: %v\n", in, err)
 		return exitFail
 	}
+	return exitOK
+}
+
+// oivWeb loads the image and serves it read-only over WebHDFS until
+// SIGINT or SIGTERM.
+func oivWeb(inv *Invocation, in, addr string) int {
+	errw := inv.Env.Stderr
+	f, err := os.Open(in)
+	if err != nil {
+		fmt.Fprintf(errw, "oiv: %v\n", err)
+		return exitFail
+	}
+	img, err := oiv.LoadImage(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(errw, "oiv: %s: %v\n", in, err)
+		return exitFail
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(errw, "oiv: -addr %s: %v\n", addr, err)
+		return exitFail
+	}
+	srv := &http.Server{Handler: img, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	fmt.Fprintf(inv.Env.Stdout, "WebImageViewer started. Listening on /%s. Press Ctrl+C to stop the viewer.\n", l.Addr())
+	var sig <-chan os.Signal
+	if inv.Env.Signals != nil {
+		ch, stop := inv.Env.Signals()
+		defer stop()
+		sig = ch
+	}
+	select {
+	case <-sig:
+	case err := <-done:
+		fmt.Fprintf(errw, "oiv: the viewer stopped: %v\n", err)
+		return exitFail
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
 	return exitOK
 }

@@ -1,9 +1,10 @@
 // Package oiv is the offline image viewer behind `hdfs oiv`: it reads an
 // image with package fsimage's Reader (never changing its format) and
 // writes it as Hadoop's oiv processors do — XML, Delimited text and the
-// FileDistribution table — and turns such XML back into an image
-// (ReverseXML) that the NameNode loads. Pure: readers and writers in, no
-// files; safe for concurrent use.
+// FileDistribution table — turns such XML back into an image (ReverseXML)
+// that the NameNode loads, and serves a loaded image read-only over
+// WebHDFS (Image, the Web processor). Pure: readers, writers and an
+// http.Handler; no files, no listening; safe for concurrent use.
 //
 // The XML is shaped as Hadoop's PBImageXmlWriter output, with the sections
 // and elements our image has:

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -13,7 +17,8 @@ import (
 // TestOfflineViewers runs a NameNode and a DataNode as processes, makes
 // a namespace, saves it, and runs hdfs oev and hdfs oiv on the files the
 // NameNode wrote: the edits' XML names each op with its path, the image's
-// XML, Delimited and FileDistribution list the files, XML turns back into
+// XML, Delimited and FileDistribution list the files, the Web viewer
+// lists a directory over WebHDFS, XML turns back into
 // the same segment and the same image, and the NameNode restarts from the
 // image ReverseXML wrote with the same namespace.
 func TestOfflineViewers(t *testing.T) {
@@ -94,8 +99,32 @@ func TestOfflineViewers(t *testing.T) {
 	if !strings.Contains(fd, "Size\tNumFiles\n3072\t1\n") || !strings.Contains(fd, "totalFiles = 1\ntotalDirectories = 3\n") {
 		t.Fatalf("oiv FileDistribution:\n%s", fd)
 	}
-	if out, err := c.runErr(c.confDir("nn"), nil, "oiv", "-i", img); err == nil || !strings.Contains(out, "not supported yet") {
-		t.Fatalf("oiv -p Web: %v\n%s", err, out)
+	// The Web processor (the default) serves the image over WebHDFS's
+	// read operations until SIGTERM.
+	webAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
+	viewer := c.spawn("oiv-web", c.confDir("nn"), "oiv", "-addr", webAddr, "-i", img)
+	var listing string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get("http://" + webAddr + "/webhdfs/v1/data?op=LISTSTATUS")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			listing = string(b)
+			break
+		}
+		if time.Now().After(deadline) {
+			c.kill(viewer)
+			t.Fatalf("the Web viewer never answered: %v\n%s", err, viewer.logText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(listing, `"pathSuffix":"app.log"`) || !strings.Contains(listing, `"length":3000`) || !strings.Contains(listing, `"pathSuffix":"logs"`) {
+		t.Fatalf("LISTSTATUS /data from the Web viewer: %s", listing)
+	}
+	viewer.cmd.Process.Signal(syscall.SIGTERM)
+	waitOrKill(viewer)
+	if !strings.Contains(viewer.logText(), "WebImageViewer started. Listening on /"+webAddr) {
+		t.Fatalf("viewer output:\n%s", viewer.logText())
 	}
 
 	// ReverseXML: the same image, which the NameNode loads.
