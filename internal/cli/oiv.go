@@ -39,6 +39,8 @@ The following image processors are available:
     -maxSize specifies the range [0, maxSize] of file sizes to be
      analyzed (128GB by default).
     -step defines the granularity of the distribution. (2MB by default)
+    -format formats the output result in a human-readable fashion
+     rather than a number of bytes. (false by default)
   * Web: Run a viewer to expose read-only WebHDFS API.
     -addr specifies the address to listen. (localhost:5978 by default)
     It does not support secure mode nor HTTPS.
@@ -63,8 +65,7 @@ Optional command line arguments:
 -delimiter <arg>       Delimiting string to use with Delimited processor.
 -h,--help              Display usage information and exit
 
-The input is an hdfsgo image (fsimage_N); -format and -t are not
-supported yet. The Web viewer answers GETFILESTATUS, LISTSTATUS,
+The input is an hdfsgo image (fsimage_N); -t is not supported yet. The Web viewer answers GETFILESTATUS, LISTSTATUS,
 GETCONTENTSUMMARY, GETACLSTATUS, GETXATTRS and LISTXATTRS.`
 
 // runOiv is hdfs oiv, the offline image viewer.
@@ -76,7 +77,7 @@ func runOiv(inv *Invocation) int {
 		return exitUsage
 	}
 	in, out, proc, delim, addr := "", "-", "Web", "\t", "localhost:5978"
-	maxSize, step := oiv.DefaultMaxSize, oiv.DefaultStep
+	maxSize, step, format := oiv.DefaultMaxSize, oiv.DefaultStep, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() (string, bool) {
@@ -116,7 +117,9 @@ func runOiv(inv *Invocation) int {
 		case "-h", "--help":
 			fmt.Fprintln(inv.Env.Stdout, oivUsage)
 			return exitOK
-		case "-format", "-t", "--temp":
+		case "-format":
+			format = true
+		case "-t", "--temp":
 			fmt.Fprintf(errw, "oiv: %s is not supported yet\n", a)
 			return exitFail
 		default:
@@ -140,7 +143,7 @@ func runOiv(inv *Invocation) int {
 	case "delimited":
 		run = func(r io.Reader, w io.Writer) error { return oiv.Delimited(r, w, delim, time.Local) }
 	case "filedistribution":
-		run = func(r io.Reader, w io.Writer) error { return oiv.FileDistribution(r, w, maxSize, step) }
+		run = func(r io.Reader, w io.Writer) error { return oiv.FileDistribution(r, w, maxSize, step, format) }
 	case "reversexml":
 		if out == "-" {
 			fmt.Fprintln(errw, "oiv: ReverseXML writes a binary image: give an output file with -o")

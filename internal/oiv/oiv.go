@@ -281,8 +281,10 @@ const (
 // FileDistribution writes Hadoop's file size distribution: a "Processed N
 // inodes." line every 2^20 inodes, then "Size\tNumFiles" and a row for
 // every non-empty bucket (files of size s fall in bucket ceil(s/step),
-// those over maxSize in the last), then the totals.
-func FileDistribution(r io.Reader, out io.Writer, maxSize, step int64) error {
+// those over maxSize in the last), then the totals. With format (-format)
+// the rows are "Size Range" ones, "[0 B, 2 MB]" then "(2 MB, 4 MB]", the
+// last one ending at the largest file.
+func FileDistribution(r io.Reader, out io.Writer, maxSize, step int64, format bool) error {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxSize
 	}
@@ -325,13 +327,52 @@ func FileDistribution(r io.Reader, out io.Writer, maxSize, step int64) error {
 		w.Flush()
 		return err
 	}
-	w.WriteString("Size\tNumFiles\n")
+	if format {
+		w.WriteString("Size Range\tNumFiles\n")
+	} else {
+		w.WriteString("Size\tNumFiles\n")
+	}
 	for b, c := range dist {
-		if c != 0 {
+		switch {
+		case c == 0:
+		case format:
+			open, lo, hi := "(", int64(max(b-1, 0))*step, int64(b)*step
+			if b == 0 {
+				open = "["
+			}
+			if b == len(dist)-1 {
+				hi = maxFile
+			}
+			fmt.Fprintf(w, "%s%s, %s]\t%d\n", open, byteDesc(lo), byteDesc(hi), c)
+		default:
 			fmt.Fprintf(w, "%d\t%d\n", int64(b)*step, c)
 		}
 	}
 	fmt.Fprintf(w, "totalFiles = %d\ntotalDirectories = %d\ntotalBlocks = %d\ntotalSpace = %d\nmaxFileSize = %d\n",
 		files, dirs, blocks, space, maxFile)
 	return w.Flush()
+}
+
+// byteDesc writes a byte count as Hadoop's StringUtils.byteDesc: under
+// 1024 as "N B", else in the largest binary unit it reaches, exact ("2 MB")
+// or with two decimals ("1.50 MB").
+func byteDesc(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	units := []string{"K", "M", "G", "T", "P", "E"}
+	i := 0
+	for i+1 < len(units) && n >= int64(1)<<(10*(i+2)) {
+		i++
+	}
+	shift := uint(10 * (i + 1))
+	if n&(int64(1)<<shift-1) == 0 {
+		return strconv.FormatInt(n>>shift, 10) + " " + units[i] + "B"
+	}
+	s := strconv.FormatFloat(float64(n)/float64(int64(1)<<shift), 'f', 2, 64)
+	if strings.HasPrefix(s, "1024") && i+1 < len(units) {
+		i++
+		s = strconv.FormatFloat(float64(n)/float64(int64(1)<<(shift+10)), 'f', 2, 64)
+	}
+	return s + " " + units[i] + "B"
 }

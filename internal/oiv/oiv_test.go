@@ -176,7 +176,7 @@ func TestDelimited(t *testing.T) {
 
 func TestFileDistribution(t *testing.T) {
 	var out bytes.Buffer
-	if err := FileDistribution(bytes.NewReader(testImage(t)), &out, 256<<20, 64<<20); err != nil {
+	if err := FileDistribution(bytes.NewReader(testImage(t)), &out, 256<<20, 64<<20, false); err != nil {
 		t.Fatal(err)
 	}
 	// Sizes 134217733 (bucket ceil(/64 MiB) = 3), 0, 0 (bucket 0).
@@ -185,11 +185,30 @@ func TestFileDistribution(t *testing.T) {
 		t.Fatalf("FileDistribution:\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	if err := FileDistribution(bytes.NewReader(testImage(t)), &out, 64<<20, 64<<20); err != nil {
+	if err := FileDistribution(bytes.NewReader(testImage(t)), &out, 64<<20, 64<<20, false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "\n67108864\t1\n") {
 		t.Fatalf("a file over -maxSize is not in the last bucket:\n%s", out.String())
+	}
+	out.Reset()
+	if err := FileDistribution(bytes.NewReader(testImage(t)), &out, 256<<20, 64<<20, true); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Processed 0 inodes.\nSize Range\tNumFiles\n[0 B, 0 B]\t2\n(128 MB, 192 MB]\t1\n"; !strings.HasPrefix(out.String(), want) {
+		t.Fatalf("-format:\n%s\nwant it to start\n%s", out.String(), want)
+	}
+}
+
+func TestByteDesc(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1 KB"}, {1536, "1.50 KB"}, {2 << 20, "2 MB"}, {128 << 30, "128 GB"},
+		{1<<20 - 1, "1.00 MB"}, {134217733, "128.00 MB"}} {
+		if got := byteDesc(c.n); got != c.want {
+			t.Errorf("byteDesc(%d) = %q, want %q", c.n, got, c.want)
+		}
 	}
 }
 
