@@ -1,7 +1,6 @@
 package oiv
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
 )
 
 // webNode is one inode held by the Web viewer.
@@ -74,17 +74,16 @@ func (img *Image) lookup(p string) *webNode {
 	return n
 }
 
-func fileStatus(n *webNode, suffix string) map[string]any {
-	st := map[string]any{
-		"accessTime": n.in.Atime, "blockSize": n.in.BlockSize, "childrenNum": len(n.children),
-		"fileId": n.in.ID, "group": n.in.Perm.Group, "length": n.length,
-		"modificationTime": n.in.Mtime, "owner": n.in.Perm.User, "pathSuffix": suffix,
-		"permission": strconv.FormatUint(uint64(n.in.Perm.Mode&0o1777), 8), "replication": n.in.Replication,
-		"storagePolicy": 0, "type": "FILE",
+func fileStatus(n *webNode, suffix string) webhdfs.FileStatus {
+	st := webhdfs.FileStatus{
+		AccessTime: n.in.Atime, BlockSize: n.in.BlockSize, ChildrenNum: int64(len(n.children)),
+		FileID: n.in.ID, Group: n.in.Perm.Group, Length: n.length,
+		ModificationTime: n.in.Mtime, Owner: n.in.Perm.User, PathSuffix: suffix,
+		Permission: webhdfs.Perm(uint32(n.in.Perm.Mode)), Replication: int64(n.in.Replication), Type: "FILE",
 	}
 	if n.in.IsDir {
-		st["type"] = "DIRECTORY"
-		st["accessTime"] = 0
+		st.Type = "DIRECTORY"
+		st.AccessTime = 0
 	}
 	return st
 }
@@ -105,14 +104,8 @@ func (n *webNode) summary(s map[string]int64) {
 // remoteException writes a WebHDFS error as Hadoop does.
 func remoteException(w http.ResponseWriter, code int, class, msg string) {
 	short := class[strings.LastIndexByte(class, '.')+1:]
-	writeJSON(w, code, map[string]any{"RemoteException": map[string]string{
-		"exception": short, "javaClassName": class, "message": msg}})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	webhdfs.WriteJSON(w, code, webhdfs.ErrorBody{RemoteException: webhdfs.RemoteException{
+		Exception: short, JavaClassName: class, Message: msg}})
 }
 
 // ServeHTTP answers GET /webhdfs/v1/PATH?op=OP.
@@ -144,9 +137,9 @@ func (img *Image) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch op {
 	case "GETFILESTATUS":
-		writeJSON(w, http.StatusOK, map[string]any{"FileStatus": fileStatus(n, "")})
+		webhdfs.WriteJSON(w, http.StatusOK, webhdfs.FileStatusBody{FileStatus: fileStatus(n, "")})
 	case "LISTSTATUS":
-		list := []map[string]any{}
+		list := []webhdfs.FileStatus{}
 		if n.in.IsDir {
 			for _, c := range n.children {
 				list = append(list, fileStatus(c, string(c.in.Name)))
@@ -154,20 +147,20 @@ func (img *Image) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			list = append(list, fileStatus(n, ""))
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"FileStatuses": map[string]any{"FileStatus": list}})
+		webhdfs.WriteJSON(w, http.StatusOK, webhdfs.ListStatusBody{FileStatuses: webhdfs.FileStatuses{FileStatus: list}})
 	case "GETCONTENTSUMMARY":
 		s := map[string]int64{}
 		n.summary(s)
-		writeJSON(w, http.StatusOK, map[string]any{"ContentSummary": map[string]any{
-			"directoryCount": s["directoryCount"], "fileCount": s["fileCount"], "length": s["length"],
-			"quota": n.in.NsQuota, "spaceConsumed": s["spaceConsumed"], "spaceQuota": n.in.DsQuota}})
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.ContentSummary{"ContentSummary": {
+			DirectoryCount: s["directoryCount"], FileCount: s["fileCount"], Length: s["length"],
+			Quota: n.in.NsQuota, SpaceConsumed: s["spaceConsumed"], SpaceQuota: n.in.DsQuota, TypeQuota: map[string]any{}}})
 	case "GETACLSTATUS":
-		writeJSON(w, http.StatusOK, map[string]any{"AclStatus": map[string]any{
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"AclStatus": map[string]any{
 			"entries": []string{}, "group": n.in.Perm.Group, "owner": n.in.Perm.User,
 			"permission": strconv.FormatUint(uint64(n.in.Perm.Mode&0o777), 8), "stickyBit": n.in.Perm.Mode&0o1000 != 0}})
 	case "GETXATTRS":
-		writeJSON(w, http.StatusOK, map[string]any{"XAttrs": []any{}})
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrs": []any{}})
 	case "LISTXATTRS":
-		writeJSON(w, http.StatusOK, map[string]any{"XAttrNames": "[]"})
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrNames": "[]"})
 	}
 }
