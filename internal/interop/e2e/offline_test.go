@@ -121,6 +121,10 @@ func TestOfflineViewers(t *testing.T) {
 	if !strings.Contains(listing, `"pathSuffix":"app.log"`) || !strings.Contains(listing, `"length":3000`) || !strings.Contains(listing, `"pathSuffix":"logs"`) {
 		t.Fatalf("LISTSTATUS /data from the Web viewer: %s", listing)
 	}
+	if ls := c.dfs(t, "-ls", "webhdfs://"+webAddr+"/data"); !strings.Contains(ls, "Found 2 items") ||
+		!regexp.MustCompile(`(?m)^-rw-------   1 \S+ supergroup\s+3000 .* webhdfs://`+regexp.QuoteMeta(webAddr)+`/data/app.log$`).MatchString(ls) {
+		t.Fatalf("hdfs dfs -ls webhdfs:// of the Web viewer:\n%s", ls)
+	}
 	viewer.cmd.Process.Signal(syscall.SIGTERM)
 	waitOrKill(viewer)
 	if !strings.Contains(viewer.logText(), "WebImageViewer started. Listening on /"+webAddr) {
