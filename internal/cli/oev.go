@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,18 +40,21 @@ Optional command line arguments:
 -f,--fix-txids         Renumber the transaction IDs in the input,
                        so that there are no gaps or invalid
                        transaction IDs.
+-r,--recover           When reading binary edit logs, use recovery
+                       mode.  This will give you the chance to skip
+                       corrupt parts of the edit log.
 -v,--verbose           More verbose output, prints the input and
                        output filenames, for processors that write
                        to a file, also output to screen.
 
-The input is an hdfsgo edit segment (edits_N-M, edits_inprogress_N);
--r (--recover) is not supported yet.`
+The input is an hdfsgo edit segment (edits_N-M, edits_inprogress_N).
+Recovery mode skips each damaged range and names it on stderr.`
 
 // runOev is hdfs oev, the offline edits viewer.
 func runOev(inv *Invocation) int {
 	errw := inv.Env.Stderr
 	var in, out, proc string
-	verbose, fix := false, false
+	verbose, fix, recoverMode := false, false, false
 	args := inv.Args
 	if len(args) == 0 {
 		fmt.Fprintln(errw, oevUsage)
@@ -88,8 +92,7 @@ func runOev(inv *Invocation) int {
 		case "-f", "--fix-txids":
 			fix = true
 		case "-r", "--recover":
-			fmt.Fprintf(errw, "oev: %s is not supported yet\n", a)
-			return exitFail
+			recoverMode = true
 		default:
 			fmt.Fprintf(errw, "Error parsing command-line options: Unrecognized option: %s\n", a)
 			fmt.Fprintln(errw, oevUsage)
@@ -117,16 +120,21 @@ func runOev(inv *Invocation) int {
 	if verbose {
 		fmt.Fprintf(inv.Env.Stdout, "input  [%s]\noutput [%s]\n", in, out)
 	}
-	if err := oevConvert(in, out, proc, xmlIn, verbose, fix, inv.Env.Stdout, errw); err != nil {
+	if err := oevConvert(in, out, proc, xmlIn, verbose, fix, recoverMode, inv.Env.Stdout, errw); err != nil {
 		fmt.Fprintf(errw, "Encountered exception. Exiting: %v\n", err)
 		return exitFail
 	}
 	return exitOK
 }
 
-// tornTail turns the torn end of an in-progress segment into a warning:
-// everything before it was read.
+// tornTail turns the torn end of an in-progress segment, and the ranges a
+// recovery-mode read skipped, into warnings: everything else was read.
 func tornTail(err error, errw io.Writer) error {
+	var re *oev.RecoveredError
+	if errors.As(err, &re) {
+		fmt.Fprintln(errw, re.Error())
+		return nil
+	}
 	var te *editlog.TornRecordError
 	if errors.As(err, &te) {
 		fmt.Fprintf(errw, "oev: %s ends in a torn record at offset %d (an in-progress segment cut mid-write); the records before it were read\n", te.File, te.Offset)
@@ -135,7 +143,7 @@ func tornTail(err error, errw io.Writer) error {
 	return err
 }
 
-func oevConvert(in, out, proc string, xmlIn, verbose, fix bool, stdout, errw io.Writer) error {
+func oevConvert(in, out, proc string, xmlIn, verbose, fix, recoverMode bool, stdout, errw io.Writer) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -159,6 +167,17 @@ func oevConvert(in, out, proc string, xmlIn, verbose, fix bool, stdout, errw io.
 				return oev.RecordStats(v, recs).Write(w)
 			}
 			return oev.WriteSegment(w, v, recs)
+		case proc == "stats" && recoverMode:
+			// Count what a recovery-mode read finds.
+			var x bytes.Buffer
+			if err := tornTail(oev.SegmentToXMLWith(r, in, &x, oev.Options{Recover: true}), errw); err != nil {
+				return err
+			}
+			v, recs, err := oev.ParseXML(&x)
+			if err != nil {
+				return err
+			}
+			return oev.RecordStats(v, recs).Write(w)
 		case proc == "stats":
 			st, err := oev.SegmentStats(r, in)
 			if err = tornTail(err, errw); err != nil {
@@ -166,7 +185,7 @@ func oevConvert(in, out, proc string, xmlIn, verbose, fix bool, stdout, errw io.
 			}
 			return st.Write(w)
 		default:
-			return tornTail(oev.SegmentToXMLWith(r, in, w, oev.Options{FixTxIDs: fix}), errw)
+			return tornTail(oev.SegmentToXMLWith(r, in, w, oev.Options{FixTxIDs: fix, Recover: recoverMode}), errw)
 		}
 	})
 }

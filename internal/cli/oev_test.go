@@ -103,6 +103,13 @@ func TestOev(t *testing.T) {
 	if _, err := os.Stat(xmlOut + "3"); err == nil {
 		t.Fatal("a failed run left an output file")
 	}
+	// Recovery mode skips the damage and shows the records after it.
+	if _, errs, code := run(t, nil, "oev", "-r", "-i", seg, "-o", xmlOut+"4"); code != 0 || !strings.Contains(errs, "recovery skipped 1 damaged range(s)") {
+		t.Fatalf("oev -r: %d %s", code, errs)
+	}
+	if x4, _ := os.ReadFile(xmlOut + "4"); !strings.Contains(string(x4), "<OPCODE>OP_MKDIR</OPCODE>") || strings.Contains(string(x4), "OP_START_LOG_SEGMENT") {
+		t.Fatalf("oev -r output:\n%s", x4)
+	}
 }
 
 // An output that is not a regular file is written in place, never

@@ -2,7 +2,8 @@
 // edit-log segment (package editlog's format, read with its Decoder) into
 // XML structured as Hadoop's oev writes it, turns such XML back into a
 // segment byte for byte, and counts the ops per opcode as Hadoop's stats
-// processor does. It never changes the segment format; it is pure (readers
+// processor does; Options renumber txids (-f) and skip damaged records
+// (-r, recovery mode). It never changes the segment format; it is pure (readers
 // and writers in, no files, no clock) and safe for concurrent use.
 //
 // The XML:

@@ -3,6 +3,7 @@ package oev
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -286,5 +287,38 @@ func TestFixTxIDs(t *testing.T) {
 	FixTxIDs(recs)
 	if recs[1].TxID != 6 || recs[2].TxID != 7 {
 		t.Fatalf("FixTxIDs: %+v", recs)
+	}
+}
+
+// Recovery mode skips a damaged record and shows the ones around it.
+func TestRecover(t *testing.T) {
+	seg := segment(t)
+	// Damage the body of the third record (the first OP_ADD's path).
+	var offs []int
+	d := editlog.NewDecoder(bytes.NewReader(seg[editlog.SegmentHeaderSize:]), "e", editlog.SegmentHeaderSize, editlog.LayoutVersion)
+	for range 3 {
+		offs = append(offs, int(d.Offset()))
+		if _, _, err := d.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := append([]byte(nil), seg...)
+	bad[offs[2]+editlog.RecordHeaderSize+3] ^= 0xff
+	var x bytes.Buffer
+	if err := SegmentToXML(bytes.NewReader(bad), "e", &x); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("without recovery: %v", err)
+	}
+	x.Reset()
+	err := SegmentToXMLWith(bytes.NewReader(bad), "e", &x, Options{Recover: true})
+	var re *RecoveredError
+	if !errors.As(err, &re) || len(re.Skipped) != 1 || re.Skipped[0].Offset != int64(offs[2]) {
+		t.Fatalf("recovery: %v (damage at %d)", err, offs[2])
+	}
+	_, recs, perr := ParseXML(&x)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if len(recs) != len(everyOp)-1 || recs[1].TxID != 101 || recs[2].TxID != 103 {
+		t.Fatalf("%d records recovered, want %d without txid 102", len(recs), len(everyOp)-1)
 	}
 }

@@ -2,6 +2,7 @@ package oev
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -190,6 +191,32 @@ type Options struct {
 	// FixTxIDs renumbers the records from the first one's txid up, one by
 	// one, so that the output has no gaps (hdfs oev -f).
 	FixTxIDs bool
+	// Recover skips damaged records instead of stopping at the first one
+	// (hdfs oev -r), for segments of the current layout version; the
+	// skipped ranges are returned in a *RecoveredError.
+	Recover bool
+}
+
+// Skipped is a damaged range a recovery-mode read skipped.
+type Skipped struct {
+	Offset, Length int64
+	Reason         string
+}
+
+// RecoveredError reports the ranges a recovery-mode read skipped; the XML
+// holds every record found around them.
+type RecoveredError struct {
+	File    string
+	Skipped []Skipped
+}
+
+func (e *RecoveredError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "oev: %s: recovery skipped %d damaged range(s):", e.File, len(e.Skipped))
+	for _, s := range e.Skipped {
+		fmt.Fprintf(&b, " %d bytes at offset %d (%s);", s.Length, s.Offset, s.Reason)
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }
 
 // SegmentToXMLWith is SegmentToXML with options.
@@ -200,23 +227,8 @@ func SegmentToXMLWith(r io.Reader, name string, w io.Writer, opts Options) error
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<EDITS>\n  <EDITS_VERSION>%d</EDITS_VERSION>\n", version)
-	d := editlog.NewDecoder(r, name, editlog.SegmentHeaderSize, version)
-	var torn error
 	var next int64
-	for {
-		txid, o, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		var te *editlog.TornRecordError
-		if errors.As(err, &te) {
-			torn = err
-			break
-		}
-		if err != nil {
-			bw.Flush()
-			return err
-		}
+	emit := func(txid int64, o op.Op) error {
 		if opts.FixTxIDs {
 			if next == 0 {
 				next = txid
@@ -225,16 +237,105 @@ func SegmentToXMLWith(r io.Reader, name string, w io.Writer, opts Options) error
 		}
 		kids, err := opElems(o)
 		if err != nil {
-			bw.Flush()
 			return fmt.Errorf("txid %d: %w", txid, err)
 		}
 		rec := &elem{name: "RECORD", kids: []*elem{leaf("OPCODE", o.Code().String()),
 			{name: "DATA", kids: append([]*elem{num("TXID", txid)}, kids...)}}}
 		writeElem(bw, rec, 1)
+		return nil
+	}
+	var end error
+	if opts.Recover && version == editlog.LayoutVersion {
+		end = recoverRecords(r, name, emit)
+	} else {
+		end = decodeRecords(r, name, version, emit)
+	}
+	var te *editlog.TornRecordError
+	var re *RecoveredError
+	if end != nil && !errors.As(end, &te) && !errors.As(end, &re) {
+		bw.Flush()
+		return end
 	}
 	bw.WriteString("</EDITS>\n")
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	return torn
+	return end
+}
+
+// decodeRecords passes every record of the segment body in r to emit; a
+// torn tail ends it with its *editlog.TornRecordError.
+func decodeRecords(r io.Reader, name string, version int32, emit func(int64, op.Op) error) error {
+	d := editlog.NewDecoder(r, name, editlog.SegmentHeaderSize, version)
+	for {
+		txid, o, err := d.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := emit(txid, o); err != nil {
+			return err
+		}
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r *bytes.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// recoverRecords is decodeRecords in recovery mode (oev -r): a damaged
+// record is skipped byte by byte until a whole record with a checksum that
+// holds and a txid above the last one starts; the skipped ranges come back
+// in a *RecoveredError.
+func recoverRecords(r io.Reader, name string, emit func(int64, op.Op) error) error {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	var skipped []Skipped
+	var last int64
+	off := int64(0)
+	var skipFrom int64 = -1
+	var skipWhy string
+	for off < int64(len(body)) {
+		cr := &countingReader{r: bytes.NewReader(body[off:])}
+		txid, o, err := editlog.DecodeRecord(cr)
+		if err == nil && txid > last {
+			if skipFrom >= 0 {
+				skipped = append(skipped, Skipped{Offset: skipFrom + editlog.SegmentHeaderSize, Length: off - skipFrom, Reason: skipWhy})
+				skipFrom = -1
+			}
+			if err := emit(txid, o); err != nil {
+				return err
+			}
+			last = txid
+			off += cr.n
+			continue
+		}
+		if skipFrom < 0 {
+			skipFrom = off
+			skipWhy = "txid not above the last one"
+			if err != nil {
+				skipWhy = err.Error()
+			}
+		}
+		off++
+	}
+	if skipFrom >= 0 {
+		skipped = append(skipped, Skipped{Offset: skipFrom + editlog.SegmentHeaderSize, Length: off - skipFrom, Reason: skipWhy})
+	}
+	if len(skipped) > 0 {
+		return &RecoveredError{File: name, Skipped: skipped}
+	}
+	return nil
 }
