@@ -3,6 +3,7 @@ package oev
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -308,7 +309,17 @@ func recoverRecords(r io.Reader, name string, emit func(int64, op.Op) error) err
 	var skipFrom int64 = -1
 	var skipWhy string
 	for off < int64(len(body)) {
-		cr := &countingReader{r: bytes.NewReader(body[off:])}
+		rest := body[off:]
+		if len(rest) < editlog.RecordHeaderSize+editlog.RecordTrailerSize ||
+			int64(binary.BigEndian.Uint32(rest[9:13])) > int64(len(rest)-editlog.RecordHeaderSize-editlog.RecordTrailerSize) {
+			// No whole record can start here: its length runs past the end.
+			if skipFrom < 0 {
+				skipFrom, skipWhy = off, "a record cut short by the end of the file"
+			}
+			off++
+			continue
+		}
+		cr := &countingReader{r: bytes.NewReader(rest)}
 		txid, o, err := editlog.DecodeRecord(cr)
 		if err == nil && txid > last {
 			if skipFrom >= 0 {
