@@ -14,11 +14,11 @@ func init() {
 		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client", run: runDfsadmin, usage: dfsadminUsage},
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
-		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility"},
+		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility", run: runFsck, usage: fsckUsage},
 		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client", run: runHAAdmin, usage: haadminUsage},
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
-		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file"},
-		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage"},
+		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file", run: runOev, usage: oevUsage},
+		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage", run: runOiv, usage: oivUsage},
 		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies"},
 
 		// Client commands.
