@@ -35,6 +35,7 @@ type clientRPC struct {
 func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
+	s.Describe(hdfs.File_hdfs_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol"))
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
