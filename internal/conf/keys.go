@@ -275,6 +275,14 @@ const (
 	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
+// Namespace features: extended attributes, ACLs, storage policies, trash.
+const (
+	DFSNameNodeXAttrsEnabled  = "dfs.namenode.xattrs.enabled"  // true
+	DFSNameNodeACLsEnabled    = "dfs.namenode.acls.enabled"    // true
+	DFSStoragePolicyEnabled   = "dfs.storage.policy.enabled"   // true
+	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
+)
+
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
 // from an hdfs:// URI without a port.
 const DefaultNameNodeRPCPort = "8020"
@@ -493,5 +501,10 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
+
+		{DFSNameNodeXAttrsEnabled, "true", 0},
+		{DFSNameNodeACLsEnabled, "true", 0},
+		{DFSStoragePolicyEnabled, "true", 0},
+		{FSTrashCheckpointInterval, "0", minute},
 	}
 }

@@ -31,6 +31,8 @@ var categories = map[string]map[string]ha.Category{
 		"updateBlockForPipeline": ha.Write, "updatePipeline": ha.Write, "reportBadBlocks": ha.Write,
 		"fsync": ha.Write, "append": ha.Write, "recoverLease": ha.Write, "truncate": ha.Write,
 		"msync": ha.Write,
+		// Extended attributes, ACLs, storage policies.
+		"setXAttr": ha.Write, "removeXAttr": ha.Write, "getXAttrs": ha.Read, "listXAttrs": ha.Read,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

@@ -79,6 +79,7 @@ func registerClientProtocol(nn *NameNode) {
 	registerBlockCalls(c, s)
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
+	registerXAttrCalls(c, s)
 }
 
 // caller identifies the user of the call in ctx.
@@ -140,6 +141,12 @@ func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
 		Blocksize:        proto.Uint64(uint64(fi.BlockSize)),
 		FileId:           proto.Uint64(fi.ID),
 		ChildrenNum:      proto.Int32(int32(fi.ChildrenNum)),
+	}
+	if fi.StoragePolicy != 0 {
+		st.StoragePolicy = proto.Uint32(uint32(fi.StoragePolicy))
+	}
+	if fi.HasACL {
+		st.Flags = proto.Uint32(uint32(hdfs.HdfsFileStatusProto_HAS_ACL))
 	}
 	return st
 }

@@ -288,6 +288,10 @@ func treeConfig(cfg *Config) namespace.Config {
 		MaxDirItems:         cfg.MaxDirItems,
 		MaxBlocksPerFile:    cfg.MaxBlocksPerFile,
 		AccessTimePrecision: cfg.AccessTimePrecision.Milliseconds(),
+		XAttrsEnabled:       cfg.XAttrsEnabled,
+		MaxXAttrsPerInode:   cfg.MaxXAttrsPerInode,
+		MaxXAttrSize:        cfg.MaxXAttrSize,
+		ACLsEnabled:         cfg.ACLsEnabled,
 	}
 }
 

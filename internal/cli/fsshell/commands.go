@@ -88,6 +88,20 @@ func commands() []*command {
 				"  -w  exists and the user may write it\n" +
 				"  -r  exists and the user may read it\n" +
 				"  -z  is zero bytes long"},
+		{name: "setfattr", usage: "{-n name [-v value] | -x name} <path>", run: runSetfattr,
+			desc: "Set or remove an extended attribute of a file or directory.\n" +
+				"-n name       The attribute's name, with its namespace (user., trusted., ...).\n" +
+				"-v value      Its value: \"text\" in quotes, 0x followed by hex digits,\n" +
+				"              0s followed by base64, or plain text. Without -v the value is empty.\n" +
+				"-x name       Remove the attribute.\n" +
+				"<path>        The file or directory."},
+		{name: "getfattr", usage: "[-R] {-n name | -d} [-e en] <path>", run: runGetfattr,
+			desc: "Print the extended attributes of a file or directory.\n" +
+				"-R            Also every file and directory below it.\n" +
+				"-n name       Print the named attribute.\n" +
+				"-d            Print every attribute the user may see.\n" +
+				"-e <encoding> Show values as \"text\" (the default), hex (0x...) or base64 (0s...).\n" +
+				"<path>        The file or directory."},
 		{name: "setrep", usage: "[-R] [-w] <rep> <path> ...", run: runSetrep,
 			desc: "Set the replication of each file; a directory means every file below it.\n" +
 				"-w: Wait until every block has the new number of replicas; this may\n" +

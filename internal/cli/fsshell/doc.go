@@ -17,12 +17,14 @@
 // -mv, -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
 // -touch [-a] [-m] [-c] [-t TIMESTAMP], -count [-q] [-h] [-v] [-u],
 // -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z,
-// -setrep [-R] [-w] N, -help, -usage, and the data commands:
+// -setrep [-R] [-w] N, -setfattr {-n name [-v value] | -x name},
+// -getfattr [-R] {-n name | -d} [-e text|hex|base64], -help, -usage, and
+// the data commands:
 // -put/-copyFromLocal [-f] [-p] (stdin with "-"), -moveFromLocal,
 // -get/-copyToLocal [-f] [-p], -getmerge [-nl] [-skip-empty-file], -cat,
 // -text (gzip is decompressed), -head, -tail [-f], -appendToFile (stdin
 // with "-"), -checksum, -cp [-f] [-p], -truncate [-w]. The others
-// (-find, -concat, ACLs, xattrs, snapshots, -expunge, -moveToLocal) answer
+// (-find, -concat, ACLs, snapshots, -expunge, -moveToLocal) answer
 // "<cmd>: not supported yet" with status 1.
 //
 // Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to

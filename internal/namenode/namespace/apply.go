@@ -127,6 +127,14 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		return nil
 	case *op.Truncate:
 		return t.applyTruncate(o, eff)
+	case *op.SetXAttr:
+		return t.applySetXAttr(o)
+	case *op.RemoveXAttr:
+		return t.applyRemoveXAttr(o)
+	case *op.SetStoragePolicy:
+		return t.applySetStoragePolicy(o)
+	case *op.SetACL:
+		return t.applySetACL(o)
 	case nil:
 		return corruptf("nil op")
 	default:
@@ -265,6 +273,9 @@ func (t *Tree) removeSubtree(par, n *inode, eff *Effects) {
 // forget drops the subtree at n from the counters and the under-construction
 // index and returns its inode count and space.
 func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
+	if len(t.feats) > 0 {
+		t.dropFeatures(n)
+	}
 	if n.dir == nil {
 		t.numFiles--
 		if n.uc != nil {

@@ -162,7 +162,7 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(17) {
+		switch r.Intn(19) {
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
 		case 2, 3:
@@ -223,6 +223,11 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 			ops, err = tr.PlanConcat(c, p, []string{q}, now)
 		case 16:
 			_, ops, err = tr.PlanTruncate(c, p, int64(r.Intn(3000)), "cl8", "m", now)
+		case 17:
+			x := op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))], Value: []byte(fmt.Sprint(r.Intn(9)))}
+			ops, err = tr.PlanSetXAttr(c, p, x, uint32(1+r.Intn(3)))
+		case 18:
+			ops, err = tr.PlanRemoveXAttr(c, p, op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))]})
 		}
 		if err != nil {
 			var ne *nsError
