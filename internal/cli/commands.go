@@ -19,7 +19,7 @@ func init() {
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
 		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file"},
 		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage"},
-		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies"},
+		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies", run: runStoragePolicies, usage: storagepoliciesUsage},
 
 		// Client commands.
 		{name: "classpath", group: "Client Commands", summary: "print the class path (not meaningful for hdfsgo)"},

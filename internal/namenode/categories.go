@@ -33,6 +33,8 @@ var categories = map[string]map[string]ha.Category{
 		"msync": ha.Write,
 		// Extended attributes, ACLs, storage policies.
 		"setXAttr": ha.Write, "removeXAttr": ha.Write, "getXAttrs": ha.Read, "listXAttrs": ha.Read,
+		"setStoragePolicy": ha.Write, "unsetStoragePolicy": ha.Write, "getStoragePolicy": ha.Read,
+		"getStoragePolicies": ha.Read,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

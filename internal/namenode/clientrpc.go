@@ -80,6 +80,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
 	registerXAttrCalls(c, s)
+	registerPolicyCalls(c, s)
 }
 
 // caller identifies the user of the call in ctx.

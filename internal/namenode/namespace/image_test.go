@@ -162,7 +162,7 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(19) {
+		switch r.Intn(20) {
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
 		case 2, 3:
@@ -226,6 +226,12 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		case 17:
 			x := op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))], Value: []byte(fmt.Sprint(r.Intn(9)))}
 			ops, err = tr.PlanSetXAttr(c, p, x, uint32(1+r.Intn(3)))
+		case 19:
+			if r.Intn(3) == 0 {
+				ops, err = tr.PlanUnsetStoragePolicy(c, p)
+			} else {
+				ops, err = tr.PlanSetStoragePolicy(c, p, []string{"HOT", "COLD", "ALL_SSD"}[r.Intn(3)])
+			}
 		case 18:
 			ops, err = tr.PlanRemoveXAttr(c, p, op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))]})
 		}

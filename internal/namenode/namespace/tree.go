@@ -56,6 +56,9 @@ type Config struct {
 	MaxXAttrSize int
 	// ACLsEnabled allows ACLs (dfs.namenode.acls.enabled, true).
 	ACLsEnabled bool
+	// StoragePolicyEnabled allows setting storage policies
+	// (dfs.storage.policy.enabled, true).
+	StoragePolicyEnabled bool
 }
 
 // MaxBlocksPerFileLimit is the largest dfs.namenode.fs-limits.max-blocks-per-file
@@ -69,17 +72,18 @@ const MaxXAttrSizeLimit = 32768
 // DefaultConfig returns Hadoop's defaults with the given superuser.
 func DefaultConfig(superUser string) Config {
 	return Config{
-		SuperUser:           superUser,
-		SuperGroup:          "supergroup",
-		PermissionsEnabled:  true,
-		MaxComponentLength:  255,
-		MaxDirItems:         1048576,
-		MaxBlocksPerFile:    10000,
-		AccessTimePrecision: 3600000,
-		XAttrsEnabled:       true,
-		MaxXAttrsPerInode:   32,
-		MaxXAttrSize:        16384,
-		ACLsEnabled:         true,
+		SuperUser:            superUser,
+		SuperGroup:           "supergroup",
+		PermissionsEnabled:   true,
+		MaxComponentLength:   255,
+		MaxDirItems:          1048576,
+		MaxBlocksPerFile:     10000,
+		AccessTimePrecision:  3600000,
+		XAttrsEnabled:        true,
+		MaxXAttrsPerInode:    32,
+		MaxXAttrSize:         16384,
+		ACLsEnabled:          true,
+		StoragePolicyEnabled: true,
 	}
 }
 
