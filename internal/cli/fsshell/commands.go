@@ -25,8 +25,13 @@ func commands() []*command {
 			desc: "Delete the files matching each pattern.\n" +
 				"-f: Say nothing and keep the exit status when a path does not exist.\n" +
 				"-[rR]: Delete directories and everything below them.\n" +
-				"-skipTrash: Delete immediately. Trash is not supported yet: when a trash\n" +
-				"interval is configured, -rm deletes only with -skipTrash."},
+				"-skipTrash: Delete immediately instead of moving to the trash. When the\n" +
+				"NameNode's fs.trash.interval, or else the client's, is above zero, -rm moves\n" +
+				"each path to /user/<user>/.Trash/Current instead of deleting it."},
+		{name: "expunge", usage: "[-immediate]", run: runExpunge,
+			desc: "Delete the user's trash checkpoints older than the trash interval and\n" +
+				"make a new checkpoint of the current trash.\n" +
+				"-immediate: Delete everything in the user's trash now."},
 		{name: "rmr", run: runRmr, replacement: "-rm -r"},
 		{name: "rmdir", usage: "[--ignore-fail-on-non-empty] <dir> ...", run: runRmdir,
 			desc: "Delete each directory if it is empty.\n" +
@@ -165,8 +170,8 @@ func commands() []*command {
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"concat", "createSnapshot", "deleteSnapshot", "expunge", "find",
-		"getfacl", "getfattr", "moveToLocal", "renameSnapshot", "setfacl", "setfattr",
+		"concat", "createSnapshot", "deleteSnapshot", "find",
+		"getfacl", "moveToLocal", "renameSnapshot", "setfacl",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 )
 
@@ -17,9 +18,9 @@ type realShell struct {
 	fs, super *client.FileSystem
 }
 
-func newRealShell(t *testing.T) *realShell {
+func newRealShell(t *testing.T, kv ...conf.KeyValue) *realShell {
 	t.Helper()
-	nn := nntest.New(t)
+	nn := nntest.New(t, kv...)
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +45,13 @@ func newRealShell(t *testing.T) *realShell {
 }
 
 func (s *realShell) run(fsys *client.FileSystem, args ...string) (stdout, stderr string, code int) {
+	return s.runAt(now, fsys, args...)
+}
+
+func (s *realShell) runAt(at time.Time, fsys *client.FileSystem, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	env := Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), PollInterval: time.Millisecond,
-		Now: func() time.Time { return now }, TZ: time.UTC}
+		Now: func() time.Time { return at }, TZ: time.UTC}
 	code = Run(context.Background(), env, fsys, args)
 	return out.String(), errb.String(), code
 }
