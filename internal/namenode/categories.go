@@ -35,6 +35,8 @@ var categories = map[string]map[string]ha.Category{
 		"setXAttr": ha.Write, "removeXAttr": ha.Write, "getXAttrs": ha.Read, "listXAttrs": ha.Read,
 		"setStoragePolicy": ha.Write, "unsetStoragePolicy": ha.Write, "getStoragePolicy": ha.Read,
 		"getStoragePolicies": ha.Read,
+		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
+		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

@@ -81,6 +81,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "truncate", c.truncate)
 	registerXAttrCalls(c, s)
 	registerPolicyCalls(c, s)
+	registerACLCalls(c, s)
 }
 
 // caller identifies the user of the call in ctx.

@@ -31,6 +31,7 @@ var namespaceClasses = []struct {
 	{namespace.ErrRenameInvalid, remoteerr.ClassIOException},
 	{namespace.ErrBlockMismatch, remoteerr.ClassIOException},
 	{namespace.ErrIO, remoteerr.ClassIOException},
+	{namespace.ErrACL, "org.apache.hadoop.hdfs.protocol.AclException"},
 }
 
 // toRemote turns an error of the namespace core into the RemoteException a

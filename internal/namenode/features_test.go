@@ -2,6 +2,7 @@ package namenode_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,9 +51,31 @@ func TestFeaturesSurviveRestarts(t *testing.T) {
 	if err := call(t, c, "setXAttr", &hdfs.SetXAttrRequestProto{Src: proto.String("/"), XAttr: trusted, Flag: proto.Uint32(1)}, &hdfs.SetXAttrResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := call(t, c, "setStoragePolicy", &hdfs.SetStoragePolicyRequestProto{Src: proto.String("/d"), PolicyName: proto.String("COLD")}, &hdfs.SetStoragePolicyResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	spec := []*hdfs.AclEntryProto{{Type: hdfs.AclEntryProto_USER.Enum(), Scope: hdfs.AclEntryProto_ACCESS.Enum(), Permissions: hdfs.AclEntryProto_READ_EXECUTE.Enum(), Name: proto.String("bob")},
+		{Type: hdfs.AclEntryProto_GROUP.Enum(), Scope: hdfs.AclEntryProto_DEFAULT.Enum(), Permissions: hdfs.AclEntryProto_READ.Enum(), Name: proto.String("ops")}}
+	if err := call(t, c, "modifyAclEntries", &hdfs.ModifyAclEntriesRequestProto{Src: proto.String("/d"), AclSpec: spec}, &hdfs.ModifyAclEntriesResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	// A child inherits the default ACL (an extra op in the same batch).
+	if err := call(t, c, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String("/d/e"), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)}, CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
 	list := func() string {
 		t.Helper()
 		var out []string
+		st := &hdfs.GetAclStatusResponseProto{}
+		if err := call(t, c, "getAclStatus", &hdfs.GetAclStatusRequestProto{Src: proto.String("/d/e")}, st); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("acl %v", st.GetResult().GetEntries()))
+		sp := &hdfs.GetStoragePolicyResponseProto{}
+		if err := call(t, c, "getStoragePolicy", &hdfs.GetStoragePolicyRequestProto{Path: proto.String("/d/e")}, sp); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, "policy "+sp.GetStoragePolicy().GetName())
 		for _, p := range []string{"/", "/d"} {
 			resp := &hdfs.ListXAttrsResponseProto{}
 			if err := call(t, c, "listXAttrs", &hdfs.ListXAttrsRequestProto{Src: proto.String(p)}, resp); err != nil {
@@ -65,7 +88,7 @@ func TestFeaturesSurviveRestarts(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	want := list()
-	if want != "/ TRUSTED.t=\x00\xff\n/d USER.a=3" {
+	if !strings.HasSuffix(want, "policy COLD\n/ TRUSTED.t=\x00\xff\n/d USER.a=3") || !strings.Contains(want, "ops") {
 		t.Fatalf("xattrs = %q", want)
 	}
 	before := dumpOf(t, nn)

@@ -107,6 +107,28 @@ func commands() []*command {
 				"-d            Print every attribute the user may see.\n" +
 				"-e <encoding> Show values as \"text\" (the default), hex (0x...) or base64 (0s...).\n" +
 				"<path>        The file or directory."},
+		{name: "setfacl", usage: "[-R] [{-b|-k} {-m|-x <acl_spec>} <path>]|[--set <acl_spec> <path>]", run: runSetfacl,
+			desc: "Set the Access Control Lists (ACLs) of files and directories.\n" +
+				"-b :Remove all but the base ACL entries. The entries for user, group and\n" +
+				"  others are retained for compatibility with permission bits.\n" +
+				"-k :Remove the default ACL.\n" +
+				"-R :Apply operations to all files and directories recursively.\n" +
+				"-m :Modify ACL. New entries are added to the ACL, and existing entries\n" +
+				"  are retained.\n" +
+				"-x :Remove specified ACL entries. Other ACL entries are retained.\n" +
+				"--set :Fully replace the ACL, discarding all existing entries. The\n" +
+				"  <acl_spec> must include entries for user, group, and others for\n" +
+				"  compatibility with permission bits. If the ACL spec contains only\n" +
+				"  access entries, then the existing default entries are retained. If the\n" +
+				"  ACL spec contains only default entries, then the existing access\n" +
+				"  entries are retained.\n" +
+				"<acl_spec>: Comma separated list of ACL entries.\n" +
+				"<path>: File or directory to modify."},
+		{name: "getfacl", usage: "[-R] <path>", run: runGetfacl,
+			desc: "Display the Access Control Lists (ACLs) of files and directories. If a\n" +
+				"directory has a default ACL, then getfacl also displays the default ACL.\n" +
+				"-R: List the ACLs of all files and directories recursively.\n" +
+				"<path>: File or directory to list."},
 		{name: "setrep", usage: "[-R] [-w] <rep> <path> ...", run: runSetrep,
 			desc: "Set the replication of each file; a directory means every file below it.\n" +
 				"-w: Wait until every block has the new number of replicas; this may\n" +
@@ -171,7 +193,7 @@ func commands() []*command {
 	}
 	for _, n := range []string{
 		"concat", "createSnapshot", "deleteSnapshot", "find",
-		"getfacl", "moveToLocal", "renameSnapshot", "setfacl",
+		"moveToLocal", "renameSnapshot",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

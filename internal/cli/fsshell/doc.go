@@ -18,13 +18,14 @@
 // -touch [-a] [-m] [-c] [-t TIMESTAMP], -count [-q] [-h] [-v] [-u],
 // -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z,
 // -setrep [-R] [-w] N, -setfattr {-n name [-v value] | -x name},
-// -getfattr [-R] {-n name | -d} [-e text|hex|base64], -help, -usage, and
+// -getfattr [-R] {-n name | -d} [-e text|hex|base64], -setfacl [-R]
+// {-b|-k|-m|-x|--set}, -getfacl [-R], -help, -usage, and
 // the data commands:
 // -put/-copyFromLocal [-f] [-p] (stdin with "-"), -moveFromLocal,
 // -get/-copyToLocal [-f] [-p], -getmerge [-nl] [-skip-empty-file], -cat,
 // -text (gzip is decompressed), -head, -tail [-f], -appendToFile (stdin
 // with "-"), -checksum, -cp [-f] [-p], -truncate [-w]. The others
-// (-find, -concat, ACLs, snapshots, -moveToLocal) answer
+// (-find, -concat, snapshots, -moveToLocal) answer
 // "<cmd>: not supported yet" with status 1.
 //
 // Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to

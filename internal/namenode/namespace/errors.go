@@ -56,6 +56,9 @@ var (
 	// ErrIO: java.io.IOException for the remaining rule violations (e.g. access
 	// times disabled).
 	ErrIO = errors.New("namespace: operation not allowed")
+	// ErrACL: org.apache.hadoop.hdfs.protocol.AclException (a bad ACL,
+	// or ACLs disabled).
+	ErrACL = errors.New("namespace: invalid ACL")
 	// ErrCorrupt: Apply could not apply an op to the tree (at replay: a corrupt
 	// or out-of-order edit log). Not sent to clients.
 	ErrCorrupt = errors.New("namespace: op does not apply")
