@@ -18,6 +18,7 @@ import (
 
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
+                            [-features xattr|acl]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
@@ -42,6 +43,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -filesPerDir P      files per directory (4)
   -dirsPerDir P       directories per directory, for mkdirs (2)
   -close              create: complete each file after creating it
+  -features F         memory: give every file one 8-byte user. xattr
+                      (xattr) or the same ACL with a named user (acl)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
@@ -140,6 +143,8 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			ok = number(&opts.DirsPerDir)
 		case "-close":
 			opts.Close = true
+		case "-features":
+			opts.Features, ok = value()
 		case "-keepResults":
 			opts.KeepResults = true
 		case "-sharedConnection":
