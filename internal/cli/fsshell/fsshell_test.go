@@ -558,7 +558,7 @@ func TestDispatch(t *testing.T) {
 		{name: "missing dash", args: []string{"ls", "/"},
 			stderr: "ls: Unknown command\nDid you mean -ls?  This command begins with a dash.\n", code: 255},
 		{name: "unsupported", args: []string{"-find", "/", "-name", "a"}, stderr: "find: not supported yet\n", code: 1},
-		{name: "usage of unsupported", args: []string{"-usage", "getfacl"}, stderr: "usage: getfacl: not supported yet\n", code: 1},
+		{name: "usage of unsupported", args: []string{"-usage", "createSnapshot"}, stderr: "usage: createSnapshot: not supported yet\n", code: 1},
 	})
 }
 
