@@ -81,3 +81,21 @@ func TestXAttrStockClient(t *testing.T) {
 		t.Fatalf("after remove: %v", m)
 	}
 }
+
+// TestSnapshotCallsAnswered: the stock client's snapshot calls, which
+// hdfsgo does not implement yet, get UnsupportedOperationException naming
+// the method, not RpcNoSuchMethodException.
+func TestSnapshotCallsAnswered(t *testing.T) {
+	_, super, _ := setup(t)
+	for name, call := range map[string]func() error{
+		"allowSnapshot":    func() error { return super.AllowSnapshots("/_test") },
+		"disallowSnapshot": func() error { return super.DisallowSnapshots("/_test") },
+		"createSnapshot":   func() error { _, err := super.CreateSnapshot("/_test", "s1"); return err },
+		"deleteSnapshot":   func() error { return super.DeleteSnapshot("/_test", "s1") },
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), "UnsupportedOperationException") || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
