@@ -227,7 +227,11 @@ func (c *clientRPC) getListing(ctx context.Context, req *hdfs.GetListingRequestP
 func (c *clientRPC) mkdirs(ctx context.Context, req *hdfs.MkdirsRequestProto) (*hdfs.MkdirsResponseProto, error) {
 	u := c.caller(ctx)
 	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
-		return t.PlanMkdirs(u, req.GetSrc(), fileMode(req.GetMasked()), req.GetCreateParent(), now)
+		mode := fileMode(req.GetMasked())
+		if req.Unmasked != nil && t.InheritsDefaultACL(req.GetSrc()) {
+			mode = fileMode(req.GetUnmasked())
+		}
+		return t.PlanMkdirs(u, req.GetSrc(), mode, req.GetCreateParent(), now)
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -271,7 +275,11 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 			steps = append(steps, c.ns.takeOverStep(src, req.GetClientName(), machine, true))
 		}
 		steps = append(steps, namespacePlan(func(t *namespace.Tree, now int64) ([]op.Op, error) {
-			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
+			mode := fileMode(req.GetMasked())
+			if req.Unmasked != nil && t.InheritsDefaultACL(src) {
+				mode = fileMode(req.GetUnmasked())
+			}
+			return t.PlanCreate(u, src, mode, req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
 		}))
 		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree) {

@@ -552,3 +552,26 @@ func inheritACL(def []op.ACLEntry, mode uint16, dir bool) []op.ACLEntry {
 	}
 	return acl
 }
+
+// InheritsDefaultACL reports whether the nearest existing directory above
+// path has a default ACL: HDFS then creates the inode with the client's
+// unmasked permission (dfs.namenode.posix.acl.inheritance.enabled), which
+// the inherited ACL filters, instead of the umasked one.
+func (t *Tree) InheritsDefaultACL(path string) bool {
+	if len(t.acls) == 0 {
+		return false
+	}
+	w := t.lookup(path)
+	if w == nil {
+		return false
+	}
+	k := lastExisting(w)
+	if k == len(w.nodes)-1 {
+		k-- // the inode itself exists: its parent decides
+	}
+	if k < 0 || w.nodes[k] == nil {
+		return false
+	}
+	f := t.featuresOf(w.nodes[k])
+	return f != nil && f.acl != nil && f.acl.entries[len(f.acl.entries)-1].Scope == op.ACLDefault
+}

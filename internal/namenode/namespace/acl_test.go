@@ -166,3 +166,18 @@ func TestACLPermissionChecks(t *testing.T) {
 	_, err = New(cfg).PlanSetACL(super, "/", parseSpec(t, "user::rwx,group::r-x,other::r-x"))
 	checkErr(t, err, ErrACL, "The ACL operation has been rejected.  Support for ACLs has been disabled by setting dfs.namenode.acls.enabled to false.")
 }
+
+func TestInheritsDefaultACL(t *testing.T) {
+	tr := fixture(t)
+	const d = "/_test/u1/dir"
+	if tr.InheritsDefaultACL(d + "/x") {
+		t.Fatal("no default ACL yet")
+	}
+	ops, err := tr.PlanModifyACLEntries(u1, d, parseSpec(t, "default:user:bob:rwx"))
+	must(t, tr, ops, err)
+	for p, want := range map[string]bool{d + "/x": true, d + "/x/y/z": true, d + "/sub": true, d: false, "/": false, "/_test/u1/file": false} {
+		if got := tr.InheritsDefaultACL(p); got != want {
+			t.Errorf("InheritsDefaultACL(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
