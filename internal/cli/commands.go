@@ -28,7 +28,7 @@ func init() {
 		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode"},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
 		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to"},
-		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user"},
+		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},
 		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory"},
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},
 

@@ -19,7 +19,8 @@ const (
 	// LayoutVersion is the segment layout this package writes. It only grows.
 	// Version 2 added the rpc field to the ops that carry the call that
 	// caused them (op.WithRPC); version 3 added OP_SET_ACL, OP_SET_XATTR,
-	// OP_REMOVE_XATTR and OP_SET_STORAGE_POLICY. Older segments are still
+	// OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT and
+	// OP_DISALLOW_SNAPSHOT. Older segments are still
 	// read; a new opcode in an older segment is corruption.
 	LayoutVersion int32 = 3
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
@@ -233,6 +234,10 @@ func appendBody(b []byte, o op.Op) []byte {
 	case *op.SetStoragePolicy:
 		b = appendString(b, o.Path)
 		b = binary.AppendUvarint(b, uint64(o.PolicyID))
+	case *op.AllowSnapshot:
+		b = appendString(b, o.Path)
+	case *op.DisallowSnapshot:
+		b = appendString(b, o.Path)
 	case *op.SetACL:
 		b = appendString(b, o.Path)
 		b = binary.AppendUvarint(b, uint64(len(o.Entries)))
@@ -473,6 +478,10 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 		o = &op.SetStoragePolicy{Path: r.str(), PolicyID: r.small(0xff, "storage policy")}
 	case op.CodeSetACL:
 		o = &op.SetACL{Path: r.str(), Entries: r.aclEntries()}
+	case op.CodeAllowSnapshot:
+		o = &op.AllowSnapshot{Path: r.str()}
+	case op.CodeDisallowSnapshot:
+		o = &op.DisallowSnapshot{Path: r.str()}
 	default:
 		return nil, fmt.Errorf("unknown opcode %d", code)
 	}
@@ -507,7 +516,8 @@ func knownCode(c op.Code) bool {
 		op.CodeRename, op.CodeConcat, op.CodeReassignLease, op.CodeEndLogSegment,
 		op.CodeStartLogSegment, op.CodeUpdateBlocks, op.CodeSetGenstamp, op.CodeAllocateBlockID,
 		op.CodeAddBlock, op.CodeTruncate, op.CodeAppend,
-		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy:
+		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy,
+		op.CodeAllowSnapshot, op.CodeDisallowSnapshot:
 		return true
 	}
 	return false

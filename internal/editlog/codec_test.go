@@ -51,6 +51,8 @@ func sampleOps() []op.Op {
 		&op.SetACL{Path: "/d", Entries: []op.ACLEntry{{Type: op.ACLUser, Perm: 7}, {Type: op.ACLUser, Name: "bob", Perm: 5},
 			{Scope: op.ACLDefault, Type: op.ACLMask, Perm: 4}}},
 		&op.SetACL{Path: "/e"},
+		&op.AllowSnapshot{Path: "/s"},
+		&op.DisallowSnapshot{Path: "/s"},
 	}
 }
 
@@ -171,7 +173,11 @@ func randOp(r *rand.Rand) op.Op {
 		}
 		return xs
 	}
-	switch r.IntN(25) {
+	switch r.IntN(27) {
+	case 25:
+		return &op.AllowSnapshot{Path: s()}
+	case 26:
+		return &op.DisallowSnapshot{Path: s()}
 	case 21:
 		return &op.SetXAttr{Path: s(), XAttrs: xattrs()}
 	case 22:

@@ -40,8 +40,8 @@
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
 // reads as if every rpc field were empty. Version 3 added OP_SET_ACL,
-// OP_SET_XATTR, OP_REMOVE_XATTR and OP_SET_STORAGE_POLICY; one of them in
-// an older segment is corruption.
+// OP_SET_XATTR, OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT
+// and OP_DISALLOW_SNAPSHOT; one of them in an older segment is corruption.
 //
 // # Records
 //
@@ -85,6 +85,8 @@
 //	OP_END_LOG_SEGMENT (23)  (empty)
 //	OP_START_LOG_SEGMENT(24) (empty)
 //	OP_UPDATE_BLOCKS (25)    str path, blocks
+//	OP_ALLOW_SNAPSHOT (29)   str path
+//	OP_DISALLOW_SNAPSHOT(30) str path
 //	OP_SET_GENSTAMP_V2 (31)  v genStamp
 //	OP_ALLOCATE_BLOCK_ID(32) v blockID
 //	OP_ADD_BLOCK (33)        str path, opt-block penultimate, block last

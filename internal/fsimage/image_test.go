@@ -59,6 +59,7 @@ func genTree(seed uint64, n int) []Inode {
 			in.IsDir = true
 			in.Atime = 0
 			in.Name = []byte(fmt.Sprintf("dir%d", in.ID))
+			in.Snapshottable = rng.IntN(8) == 0
 			if k == 0 {
 				in.NsQuota, in.DsQuota = rng.Int64N(1e6), -1
 				if rng.IntN(2) == 0 {

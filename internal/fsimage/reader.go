@@ -228,9 +228,13 @@ func (r *Reader) decodeInode() (*Inode, error) {
 	in := &r.in
 	pr := &r.prev
 	flags := d.byte()
-	if flags&^flagsMask != 0 || (flags&flagFeat != 0 && r.version < 2) {
+	if flags&^flagsMask != 0 || (flags&(flagFeat|flagSnap) != 0 && r.version < 2) {
 		return fail(fmt.Sprintf("unknown flags 0x%02x", flags))
 	}
+	if flags&flagSnap != 0 && flags&flagDir == 0 {
+		return fail("a file marked snapshottable")
+	}
+	in.Snapshottable = flags&flagSnap != 0
 	in.IsDir = flags&flagDir != 0
 	if in.IsDir && flags&flagUC != 0 {
 		return fail("directory marked under construction")

@@ -39,6 +39,7 @@ type Inode struct {
 	StoragePolicy uint8         // op.StoragePolicyUnspecified: none
 	XAttrs        []op.XAttr    // in the inode's order
 	ACL           []op.ACLEntry // the ACL entries the permission bits do not hold
+	Snapshottable bool          // directories: snapshots may be taken
 }
 
 // HasFeatures reports whether the inode has a storage policy, xattrs or an ACL.

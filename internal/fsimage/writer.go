@@ -29,7 +29,8 @@ const (
 	flagUC    = 1 << 1
 	flagQuota = 1 << 2
 	flagFeat  = 1 << 3 // format version 2
-	flagsMask = flagDir | flagUC | flagQuota | flagFeat
+	flagSnap  = 1 << 4 // format version 2: a snapshottable directory
+	flagsMask = flagDir | flagUC | flagQuota | flagFeat | flagSnap
 )
 
 // Limits the Reader enforces before allocating, and the Writer before
@@ -172,6 +173,9 @@ func (w *Writer) check(in *Inode) error {
 			return bad(fmt.Sprintf("ACL entry %+v out of range", e))
 		}
 	}
+	if in.Snapshottable && !in.IsDir {
+		return bad("only a directory may be snapshottable")
+	}
 	if in.IsDir {
 		if len(in.Blocks) != 0 || in.UC != nil || in.Replication != 0 || in.BlockSize != 0 {
 			return bad("a directory has no blocks, lease, replication or block size")
@@ -214,6 +218,9 @@ func (w *Writer) Write(in *Inode) error {
 	}
 	if in.HasFeatures() {
 		flags |= flagFeat
+	}
+	if in.Snapshottable {
+		flags |= flagSnap
 	}
 	pr := &w.prev
 	p = append(p, flags)

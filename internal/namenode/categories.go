@@ -37,6 +37,7 @@ var categories = map[string]map[string]ha.Category{
 		"getStoragePolicies": ha.Read,
 		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
 		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
+		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

@@ -82,6 +82,7 @@ func registerClientProtocol(nn *NameNode) {
 	registerXAttrCalls(c, s)
 	registerPolicyCalls(c, s)
 	registerACLCalls(c, s)
+	registerSnapshotCalls(c, s)
 }
 
 // caller identifies the user of the call in ctx.
@@ -147,8 +148,15 @@ func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
 	if fi.StoragePolicy != 0 {
 		st.StoragePolicy = proto.Uint32(uint32(fi.StoragePolicy))
 	}
+	var flags uint32
 	if fi.HasACL {
-		st.Flags = proto.Uint32(uint32(hdfs.HdfsFileStatusProto_HAS_ACL))
+		flags |= uint32(hdfs.HdfsFileStatusProto_HAS_ACL)
+	}
+	if fi.Snapshottable {
+		flags |= uint32(hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)
+	}
+	if flags != 0 {
+		st.Flags = proto.Uint32(flags)
 	}
 	return st
 }

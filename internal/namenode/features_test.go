@@ -59,6 +59,9 @@ func TestFeaturesSurviveRestarts(t *testing.T) {
 	if err := call(t, c, "modifyAclEntries", &hdfs.ModifyAclEntriesRequestProto{Src: proto.String("/d"), AclSpec: spec}, &hdfs.ModifyAclEntriesResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := call(t, c, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/d")}, &hdfs.AllowSnapshotResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
 	// A child inherits the default ACL (an extra op in the same batch).
 	if err := call(t, c, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String("/d/e"), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)}, CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{}); err != nil {
 		t.Fatal(err)
@@ -92,7 +95,7 @@ func TestFeaturesSurviveRestarts(t *testing.T) {
 		t.Fatalf("xattrs = %q", want)
 	}
 	before := dumpOf(t, nn)
-	if !strings.Contains(before, "xattr=user.a") {
+	if !strings.Contains(before, "xattr=user.a") || !strings.Contains(before, "snapshottable") {
 		t.Fatalf("dump lacks the xattr:\n%s", before)
 	}
 

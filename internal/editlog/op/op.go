@@ -34,6 +34,8 @@ const (
 	CodeEndLogSegment    Code = 23 // OP_END_LOG_SEGMENT
 	CodeStartLogSegment  Code = 24 // OP_START_LOG_SEGMENT
 	CodeUpdateBlocks     Code = 25 // OP_UPDATE_BLOCKS
+	CodeAllowSnapshot    Code = 29 // OP_ALLOW_SNAPSHOT
+	CodeDisallowSnapshot Code = 30 // OP_DISALLOW_SNAPSHOT
 	CodeSetGenstamp      Code = 31 // OP_SET_GENSTAMP_V2
 	CodeAllocateBlockID  Code = 32 // OP_ALLOCATE_BLOCK_ID
 	CodeAddBlock         Code = 33 // OP_ADD_BLOCK
@@ -287,6 +289,16 @@ type RemoveXAttr struct {
 	RPC    RPCID
 }
 
+// AllowSnapshot makes the directory Path snapshottable.
+type AllowSnapshot struct {
+	Path string
+}
+
+// DisallowSnapshot makes the directory Path not snapshottable.
+type DisallowSnapshot struct {
+	Path string
+}
+
 // Storage policy id meaning "none set on this inode: inherit the parent's"
 // (Hadoop's BLOCK_STORAGE_POLICY_ID_UNSPECIFIED).
 const StoragePolicyUnspecified uint8 = 0
@@ -354,6 +366,8 @@ func (*SetXAttr) Code() Code         { return CodeSetXAttr }
 func (*RemoveXAttr) Code() Code      { return CodeRemoveXAttr }
 func (*SetStoragePolicy) Code() Code { return CodeSetStoragePolicy }
 func (*SetACL) Code() Code           { return CodeSetACL }
+func (*AllowSnapshot) Code() Code    { return CodeAllowSnapshot }
+func (*DisallowSnapshot) Code() Code { return CodeDisallowSnapshot }
 
 func (o *Add) RPCIDPtr() *RPCID          { return &o.RPC }
 func (o *Delete) RPCIDPtr() *RPCID       { return &o.RPC }
@@ -370,7 +384,7 @@ func (o *RemoveXAttr) RPCIDPtr() *RPCID  { return &o.RPC }
 // the first ones).
 func (c Code) Since() int32 {
 	switch c {
-	case CodeSetACL, CodeSetXAttr, CodeRemoveXAttr, CodeSetStoragePolicy:
+	case CodeSetACL, CodeSetXAttr, CodeRemoveXAttr, CodeSetStoragePolicy, CodeAllowSnapshot, CodeDisallowSnapshot:
 		return 3
 	}
 	return 1
@@ -395,5 +409,6 @@ var codeNames = map[Code]string{
 	CodeSetGenstamp: "OP_SET_GENSTAMP_V2", CodeAllocateBlockID: "OP_ALLOCATE_BLOCK_ID",
 	CodeAddBlock: "OP_ADD_BLOCK", CodeTruncate: "OP_TRUNCATE", CodeAppend: "OP_APPEND",
 	CodeSetACL: "OP_SET_ACL", CodeSetXAttr: "OP_SET_XATTR", CodeRemoveXAttr: "OP_REMOVE_XATTR",
-	CodeSetStoragePolicy: "OP_SET_STORAGE_POLICY",
+	CodeSetStoragePolicy: "OP_SET_STORAGE_POLICY", CodeAllowSnapshot: "OP_ALLOW_SNAPSHOT",
+	CodeDisallowSnapshot: "OP_DISALLOW_SNAPSHOT",
 }

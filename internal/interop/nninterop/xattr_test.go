@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	hdfs "github.com/colinmarc/hdfs/v2"
 )
 
 // TestXAttrStockClient drives the stock client's xattr calls against the
@@ -82,20 +84,32 @@ func TestXAttrStockClient(t *testing.T) {
 	}
 }
 
-// TestSnapshotCallsAnswered: the stock client's snapshot calls, which
-// hdfsgo does not implement yet, get UnsupportedOperationException naming
-// the method, not RpcNoSuchMethodException.
+// TestSnapshotCallsAnswered: the stock client allows and disallows
+// snapshots on a directory; taking and deleting snapshots, which hdfsgo
+// does not implement yet, get UnsupportedOperationException naming the
+// method, not RpcNoSuchMethodException.
 func TestSnapshotCallsAnswered(t *testing.T) {
-	_, super, _ := setup(t)
+	_, super, c := setup(t)
+	if err := super.AllowSnapshots("/_test"); err != nil {
+		t.Fatalf("AllowSnapshots: %v", err)
+	}
+	if err := c.AllowSnapshots("/_test"); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("AllowSnapshots as a user: %v", err)
+	}
+	fi, err := super.Stat("/_test")
+	if err != nil || fi.Sys().(*hdfs.FileStatus).GetFlags()&8 == 0 {
+		t.Fatalf("Stat of a snapshottable directory: %v, flags %d", err, fi.Sys().(*hdfs.FileStatus).GetFlags())
+	}
 	for name, call := range map[string]func() error{
-		"allowSnapshot":    func() error { return super.AllowSnapshots("/_test") },
-		"disallowSnapshot": func() error { return super.DisallowSnapshots("/_test") },
-		"createSnapshot":   func() error { _, err := super.CreateSnapshot("/_test", "s1"); return err },
-		"deleteSnapshot":   func() error { return super.DeleteSnapshot("/_test", "s1") },
+		"createSnapshot": func() error { _, err := super.CreateSnapshot("/_test", "s1"); return err },
+		"deleteSnapshot": func() error { return super.DeleteSnapshot("/_test", "s1") },
 	} {
 		err := call()
 		if err == nil || !strings.Contains(err.Error(), "UnsupportedOperationException") || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	if err := super.DisallowSnapshots("/_test"); err != nil {
+		t.Fatalf("DisallowSnapshots: %v", err)
 	}
 }

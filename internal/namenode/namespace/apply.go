@@ -135,6 +135,10 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		return t.applySetStoragePolicy(o)
 	case *op.SetACL:
 		return t.applySetACL(o)
+	case *op.AllowSnapshot:
+		return t.applySnapshottable(o.Path, true)
+	case *op.DisallowSnapshot:
+		return t.applySnapshottable(o.Path, false)
 	case nil:
 		return corruptf("nil op")
 	default:

@@ -12,10 +12,12 @@ type features struct {
 	xattrs []op.XAttr // in the order they were first set
 	acl    *aclFeature
 	policy uint8 // op.StoragePolicyUnspecified: inherit
+	// snapshottable: a directory on which snapshots may be taken.
+	snapshottable bool
 }
 
 func (f *features) empty() bool {
-	return len(f.xattrs) == 0 && f.acl == nil && f.policy == op.StoragePolicyUnspecified
+	return len(f.xattrs) == 0 && f.acl == nil && f.policy == op.StoragePolicyUnspecified && !f.snapshottable
 }
 
 // featuresOf returns n's features, or nil.

@@ -54,6 +54,7 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		if f.acl != nil {
 			rec.ACL = f.acl.entries
 		}
+		rec.Snapshottable = f.snapshottable
 	}
 	if n.isDir() {
 		rec.NsQuota, rec.DsQuota = quotaOf(n)
@@ -164,10 +165,11 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 
 // addImageFeatures gives n the features of its image record (copied).
 func (t *Tree) addImageFeatures(n *inode, rec *fsimage.Inode) {
-	if !rec.HasFeatures() {
+	if !rec.HasFeatures() && !rec.Snapshottable {
 		return
 	}
 	f := t.mutFeatures(n)
+	f.snapshottable = rec.Snapshottable && n.isDir()
 	f.policy = rec.StoragePolicy
 	for _, x := range rec.XAttrs {
 		f.xattrs = append(f.xattrs, op.XAttr{NS: x.NS, Name: strings.Clone(x.Name), Value: cloneValue(x.Value)})

@@ -162,7 +162,7 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(22) {
+		switch r.Intn(23) {
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
 		case 2, 3:
@@ -243,6 +243,12 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 				ops, err = tr.PlanRemoveACL(c, p)
 			} else {
 				ops, err = tr.PlanRemoveDefaultACL(c, p)
+			}
+		case 22:
+			if r.Intn(2) == 0 {
+				ops, err = tr.PlanAllowSnapshot(super, p)
+			} else {
+				ops, err = tr.PlanDisallowSnapshot(super, p)
 			}
 		case 18:
 			ops, err = tr.PlanRemoveXAttr(c, p, op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))]})

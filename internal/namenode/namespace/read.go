@@ -29,6 +29,8 @@ type FileInfo struct {
 	// StoragePolicy is the inode's effective storage policy id: its own or
 	// its nearest ancestor's (op.StoragePolicyUnspecified: none).
 	StoragePolicy uint8
+	// Snapshottable: a directory that allows snapshots.
+	Snapshottable bool
 }
 
 func (t *Tree) info(n *inode) FileInfo {
@@ -56,6 +58,7 @@ func (t *Tree) info(n *inode) FileInfo {
 		if f := t.feats[n]; f != nil {
 			fi.HasACL = f.acl != nil
 			fi.StoragePolicy = f.policy
+			fi.Snapshottable = f.snapshottable
 		}
 	}
 	return fi
@@ -276,6 +279,9 @@ func (t *Tree) dumpFeatures(w *bufio.Writer, n *inode) {
 	}
 	if f.acl != nil {
 		fmt.Fprintf(w, " acl=%q", f.acl.key)
+	}
+	if f.snapshottable {
+		w.WriteString(" snapshottable")
 	}
 }
 
