@@ -506,5 +506,8 @@ func defaultTable() []keyDef {
 		{DFSNameNodeACLsEnabled, "true", 0},
 		{DFSStoragePolicyEnabled, "true", 0},
 		{FSTrashCheckpointInterval, "0", minute},
+
+		// Web endpoints (keys_web.go).
+		{HadoopPrometheusEndpointEnabled, "false", 0},
 	}
 }
