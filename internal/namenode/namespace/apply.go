@@ -449,6 +449,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 		blocks = append(blocks, f.blocks...)
 		srcDS += f.space()
 		par.dir.remove(f)
+		t.dropFeatures(f)
 		t.numFiles--
 	}
 	trg.blocks = blocks

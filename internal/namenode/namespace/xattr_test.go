@@ -123,3 +123,17 @@ func TestParseXAttrName(t *testing.T) {
 		}
 	}
 }
+
+// TestConcatDropsSourceFeatures: the sources a concat deletes take their
+// xattrs with them.
+func TestConcatDropsSourceFeatures(t *testing.T) {
+	tr := fixture(t)
+	create(t, tr, u1, "/_test/u1/dir/a", 1, false)
+	create(t, tr, u1, "/_test/u1/dir/b", 1, false)
+	ops, err := tr.PlanSetXAttr(u1, "/_test/u1/dir/b", ux("k", "v"), XAttrCreate)
+	must(t, tr, ops, err)
+	applyAll(t, tr, []op.Op{&op.Concat{Target: "/_test/u1/dir/a", Srcs: []string{"/_test/u1/dir/b"}, Mtime: 40}})
+	if n := tr.NumWithFeatures(); n != 0 {
+		t.Fatalf("%d inodes with features after the concat", n)
+	}
+}
