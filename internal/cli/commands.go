@@ -19,7 +19,7 @@ func init() {
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
 		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file", run: runOev, usage: oevUsage},
 		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage", run: runOiv, usage: oivUsage},
-		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies"},
+		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies", run: runStoragePolicies, usage: storagepoliciesUsage},
 
 		// Client commands.
 		{name: "classpath", group: "Client Commands", summary: "print the class path (not meaningful for hdfsgo)"},
@@ -28,7 +28,7 @@ func init() {
 		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode"},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
 		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to"},
-		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user"},
+		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},
 		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory"},
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},
 

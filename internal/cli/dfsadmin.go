@@ -31,6 +31,8 @@ Note: Administrative commands can only be run as the HDFS superuser.
 	[-upgrade <query | finalize>]
 	[-rollingUpgrade [<query|prepare|finalize>]]
 	[-setBalancerBandwidth <bandwidth in bytes per second>]
+	[-allowSnapshot <snapshotDir>]
+	[-disallowSnapshot <snapshotDir>]
 	[-getBalancerBandwidth <datanode_host:ipc_port>]
 	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
 	[-help [cmd]]
@@ -86,7 +88,8 @@ func runDfsadmin(inv *Invocation) int {
 		return rollingUpgradeCmd(inv, args[1:])
 	case "-refreshNodes":
 		return refreshNodes(inv, args[1:])
-	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave", "-setBalancerBandwidth":
+	case "-report", "-safemode", "-saveNamespace", "-rollEdits", "-metasave", "-setBalancerBandwidth",
+		"-allowSnapshot", "-disallowSnapshot":
 	default:
 		if strings.HasPrefix(cmd, "-") {
 			fmt.Fprintf(inv.Env.Stderr, "dfsadmin: %s is not supported yet\n", cmd)
@@ -137,6 +140,23 @@ func runDfsadmin(inv *Invocation) int {
 		fmt.Fprintf(w, "Created metasave file %s in the log directory of namenode %s\n", args[1], uri)
 	case "-report":
 		return report(ctx, inv, c, args[1:])
+	case "-allowSnapshot", "-disallowSnapshot":
+		if len(args) != 2 {
+			fmt.Fprintf(inv.Env.Stderr, "Usage: hdfs dfsadmin [%s <snapshotDir>]\n", cmd)
+			return exitUsage
+		}
+		var err error
+		verb := "Allowing"
+		if cmd == "-allowSnapshot" {
+			err = c.Call(ctx, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String(args[1])}, &hdfs.AllowSnapshotResponseProto{})
+		} else {
+			verb = "Disallowing"
+			err = c.Call(ctx, "disallowSnapshot", &hdfs.DisallowSnapshotRequestProto{SnapshotRoot: proto.String(args[1])}, &hdfs.DisallowSnapshotResponseProto{})
+		}
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(w, "%s snapshot on %s succeeded\n", verb, args[1])
 	case "-setBalancerBandwidth":
 		usage := "Usage: hdfs dfsadmin [-setBalancerBandwidth <bandwidth in bytes per second>]"
 		if len(args) != 2 {

@@ -275,6 +275,14 @@ const (
 	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
+// Namespace features: extended attributes, ACLs, storage policies, trash.
+const (
+	DFSNameNodeXAttrsEnabled  = "dfs.namenode.xattrs.enabled"  // true
+	DFSNameNodeACLsEnabled    = "dfs.namenode.acls.enabled"    // true
+	DFSStoragePolicyEnabled   = "dfs.storage.policy.enabled"   // true
+	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
+)
+
 // NameNode at scale.
 const (
 	// DFSNameNodeEditsAsyncLogging makes a NameNode handler hand the wait
@@ -502,6 +510,11 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
+
+		{DFSNameNodeXAttrsEnabled, "true", 0},
+		{DFSNameNodeACLsEnabled, "true", 0},
+		{DFSStoragePolicyEnabled, "true", 0},
+		{FSTrashCheckpointInterval, "0", minute},
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},

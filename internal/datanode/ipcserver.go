@@ -21,10 +21,13 @@ const (
 // registerIPC registers on the IPC server: ClientDatanodeProtocol's
 // getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration
 // methods (also as ReconfigurationProtocol), and InterDatanodeProtocol.
-// Other ClientDatanodeProtocol methods are not registered and get
-// RpcNoSuchMethodException.
+// The other methods of these protocols answer
+// UnsupportedOperationException (ipc.Service.Describe).
 func (dn *DataNode) registerIPC() {
 	cdp := dn.ipcSrv.Service(ClientDatanodeProtocol)
+	cdp.Describe(hdfs.File_hdfs_ClientDatanodeProtocol_proto.Services().ByName("ClientDatanodeProtocolService"))
+	rp := dn.ipcSrv.Service(ReconfigurationProtocol)
+	rp.Describe(hdfs.File_hdfs_ReconfigurationProtocol_proto.Services().ByName("ReconfigurationProtocolService"))
 	ipc.Handle(cdp, "getBalancerBandwidth", func(ctx context.Context, _ *hdfs.GetBalancerBandwidthRequestProto) (*hdfs.GetBalancerBandwidthResponseProto, error) {
 		return &hdfs.GetBalancerBandwidthResponseProto{Bandwidth: proto.Uint64(uint64(dn.balance.Bandwidth()))}, nil
 	})
@@ -38,6 +41,7 @@ func (dn *DataNode) registerIPC() {
 		return &hdfs.GetReplicaVisibleLengthResponseProto{Length: proto.Uint64(uint64(n))}, nil
 	})
 	idp := dn.ipcSrv.Service(InterDatanodeProtocol)
+	idp.Describe(hdfs.File_hdfs_InterDatanodeProtocol_proto.Services().ByName("InterDatanodeProtocolService"))
 	ipc.Handle(idp, "initReplicaRecovery", func(ctx context.Context, req *hdfs.InitReplicaRecoveryRequestProto) (*hdfs.InitReplicaRecoveryResponseProto, error) {
 		rb := req.GetBlock()
 		eb := rb.GetBlock().GetB()

@@ -31,6 +31,13 @@ var categories = map[string]map[string]ha.Category{
 		"updateBlockForPipeline": ha.Write, "updatePipeline": ha.Write, "reportBadBlocks": ha.Write,
 		"fsync": ha.Write, "append": ha.Write, "recoverLease": ha.Write, "truncate": ha.Write,
 		"msync": ha.Write,
+		// Extended attributes, ACLs, storage policies.
+		"setXAttr": ha.Write, "removeXAttr": ha.Write, "getXAttrs": ha.Read, "listXAttrs": ha.Read,
+		"setStoragePolicy": ha.Write, "unsetStoragePolicy": ha.Write, "getStoragePolicy": ha.Read,
+		"getStoragePolicies": ha.Read,
+		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
+		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
+		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

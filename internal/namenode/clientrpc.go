@@ -35,6 +35,7 @@ type clientRPC struct {
 func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
+	s.Describe(hdfs.File_hdfs_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol"))
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
@@ -79,6 +80,10 @@ func registerClientProtocol(nn *NameNode) {
 	registerWebHDFS(nn, c)
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
+	registerXAttrCalls(c, s)
+	registerPolicyCalls(c, s)
+	registerACLCalls(c, s)
+	registerSnapshotCalls(c, s)
 }
 
 // webCallerKey is the ctx key under which the WebHDFS handler leaves the
@@ -165,6 +170,19 @@ func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
 		FileId:           proto.Uint64(fi.ID),
 		ChildrenNum:      proto.Int32(int32(fi.ChildrenNum)),
 	}
+	if fi.StoragePolicy != 0 {
+		st.StoragePolicy = proto.Uint32(uint32(fi.StoragePolicy))
+	}
+	var flags uint32
+	if fi.HasACL {
+		flags |= uint32(hdfs.HdfsFileStatusProto_HAS_ACL)
+	}
+	if fi.Snapshottable {
+		flags |= uint32(hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)
+	}
+	if flags != 0 {
+		st.Flags = proto.Uint32(flags)
+	}
 	return st
 }
 
@@ -242,7 +260,11 @@ func (c *clientRPC) getListing(ctx context.Context, req *hdfs.GetListingRequestP
 func (c *clientRPC) mkdirs(ctx context.Context, req *hdfs.MkdirsRequestProto) (*hdfs.MkdirsResponseProto, error) {
 	u := c.caller(ctx)
 	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
-		return t.PlanMkdirs(u, req.GetSrc(), fileMode(req.GetMasked()), req.GetCreateParent(), now)
+		mode := fileMode(req.GetMasked())
+		if req.Unmasked != nil && t.InheritsDefaultACL(req.GetSrc()) {
+			mode = fileMode(req.GetUnmasked())
+		}
+		return t.PlanMkdirs(u, req.GetSrc(), mode, req.GetCreateParent(), now)
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -286,7 +308,11 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 			steps = append(steps, c.ns.takeOverStep(src, req.GetClientName(), machine, true))
 		}
 		steps = append(steps, namespacePlan(func(t *namespace.Tree, now int64) ([]op.Op, error) {
-			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
+			mode := fileMode(req.GetMasked())
+			if req.Unmasked != nil && t.InheritsDefaultACL(src) {
+				mode = fileMode(req.GetUnmasked())
+			}
+			return t.PlanCreate(u, src, mode, req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
 		}))
 		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree) {

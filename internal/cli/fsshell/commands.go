@@ -25,8 +25,13 @@ func commands() []*command {
 			desc: "Delete the files matching each pattern.\n" +
 				"-f: Say nothing and keep the exit status when a path does not exist.\n" +
 				"-[rR]: Delete directories and everything below them.\n" +
-				"-skipTrash: Delete immediately. Trash is not supported yet: when a trash\n" +
-				"interval is configured, -rm deletes only with -skipTrash."},
+				"-skipTrash: Delete immediately instead of moving to the trash. When the\n" +
+				"NameNode's fs.trash.interval, or else the client's, is above zero, -rm moves\n" +
+				"each path to /user/<user>/.Trash/Current instead of deleting it."},
+		{name: "expunge", usage: "[-immediate]", run: runExpunge,
+			desc: "Delete the user's trash checkpoints older than the trash interval and\n" +
+				"make a new checkpoint of the current trash.\n" +
+				"-immediate: Delete everything in the user's trash now."},
 		{name: "rmr", run: runRmr, replacement: "-rm -r"},
 		{name: "rmdir", usage: "[--ignore-fail-on-non-empty] <dir> ...", run: runRmdir,
 			desc: "Delete each directory if it is empty.\n" +
@@ -88,6 +93,42 @@ func commands() []*command {
 				"  -w  exists and the user may write it\n" +
 				"  -r  exists and the user may read it\n" +
 				"  -z  is zero bytes long"},
+		{name: "setfattr", usage: "{-n name [-v value] | -x name} <path>", run: runSetfattr,
+			desc: "Set or remove an extended attribute of a file or directory.\n" +
+				"-n name       The attribute's name, with its namespace (user., trusted., ...).\n" +
+				"-v value      Its value: \"text\" in quotes, 0x followed by hex digits,\n" +
+				"              0s followed by base64, or plain text. Without -v the value is empty.\n" +
+				"-x name       Remove the attribute.\n" +
+				"<path>        The file or directory."},
+		{name: "getfattr", usage: "[-R] {-n name | -d} [-e en] <path>", run: runGetfattr,
+			desc: "Print the extended attributes of a file or directory.\n" +
+				"-R            Also every file and directory below it.\n" +
+				"-n name       Print the named attribute.\n" +
+				"-d            Print every attribute the user may see.\n" +
+				"-e <encoding> Show values as \"text\" (the default), hex (0x...) or base64 (0s...).\n" +
+				"<path>        The file or directory."},
+		{name: "setfacl", usage: "[-R] [{-b|-k} {-m|-x <acl_spec>} <path>]|[--set <acl_spec> <path>]", run: runSetfacl,
+			desc: "Set the Access Control Lists (ACLs) of files and directories.\n" +
+				"-b :Remove all but the base ACL entries. The entries for user, group and\n" +
+				"  others are retained for compatibility with permission bits.\n" +
+				"-k :Remove the default ACL.\n" +
+				"-R :Apply operations to all files and directories recursively.\n" +
+				"-m :Modify ACL. New entries are added to the ACL, and existing entries\n" +
+				"  are retained.\n" +
+				"-x :Remove specified ACL entries. Other ACL entries are retained.\n" +
+				"--set :Fully replace the ACL, discarding all existing entries. The\n" +
+				"  <acl_spec> must include entries for user, group, and others for\n" +
+				"  compatibility with permission bits. If the ACL spec contains only\n" +
+				"  access entries, then the existing default entries are retained. If the\n" +
+				"  ACL spec contains only default entries, then the existing access\n" +
+				"  entries are retained.\n" +
+				"<acl_spec>: Comma separated list of ACL entries.\n" +
+				"<path>: File or directory to modify."},
+		{name: "getfacl", usage: "[-R] <path>", run: runGetfacl,
+			desc: "Display the Access Control Lists (ACLs) of files and directories. If a\n" +
+				"directory has a default ACL, then getfacl also displays the default ACL.\n" +
+				"-R: List the ACLs of all files and directories recursively.\n" +
+				"<path>: File or directory to list."},
 		{name: "setrep", usage: "[-R] [-w] <rep> <path> ...", run: runSetrep,
 			desc: "Set the replication of each file; a directory means every file below it.\n" +
 				"-w: Wait until every block has the new number of replicas; this may\n" +
@@ -151,8 +192,8 @@ func commands() []*command {
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"concat", "createSnapshot", "deleteSnapshot", "expunge", "find",
-		"getfacl", "getfattr", "moveToLocal", "renameSnapshot", "setfacl", "setfattr",
+		"concat", "createSnapshot", "deleteSnapshot", "find",
+		"moveToLocal", "renameSnapshot",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

@@ -28,9 +28,9 @@ type Env struct {
 	// TZ is the zone of -ls dates and of -touch -t timestamps; nil means
 	// UTC.
 	TZ *time.Location
-	// TrashInterval is the client's fs.trash.interval. When it, or the
-	// NameNode's trash interval, is above zero, -rm without -skipTrash
-	// refuses to delete: trash is not supported yet.
+	// TrashInterval is the client's fs.trash.interval. The NameNode's
+	// trash interval, when above zero, takes its place (as in Hadoop);
+	// above zero, -rm without -skipTrash moves paths to the trash.
 	TrashInterval time.Duration
 }
 

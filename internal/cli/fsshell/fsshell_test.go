@@ -243,11 +243,11 @@ func TestRm(t *testing.T) {
 		{name: "combined flags are not split", args: []string{"-rm", "-rf", "/d"},
 			stderr: "-rm: Illegal option -rf\n" + usage, code: 255, check: present("/d")},
 		{name: "trash on server", setup: trash, args: []string{"-rm", "/d/a"},
-			stderr: "rm: `/d/a': not deleted: trash is not supported yet (trash interval 60 minutes); use -skipTrash to delete permanently\n",
-			code:   1, check: present("/d/a")},
+			stdout: "Moved: '" + uri + "/d/a' to trash at: " + uri + "/user/alice/.Trash/Current\n",
+			check:  func(t *testing.T, nn *fakeNN) { gone("/d/a")(t, nn); present("/user/alice/.Trash/Current/d/a")(t, nn) }},
 		{name: "trash on client", env: func(e *Env) { e.TrashInterval = 30 * time.Minute }, args: []string{"-rm", "/d/a"},
-			stderr: "rm: `/d/a': not deleted: trash is not supported yet (trash interval 30 minutes); use -skipTrash to delete permanently\n",
-			code:   1, check: present("/d/a")},
+			stdout: "Moved: '" + uri + "/d/a' to trash at: " + uri + "/user/alice/.Trash/Current\n",
+			check:  func(t *testing.T, nn *fakeNN) { gone("/d/a")(t, nn); present("/user/alice/.Trash/Current/d/a")(t, nn) }},
 		{name: "skip trash", setup: trash, args: []string{"-rm", "-skipTrash", "/d/a"}, stdout: "Deleted /d/a\n", check: func(t *testing.T, nn *fakeNN) {
 			gone("/d/a")(t, nn)
 			if slices.Contains(nn.calls(), "getServerDefaults ") {
@@ -558,7 +558,7 @@ func TestDispatch(t *testing.T) {
 		{name: "missing dash", args: []string{"ls", "/"},
 			stderr: "ls: Unknown command\nDid you mean -ls?  This command begins with a dash.\n", code: 255},
 		{name: "unsupported", args: []string{"-find", "/", "-name", "a"}, stderr: "find: not supported yet\n", code: 1},
-		{name: "usage of unsupported", args: []string{"-usage", "getfacl"}, stderr: "usage: getfacl: not supported yet\n", code: 1},
+		{name: "usage of unsupported", args: []string{"-usage", "createSnapshot"}, stderr: "usage: createSnapshot: not supported yet\n", code: 1},
 	})
 }
 

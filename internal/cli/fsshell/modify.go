@@ -2,7 +2,6 @@ package fsshell
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -85,13 +84,9 @@ func runRm(c *cmd, args []string) error {
 		if trash != nil {
 			return *trash, nil
 		}
-		d := c.env.TrashInterval
-		if d <= 0 {
-			sd, err := c.fs.ServerDefaults(c.ctx)
-			if err != nil {
-				return 0, err
-			}
-			d = sd.TrashInterval
+		d, err := c.trashInterval()
+		if err != nil {
+			return 0, err
 		}
 		trash = &d
 		return d, nil
@@ -124,9 +119,14 @@ func runRm(c *cmd, args []string) error {
 					continue
 				}
 				if d > 0 {
-					c.fail(fmt.Sprintf("`%s': not deleted: trash is not supported yet (trash interval %d minutes); use -skipTrash to delete permanently",
-						it.str, int64(d/time.Minute)))
-					continue
+					moved, err := c.moveToTrash(it)
+					if err != nil {
+						c.failErr(it.str, err)
+						continue
+					}
+					if moved {
+						continue
+					}
 				}
 			}
 			if recursive {
