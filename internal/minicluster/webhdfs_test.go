@@ -250,6 +250,14 @@ func TestWebHDFSOps(t *testing.T) {
 	if code != 200 || !bytes.Equal(b, append(append([]byte{}, data[:1048576]...), "h2"...)) {
 		t.Fatalf("after TRUNCATE+CONCAT: %d, %d bytes", code, len(b))
 	}
+	// Snapshottable directories: the superuser's to allow and disallow.
+	code, b = w.op("PUT", "/d/e", "op=ALLOWSNAPSHOT&user.name=alice")
+	wantRemote(t, "ALLOWSNAPSHOT by a non-superuser", code, b, 403, "AccessControlException")
+	for _, op := range []string{"ALLOWSNAPSHOT", "DISALLOWSNAPSHOT"} {
+		if code, b := w.op("PUT", "/d/e", "op="+op+"&user.name="+super); code != http.StatusOK || len(b) != 0 {
+			t.Fatalf("%s: %d %s", op, code, b)
+		}
+	}
 	code, b = w.op("DELETE", "/d/e", "op=DELETE&user.name=alice")
 	wantRemote(t, "DELETE of a non-empty dir, not recursive", code, b, 403, "PathIsNotEmptyDirectoryException")
 	code, b = w.op("DELETE", "/d/e", "op=DELETE&recursive=true&user.name=alice")

@@ -242,6 +242,16 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			return err
 		}
 		webhdfs.Boolean(w, resp.GetResult())
+	case "ALLOWSNAPSHOT":
+		if _, err := webCall(ctx, h, "allowSnapshot", c.allowSnapshot, &hdfs.AllowSnapshotRequestProto{SnapshotRoot: p}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "DISALLOWSNAPSHOT":
+		if _, err := webCall(ctx, h, "disallowSnapshot", c.disallowSnapshot, &hdfs.DisallowSnapshotRequestProto{SnapshotRoot: p}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:
