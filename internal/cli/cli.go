@@ -117,8 +117,9 @@ func Run(env Env, args []string) int {
 		}
 	}
 	if len(args) == 0 {
+		// Hadoop's script prints its usage and fails when given nothing.
 		printUsage(env.Stdout)
-		return exitOK
+		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	cmd, ok := commandByName(name)

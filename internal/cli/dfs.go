@@ -28,7 +28,7 @@ func runDfs(inv *Invocation) int {
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error
-		fsys, err = fsshell.DialFromConf(inv.Conf, "")
+		fsys, err = fsshell.DialFromConf(inv.Conf, "", inv.Env.Stderr)
 		if err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 			return exitFail

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -47,7 +48,12 @@ func nnClient(inv *Invocation) (*ipc.Client, string, error) {
 	if authority == "" {
 		authority = addrs[0]
 	}
-	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
+	var opts client.Options
+	if err := fsshell.ConnectRetryFromConf(inv.Conf, inv.Env.Stderr, &opts); err != nil {
+		return nil, "", err
+	}
+	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol,
+		ConnectRetry: ipc.ConnectRetry{MaxRetries: opts.ConnectMaxRetries, Interval: opts.ConnectRetryInterval, Notify: opts.OnConnectRetry}})
 	return c, "hdfs://" + authority, nil
 }
 

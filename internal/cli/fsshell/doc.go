@@ -90,7 +90,7 @@
 //
 // Example:
 //
-//	fsys, err := fsshell.DialFromConf(c, "")
+//	fsys, err := fsshell.DialFromConf(c, "", os.Stderr)
 //	if err != nil {
 //		return err
 //	}
