@@ -132,7 +132,8 @@ func Run(env Env, args []string) int {
 		printUsage(env.Stdout)
 		return exitOK
 	}
-	if len(rest) == 1 && (rest[0] == "-help" || rest[0] == "--help" || rest[0] == "-h") {
+	// FsShell has a -help command of its own: hdfs dfs -help prints it.
+	if len(rest) == 1 && (rest[0] == "-help" || rest[0] == "--help" || rest[0] == "-h") && !(cmd.name == "dfs" && rest[0] == "-help") {
 		printCommandUsage(env.Stdout, cmd)
 		return exitOK
 	}

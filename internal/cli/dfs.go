@@ -25,6 +25,12 @@ func runDfs(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 		return exitFail
 	}
+	if n, err := inv.Conf.Int(conf.HadoopShellSafelyDeleteLimitNumFiles); err == nil {
+		env.SafelyDeleteLimit = n
+	} else {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
+		return exitFail
+	}
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error

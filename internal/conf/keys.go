@@ -275,6 +275,12 @@ const (
 	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
+// The shell's keys (hdfs dfs, hdfs dfsadmin, hdfs groups).
+const (
+	HadoopShellSafelyDeleteLimitNumFiles = "hadoop.shell.safely.delete.limit.num.files" // 100
+	DFSNameNodeListOpenFilesNumResponses = "dfs.namenode.list.openfiles.num.responses"  // 1000
+)
+
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
 // from an hdfs:// URI without a port.
 const DefaultNameNodeRPCPort = "8020"
@@ -493,5 +499,8 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
+
+		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
+		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
 	}
 }

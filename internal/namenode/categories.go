@@ -89,6 +89,6 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		if err := checkRequest(method, req); err != nil {
 			return zero, err
 		}
-		return h(ctx, req)
+		return h(withSafeModeOp(ctx, method, req), req)
 	})
 }

@@ -397,7 +397,17 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		Quota:          proto.Uint64(quotaValue(s.Quota)),
 		SpaceConsumed:  proto.Uint64(uint64(s.SpaceConsumed)),
 		SpaceQuota:     proto.Uint64(quotaValue(s.SpaceQuota)),
+		// No erasure coding: a file is "Replicated", a directory has
+		// no policy of its own, as Hadoop answers for replicated data.
+		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
 	}}, nil
+}
+
+func ecPolicyName(s namespace.Summary) string {
+	if s.DirectoryCount == 0 {
+		return "Replicated"
+	}
+	return ""
 }
 
 func (c *clientRPC) getQuotaUsage(ctx context.Context, req *hdfs.GetQuotaUsageRequestProto) (*hdfs.GetQuotaUsageResponseProto, error) {

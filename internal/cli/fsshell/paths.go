@@ -107,8 +107,19 @@ func (c *cmd) resolveErr(arg string, err error) error {
 	return &shellError{msg: "`" + arg + "': " + err.Error()}
 }
 
-// hasGlob reports whether s contains glob syntax.
-func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
+// hasGlob reports whether s contains glob syntax: a wildcard (*?[{) not
+// escaped by a backslash, as Hadoop's GlobPattern decides.
+func hasGlob(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '{':
+			return true
+		}
+	}
+	return false
+}
 
 // expand turns an argument into items. A plain path gives one item,
 // existing or not. A glob gives every existing match, shown in the form
@@ -116,7 +127,9 @@ func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
 // error.
 func (c *cmd) expand(arg string) ([]*item, error) {
 	if !hasGlob(arg) {
-		it, err := c.newItem(arg)
+		// Not a pattern: its escapes are dropped, as Hadoop's shell does
+		// ("x\*y" names the file x*y).
+		it, err := c.newItem(unescapeGlob(arg))
 		if err != nil {
 			return nil, err
 		}
