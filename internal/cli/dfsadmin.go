@@ -25,15 +25,30 @@ Note: Administrative commands can only be run as the HDFS superuser.
 	[-report [-live] [-dead] [-decommissioning] [-enteringmaintenance] [-inmaintenance]]
 	[-safemode <enter | leave | get | wait | forceExit>]
 	[-saveNamespace]
-	[-refreshNodes]
 	[-rollEdits]
-	[-metasave filename]
+	[-refreshNodes]
+	[-setQuota <quota> <dirname>...<dirname>]
+	[-clrQuota <dirname>...<dirname>]
+	[-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>]
+	[-clrSpaceQuota [-storageType <storagetype>] <dirname>...<dirname>]
 	[-finalizeUpgrade]
 	[-upgrade <query | finalize>]
 	[-rollingUpgrade [<query|prepare|finalize>]]
+	[-refreshServiceAcl]
+	[-refreshUserToGroupsMappings]
+	[-refreshSuperUserGroupsConfiguration]
+	[-refreshCallQueue]
+	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
+	[-printTopology]
 	[-setBalancerBandwidth <bandwidth in bytes per second>]
 	[-getBalancerBandwidth <datanode_host:ipc_port>]
-	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
+	[-fetchImage <local directory>]
+	[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]
+	[-evictWriters <datanode_host:ipc_port>]
+	[-getDatanodeInfo <datanode_host:ipc_port>]
+	[-metasave filename]
+	[-triggerBlockReport [-incremental] [-namenode <namenode_host:ipc_port>] <datanode_host:ipc_port>]
+	[-listOpenFiles [-blockingDecommission] [-path <path>]]
 	[-help [cmd]]
 `
 
@@ -71,14 +86,17 @@ func clientUser(inv *Invocation) string {
 
 func runDfsadmin(inv *Invocation) int {
 	args := inv.Args
-	if len(args) == 0 || args[0] == "-help" {
+	if len(args) == 0 {
 		fmt.Fprint(inv.Env.Stdout, dfsadminUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+		return exitUsage
+	}
+	if args[0] == "-help" {
+		return dfsadminHelpCmd(inv, args[1:])
 	}
 	cmd := args[0]
+	if code, ok := dfsadminExtra(inv, cmd, args[1:]); ok {
+		return code
+	}
 	switch cmd {
 	case "-getBalancerBandwidth":
 		return getBalancerBandwidth(inv, args[1:])

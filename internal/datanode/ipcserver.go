@@ -19,8 +19,9 @@ const (
 )
 
 // registerIPC registers on the IPC server: ClientDatanodeProtocol's
-// getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration
-// methods (also as ReconfigurationProtocol), and InterDatanodeProtocol.
+// getReplicaVisibleLength, getBalancerBandwidth, the reconfiguration
+// methods (also as ReconfigurationProtocol) and dfsadmin's (adminrpc.go),
+// and InterDatanodeProtocol.
 // Other ClientDatanodeProtocol methods are not registered and get
 // RpcNoSuchMethodException.
 func (dn *DataNode) registerIPC() {
@@ -29,6 +30,7 @@ func (dn *DataNode) registerIPC() {
 		return &hdfs.GetBalancerBandwidthResponseProto{Bandwidth: proto.Uint64(uint64(dn.balance.Bandwidth()))}, nil
 	})
 	dn.registerReconfig(cdp)
+	dn.registerAdminIPC(cdp)
 	dn.registerReconfig(dn.ipcSrv.Service(ReconfigurationProtocol))
 	ipc.Handle(cdp, "getReplicaVisibleLength", func(ctx context.Context, req *hdfs.GetReplicaVisibleLengthRequestProto) (*hdfs.GetReplicaVisibleLengthResponseProto, error) {
 		n, err := dn.visibleLength(req.GetBlock())

@@ -35,6 +35,7 @@ type clientRPC struct {
 func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
+	registerUserMappings(nn, c)
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
@@ -63,6 +64,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "rollEdits", c.rollEdits)
 	handle(nn, s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
 	handle(nn, s, "metaSave", c.metaSave)
+	handle(nn, s, "listOpenFiles", c.listOpenFiles)
 	handle(nn, s, "concat", c.concat)
 	handle(nn, s, "getDatanodeReport", c.getDatanodeReport)
 	handle(nn, s, "getHAServiceState", c.getHAServiceState)
