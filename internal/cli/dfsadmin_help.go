@@ -56,7 +56,9 @@ var dfsadminHelp = map[string]string{
 		"\t\t(dfs.datanode.balance.bandwidthPerSec) until it restarts.",
 	"-getBalancerBandwidth": "-getBalancerBandwidth <datanode_host:ipc_port>:\n" +
 		"\t\tGet the network bandwidth for the given datanode, in bytes per second.",
-	"-fetchImage": "-fetchImage <local directory>: Download the most recent fsimage from the NameNode. Not supported yet.",
+	"-fetchImage": "-fetchImage <local directory>:\n" +
+		"\t\tDownloads the most recent fsimage from the Name Node and saves it in\n" +
+		"\t\tthe specified local directory (as fsimage_<txid>).",
 	"-listOpenFiles": "-listOpenFiles [-blockingDecommission] [-path <path>]:\n" +
 		"\t\tList every file open for write, with its client's name and host.\n" +
 		"\t\t-path lists only those at or below the path. -blockingDecommission\n" +

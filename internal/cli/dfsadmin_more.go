@@ -38,7 +38,9 @@ func dfsadminExtra(inv *Invocation, cmd string, args []string) (code int, ok boo
 		return exitFail, true
 	case "-refreshUserToGroupsMappings", "-refreshSuperUserGroupsConfiguration", "-refreshCallQueue":
 		return refreshCmd(inv, cmd, args), true
-	case "-fetchImage", "-refresh", "-refreshNamenodes", "-deleteBlockPool", "-restoreFailedStorage", "-getVolumeReport":
+	case "-fetchImage":
+		return fetchImage(inv, args), true
+	case "-refresh", "-refreshNamenodes", "-deleteBlockPool", "-restoreFailedStorage", "-getVolumeReport":
 		fmt.Fprintf(inv.Env.Stderr, "%s: not supported yet\n", cmd[1:])
 		return exitFail, true
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -184,4 +186,29 @@ func TestGetconfRoles(t *testing.T) {
 	if out != "0.0.0.0\n" {
 		t.Errorf("getconf -secondaryNameNodes by default: %q", out)
 	}
+}
+
+// TestDfsadminFetchImage: -fetchImage saves the NameNode's newest image
+// in the directory as fsimage_<txid>, nothing else.
+func TestDfsadminFetchImage(t *testing.T) {
+	r := newShellRig(t)
+	r.ok(t, "", "dfs", "-mkdir", "/img")
+	r.want(t, 0, "Safe mode is ON\n", "", "dfsadmin", "-safemode", "enter")
+	r.want(t, 0, "Save namespace successful\n", "", "dfsadmin", "-saveNamespace")
+	r.want(t, 0, "Safe mode is OFF\n", "", "dfsadmin", "-safemode", "leave")
+	dir := t.TempDir()
+	http := "dfs.namenode.http-address=" + r.c.NameNode().HTTPAddr().String()
+	r.want(t, 0, "", "", "dfsadmin", "-D", http, "-fetchImage", dir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || !regexp.MustCompile(`^fsimage_\d{19}$`).MatchString(ents[0].Name()) {
+		t.Fatalf("fetched %v", ents)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ents[0].Name()))
+	if err != nil || len(b) == 0 {
+		t.Fatalf("image: %d bytes, %v", len(b), err)
+	}
+	r.want(t, 1, "", "fetchImage: /nonexistent-dir is not a directory\n", "dfsadmin", "-D", http, "-fetchImage", "/nonexistent-dir")
 }
