@@ -212,3 +212,48 @@ func TestDfsadminFetchImage(t *testing.T) {
 	}
 	r.want(t, 1, "", "fetchImage: /nonexistent-dir is not a directory\n", "dfsadmin", "-D", http, "-fetchImage", "/nonexistent-dir")
 }
+
+// TestDfsadminReportLines: -report prints every line of Hadoop 3's report
+// (the replicated and erasure-coded sections, the cache, last block report
+// and block count of each node) and is refused to other users than the
+// superuser after the capacity lines, as Hadoop's.
+func TestDfsadminReportLines(t *testing.T) {
+	r := newShellRig(t)
+	r.put(t, "/f", "data")
+	out := r.ok(t, "", "dfsadmin", "-report")
+	lines := []string{
+		`Configured Capacity: \d+ \(.+\)`, `Present Capacity: \d+ \(.+\)`, `DFS Remaining: \d+ \(.+\)`, `DFS Used: \d+ \(.+\)`, `DFS Used%: \d+\.\d\d%`,
+		`Replicated Blocks:`, `\tUnder replicated blocks: \d+`, `\tBlocks with corrupt replicas: 0`, `\tMissing blocks: 0`,
+		`\tMissing blocks \(with replication factor 1\): 0`, `\tLow redundancy blocks with highest priority to recover: \d+`, `\tPending deletion blocks: 0`,
+		`Erasure Coded Block Groups: `, `\tLow redundancy block groups: 0`, `\tBlock groups with corrupt internal blocks: 0`, `\tMissing block groups: 0`,
+		`\tLow redundancy blocks with highest priority to recover: 0`, `\tPending deletion blocks: 0`, ``,
+		`-------------------------------------------------`, `Live datanodes \(1\):`, ``,
+		`Name: 127\.0\.0\.\d+:\d+ \(.+\)`, `Hostname: .+`, `Decommission Status : Normal`,
+		`Configured Capacity: \d+ \(.+\)`, `DFS Used: \d+ \(.+\)`, `Non DFS Used: \d+ \(.+\)`, `DFS Remaining: \d+ \(.+\)`,
+		`DFS Used%: \d+\.\d\d%`, `DFS Remaining%: \d+\.\d\d%`,
+		`Configured Cache Capacity: 0 \(0 B\)`, `Cache Used: 0 \(0 B\)`, `Cache Remaining: 0 \(0 B\)`, `Cache Used%: 100\.00%`, `Cache Remaining%: 0\.00%`,
+		`Xceivers: \d+`, `Last contact: \w{3} \w{3} \d\d \d\d:\d\d:\d\d \S+ \d{4}`, `Last Block Report: \w{3} \w{3} \d\d \d\d:\d\d:\d\d \S+ \d{4}`,
+		`Num of Blocks: 1`, ``, ``, ``,
+	}
+	re := regexp.MustCompile(`^` + strings.Join(lines, `\n`) + `$`)
+	if !re.MatchString(out) {
+		t.Fatalf("-report:\n%s", out)
+	}
+
+	var outb, errb strings.Builder
+	e := Env{Stdin: strings.NewReader(""), Stdout: &outb, Stderr: &errb,
+		Getenv: func(k string) string { return map[string]string{"HADOOP_USER_NAME": "bob"}[k] }}
+	code := Run(e, []string{"hdfs", "dfsadmin", "-fs", r.uri, "-report"})
+	if code != 1 || !strings.HasPrefix(outb.String(), "Configured Capacity: ") ||
+		errb.String() != "report: Access denied for user bob. Superuser privilege is required\n" {
+		t.Fatalf("-report as bob: %d\n%s%s", code, outb.String(), errb.String())
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 24576: "24 KB", 750055424: "715.31 MB", 274877906944: "256 GB", 80707182592: "75.16 GB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -464,6 +464,7 @@ func (c *clientRPC) getFsReplicatedBlockStats(ctx context.Context, _ *hdfs.GetFs
 	return &hdfs.GetFsReplicatedBlockStatsResponseProto{
 		LowRedundancy: u(st.UnderReplicated), CorruptBlocks: u(st.CorruptBlocks), MissingBlocks: u(st.MissingBlocks),
 		MissingReplOneBlocks: u(st.MissingReplOneBlocks), BlocksInFuture: u(st.BlocksInFuture), PendingDeletionBlocks: u(st.PendingDeletion),
+		HighestPrioLowRedundancyBlocks: u(st.HighestPriorityLowRedundancy),
 	}, nil
 }
 
@@ -472,6 +473,7 @@ func (c *clientRPC) getFsECBlockGroupStats(ctx context.Context, _ *hdfs.GetFsECB
 	zero := proto.Uint64(0)
 	return &hdfs.GetFsECBlockGroupStatsResponseProto{
 		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, BlocksInFuture: zero, PendingDeletionBlocks: zero,
+		HighestPrioLowRedundancyBlocks: zero,
 	}, nil
 }
 
@@ -613,6 +615,10 @@ func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*
 }
 
 func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
+	// Hadoop 3 keeps the list of DataNodes to superusers.
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
 	kind, ok := reportKind(req.GetType())
 	if !ok {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "getDatanodeReport: unknown report type %d", req.GetType())
