@@ -32,6 +32,11 @@ type NameNode struct {
 	groups  *groupCache
 	// loadedFrom is what the start loaded: the image and the edits after it.
 	loadedFrom LoadStats
+	// progress is the start-up's phases (the Startup Progress page).
+	progress startupProgress
+	// volFailures is what each DataNode's last heartbeat said of its
+	// failed volumes (the Datanode Volume Failures page), by uuid.
+	volFailures volumeFailures
 
 	// ckptMu serializes saveNamespace, rollEdits and checkpoints.
 	ckptMu sync.Mutex
@@ -88,6 +93,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	nn := &NameNode{
 		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks, started: time.Now(),
 		loadedFrom: LoadStats{ImageTxID: ld.imageTxID, Replayed: ld.replayed, LastTxID: ld.lastTxID},
+		progress:   ld.progress,
 		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 		ns:     ld.ns,
