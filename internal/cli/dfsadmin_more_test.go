@@ -257,3 +257,15 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestDfsadminMetasave: -metasave writes into the NameNode's
+// hadoop.log.dir.
+func TestDfsadminMetasave(t *testing.T) {
+	logDir := t.TempDir()
+	r := newShellRig(t, confKV("hadoop.log.dir", logDir))
+	r.want(t, 0, "Created metasave file meta.txt in the log directory of namenode "+r.uri+"\n", "", "dfsadmin", "-metasave", "meta.txt")
+	b, err := os.ReadFile(filepath.Join(logDir, "meta.txt"))
+	if err != nil || len(b) == 0 {
+		t.Fatalf("metasave file: %d bytes, %v", len(b), err)
+	}
+}

@@ -566,7 +566,15 @@ func (c *clientRPC) metaSave(ctx context.Context, req *hdfs.MetaSaveRequestProto
 	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "metasave file name %q must be a plain file name", name)
 	}
-	dir := os.Getenv("HADOOP_LOG_DIR")
+	// Hadoop writes into hadoop.log.dir, which its scripts set from
+	// HADOOP_LOG_DIR.
+	dir := ""
+	if c.nn.deps.Conf != nil {
+		dir = strings.TrimSpace(c.nn.deps.Conf.String("hadoop.log.dir"))
+	}
+	if dir == "" {
+		dir = os.Getenv("HADOOP_LOG_DIR")
+	}
 	if dir == "" {
 		dir = "."
 	}
