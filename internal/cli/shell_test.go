@@ -279,3 +279,16 @@ func TestShellHelpAndConnectRetries(t *testing.T) {
 		t.Fatalf("last line %q", lines[2])
 	}
 }
+
+// TestShellFileURIsNotYet: a file: URI answers that it is not supported
+// yet, naming the commands that take local paths.
+func TestShellFileURIsNotYet(t *testing.T) {
+	r := newShellRig(t)
+	for _, cmd := range [][]string{{"-ls", "file:///tmp"}, {"-cat", "file:/etc/hostname"}, {"-mkdir", "file:/tmp/x"}} {
+		_, errOut, code := r.run(t, "", "dfs", cmd...)
+		want := strings.TrimPrefix(cmd[0], "-") + ": `" + cmd[1] + "': file: URIs are not supported yet by hdfs dfs"
+		if code != 1 || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%v: %d %q", cmd, code, errOut)
+		}
+	}
+}

@@ -52,6 +52,8 @@ func (c *cmd) describe(display string, err error) string {
 		return firstLine(re.Message)
 	}
 	switch {
+	case errors.Is(err, client.ErrWrongFS) && isLocalURI(display):
+		return "`" + display + "': file: URIs are not supported yet by hdfs dfs (-put, -get, -getmerge, -appendToFile and -moveFromLocal take local paths)"
 	case errors.Is(err, client.ErrWrongFS):
 		return "Wrong FS: " + display + ", expected: " + c.fs.URI()
 	case errors.Is(err, fs.ErrNotExist):

@@ -102,6 +102,9 @@ func (c *cmd) newItem(arg string) (*item, error) {
 
 func (c *cmd) resolveErr(arg string, err error) error {
 	if errors.Is(err, client.ErrWrongFS) {
+		if isLocalURI(arg) {
+			return &shellError{msg: "`" + arg + "': file: URIs are not supported yet by hdfs dfs (-put, -get, -getmerge, -appendToFile and -moveFromLocal take local paths)"}
+		}
 		return &shellError{msg: "Wrong FS: " + arg + ", expected: " + c.fs.URI()}
 	}
 	return &shellError{msg: "`" + arg + "': " + err.Error()}
@@ -376,4 +379,10 @@ func unescapeGlob(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// isLocalURI reports whether arg is a file: URI.
+func isLocalURI(arg string) bool {
+	scheme, _, ok := strings.Cut(arg, ":")
+	return ok && strings.EqualFold(scheme, "file") && !strings.Contains(scheme, "/")
 }
