@@ -286,9 +286,41 @@ func TestShellFileURIsNotYet(t *testing.T) {
 	r := newShellRig(t)
 	for _, cmd := range [][]string{{"-ls", "file:///tmp"}, {"-cat", "file:/etc/hostname"}, {"-mkdir", "file:/tmp/x"}} {
 		_, errOut, code := r.run(t, "", "dfs", cmd...)
-		want := strings.TrimPrefix(cmd[0], "-") + ": `" + cmd[1] + "': file: URIs are not supported yet by hdfs dfs"
+		want := strings.TrimPrefix(cmd[0], "-") + ": `" + cmd[1] + "': file: URIs are not supported yet by this command"
 		if code != 1 || !strings.HasPrefix(errOut, want) {
 			t.Errorf("%v: %d %q", cmd, code, errOut)
 		}
+	}
+}
+
+// TestShellFileURIsOnTheLocalSide: the copy commands take file: URIs
+// (file:/x, file:///x) where they take local paths.
+func TestShellFileURIsOnTheLocalSide(t *testing.T) {
+	r := newShellRig(t)
+	local := t.TempDir()
+	a := filepath.Join(local, "a")
+	if err := os.WriteFile(a, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.want(t, 0, "", "", "dfs", "-put", "file:"+a, "hdfs:///b")
+	r.want(t, 0, "", "", "dfs", "-cp", "file://"+a, "/c")
+	r.want(t, 0, "", "", "dfs", "-appendToFile", "file:"+a, "/c")
+	r.want(t, 0, "alpha\n", "", "dfs", "-cat", "/b")
+	r.want(t, 0, "alpha\nalpha\n", "", "dfs", "-cat", "/c")
+	r.want(t, 0, "", "", "dfs", "-get", "/b", "file:"+filepath.Join(local, "y"))
+	r.want(t, 0, "", "", "dfs", "-cp", "/c", "file://"+filepath.Join(local, "z"))
+	r.ok(t, "", "dfs", "-mkdir", "/m")
+	r.put(t, "/m/1", "one\n")
+	r.put(t, "/m/2", "two\n")
+	r.want(t, 0, "", "", "dfs", "-getmerge", "/m", "file:"+filepath.Join(local, "out"))
+	for name, want := range map[string]string{"y": "alpha\n", "z": "alpha\nalpha\n", "out": "one\ntwo\n"} {
+		b, err := os.ReadFile(filepath.Join(local, name))
+		if err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v; want %q", name, b, err, want)
+		}
+	}
+	_, errOut, code := r.run(t, "", "dfs", "-cp", "file:"+a, "/b", "/d")
+	if code != 1 || !strings.Contains(errOut, "not supported yet") {
+		t.Errorf("-cp from both file systems: %d %q", code, errOut)
 	}
 }

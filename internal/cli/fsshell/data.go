@@ -210,6 +210,7 @@ func statLocal(p string) (*localItem, error) {
 func (c *cmd) localSources(args []string) []*localItem {
 	var out []*localItem
 	for _, a := range args {
+		a = localPathOf(a)
 		if a == "-" {
 			out = append(out, &localItem{str: "-"})
 			continue
@@ -553,7 +554,7 @@ func runGet(c *cmd, args []string) error {
 	}
 	dstArg := "."
 	if len(rest) > 1 {
-		dstArg = rest[len(rest)-1]
+		dstArg = localPathOf(rest[len(rest)-1])
 		rest = rest[:len(rest)-1]
 	}
 	dst, err := statLocal(dstArg)
@@ -667,7 +668,7 @@ func runGetmerge(c *cmd, args []string) error {
 	if err != nil {
 		return err
 	}
-	dstArg := rest[len(rest)-1]
+	dstArg := localPathOf(rest[len(rest)-1])
 	if fi, err := os.Stat(dstArg); err == nil && fi.IsDir() {
 		return pathErr(dstArg, msgIsDir)
 	}
@@ -734,6 +735,28 @@ func runCp(c *cmd, args []string) error {
 	f, rest, err := parseFlags(args, 2, unlimited, []string{"f", "p", "d"}, false)
 	if err != nil {
 		return err
+	}
+	// A copy from file: sources is a -put, one to a file: destination a
+	// -get; the local side of both is the local file system.
+	var flags []string
+	for _, o := range []string{"f", "p"} {
+		if f.on(o) {
+			flags = append(flags, "-"+o)
+		}
+	}
+	localSrcs := 0
+	for _, a := range rest[:len(rest)-1] {
+		if isLocalURI(a) {
+			localSrcs++
+		}
+	}
+	switch dstLocal := isLocalURI(rest[len(rest)-1]); {
+	case localSrcs > 0 && (localSrcs < len(rest)-1 || dstLocal):
+		return &shellError{msg: "copies between the local file system and itself, or from both file systems at once, are not supported yet"}
+	case localSrcs > 0:
+		return c.put(append(flags, rest...), false)
+	case dstLocal:
+		return runGet(c, append(flags, rest...))
 	}
 	dstArg := rest[len(rest)-1]
 	var srcs []*item

@@ -24,7 +24,9 @@
 // [-p], -getmerge [-nl] [-skip-empty-file], -cat, -text (gzip is
 // decompressed), -head, -tail [-f] (these two take their argument as one
 // path, unglobbed, as Hadoop's do), -appendToFile (stdin with "-"),
-// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The others (ACLs,
+// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The copy commands take
+// file: URIs on their local side (-cp from or to one is a -put or -get);
+// other commands answer that file: URIs are not supported yet. The others (ACLs,
 // xattrs, snapshots, -expunge, -moveToLocal) answer
 // "<cmd>: not supported yet" with status 1.
 //

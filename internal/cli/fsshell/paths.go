@@ -103,7 +103,7 @@ func (c *cmd) newItem(arg string) (*item, error) {
 func (c *cmd) resolveErr(arg string, err error) error {
 	if errors.Is(err, client.ErrWrongFS) {
 		if isLocalURI(arg) {
-			return &shellError{msg: "`" + arg + "': file: URIs are not supported yet by hdfs dfs (-put, -get, -getmerge, -appendToFile and -moveFromLocal take local paths)"}
+			return &shellError{msg: "`" + arg + "': file: URIs are not supported yet by this command (-put, -copyFromLocal, -moveFromLocal, -appendToFile, -get, -copyToLocal, -getmerge and -cp take them on their local side)"}
 		}
 		return &shellError{msg: "Wrong FS: " + arg + ", expected: " + c.fs.URI()}
 	}
@@ -385,4 +385,24 @@ func unescapeGlob(s string) string {
 func isLocalURI(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, ":")
 	return ok && strings.EqualFold(scheme, "file") && !strings.Contains(scheme, "/")
+}
+
+// localPathOf is the local path a file: URI names (file:/x, file:///x,
+// file://localhost/x); any other argument is returned as it is.
+func localPathOf(arg string) string {
+	if !isLocalURI(arg) {
+		return arg
+	}
+	_, p, _ := strings.Cut(arg, ":")
+	if rest, ok := strings.CutPrefix(p, "//"); ok {
+		if i := strings.Index(rest, "/"); i >= 0 {
+			p = rest[i:]
+		} else {
+			p = "/"
+		}
+	}
+	if p == "" {
+		p = "/"
+	}
+	return p
 }
