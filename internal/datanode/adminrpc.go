@@ -8,6 +8,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/version"
 )
 
@@ -34,6 +35,13 @@ func (dn *DataNode) registerAdminIPC(cdp *ipc.Service) {
 		}}, nil
 	})
 	ipc.Handle(cdp, "triggerBlockReport", func(ctx context.Context, req *hdfs.TriggerBlockReportRequestProto) (*hdfs.TriggerBlockReportResponseProto, error) {
+		// The actors are all in place (and each has sent its first report)
+		// once ready is closed.
+		select {
+		case <-dn.ready:
+		default:
+			return nil, remoteerr.New(remoteerr.ClassRetriable, "the DataNode is still registering with its NameNodes")
+		}
 		for _, a := range dn.actors {
 			if nn := req.GetNnAddress(); nn != "" && nn != a.addr {
 				continue
