@@ -502,5 +502,8 @@ func defaultTable() []keyDef {
 
 		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
 		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
+
+		// Web endpoints (keys_web.go).
+		{HadoopPrometheusEndpointEnabled, "false", 0},
 	}
 }

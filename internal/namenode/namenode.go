@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -30,6 +31,8 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
+	// activity counts client calls for the NameNodeActivity bean.
+	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
 	loadedFrom LoadStats
 	// progress is the start-up's phases (the Startup Progress page).
@@ -130,7 +133,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		}
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
-		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
+		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))

@@ -36,6 +36,9 @@ type Deps struct {
 	Listener net.Listener
 	// HTTPListener likewise replaces Config.HTTPAddress for the web server.
 	HTTPListener net.Listener
+	// LogLevel, if set, is the level of Logger's handler, which /logLevel
+	// (`hdfs daemonlog`) reads and sets.
+	LogLevel *slog.LevelVar
 	// Conf is the configuration the web server shows at /conf (nil: /conf
 	// answers that none is available).
 	Conf *conf.Conf

@@ -41,6 +41,7 @@ func (nn *NameNode) startWeb() {
 		ModelerType: "org.apache.hadoop.hdfs.server.namenode.NameNode", Attrs: nn.statusAttrs})
 	rpc := fmt.Sprintf("RpcActivityForPort%d", tcpPort(nn.addr))
 	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=" + rpc, ModelerType: rpc, Attrs: nn.rpcAttrs})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=NameNodeActivity", ModelerType: "NameNodeActivity", Attrs: nn.activityAttrs})
 	srv.AddBean(web.RuntimeBean("NameNode"))
 	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=StartupProgress", ModelerType: "StartupProgress", Attrs: nn.startupAttrs})
 	page := func(build func() web.Page) http.Handler {
@@ -54,6 +55,7 @@ func (nn *NameNode) startWeb() {
 	srv.Handle("GET /snapshots.html", page(nn.snapshotsPage))
 	srv.Handle("GET /startup.html", page(nn.startupPage))
 	srv.Handle("GET /startupProgress", http.HandlerFunc(nn.serveStartupProgress))
+	srv.Handle("GET /explorer.html", http.HandlerFunc(serveExplorer))
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if nn.haState() != "active" {
@@ -303,6 +305,10 @@ func (nn *NameNode) rpcAttrs() []web.Attr {
 		{Name: "RpcErrorResponses", Value: st.Errors},
 		{Name: "RpcFatalResponses", Value: st.Fatal},
 		{Name: "RpcConnectionsAccepted", Value: st.Accepted},
+		{Name: "RpcQueueTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcQueueTimeAvgTime", Value: avgMillis(int64(st.QueueTimeTotal), st.TimedCalls)},
+		{Name: "RpcProcessingTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcProcessingTimeAvgTime", Value: avgMillis(int64(st.ProcessingTimeTotal), st.TimedCalls)},
 	}
 }
 
@@ -429,6 +435,9 @@ var nnTabs = []web.NavLink{
 	{Label: "Datanode Volume Failures", Href: "/volumefailures.html"},
 	{Label: "Snapshot", Href: "/snapshots.html"},
 	{Label: "Startup Progress", Href: "/startup.html"},
+	// Hadoop's Utilities menu: the file browser over WebHDFS, the logs.
+	{Label: "Browse the file system", Href: "/explorer.html"},
+	{Label: "Logs", Href: "/logs/"},
 }
 
 // tabPage is a page of the NameNode UI with tab current marked.
