@@ -27,7 +27,7 @@ func init() {
 		{name: "envvars", group: "Client Commands", summary: "display the computed environment variables"},
 		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode"},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
-		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to"},
+		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to", run: runGroups, usage: groupsUsage},
 		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},
 		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory"},
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},

@@ -283,6 +283,12 @@ const (
 	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
 )
 
+// The shell's keys (hdfs dfs, hdfs dfsadmin, hdfs groups).
+const (
+	HadoopShellSafelyDeleteLimitNumFiles = "hadoop.shell.safely.delete.limit.num.files" // 100
+	DFSNameNodeListOpenFilesNumResponses = "dfs.namenode.list.openfiles.num.responses"  // 1000
+)
+
 // NameNode at scale.
 const (
 	// DFSNameNodeEditsAsyncLogging makes a NameNode handler hand the wait
@@ -515,6 +521,8 @@ func defaultTable() []keyDef {
 		{DFSNameNodeACLsEnabled, "true", 0},
 		{DFSStoragePolicyEnabled, "true", 0},
 		{FSTrashCheckpointInterval, "0", minute},
+		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
+		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},
