@@ -3,6 +3,8 @@ package ipc
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/ratelog"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // Errors of the ipc package.
@@ -74,6 +77,11 @@ type ServerConfig struct {
 	// purge); nil is the wall clock. Socket deadlines always use the wall
 	// clock.
 	Clock clock.Clock
+	// Kerberos, when set, makes the server require Kerberos
+	// authentication (hadoop.security.authentication=kerberos): SIMPLE
+	// clients are refused and every connection authenticates with SASL
+	// GSSAPI, protected as Kerberos.Protection allows. nil: SIMPLE.
+	Kerberos *security.Acceptor
 }
 
 // Validate rejects negative settings, naming the Hadoop key.
@@ -174,10 +182,12 @@ func (e *decodeError) Error() string {
 
 // Caller identifies the peer of a call. Handlers get it from their ctx.
 type Caller struct {
-	User       string // effective user from the connection context
-	RealUser   string // real user when the connection is proxied, else ""
-	Protocol   string // protocol named in the connection context
-	ClientID   []byte // the client's 16-byte id (shared, do not modify)
+	User       string       // effective user from the connection context (Kerberos: the authenticated user's short name)
+	RealUser   string       // real user when the connection is proxied, else ""
+	Principal  string       // the Kerberos principal the connection authenticated as; "" for SIMPLE
+	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
+	Protocol   string       // protocol named in the connection context
+	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
 	CallID     int32
 	RetryCount int32 // -1 when the client did not send one
 	Remote     net.Addr
@@ -195,6 +205,8 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 	return Caller{
 		User:       c.conn.user,
 		RealUser:   c.conn.realUser,
+		Principal:  c.conn.principal,
+		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
 		CallID:     c.header.GetCallId(),
@@ -563,6 +575,16 @@ type serverConn struct {
 
 	// Set by the reader before the first call is queued; read-only after.
 	user, realUser, protocol string
+	principal                string       // Kerberos: the authenticated principal
+	qop                      security.QOP // Kerberos: the protection chosen
+
+	// SASL state, the reader's only.
+	sasl struct {
+		state    int // saslStart, saslInitiated (challenge sent), saslDone
+		accepted *security.Accepted
+		offer    security.QOP
+		inbuf    []byte // unwrapped request bytes not yet taken as frames
+	}
 
 	accepted    time.Time    // server clock, read-only
 	lastContact atomic.Int64 // server clock (UnixNano) of the last bytes received
@@ -587,6 +609,10 @@ type serverConn struct {
 		dropping     bool      // the connection is dead: responses are thrown away
 		finished     bool      // the reader is done and every call answered
 		closeAfter   bool      // close the connection once buf is written (FATAL)
+		// wrap, when set, protects every response frame queued from now on
+		// (SASL integrity or privacy); seal encrypts.
+		wrap *security.Session
+		seal bool
 	}
 }
 
@@ -834,7 +860,11 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		return nil
 	}
 	n := len(c.out.buf)
-	c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
+	if c.out.wrap != nil {
+		c.out.buf, err = c.appendWrapped(c.out.buf, h, body)
+	} else {
+		c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
+	}
 	if err != nil {
 		c.out.buf = c.out.buf[:n]
 	} else {
@@ -851,6 +881,30 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		c.signal()
 	}
 	return err
+}
+
+// appendWrapped appends the response as a SASL WRAP message holding the
+// protected frame, as Hadoop's server does for integrity and privacy.
+func (c *serverConn) appendWrapped(dst []byte, h *common.RpcResponseHeaderProto, body proto.Message) ([]byte, error) {
+	frame, err := wire.AppendResponse(nil, h, body)
+	if err != nil {
+		return dst, err
+	}
+	tok, err := c.out.wrap.Wrap(frame, c.out.seal)
+	if err != nil {
+		return dst, err
+	}
+	return wire.AppendResponse(dst, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
+		&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+}
+
+// saslResponseHeader is the header of an answer to a SASL message.
+func (c *serverConn) saslResponseHeader(status common.RpcResponseHeaderProto_RpcStatusProto) *common.RpcResponseHeaderProto {
+	return &common.RpcResponseHeaderProto{
+		CallId:              proto.Uint32(wire.ResponseCallID(wire.CallIDSASL)),
+		Status:              status.Enum(),
+		ServerIpcVersionNum: proto.Uint32(uint32(wire.Version)),
+	}
 }
 
 func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status common.RpcResponseHeaderProto_RpcStatusProto) *common.RpcResponseHeaderProto {
@@ -905,6 +959,44 @@ func (c *serverConn) fatal(req *common.RpcRequestHeaderProto, detail common.RpcR
 	return fmt.Errorf("%w: %s", ErrProtocol, msg)
 }
 
+// SASL states of a connection (serverConn.sasl.state).
+const (
+	saslStart     = iota // nothing, or only NEGOTIATE, received
+	saslInitiated        // Kerberos: the challenge was sent, RESPONSE awaited
+	saslDone             // authenticated
+)
+
+// Hadoop's classes for authentication failures.
+const (
+	classSasl          = "javax.security.sasl.SaslException"
+	classAuthorization = "org.apache.hadoop.security.authorize.AuthorizationException"
+)
+
+// maxSaslBuf is the largest wrapped message the server takes, announced
+// in the GSSAPI security-layer message.
+const maxSaslBuf = 0xFFFFFF
+
+// nextFrame returns the next request frame: from the bytes of SASL WRAP
+// messages already unwrapped when they hold a whole frame, else from the
+// socket.
+func (c *serverConn) nextFrame(maxLen int) ([]byte, error) {
+	if in := c.sasl.inbuf; len(in) >= 4 {
+		n := int(uint32(in[0])<<24 | uint32(in[1])<<16 | uint32(in[2])<<8 | uint32(in[3]))
+		if n > maxLen {
+			return nil, &wire.FrameTooLargeError{Length: uint32(n), Max: maxLen}
+		}
+		if len(in) >= 4+n {
+			frame := in[4 : 4+n : 4+n]
+			c.sasl.inbuf = in[4+n:]
+			if len(c.sasl.inbuf) == 0 {
+				c.sasl.inbuf = nil
+			}
+			return frame, nil
+		}
+	}
+	return wire.ReadFrame(c.br, maxLen, nil)
+}
+
 // serveReads runs the connection's read side: preamble, optional SASL,
 // connection context, then calls until EOF, error or stop.
 func (c *serverConn) serveReads() error {
@@ -923,6 +1015,12 @@ func (c *serverConn) serveReads() error {
 		return err
 	}
 	sasl := p.AuthProtocol == wire.AuthSASL
+	krb := c.srv.cfg.Kerberos
+	saslHeader := &common.RpcRequestHeaderProto{CallId: proto.Int32(wire.CallIDSASL)}
+	if krb != nil && !sasl {
+		return c.fatal(saslHeader, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
+			"SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]")
+	}
 	haveContext := false
 	maxLen := c.srv.cfg.MaxDataLength
 	for {
@@ -935,7 +1033,7 @@ func (c *serverConn) serveReads() error {
 			}
 			return err
 		}
-		frame, err := wire.ReadFrame(c.br, maxLen, nil)
+		frame, err := c.nextFrame(maxLen)
 		if err != nil {
 			var fe *wire.FrameTooLargeError
 			if errors.As(err, &fe) {
@@ -955,13 +1053,23 @@ func (c *serverConn) serveReads() error {
 		id := h.GetCallId()
 		switch {
 		case id == wire.CallIDSASL:
-			if !sasl {
+			if !sasl && c.sasl.state != saslDone {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
 					"SASL protocol not requested by client")
 			}
 			var m common.RpcSaslProto
 			if err := proto.Unmarshal(req.Body, &m); err != nil {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, classFatal, "bad SASL message: "+err.Error())
+			}
+			if krb != nil {
+				done, err := c.kerberosSASL(h, &m)
+				if err != nil {
+					return err
+				}
+				if done {
+					sasl = false
+				}
+				continue
 			}
 			if m.GetState() != common.RpcSaslProto_NEGOTIATE {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
@@ -989,6 +1097,16 @@ func (c *serverConn) serveReads() error {
 			c.user = cc.GetUserInfo().GetEffectiveUser()
 			c.realUser = cc.GetUserInfo().GetRealUser()
 			c.protocol = cc.GetProtocol()
+			if krb != nil {
+				// The user is who Kerberos says; naming someone else is a
+				// proxy (doAs) request, which this server does not grant.
+				acc := c.sasl.accepted
+				if c.user != "" && c.user != acc.Principal && c.user != acc.User {
+					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
+						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, c.user))
+				}
+				c.user, c.realUser, c.principal = acc.User, "", acc.Principal
+			}
 			haveContext = true
 			c.handshaken.Store(true)
 		case id == wire.CallIDPing:
@@ -1009,6 +1127,105 @@ func (c *serverConn) serveReads() error {
 			}
 		}
 	}
+}
+
+// kerberosSASL runs one step of the SASL exchange of a Kerberos server:
+// NEGOTIATE is answered with the methods offered, INITIATE (GSSAPI, the
+// client's AP-REQ) with the security-layer challenge, RESPONSE (the
+// client's choice of layer) with SUCCESS; after that, WRAP messages carry
+// protected calls. done reports that authentication has completed.
+func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto) (done bool, err error) {
+	krb := c.srv.cfg.Kerberos
+	unauthorized := func(class, msg string) error {
+		c.srv.peerLog.Warn("ipc: authentication failed", "remote", c.remote(), "err", msg)
+		return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, class, msg)
+	}
+	reply := func(msg *common.RpcSaslProto) error {
+		return c.enqueue(c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS), msg, false)
+	}
+	switch st := m.GetState(); {
+	case st == common.RpcSaslProto_WRAP:
+		if c.sasl.state != saslDone || c.qop == security.QOPAuthentication {
+			return false, unauthorized(classSasl, "Server is not wrapping data")
+		}
+		msg, _, err := c.sasl.accepted.Session.Unwrap(m.GetToken())
+		if err != nil {
+			return false, unauthorized(classSasl, err.Error())
+		}
+		if len(c.sasl.inbuf)+len(msg) > c.srv.cfg.MaxDataLength+4 {
+			return false, c.fatal(h, common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, remoteerr.ClassIOException,
+				fmt.Sprintf("wrapped data of %d bytes exceeds maximum data length of %d", len(c.sasl.inbuf)+len(msg), c.srv.cfg.MaxDataLength))
+		}
+		c.sasl.inbuf = append(c.sasl.inbuf, msg...)
+		return false, nil
+	case c.sasl.state == saslDone:
+		return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v after authentication", st))
+	case st == common.RpcSaslProto_NEGOTIATE && c.sasl.state == saslStart:
+		host, _, _ := net.SplitHostPort(c.nc.LocalAddr().String())
+		pr, _ := security.ParsePrincipal(security.ReplaceHost(krb.Principal, host))
+		challenge := fmt.Sprintf(`realm="default",nonce="%s",qop="%s",charset=utf-8,algorithm=md5-sess`,
+			nonce(), krb.Protection.DigestQops())
+		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*common.RpcSaslProto_SaslAuth{
+			{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""),
+				ServerId: proto.String("default"), Challenge: []byte(challenge)},
+			{Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI"), Protocol: proto.String(pr.Primary),
+				ServerId: proto.String(pr.Instance)},
+		}})
+	case st == common.RpcSaslProto_INITIATE && c.sasl.state == saslStart:
+		if len(m.GetAuths()) == 0 {
+			return false, unauthorized(remoteerr.ClassAccessControl, "SASL INITIATE names no authentication method")
+		}
+		switch method := m.GetAuths()[0].GetMethod(); method {
+		case "KERBEROS":
+		case "SIMPLE":
+			return false, unauthorized(remoteerr.ClassAccessControl, "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]")
+		case "TOKEN":
+			return false, unauthorized(remoteerr.ClassAccessControl, "TOKEN authentication (delegation tokens) is not supported by this server")
+		default:
+			return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("unknown authentication method %q", method))
+		}
+		acc, err := krb.Accept(m.GetToken())
+		if err != nil {
+			return false, unauthorized(classSasl, "GSS initiate failed: "+err.Error())
+		}
+		c.sasl.accepted = acc
+		c.sasl.offer = krb.Protection
+		tok, err := acc.Session.Wrap(security.SecurityLayer(krb.Protection, maxSaslBuf), false)
+		if err != nil {
+			return false, unauthorized(classSasl, "GSS initiate failed: "+err.Error())
+		}
+		c.sasl.state = saslInitiated
+		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_CHALLENGE.Enum(), Token: tok})
+	case st == common.RpcSaslProto_RESPONSE && c.sasl.state == saslInitiated:
+		msg, _, err := c.sasl.accepted.Session.Unwrap(m.GetToken())
+		if err != nil || len(msg) < 4 {
+			return false, unauthorized(classSasl, fmt.Sprintf("bad GSSAPI security-layer answer: %v", err))
+		}
+		q := (security.QOP(msg[0]) & c.sasl.offer).Highest()
+		if q == 0 {
+			return false, unauthorized(classSasl, "No common protection layer between client and server")
+		}
+		c.principal, c.qop = c.sasl.accepted.Principal, q
+		c.sasl.state = saslDone
+		if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum()}); err != nil {
+			return false, err
+		}
+		if q != security.QOPAuthentication {
+			c.out.Lock()
+			c.out.wrap, c.out.seal = c.sasl.accepted.Session, q == security.QOPPrivacy
+			c.out.Unlock()
+		}
+		return true, nil
+	default:
+		return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v out of order", st))
+	}
+}
+
+// nonce returns a fresh random nonce for a DIGEST-MD5 challenge.
+func nonce() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // dispatch finds the call's method and queues it, blocking while the

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/gssapi"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
-	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
 )
@@ -135,6 +135,8 @@ type Acceptor struct {
 	DefaultRealm string
 	// Protection is the set of levels offered (hadoop.rpc.protection).
 	Protection QOP
+
+	replays replayCache
 }
 
 // Accepted is the outcome of a successful AP-REQ check.
@@ -162,13 +164,15 @@ func (a *Acceptor) Accept(token []byte) (*Accepted, error) {
 	if err := a.checkServicePrincipal(sname); err != nil {
 		return nil, err
 	}
-	settings := service.NewSettings(a.Keytab, service.DecodePAC(false))
-	ok, creds, err := service.VerifyAPREQ(&k.APReq, settings)
+	ok, err := k.APReq.Verify(a.Keytab, maxClockSkew, types.HostAddress{}, nil)
 	if err != nil || !ok {
 		if err == nil {
 			err = errors.New("not valid")
 		}
 		return nil, fmt.Errorf("GSSAPI: ticket for %s refused (keytab %s): %v", sname, a.KeytabPath, err)
+	}
+	if a.replays.seen(k.APReq.Authenticator, time.Now()) {
+		return nil, fmt.Errorf("GSSAPI: ticket for %s refused: replay of an earlier authenticator", sname)
 	}
 	auth := k.APReq.Authenticator
 	if len(auth.Cksum.Checksum) >= 24 && auth.Cksum.CksumType == 0x8003 {
@@ -184,7 +188,7 @@ func (a *Acceptor) Accept(token []byte) (*Accepted, error) {
 	if _, err := crypto.GetEtype(key.KeyType); err != nil {
 		return nil, fmt.Errorf("GSSAPI: session key: %v", err)
 	}
-	client := creds.CName().PrincipalNameString() + "@" + creds.Domain()
+	client := auth.CName.PrincipalNameString() + "@" + auth.CRealm
 	user, err := a.Rules.ShortName(client, a.DefaultRealm)
 	if err != nil {
 		return nil, fmt.Errorf("GSSAPI: %s: %v", client, err)
@@ -389,4 +393,42 @@ func decrypt(data []byte, key types.EncryptionKey, usage uint32) (plain []byte, 
 		}
 	}()
 	return crypto.DecryptMessage(data, key, usage)
+}
+
+// maxClockSkew is how far a client's clock may be from ours (Kerberos'
+// usual 5 minutes); authenticators are remembered that long.
+const maxClockSkew = 5 * time.Minute
+
+// replayCache remembers the authenticators accepted within the clock skew,
+// so that a captured AP-REQ cannot be sent again.
+type replayCache struct {
+	mu        sync.Mutex
+	entries   map[string]time.Time // client, ctime and cusec -> when accepted
+	lastPrune time.Time
+}
+
+func (r *replayCache) seenBefore(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries == nil {
+		r.entries = make(map[string]time.Time)
+	}
+	if now.Sub(r.lastPrune) > maxClockSkew {
+		r.lastPrune = now
+		for k, t := range r.entries {
+			if now.Sub(t) > 2*maxClockSkew {
+				delete(r.entries, k)
+			}
+		}
+	}
+	if _, ok := r.entries[key]; ok {
+		return true
+	}
+	r.entries[key] = now
+	return false
+}
+
+func (r *replayCache) seen(a types.Authenticator, now time.Time) bool {
+	key := fmt.Sprintf("%s@%s %d %d", a.CName.PrincipalNameString(), a.CRealm, a.CTime.UnixNano(), a.Cusec)
+	return r.seenBefore(key, now)
 }
