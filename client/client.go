@@ -16,10 +16,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // ClientProtocol is the RPC protocol name the NameNode serves clients on.
@@ -99,6 +101,20 @@ type Options struct {
 	// port), used as dfs.client.domain.socket.data.traffic=true does.
 	// Other DataNodes, and a socket that does not answer, get TCP.
 	DomainSocketPath string
+	// KerberosClient, when set, authenticates to the NameNode with
+	// Kerberos (hadoop.security.authentication=kerberos): a logged-in
+	// github.com/jcmturner/gokrb5/v8 client, from a ticket cache or a
+	// keytab. The user is then the ticket's principal and User is ignored.
+	KerberosClient *krbclient.Client
+	// KerberosServicePrincipal is the NameNode's principal
+	// (dfs.namenode.kerberos.principal, e.g. nn/_HOST@EXAMPLE.COM; _HOST
+	// becomes the host dialled). Required with KerberosClient.
+	KerberosServicePrincipal string
+	// RPCProtection is the comma-separated list of protection levels the
+	// client accepts (hadoop.rpc.protection: authentication, integrity,
+	// privacy); the strongest the NameNode also offers is used. Empty
+	// accepts any.
+	RPCProtection string
 	// WritePacketSize is the size of the packets a writer sends (Hadoop's
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
 	// the NameNode's server default (65536 unless changed there).
@@ -145,12 +161,29 @@ func New(opts Options) (*FileSystem, error) {
 		return nil, err
 	}
 	opts.User = u
-	c := ipc.NewClient(ipc.ClientConfig{
+	cfg := ipc.ClientConfig{
 		Addresses:  opts.Addresses,
 		User:       opts.User,
 		Protocol:   ClientProtocol,
 		Idempotent: idempotent,
-	})
+	}
+	if opts.KerberosClient != nil {
+		if opts.KerberosServicePrincipal == "" {
+			return nil, errors.New("hdfs: Kerberos is on but the NameNode's principal (dfs.namenode.kerberos.principal) is not given")
+		}
+		cfg.Kerberos = &security.Initiator{Client: opts.KerberosClient, Principal: opts.KerberosServicePrincipal}
+		if opts.RPCProtection != "" {
+			q, err := security.ParseProtection("hadoop.rpc.protection", opts.RPCProtection)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Protection = q
+		}
+		// Paths and leases are the user's short name, as the NameNode
+		// sees it by its auth_to_local rules (DEFAULT: the primary).
+		opts.User, _, _ = strings.Cut(opts.KerberosClient.Credentials.UserName(), "/")
+	}
+	c := ipc.NewClient(cfg)
 	f, err := newFileSystem(opts, c)
 	if err != nil {
 		c.Close()

@@ -298,7 +298,7 @@ const (
 // defaultTable returns the built-in defaults. It is a function so the table
 // cannot be changed by anyone.
 func defaultTable() []keyDef {
-	return []keyDef{
+	return append(securityTable(), []keyDef{
 		{FSDefaultFS, "file:///", 0},
 		{HadoopTmpDir, "/tmp/hadoop-${user.name}", 0},
 		{HadoopSecurityAuthentication, "simple", 0},
@@ -493,5 +493,5 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
-	}
+	}...)
 }

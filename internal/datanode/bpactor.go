@@ -98,7 +98,8 @@ func newBPActor(dn *DataNode, addr string) *bpActor {
 		register:  make(chan struct{}, 1),
 		reportNow: make(chan struct{}, 1),
 		nn: ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: dn.cfg.User,
-			Protocol: DatanodeProtocol, MaxRetries: 1, RetryBase: 50 * time.Millisecond, Logger: dn.log}),
+			Protocol: DatanodeProtocol, MaxRetries: 1, RetryBase: 50 * time.Millisecond, Logger: dn.log,
+			Kerberos: dn.cfg.Kerberos.InitiatorFor(dn.cfg.NameNodePrincipal), Protection: dn.cfg.RPCProtection}),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/user"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -49,8 +51,13 @@ type Config struct {
 	// hadoop.http.max.threads, ...; see web.Limits).
 	HTTPLimits web.Limits
 
-	// SuperUser is the NameNode's OS user, always a superuser.
+	// SuperUser is the NameNode's OS user, always a superuser; with
+	// Kerberos, the short name of its principal.
 	SuperUser string
+	// Kerberos is the NameNode's identity when
+	// hadoop.security.authentication=kerberos (its keytab, principal and
+	// hadoop.rpc.protection); nil for SIMPLE.
+	Kerberos *security.Identity
 	// SuperGroup is dfs.permissions.superusergroup (supergroup): members are
 	// superusers.
 	SuperGroup string
@@ -225,6 +232,11 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	}
 
 	cfg.SuperUser = currentUser()
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
+		errs = append(errs, err)
+	} else if cfg.Kerberos != nil {
+		cfg.SuperUser = cfg.Kerberos.User
+	}
 	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
 	cfg.PermissionsEnabled = flag(conf.DFSPermissionsEnabled)
 	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)

@@ -135,6 +135,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		MaxDataLength:       cfg.MaxDataLength,
 		Limits:              cfg.RPCLimits,
 		Logger:              deps.Logger,
+		Kerberos:            cfg.Kerberos.ServerAcceptor(),
 	})
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)

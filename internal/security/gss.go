@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -235,6 +236,9 @@ type Initiator struct {
 // Start returns the initial context token for the server at host and the
 // session that goes with it.
 func (i *Initiator) Start(host string) ([]byte, *Session, error) {
+	if net.ParseIP(host) != nil {
+		host = HostOf(host)
+	}
 	p, err := ParsePrincipal(ReplaceHost(i.Principal, host))
 	if err != nil {
 		return nil, nil, fmt.Errorf("server principal: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // DialFromConf builds the FileSystem `hdfs dfs` works on from a Hadoop
@@ -65,6 +66,17 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
+	}
+	kc, err := security.ClientLogin(c, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if kc != nil {
+		opts.KerberosClient = kc
+		if opts.KerberosServicePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
+			return nil, err
+		}
+		opts.RPCProtection = c.String(conf.HadoopRPCProtection)
 	}
 	return client.New(opts)
 }

@@ -165,6 +165,14 @@ func (k *KDC) AddPrincipal(name string) string {
 	return kt
 }
 
+// AddPrincipalTo creates a principal with a random key and adds it to
+// the keytab at path (created when absent).
+func (k *KDC) AddPrincipalTo(name, path string) {
+	k.t.Helper()
+	k.run(k.kadminPath, "-q", "addprinc -randkey "+name)
+	k.run(k.kadminPath, "-q", "ktadd -k "+path+" "+name)
+}
+
 // Kinit gets a ticket-granting ticket for the principal from its keytab
 // into a new credential cache, as an operator's kinit does; it returns the
 // cache's path (for KRB5CCNAME).

@@ -1,0 +1,27 @@
+package conf
+
+// Security keys (Kerberos, protection, tokens). HadoopSecurityAuthentication
+// is with the core keys.
+const (
+	HadoopRPCProtection                   = "hadoop.rpc.protection"                     // authentication
+	HadoopSecurityAuthToLocal             = "hadoop.security.auth_to_local"             // DEFAULT (empty)
+	DFSNameNodeKerberosPrincipal          = "dfs.namenode.kerberos.principal"           // unset
+	DFSNameNodeKeytabFile                 = "dfs.namenode.keytab.file"                  // unset
+	DFSDataNodeKerberosPrincipal          = "dfs.datanode.kerberos.principal"           // unset
+	DFSDataNodeKeytabFile                 = "dfs.datanode.keytab.file"                  // unset
+	DFSJournalNodeKerberosPrincipal       = "dfs.journalnode.kerberos.principal"        // unset
+	DFSJournalNodeKeytabFile              = "dfs.journalnode.keytab.file"               // unset
+	DFSSecondaryNameNodeKerberosPrincipal = "dfs.secondary.namenode.kerberos.principal" // unset
+	DFSSecondaryNameNodeKeytabFile        = "dfs.secondary.namenode.keytab.file"        // unset
+	// hdfsgo's own: the keytab and principal the hdfs command's client
+	// logs in with instead of the ticket cache (KRB5CCNAME).
+	HDFSGoClientKeytabFile        = "hdfsgo.client.keytab.file"        // unset
+	HDFSGoClientKerberosPrincipal = "hdfsgo.client.kerberos.principal" // unset
+)
+
+func securityTable() []keyDef {
+	return []keyDef{
+		{HadoopRPCProtection, "authentication", 0},
+		{HadoopSecurityAuthToLocal, "DEFAULT", 0},
+	}
+}
