@@ -20,8 +20,23 @@ const (
 )
 
 func securityTable() []keyDef {
-	return []keyDef{
+	return append([]keyDef{
 		{HadoopRPCProtection, "authentication", 0},
 		{HadoopSecurityAuthToLocal, "DEFAULT", 0},
+	}, blockTokenTable()...)
+}
+
+// Block access tokens.
+const (
+	DFSBlockAccessTokenEnable       = "dfs.block.access.token.enable"        // false
+	DFSBlockAccessKeyUpdateInterval = "dfs.block.access.key.update.interval" // 600 minutes
+	DFSBlockAccessTokenLifetime     = "dfs.block.access.token.lifetime"      // 600 minutes
+)
+
+func blockTokenTable() []keyDef {
+	return []keyDef{
+		{DFSBlockAccessTokenEnable, "false", 0},
+		{DFSBlockAccessKeyUpdateInterval, "600", minute},
+		{DFSBlockAccessTokenLifetime, "600", minute},
 	}
 }

@@ -85,8 +85,8 @@ func (a *bpActor) execute(ctx context.Context, c *dnpb.DatanodeCommandProto) {
 		dn.finalizeUpgrade(ctx, c.GetFinalizeCmd().GetBlockPoolId(), a.log)
 	case dnpb.DatanodeCommandProto_NullDatanodeCommand:
 	case dnpb.DatanodeCommandProto_KeyUpdateCommand:
-		// Block tokens are not enabled; there is nothing to update.
-		a.log.Debug("ignoring block key update (block tokens disabled)")
+		dn.tokens.SetKeys(c.GetKeyUpdateCmd().GetKeys())
+		a.log.Info("block keys updated by the NameNode (DNA_ACCESSKEYUPDATE)", "currentKey", c.GetKeyUpdateCmd().GetKeys().GetCurrentKey().GetKeyId())
 	default:
 		a.log.Warn("unsupported command", "cmd", c.GetCmdType().String())
 	}

@@ -89,6 +89,10 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		if err := checkRequest(method, req); err != nil {
 			return zero, err
 		}
-		return h(ctx, req)
+		resp, err := h(ctx, req)
+		if err == nil && nn.tokens != nil {
+			nn.tokens.sign(ctx, method, resp)
+		}
+		return resp, err
 	})
 }

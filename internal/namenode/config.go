@@ -58,6 +58,13 @@ type Config struct {
 	// hadoop.security.authentication=kerberos (its keytab, principal and
 	// hadoop.rpc.protection); nil for SIMPLE.
 	Kerberos *security.Identity
+	// BlockTokens is dfs.block.access.token.enable (false): block access
+	// tokens with every located block, keys sent to the DataNodes.
+	BlockTokens bool
+	// BlockKeyUpdateInterval is dfs.block.access.key.update.interval (600
+	// minutes); BlockTokenLifetime is dfs.block.access.token.lifetime (600
+	// minutes).
+	BlockKeyUpdateInterval, BlockTokenLifetime time.Duration
 	// SuperGroup is dfs.permissions.superusergroup (supergroup): members are
 	// superusers.
 	SuperGroup string
@@ -232,6 +239,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	}
 
 	cfg.SuperUser = currentUser()
+	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
+	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
+	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
 	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
 		errs = append(errs, err)
 	} else if cfg.Kerberos != nil {

@@ -30,6 +30,7 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
+	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
 	// loadedFrom is what the start loaded: the image and the edits after it.
 	loadedFrom LoadStats
 
@@ -90,6 +91,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		loadedFrom: LoadStats{ImageTxID: ld.imageTxID, Replayed: ld.replayed, LastTxID: ld.lastTxID},
 		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
+		tokens: newBlockTokens(cfg, deps.Clock),
 		ns:     ld.ns,
 	}
 	if err := nn.refreshUpgradeState(); err != nil {
