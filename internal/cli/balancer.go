@@ -164,21 +164,8 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 		return cfg, errors.New("-exclude and -include options cannot be specified together.")
 	}
 	var errs []error
-	num := func(key string) int64 {
-		v, err := c.Int(key)
-		errs = append(errs, err)
-		return v
-	}
-	size := func(key string) int64 {
-		v, err := c.Size(key)
-		errs = append(errs, err)
-		return v
-	}
-	dur := func(key string) time.Duration {
-		v, err := c.Duration(key)
-		errs = append(errs, err)
-		return v
-	}
+	r := c.Reader(&errs)
+	num, size, dur := r.Int, r.Size, r.Duration
 	cfg.MaxConcurrentMoves = int(num(conf.DFSDataNodeBalanceMaxMoves))
 	cfg.GetBlocksSize = size(conf.DFSBalancerGetBlocksSize)
 	cfg.GetBlocksMinSize = size(conf.DFSBalancerGetBlocksMinSize)

@@ -97,3 +97,36 @@ func hdfsAuthority(fsURI string) (string, bool) {
 	}
 	return net.JoinHostPort(u.Hostname(), port), true
 }
+
+// LocalNameNodeIDs returns the NameNode ids of ns (of ids) whose RPC
+// address resolves to an address of this host; a loopback address counts
+// as local. Hadoop picks a daemon's own NameNode id this way when
+// dfs.ha.namenode.id is unset.
+func (c *Conf) LocalNameNodeIDs(ns string, ids []string) []string {
+	local := map[string]bool{}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				local[ipn.IP.String()] = true
+			}
+		}
+	}
+	var found []string
+	for _, id := range ids {
+		host, _, err := net.SplitHostPort(strings.TrimSpace(c.String(Suffixed(DFSNameNodeRPCAddress, ns, id))))
+		if err != nil {
+			continue
+		}
+		ips, err := net.LookupIP(host)
+		if err != nil {
+			continue
+		}
+		for _, ip := range ips {
+			if local[ip.String()] || ip.IsLoopback() {
+				found = append(found, id)
+				break
+			}
+		}
+	}
+	return found
+}

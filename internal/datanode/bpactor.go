@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
@@ -62,6 +63,11 @@ type bpActor struct {
 	// sendMu serialises blockReceivedAndDeleted calls, so that entries
 	// reach the NameNode in the order they were queued.
 	sendMu sync.Mutex
+
+	// stop ends this actor alone (see quit); readied and quitted make
+	// its readiness and its end count once each.
+	stop             context.CancelFunc
+	readied, quitted atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -149,7 +155,21 @@ func (a *bpActor) retry(ctx context.Context, what string, f func() error) bool {
 	}
 }
 
+// quit ends this actor for good: its NameNode refused this node. The
+// DataNode goes on serving the pool through its other actors (the other
+// NameNode of an HA pair) and stops, with err, once no actor is left.
+func (a *bpActor) quit(err error) {
+	if !a.quitted.CompareAndSwap(false, true) {
+		return
+	}
+	a.log.Error("block pool service stopping", "err", err)
+	a.stop()
+	a.dn.actorQuit(a, err)
+}
+
 func (a *bpActor) run(ctx context.Context) {
+	ctx, a.stop = context.WithCancel(ctx)
+	defer a.stop()
 	var ns *hdfs.NamespaceInfoProto
 	if !a.retry(ctx, "versionRequest", func() error {
 		var resp hdfs.VersionResponseProto
@@ -193,7 +213,10 @@ func (a *bpActor) run(ctx context.Context) {
 		}
 	}
 	tick()
-	a.dn.actorReady()
+	if ctx.Err() != nil {
+		return
+	}
+	a.dn.actorReady(a)
 	a.flushIBR(ctx)
 	hb := a.dn.clk.NewTicker(a.dn.cfg.HeartbeatInterval)
 	defer hb.Stop()
@@ -305,8 +328,9 @@ func (a *bpActor) registerDatanode(ctx context.Context) error {
 	if err := a.call(ctx, "registerDatanode", &dnpb.RegisterDatanodeRequestProto{Registration: reg}, &resp); err != nil {
 		var re *remoteerr.Error
 		if errors.As(err, &re) && (strings.HasSuffix(re.Class, "DisallowedDatanodeException") || strings.HasSuffix(re.Class, "IncorrectVersionException")) {
-			// The NameNode will never take this node: stop, as Hadoop does.
-			a.dn.fail(fmt.Errorf("datanode: NameNode %s refused the registration: %w", a.addr, err))
+			// This NameNode will never take this node: stop serving it,
+			// as Hadoop's actor does (the DataNode ends with its last).
+			a.quit(fmt.Errorf("datanode: NameNode %s refused the registration: %w", a.addr, err))
 			return nil
 		}
 		return err
@@ -356,9 +380,9 @@ func (a *bpActor) heartbeat(ctx context.Context) {
 	if err := a.call(ctx, "sendHeartbeat", req, &resp); err != nil {
 		var re *remoteerr.Error
 		if errors.As(err, &re) && strings.HasSuffix(re.Class, "DisallowedDatanodeException") {
-			// refreshNodes took this node out of the include list: stop,
-			// as a registration refused for that reason does.
-			a.dn.fail(fmt.Errorf("datanode: NameNode %s cut this node off: %w", a.addr, err))
+			// refreshNodes took this node out of the include list: stop
+			// serving this NameNode, as a refused registration does.
+			a.quit(fmt.Errorf("datanode: NameNode %s cut this node off: %w", a.addr, err))
 			return
 		}
 		if ctx.Err() == nil {

@@ -141,13 +141,7 @@ type Config struct {
 func ConfigFrom(c *conf.Conf) (Config, error) {
 	var cfg Config
 	var errs []error
-	dur := func(key string) time.Duration {
-		v, err := c.Duration(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
+	dur := c.Reader(&errs).Duration
 	for _, v := range c.Strings(conf.DFSDataNodeDataDir) {
 		d, st, err := parseDataDir(v)
 		if err != nil {

@@ -129,6 +129,7 @@ type DataNode struct {
 	done   chan struct{}
 	ready  chan struct{}
 	nReady atomic.Int32
+	nQuit  atomic.Int32 // actors stopped for good (refused by their NameNode)
 
 	xmits atomic.Int32 // outgoing transfers in progress
 	act   activity     // counters of the DataNodeActivity bean
@@ -367,6 +368,17 @@ func (dn *DataNode) WaitReady(ctx context.Context) error {
 	}
 }
 
+// actorQuit notes that actor a stopped for good: the DataNode stops with
+// err once every actor has, and is ready once the others are (a refused
+// actor does not hold back WaitReady while another NameNode is served).
+func (dn *DataNode) actorQuit(a *bpActor, err error) {
+	if int(dn.nQuit.Add(1)) == len(dn.actors) {
+		dn.fail(err)
+		return
+	}
+	dn.actorReady(a)
+}
+
 // fail records a fatal error and stops the DataNode.
 func (dn *DataNode) fail(err error) {
 	dn.mu.Lock()
@@ -378,7 +390,10 @@ func (dn *DataNode) fail(err error) {
 	dn.cancel()
 }
 
-func (dn *DataNode) actorReady() {
+func (dn *DataNode) actorReady(a *bpActor) {
+	if !a.readied.CompareAndSwap(false, true) {
+		return
+	}
 	if int(dn.nReady.Add(1)) == len(dn.actors) {
 		close(dn.ready)
 	}

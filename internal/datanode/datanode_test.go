@@ -679,3 +679,54 @@ func TestPipelineBadChecksumAtTail(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNameNodeRefusesTheOtherServes: of an HA pair, the NameNode whose
+// host lists refuse the node loses only its own actor; the DataNode stays
+// up, ready and registered with the other, and stops once both refuse.
+func TestOneNameNodeRefusesTheOtherServes(t *testing.T) {
+	good, bad := newFakeNN(t, "CID-test"), newFakeNN(t, "CID-test")
+	bad.mu.Lock()
+	bad.mu.refuse = true
+	bad.mu.Unlock()
+	cfg := testConfig(good.addr, t.TempDir())
+	cfg.NameNodes = []string{good.addr, bad.addr}
+	dn, err := Start(context.Background(), cfg, Deps{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := dn.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady = %v, want ready through the NameNode that accepts the node", err)
+	}
+	// Heartbeats keep reaching the one that accepted it.
+	for range 2 {
+		select {
+		case <-good.heartbeats:
+		case <-dn.Done():
+			t.Fatalf("DataNode stopped: %v", dn.Err())
+		case <-ctx.Done():
+			t.Fatal("no heartbeat reached the accepting NameNode")
+		}
+	}
+	select {
+	case <-dn.Done():
+		t.Fatalf("DataNode stopped: %v", dn.Err())
+	default:
+	}
+
+	// Both refusing: the DataNode stops, naming the refusal.
+	good.mu.Lock()
+	good.mu.refuse = true
+	good.mu.failHeartbeats = 1 << 20 // ask it to register again
+	good.mu.Unlock()
+	select {
+	case <-dn.Done():
+		if err := dn.Err(); err == nil || !strings.Contains(err.Error(), "DisallowedDatanodeException") {
+			t.Fatalf("Err = %v, want the refusal", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("DataNode still running with both NameNodes refusing it")
+	}
+}

@@ -228,6 +228,10 @@ func (x *xceiver) writeBlock(ctx context.Context, req *hdfs.OpWriteBlockProto) e
 		}
 		if k.recovery {
 			x.log.Info("pipeline recovery refused", "stage", req.GetStage().String(), "block", args.b.String(), "err", err)
+		} else {
+			// The sender of a copy does not wait for this answer; say
+			// here why the copy was not taken.
+			x.peerLog.Warn("write refused", "stage", req.GetStage().String(), "block", args.b.String(), "remote", x.remote, "err", err)
 		}
 		return fail(st, "", err)
 	}

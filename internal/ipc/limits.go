@@ -101,13 +101,7 @@ func LimitsFrom(c *conf.Conf) (Limits, error) {
 		}
 		return int(v)
 	}
-	dur := func(key string) time.Duration {
-		v, err := c.Duration(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
+	dur := c.Reader(&errs).Duration
 	l.MaxConnections = num(conf.IPCServerMaxConnections)
 	if l.MaxConnections == 0 {
 		l.MaxConnections = NoLimit

@@ -189,34 +189,8 @@ type Config struct {
 func ConfigFrom(c *conf.Conf) (Config, error) {
 	var cfg Config
 	var errs []error
-	num := func(key string) int64 {
-		v, err := c.Int(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
-	size := func(key string) int64 {
-		v, err := c.Size(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
-	dur := func(key string) time.Duration {
-		v, err := c.Duration(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
-	flag := func(key string) bool {
-		v, err := c.Bool(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
+	r := c.Reader(&errs)
+	num, size, dur, flag := r.Int, r.Size, r.Duration, r.Bool
 
 	var err error
 	if cfg.NameDirs, err = dirList(c, conf.DFSNameNodeNameDir); err != nil {

@@ -2,7 +2,6 @@ package namenode
 
 import (
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -156,31 +155,7 @@ func haNameservice(c *conf.Conf) (string, []string) {
 // host, as Hadoop does when dfs.ha.namenode.id is unset; several matches
 // (all NameNodes on one host) are an error asking for the key.
 func localNameNodeID(c *conf.Conf, ns string, ids []string) (string, error) {
-	local := map[string]bool{}
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok {
-				local[ipn.IP.String()] = true
-			}
-		}
-	}
-	var found []string
-	for _, id := range ids {
-		host, _, err := net.SplitHostPort(c.String(conf.Suffixed(conf.DFSNameNodeRPCAddress, ns, id)))
-		if err != nil {
-			continue
-		}
-		ips, err := net.LookupIP(host)
-		if err != nil {
-			continue
-		}
-		for _, ip := range ips {
-			if local[ip.String()] || ip.IsLoopback() {
-				found = append(found, id)
-				break
-			}
-		}
-	}
+	found := c.LocalNameNodeIDs(ns, ids)
 	switch len(found) {
 	case 1:
 		return found[0], nil

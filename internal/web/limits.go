@@ -204,7 +204,14 @@ func (s *Server) guard(ep *gate, fixed bool, h http.Handler) http.Handler {
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			rc.SetReadDeadline(time.Now().Add(s.lim.IdleTimeout))
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: s.lim.IdleTimeout}
+			// The handler gets a copy of the request with the body
+			// wrapped: the server keeps looking at its own request's
+			// body to see whether a refused "Expect: 100-continue"
+			// upload was read, and closes the connection after the
+			// answer instead of first waiting for the unwanted body.
+			r2 := *r
+			r2.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: s.lim.IdleTimeout}
+			r = &r2
 		}
 		h.ServeHTTP(dw, r)
 	})

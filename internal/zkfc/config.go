@@ -272,31 +272,7 @@ func localNameservice(c *conf.Conf) (string, error) {
 // localNameNodeID finds the one NameNode of ns whose RPC address is on this
 // host (a loopback address counts as local).
 func localNameNodeID(c *conf.Conf, ns string, ids []string) (string, error) {
-	local := map[string]bool{}
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok {
-				local[ipn.IP.String()] = true
-			}
-		}
-	}
-	var found []string
-	for _, id := range ids {
-		host, _, err := net.SplitHostPort(strings.TrimSpace(c.String(conf.Suffixed(conf.DFSNameNodeRPCAddress, ns, id))))
-		if err != nil {
-			continue
-		}
-		ips, err := net.LookupIP(host)
-		if err != nil {
-			continue
-		}
-		for _, ip := range ips {
-			if local[ip.String()] || ip.IsLoopback() {
-				found = append(found, id)
-				break
-			}
-		}
-	}
+	found := c.LocalNameNodeIDs(ns, ids)
 	if len(found) == 1 {
 		return found[0], nil
 	}

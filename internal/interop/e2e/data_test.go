@@ -270,6 +270,10 @@ var fastFailure = map[string]string{
 	"dfs.namenode.redundancy.interval.seconds": "1",
 	"dfs.blocksize":                            "1048576",
 	"dfs.namenode.safemode.extension":          "1000",
+	// A re-replication whose target refused the copy (it held a stale
+	// copy of the block, say) is only known to have failed when its
+	// pending entry times out (5 minutes by default): retry sooner.
+	"dfs.namenode.reconstruction.pending.timeout-sec": "10",
 }
 
 // TestDataNodeKilled: after a write, kill -9 a DataNode: reads still succeed

@@ -95,8 +95,10 @@ func dieDuringWrite(t *testing.T, positions []int) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		ok := true
+		var short []string
 		for _, b := range c.locations(t, "/p").GetBlocks() {
 			live := 0
+			var where []string
 			for _, l := range b.GetLocs() {
 				addr := fmt.Sprintf("%s:%d", l.GetId().GetIpAddr(), l.GetId().GetXferPort())
 				dead := false
@@ -106,16 +108,18 @@ func dieDuringWrite(t *testing.T, positions []int) {
 				if !dead {
 					live++
 				}
+				where = append(where, addr)
 			}
 			if live < 3 {
 				ok = false
+				short = append(short, fmt.Sprintf("blk_%d_%d on %v", b.GetB().GetBlockId(), b.GetB().GetGenerationStamp(), where))
 			}
 		}
 		if ok {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the file did not get back to 3 live replicas")
+			t.Fatalf("the file did not get back to 3 live replicas: %v", short)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}

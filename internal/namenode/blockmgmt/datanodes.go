@@ -39,12 +39,22 @@ func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...Sto
 			m.forgetCopiesOf(id.UUID)
 			same.scheduled, same.prevScheduled = 0, 0
 		}
+		wasDead := same.dead
 		m.unindexAddr(same)
 		same.id = id
 		same.rack = m.resolve(id.IPAddr)
 		same.dead = false
 		same.lastUpdate = now
 		m.rackAdd(same.rack, 1)
+		if wasDead {
+			// A node that died in maintenance kept its replicas; alive
+			// again, they count as live copies from now on.
+			for _, st := range same.storages {
+				for _, b := range append([]*blockInfo(nil), st.blocks...) {
+					m.refresh(b)
+				}
+			}
+		}
 	}
 	same.reported = false // its blocks are known again after its next report
 	m.byXfer[addr] = same

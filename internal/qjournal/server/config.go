@@ -63,27 +63,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		HTTPAddress: strings.TrimSpace(c.String(conf.DFSJournalNodeHTTPAddress)),
 	}
 	var errs []error
-	num := func(key string) int64 {
-		v, err := c.Int(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
-	dur := func(key string) time.Duration {
-		v, err := c.Duration(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
-	flag := func(key string) bool {
-		v, err := c.Bool(key)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return v
-	}
+	r := c.Reader(&errs)
+	num, dur, flag := r.Int, r.Duration, r.Bool
 	cfg.Handlers = int(num(conf.DFSJournalNodeHandlerCount))
 	cfg.MaxDataLength = int(num(conf.IPCMaximumDataLength))
 	cfg.EditCacheSize = num(conf.DFSJournalNodeEditCacheSize)
