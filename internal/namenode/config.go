@@ -61,6 +61,12 @@ type Config struct {
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
+	// NameNodePrincipal and JournalNodePrincipal are
+	// dfs.namenode.kerberos.principal and
+	// dfs.journalnode.kerberos.principal: what this process asks tickets
+	// for when it calls another NameNode (tailer, bootstrap, checkpoints,
+	// the Backup Node's stream) or the JournalNodes (Kerberos only).
+	NameNodePrincipal, JournalNodePrincipal string
 	// BlockKeyUpdateInterval is dfs.block.access.key.update.interval (600
 	// minutes); BlockTokenLifetime is dfs.block.access.token.lifetime (600
 	// minutes).
@@ -216,11 +222,6 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
 	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
 	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
-	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
-		errs = append(errs, err)
-	} else if cfg.Kerberos != nil {
-		cfg.SuperUser = cfg.Kerberos.User
-	}
 	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
 	cfg.PermissionsEnabled = flag(conf.DFSPermissionsEnabled)
 	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)
@@ -243,11 +244,23 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	// After the HA keys: _HOST is the host of this NameNode's own address.
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
+		errs = append(errs, err)
+	} else if cfg.Kerberos != nil {
+		cfg.SuperUser = cfg.Kerberos.User
+		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
+		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
+	}
 	if qc, err := qjclient.ConfigFrom(c); err != nil {
 		errs = append(errs, err)
 	} else {
 		cfg.QJournal = qc
 		cfg.QJournal.User, cfg.QJournal.NameserviceID = cfg.SuperUser, cfg.HA.Nameservice
+		if cfg.Kerberos != nil {
+			cfg.QJournal.Kerberos = cfg.Kerberos.InitiatorFor(cfg.JournalNodePrincipal)
+			cfg.QJournal.Protection = cfg.Kerberos.Acceptor.Protection
+		}
 	}
 	cfg.ResourceReserved = size(conf.DFSNameNodeResourceReserved)
 	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
@@ -418,4 +431,14 @@ func currentUser() string {
 		return u.Username
 	}
 	return "hdfs"
+}
+
+// peerAuth is how this process authenticates to another NameNode: its
+// own Kerberos identity asking for the NameNode principal, or SIMPLE.
+func (cfg Config) peerAuth(c ipc.ClientConfig) ipc.ClientConfig {
+	if cfg.Kerberos != nil {
+		c.Kerberos = cfg.Kerberos.InitiatorFor(cfg.NameNodePrincipal)
+		c.Protection = cfg.Kerberos.Acceptor.Protection
+	}
+	return c
 }

@@ -198,4 +198,3 @@ func TestBlockAccessTokens(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
-
