@@ -2,6 +2,7 @@ package security
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -276,6 +277,7 @@ type Session struct {
 	acceptor bool
 	mu       sync.Mutex
 	sendSeq  uint64
+	derived  wrapKeys
 }
 
 const (
@@ -303,6 +305,14 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 		flags |= flagSentByAcceptor
 	}
 	if !seal {
+		if d, ok := s.derived.keys(s.key, send); ok {
+			tok := make([]byte, tokenHeaderLen, tokenHeaderLen+len(p)+sha1Trunc)
+			tok[0], tok[1], tok[2], tok[3] = 0x05, 0x04, flags, 0xFF
+			binary.BigEndian.PutUint64(tok[8:], seq)
+			cks := d.checksum(p, tok) // the header with EC and RRC zero
+			binary.BigEndian.PutUint16(tok[4:], sha1Trunc)
+			return append(append(tok, p...), cks...), nil
+		}
 		et, err := crypto.GetEtype(s.key.KeyType)
 		if err != nil {
 			return nil, err
@@ -319,6 +329,13 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 	binary.BigEndian.PutUint64(hdr[8:], seq)
 	plain := make([]byte, 0, len(p)+tokenHeaderLen)
 	plain = append(append(plain, p...), hdr...)
+	if d, ok := s.derived.keys(s.key, send); ok {
+		ct, err := d.encrypt(plain)
+		if err != nil {
+			return nil, err
+		}
+		return append(hdr, ct...), nil
+	}
 	et, err := crypto.GetEtype(s.key.KeyType)
 	if err != nil {
 		return nil, err
@@ -358,14 +375,23 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 		if int(ec) > len(data) {
 			return nil, false, errors.New("GSSAPI: wrap token shorter than its checksum")
 		}
+		payload, sum := data[:len(data)-int(ec)], data[len(data)-int(ec):]
+		if d, ok := s.derived.keys(s.key, recv); ok {
+			hdr := append([]byte(nil), tok[:tokenHeaderLen]...)
+			hdr[4], hdr[5], hdr[6], hdr[7] = 0, 0, 0, 0
+			if !hmac.Equal(d.checksum(payload, hdr), sum) {
+				return nil, false, errors.New("GSSAPI: wrap token checksum does not match")
+			}
+			return payload, false, nil
+		}
 		wt := gssapi.WrapToken{Flags: flags, EC: ec, SndSeqNum: binary.BigEndian.Uint64(tok[8:16]),
-			Payload: data[:len(data)-int(ec)], CheckSum: data[len(data)-int(ec):]}
+			Payload: payload, CheckSum: sum}
 		if ok, err := wt.Verify(s.key, recv); err != nil || !ok {
 			return nil, false, errors.New("GSSAPI: wrap token checksum does not match")
 		}
 		return wt.Payload, false, nil
 	}
-	plain, err := decrypt(data, s.key, recv)
+	plain, err := s.decrypt(data, recv)
 	if err != nil {
 		return nil, true, errors.New("GSSAPI: wrap token does not decrypt")
 	}
@@ -383,7 +409,8 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 
 // decrypt checks the ciphertext's length before handing it to the
 // Kerberos library, which does not, and turns any panic into an error.
-func decrypt(data []byte, key types.EncryptionKey, usage uint32) (plain []byte, err error) {
+func (s *Session) decrypt(data []byte, usage uint32) (plain []byte, err error) {
+	key := s.key
 	et, err := crypto.GetEtype(key.KeyType)
 	if err != nil {
 		return nil, err
@@ -396,6 +423,9 @@ func decrypt(data []byte, key types.EncryptionKey, usage uint32) (plain []byte, 
 			err = fmt.Errorf("malformed ciphertext: %v", r)
 		}
 	}()
+	if d, ok := s.derived.keys(key, usage); ok {
+		return d.decrypt(data)
+	}
 	return crypto.DecryptMessage(data, key, usage)
 }
 

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jcmturner/gokrb5/v8/crypto"
+	"github.com/jcmturner/gokrb5/v8/gssapi"
+	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	typesKey "github.com/jcmturner/gokrb5/v8/types"
 
@@ -109,4 +112,46 @@ func testKey() (k typesKey.EncryptionKey) {
 	k.KeyType = 18
 	k.KeyValue = bytes.Repeat([]byte{7}, 32)
 	return k
+}
+
+// TestWrapMatchesLibrary checks the cached-key wrap tokens against the
+// Kerberos library's own code, which the stock Go client uses to read
+// them: an acceptor's integrity token verifies with gssapi.WrapToken, a
+// sealed one decrypts with crypto.DecryptMessage; and the other way round.
+func TestWrapMatchesLibrary(t *testing.T) {
+	for _, kt := range []int32{17, 18} {
+		key := testKey()
+		key.KeyType = kt
+		key.KeyValue = key.KeyValue[:map[int32]int{17: 16, 18: 32}[kt]]
+		acc := &Session{key: key, acceptor: true}
+		msg := []byte("a response frame, more or less")
+		tok, err := acc.Wrap(msg, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wt gssapi.WrapToken
+		if err := wt.Unmarshal(tok, true); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := wt.Verify(key, keyusage.GSSAPI_ACCEPTOR_SEAL); !ok || err != nil || !bytes.Equal(wt.Payload, msg) {
+			t.Fatalf("etype %d: library does not verify our integrity token: %v", kt, err)
+		}
+		tok, err = acc.Wrap(msg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := crypto.DecryptMessage(tok[16:], key, keyusage.GSSAPI_ACCEPTOR_SEAL)
+		if err != nil || !bytes.HasPrefix(plain, msg) {
+			t.Fatalf("etype %d: library does not decrypt our sealed token: %v", kt, err)
+		}
+		// The library's initiator token is accepted by our acceptor.
+		lt, err := gssapi.NewInitiatorWrapToken(msg, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := lt.Marshal()
+		if got, _, err := acc.Unwrap(b); err != nil || !bytes.Equal(got, msg) {
+			t.Fatalf("etype %d: library's initiator token: %v", kt, err)
+		}
+	}
 }
