@@ -44,6 +44,28 @@ func sampleOps() []op.Op {
 		&op.Append{Path: "/f", ClientName: "c", ClientMachine: "m", NewBlock: true},
 		&op.Truncate{Path: "/f", ClientName: "c", ClientMachine: "m", NewLength: 100, Mtime: 1, TruncateBlock: &blk},
 		&op.Truncate{Path: "/f", NewLength: 0, Mtime: 1},
+		&op.GetDelegationToken{ID: dtid, Expiry: 1700086400000},
+		&op.RenewDelegationToken{ID: dtid, Expiry: 1700172800000},
+		&op.CancelDelegationToken{ID: dtid},
+		&op.UpdateMasterKey{KeyID: -7, Expiry: 1700700000000, Secret: []byte{0, 1, 2, 0xff}},
+	}
+}
+
+var dtid = op.DelegationTokenID{Owner: "alice", Renewer: "yarn", RealUser: "", IssueDate: 1700000000000,
+	MaxDate: 1700604800000, SequenceNumber: 12, MasterKeyID: -7}
+
+// TestDelegationOpsNeedVersion4: the delegation-token ops are refused in
+// segments older than layout version 4.
+func TestDelegationOpsNeedVersion4(t *testing.T) {
+	rec := mustEncode(nil, 1, &op.CancelDelegationToken{ID: dtid})
+	body := rec[RecordHeaderSize : len(rec)-RecordTrailerSize]
+	for v := int32(1); v < 4; v++ {
+		if _, err := decodeBody(op.CodeCancelDelegationToken, body, v); err == nil {
+			t.Errorf("OP_CANCEL_DELEGATION_TOKEN decoded in a version %d segment", v)
+		}
+	}
+	if _, err := decodeBody(op.CodeCancelDelegationToken, body, 4); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -77,7 +99,7 @@ func TestRecordLayout(t *testing.T) {
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
 	}
-	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 2}) {
+	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 4}) {
 		t.Fatalf("segment header = % x", hdr)
 	}
 }

@@ -36,10 +36,12 @@
 //	+------+------+------+------+------+------+------+------+
 //	| record | record | ...
 //
-// The layout version is 2 (LayoutVersion); readers accept 1 and 2, reject a
+// The layout version is 4 (LayoutVersion); readers accept 1 to 4, reject a
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
-// reads as if every rpc field were empty.
+// reads as if every rpc field were empty. Version 4 added the
+// delegation-token ops (opcodes 18 to 21, bodies below); a segment of an
+// older version holding one is corrupt.
 //
 // # Records
 //
@@ -79,6 +81,10 @@
 //	OP_SET_QUOTA (14)        str path, v nsQuota, v dsQuota
 //	OP_RENAME (15)           str src, str dst, v mtime, bool overwrite
 //	OP_CONCAT_DELETE (16)    str target, uv count, count × str src, v mtime
+//	OP_GET_DELEGATION_TOKEN (18)    dtid, v expiry          (version 4)
+//	OP_RENEW_DELEGATION_TOKEN (19)  dtid, v expiry          (version 4)
+//	OP_CANCEL_DELEGATION_TOKEN (20) dtid                    (version 4)
+//	OP_UPDATE_MASTER_KEY (21)       v keyID, v expiry, str secret (version 4)
 //	OP_REASSIGN_LEASE (22)   str holder, str path, str newHolder
 //	OP_END_LOG_SEGMENT (23)  (empty)
 //	OP_START_LOG_SEGMENT(24) (empty)
@@ -89,6 +95,10 @@
 //	OP_TRUNCATE (46)         str path, str clientName, str clientMachine, v newLength,
 //	                         v mtime, opt-block truncateBlock
 //	OP_APPEND (47)           str path, str clientName, str clientMachine, bool newBlock
+//
+// dtid is a delegation token's identifier (op.DelegationTokenID): str
+// owner, str renewer, str realUser, v issueDate, v maxDate, v
+// sequenceNumber, v masterKeyID.
 //
 // In version 2 the bodies of OP_ADD, OP_DELETE, OP_RENAME_OLD, OP_RENAME,
 // OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND and OP_TRUNCATE end with an

@@ -52,8 +52,9 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 	if string(pre[:8]) != Magic {
 		return nil, Header{}, ir.corrupt(0, "bad magic %q, want %q", pre[:8], Magic)
 	}
-	if v := binary.BigEndian.Uint32(pre[8:]); v != FormatVersion {
-		return nil, Header{}, ir.corrupt(8, "unknown format version %d (this build reads %d)", v, FormatVersion)
+	version := binary.BigEndian.Uint32(pre[8:])
+	if version < 1 || version > FormatVersion {
+		return nil, Header{}, ir.corrupt(8, "unknown format version %d (this build reads 1..%d)", version, FormatVersion)
 	}
 	kind, p, poff, err := ir.readFrame()
 	if err != nil {
@@ -74,6 +75,18 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 	}
 	if d.err != nil || d.pos != len(p) {
 		return nil, Header{}, ir.corrupt(poff+int64(d.pos), "malformed header frame")
+	}
+	if version >= 3 {
+		kind, p, poff, err := ir.readFrame()
+		if err != nil {
+			return nil, Header{}, err
+		}
+		if kind != frameDelegation {
+			return nil, Header{}, ir.corrupt(poff-1, "second frame is %q, want the delegation frame", kind)
+		}
+		if len(p) > 0 {
+			h.Delegation = append([]byte(nil), p...)
+		}
 	}
 	ir.h = h
 	return ir, h, nil
@@ -121,7 +134,7 @@ func (r *Reader) readFrame() (kind byte, payload []byte, payloadOff int64, err e
 			break
 		}
 	}
-	if k != frameHeader && k != frameInodes && k != frameTrailer {
+	if k != frameHeader && k != frameDelegation && k != frameInodes && k != frameTrailer {
 		return 0, nil, 0, r.corrupt(start, "unknown frame kind 0x%02x", k)
 	}
 	if n > MaxFrameSize {

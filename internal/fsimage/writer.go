@@ -14,12 +14,14 @@ const (
 	// Magic opens every image file.
 	Magic = "HDFSIMG1"
 	// FormatVersion is the version of the encoding described in the package
-	// doc. A new encoding takes the next number; readers refuse unknown ones.
-	FormatVersion uint32 = 1
+	// doc. A new encoding takes the next number; readers refuse unknown ones
+	// and read every older one. Version 3 added the delegation frame.
+	FormatVersion uint32 = 3
 
-	frameHeader  byte = 'H'
-	frameInodes  byte = 'I'
-	frameTrailer byte = 'T'
+	frameHeader     byte = 'H'
+	frameDelegation byte = 'D'
+	frameInodes     byte = 'I'
+	frameTrailer    byte = 'T'
 
 	flagDir   = 1 << 0
 	flagUC    = 1 << 1
@@ -94,6 +96,14 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	p = binary.AppendUvarint(p, h.NumInodes)
 	iw.buf = p
 	if err := iw.flushFrame(frameHeader); err != nil {
+		return nil, err
+	}
+	if len(h.Delegation) > MaxFrameSize {
+		iw.err = fmt.Errorf("fsimage: delegation state of %d bytes over the frame limit %d", len(h.Delegation), MaxFrameSize)
+		return nil, iw.err
+	}
+	iw.buf = append(iw.buf, h.Delegation...)
+	if err := iw.flushFrame(frameDelegation); err != nil {
 		return nil, err
 	}
 	return iw, nil

@@ -18,18 +18,24 @@ type Code int8
 
 // Opcodes, numbered as Hadoop's FSEditLogOpCodes. Part of the on-disk format.
 const (
-	CodeAdd             Code = 0  // OP_ADD: create (or overwrite) a file, under construction
-	CodeRenameOld       Code = 1  // OP_RENAME_OLD: rename without options
-	CodeDelete          Code = 2  // OP_DELETE
-	CodeMkdir           Code = 3  // OP_MKDIR: one directory
-	CodeSetReplication  Code = 4  // OP_SET_REPLICATION
-	CodeSetPermissions  Code = 7  // OP_SET_PERMISSIONS
-	CodeSetOwner        Code = 8  // OP_SET_OWNER
-	CodeClose           Code = 9  // OP_CLOSE: file complete, lease released
-	CodeTimes           Code = 13 // OP_TIMES
-	CodeSetQuota        Code = 14 // OP_SET_QUOTA
-	CodeRename          Code = 15 // OP_RENAME: rename2 with options
-	CodeConcat          Code = 16 // OP_CONCAT_DELETE
+	CodeAdd            Code = 0  // OP_ADD: create (or overwrite) a file, under construction
+	CodeRenameOld      Code = 1  // OP_RENAME_OLD: rename without options
+	CodeDelete         Code = 2  // OP_DELETE
+	CodeMkdir          Code = 3  // OP_MKDIR: one directory
+	CodeSetReplication Code = 4  // OP_SET_REPLICATION
+	CodeSetPermissions Code = 7  // OP_SET_PERMISSIONS
+	CodeSetOwner       Code = 8  // OP_SET_OWNER
+	CodeClose          Code = 9  // OP_CLOSE: file complete, lease released
+	CodeTimes          Code = 13 // OP_TIMES
+	CodeSetQuota       Code = 14 // OP_SET_QUOTA
+	CodeRename         Code = 15 // OP_RENAME: rename2 with options
+	CodeConcat         Code = 16 // OP_CONCAT_DELETE
+
+	CodeGetDelegationToken    Code = 18 // OP_GET_DELEGATION_TOKEN (layout version 4)
+	CodeRenewDelegationToken  Code = 19 // OP_RENEW_DELEGATION_TOKEN (layout version 4)
+	CodeCancelDelegationToken Code = 20 // OP_CANCEL_DELEGATION_TOKEN (layout version 4)
+	CodeUpdateMasterKey       Code = 21 // OP_UPDATE_MASTER_KEY (layout version 4)
+
 	CodeReassignLease   Code = 22 // OP_REASSIGN_LEASE
 	CodeEndLogSegment   Code = 23 // OP_END_LOG_SEGMENT
 	CodeStartLogSegment Code = 24 // OP_START_LOG_SEGMENT
@@ -248,6 +254,48 @@ type Truncate struct {
 	RPC           RPCID
 }
 
+// DelegationTokenID is a delegation token's identifier (Hadoop's
+// AbstractDelegationTokenIdentifier): who owns it, who may renew it, the
+// real user of a proxy, when it was issued and its last possible expiry
+// (ms), its sequence number and the master key that signs it.
+type DelegationTokenID struct {
+	Owner, Renewer, RealUser string
+	IssueDate, MaxDate       int64
+	SequenceNumber           int32
+	MasterKeyID              int32
+}
+
+// GetDelegationToken records a token issued, valid until Expiry (ms).
+type GetDelegationToken struct {
+	ID     DelegationTokenID
+	Expiry int64
+}
+
+// RenewDelegationToken records a token's new expiry (ms).
+type RenewDelegationToken struct {
+	ID     DelegationTokenID
+	Expiry int64
+}
+
+// CancelDelegationToken records a token cancelled.
+type CancelDelegationToken struct {
+	ID DelegationTokenID
+}
+
+// UpdateMasterKey records a new master key of the delegation-token secret
+// manager: its id, expiry (ms) and secret. It becomes the current key;
+// keys that expired before it was made are forgotten.
+type UpdateMasterKey struct {
+	KeyID  int32
+	Expiry int64
+	Secret []byte
+}
+
+func (*GetDelegationToken) Code() Code    { return CodeGetDelegationToken }
+func (*RenewDelegationToken) Code() Code  { return CodeRenewDelegationToken }
+func (*CancelDelegationToken) Code() Code { return CodeCancelDelegationToken }
+func (*UpdateMasterKey) Code() Code       { return CodeUpdateMasterKey }
+
 func (*Add) Code() Code             { return CodeAdd }
 func (*Mkdir) Code() Code           { return CodeMkdir }
 func (*Delete) Code() Code          { return CodeDelete }
@@ -297,4 +345,6 @@ var codeNames = map[Code]string{
 	CodeStartLogSegment: "OP_START_LOG_SEGMENT", CodeUpdateBlocks: "OP_UPDATE_BLOCKS",
 	CodeSetGenstamp: "OP_SET_GENSTAMP_V2", CodeAllocateBlockID: "OP_ALLOCATE_BLOCK_ID",
 	CodeAddBlock: "OP_ADD_BLOCK", CodeTruncate: "OP_TRUNCATE", CodeAppend: "OP_APPEND",
+	CodeGetDelegationToken: "OP_GET_DELEGATION_TOKEN", CodeRenewDelegationToken: "OP_RENEW_DELEGATION_TOKEN",
+	CodeCancelDelegationToken: "OP_CANCEL_DELEGATION_TOKEN", CodeUpdateMasterKey: "OP_UPDATE_MASTER_KEY",
 }

@@ -141,6 +141,8 @@ type Tree struct {
 	ownerIdx map[ownerPair]uint32
 
 	uc map[uint64]*inode // files under construction by inode id
+
+	dt delegation // delegation-token keys and tokens
 }
 
 // New returns a namespace holding only "/" (owned by cfg.SuperUser:cfg.SuperGroup,
