@@ -23,7 +23,7 @@ func securityTable() []keyDef {
 	return append([]keyDef{
 		{HadoopRPCProtection, "authentication", 0},
 		{HadoopSecurityAuthToLocal, "DEFAULT", 0},
-	}, blockTokenTable()...)
+	}, append(blockTokenTable(), delegationTable()...)...)
 }
 
 // Block access tokens.
@@ -38,5 +38,20 @@ func blockTokenTable() []keyDef {
 		{DFSBlockAccessTokenEnable, "false", 0},
 		{DFSBlockAccessKeyUpdateInterval, "600", minute},
 		{DFSBlockAccessTokenLifetime, "600", minute},
+	}
+}
+
+// Delegation tokens.
+const (
+	DFSNameNodeDelegationKeyUpdateInterval  = "dfs.namenode.delegation.key.update-interval"  // 86400000 ms (1 day)
+	DFSNameNodeDelegationTokenMaxLifetime   = "dfs.namenode.delegation.token.max-lifetime"   // 604800000 ms (7 days)
+	DFSNameNodeDelegationTokenRenewInterval = "dfs.namenode.delegation.token.renew-interval" // 86400000 ms (1 day)
+)
+
+func delegationTable() []keyDef {
+	return []keyDef{
+		{DFSNameNodeDelegationKeyUpdateInterval, "86400000", ms},
+		{DFSNameNodeDelegationTokenMaxLifetime, "604800000", ms},
+		{DFSNameNodeDelegationTokenRenewInterval, "86400000", ms},
 	}
 }

@@ -37,6 +37,7 @@ func registerClientProtocol(nn *NameNode) {
 	s := nn.rpc.Service(ClientProtocolName)
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
+	registerDelegationCalls(c, s)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
 	handle(nn, s, "getFileLinkInfo", c.getFileLinkInfo)
 	handle(nn, s, "getListing", c.getListing)

@@ -71,6 +71,12 @@ type Config struct {
 	// minutes); BlockTokenLifetime is dfs.block.access.token.lifetime (600
 	// minutes).
 	BlockKeyUpdateInterval, BlockTokenLifetime time.Duration
+	// Delegation tokens: a new master key every DelegationKeyUpdateInterval
+	// (dfs.namenode.delegation.key.update-interval, 1 day), tokens live at
+	// most DelegationTokenMaxLifetime (.token.max-lifetime, 7 days) and
+	// expire DelegationTokenRenewInterval (.token.renew-interval, 1 day)
+	// after each renewal.
+	DelegationKeyUpdateInterval, DelegationTokenMaxLifetime, DelegationTokenRenewInterval time.Duration
 	// SuperGroup is dfs.permissions.superusergroup (supergroup): members are
 	// superusers.
 	SuperGroup string
@@ -222,6 +228,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
 	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
 	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
+	cfg.DelegationKeyUpdateInterval = dur(conf.DFSNameNodeDelegationKeyUpdateInterval)
+	cfg.DelegationTokenMaxLifetime = dur(conf.DFSNameNodeDelegationTokenMaxLifetime)
+	cfg.DelegationTokenRenewInterval = dur(conf.DFSNameNodeDelegationTokenRenewInterval)
 	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
 	cfg.PermissionsEnabled = flag(conf.DFSPermissionsEnabled)
 	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)
