@@ -30,7 +30,7 @@ var categories = map[string]map[string]ha.Category{
 		"addBlock": ha.Write, "complete": ha.Write, "abandonBlock": ha.Write,
 		"updateBlockForPipeline": ha.Write, "updatePipeline": ha.Write, "reportBadBlocks": ha.Write,
 		"fsync": ha.Write, "append": ha.Write, "recoverLease": ha.Write, "truncate": ha.Write,
-		"msync": ha.Write,
+		"msync":              ha.Write,
 		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
