@@ -118,6 +118,27 @@ func TestKerberosCluster(t *testing.T) {
 		t.Errorf("ls: %s", out)
 	}
 
+	// hdfs fetchdt: fetch, print, renew, cancel; a cancelled token no
+	// longer renews.
+	dt := filepath.Join(t.TempDir(), "alice.token")
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fetchdt", "--renewer", "alice", dt}, "Fetched token via hdfs://"},
+		{[]string{"fetchdt", "--print", dt}, "HDFS_DELEGATION_TOKEN owner=alice@" + realm + ", renewer=alice"},
+		{[]string{"fetchdt", "--renew", dt}, "Renewed token for "},
+		{[]string{"fetchdt", "--cancel", dt}, "Cancelled token for "},
+	} {
+		out, err := c.runEnv(c.confDir("nn"), aliceEnv, step.args...)
+		if err != nil || !strings.Contains(out, step.want) {
+			t.Fatalf("hdfs %s: %v\n%s", strings.Join(step.args, " "), err, out)
+		}
+	}
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "fetchdt", "--renew", dt); err == nil || !strings.Contains(out, "Renewal request for unknown token") {
+		t.Errorf("renewing a cancelled token: %v\n%s", err, out)
+	}
+
 	// Refusals.
 	for _, tc := range []struct {
 		name string
