@@ -1,7 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/security/dtoken"
 
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
@@ -24,6 +31,22 @@ type kerberosLogin struct {
 // principal, hadoop.rpc.protection. Under SIMPLE it leaves cfg as it is.
 func withKerberos(inv *Invocation, cfg *ipc.ClientConfig, role security.Role) error {
 	c := inv.Conf
+	if role == security.NameNode {
+		tok, err := fsshell.TokenFromEnv(inv.Env.Getenv)
+		if err != nil {
+			return err
+		}
+		if tok != nil {
+			id, err := dtoken.Unmarshal(tok.Identifier)
+			if err != nil {
+				return fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: %w", err)
+			}
+			cfg.Token = &common.TokenProto{Identifier: tok.Identifier, Password: tok.Password,
+				Kind: proto.String(tok.Kind), Service: proto.String(tok.Service)}
+			cfg.TokenUser = id.Owner
+			return nil
+		}
+	}
 	v, _ := kerberosLogins.LoadOrStore(c, &kerberosLogin{})
 	l := v.(*kerberosLogin)
 	l.once.Do(func() {

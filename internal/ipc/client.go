@@ -57,6 +57,12 @@ type ClientConfig struct {
 	// GSSAPI (hadoop.security.authentication=kerberos); the connection
 	// context then names the ticket's principal and User is not sent.
 	Kerberos *security.Initiator
+	// Token, when set (and Kerberos is not), authenticates every
+	// connection with this delegation token (SASL DIGEST-MD5, Hadoop's
+	// TOKEN method, qop=auth); TokenUser is the token's owner, sent in the
+	// connection context.
+	Token     *common.TokenProto
+	TokenUser string
 	// Protection is the set of levels the client accepts
 	// (hadoop.rpc.protection); the strongest one the server also offers
 	// is used. Zero accepts any.
@@ -272,6 +278,12 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 			return nil, err
 		}
 		user, realUser = c.cfg.Kerberos.UserPrincipal(), ""
+	} else if c.cfg.Token != nil {
+		if err := c.tokenHandshake(ctx, cc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		user, realUser = c.cfg.TokenUser, ""
 	} else {
 		hello = wire.ClientPreamble().Append(make([]byte, 0, 128))
 	}

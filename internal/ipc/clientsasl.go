@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -119,6 +120,88 @@ func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
 		cc.wrap, cc.seal, cc.clientID = sess, q == security.QOPPrivacy, c.cfg.ClientID
 	}
 	return nil
+}
+
+// tokenHandshake authenticates a fresh connection with the delegation
+// token: NEGOTIATE, the server's DIGEST-MD5 challenge (in its TOKEN
+// method), INITIATE with the digest response, SUCCESS with the server's
+// rspauth, which proves it knows the token's password.
+func (c *Client) tokenHandshake(ctx context.Context, cc *clientConn) error {
+	if dl, ok := ctx.Deadline(); ok {
+		cc.nc.SetDeadline(dl)
+	} else {
+		cc.nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
+	}
+	defer cc.nc.SetDeadline(time.Time{})
+	p := wire.ClientPreamble()
+	p.AuthProtocol = wire.AuthSASL
+	out := p.Append(nil)
+	send := func(m *common.RpcSaslProto) error {
+		b, err := wire.AppendRequest(out, wire.RequestHeader(wire.CallIDSASL, c.cfg.ClientID, -1), nil, m)
+		out = nil
+		if err != nil {
+			return err
+		}
+		_, err = cc.nc.Write(b)
+		return err
+	}
+	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
+		return &dialError{cc.addr, err}
+	}
+	neg, err := readSasl(cc, common.RpcSaslProto_NEGOTIATE)
+	if err != nil {
+		return err
+	}
+	var tok *common.RpcSaslProto_SaslAuth
+	for _, a := range neg.GetAuths() {
+		if a.GetMethod() == "TOKEN" {
+			tok = a
+		}
+	}
+	if tok == nil {
+		return fmt.Errorf("ipc: %s does not offer token authentication (is hadoop.security.authentication=kerberos set on the server?)", cc.addr)
+	}
+	user := base64.StdEncoding.EncodeToString(c.cfg.Token.GetIdentifier())
+	pass := base64.StdEncoding.EncodeToString(c.cfg.Token.GetPassword())
+	resp, check, err := security.DigestResponse(tok.GetChallenge(), user, pass)
+	if err != nil {
+		return fmt.Errorf("ipc: token authentication to %s: %w", cc.addr, err)
+	}
+	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_INITIATE.Enum(), Token: resp,
+		Auths: []*common.RpcSaslProto_SaslAuth{tok}}); err != nil {
+		return fmt.Errorf("%w: %v", ErrConnBroken, err)
+	}
+	done, err := readSasl(cc, common.RpcSaslProto_SUCCESS)
+	if err != nil {
+		return err
+	}
+	if err := check(done.GetToken()); err != nil {
+		return fmt.Errorf("ipc: %s: %w", cc.addr, err)
+	}
+	return nil
+}
+
+// readSasl reads one SASL answer in the given state.
+func readSasl(cc *clientConn, want common.RpcSaslProto_SaslState) (*common.RpcSaslProto, error) {
+	frame, err := wire.ReadFrame(cc.br, wire.DefaultMaxDataLength, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: SASL: read: %v", ErrConnBroken, err)
+	}
+	resp, err := wire.DecodeResponse(frame)
+	if err != nil {
+		return nil, fmt.Errorf("%w: SASL: %v", ErrProtocol, err)
+	}
+	if resp.Header.GetStatus() != common.RpcResponseHeaderProto_SUCCESS {
+		return nil, remoteerr.FromRemote(resp.Header.GetExceptionClassName(), resp.Header.GetErrorMsg())
+	}
+	var m common.RpcSaslProto
+	if err := proto.Unmarshal(resp.Body, &m); err != nil {
+		return nil, fmt.Errorf("%w: SASL: %v", ErrProtocol, err)
+	}
+	if m.GetState() != want {
+		return nil, fmt.Errorf("%w: SASL: got %v, want %v", ErrProtocol, m.GetState(), want)
+	}
+	return &m, nil
 }
 
 // wrapFrames protects request frames as one SASL WRAP message.

@@ -3,7 +3,6 @@ package ipc
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -184,7 +183,8 @@ func (e *decodeError) Error() string {
 type Caller struct {
 	User       string       // effective user from the connection context (Kerberos: the authenticated user's short name)
 	RealUser   string       // real user when the connection is proxied, else ""
-	Principal  string       // the Kerberos principal the connection authenticated as; "" for SIMPLE
+	Principal  string       // the Kerberos principal the connection authenticated as (a token's owner); "" for SIMPLE
+	TokenAuth  bool         // the connection authenticated with a delegation token (TOKEN), not Kerberos
 	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
 	Protocol   string       // protocol named in the connection context
 	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
@@ -206,6 +206,7 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		User:       c.conn.user,
 		RealUser:   c.conn.realUser,
 		Principal:  c.conn.principal,
+		TokenAuth:  c.conn.tokenAuth,
 		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
@@ -577,13 +578,15 @@ type serverConn struct {
 	user, realUser, protocol string
 	principal                string       // Kerberos: the authenticated principal
 	qop                      security.QOP // Kerberos: the protection chosen
+	tokenAuth                bool         // authenticated with a delegation token
 
 	// SASL state, the reader's only.
 	sasl struct {
 		state    int // saslStart, saslInitiated (challenge sent), saslDone
 		accepted *security.Accepted
 		offer    security.QOP
-		inbuf    []byte // unwrapped request bytes not yet taken as frames
+		digest   *security.DigestChallenge // the TOKEN challenge sent with NEGOTIATE
+		inbuf    []byte                    // unwrapped request bytes not yet taken as frames
 	}
 
 	accepted    time.Time    // server clock, read-only
@@ -1163,11 +1166,11 @@ func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.Rpc
 	case st == common.RpcSaslProto_NEGOTIATE && c.sasl.state == saslStart:
 		host, _, _ := net.SplitHostPort(c.nc.LocalAddr().String())
 		pr, _ := security.ParsePrincipal(security.ReplaceHost(krb.Principal, host))
-		challenge := fmt.Sprintf(`realm="default",nonce="%s",qop="%s",charset=utf-8,algorithm=md5-sess`,
-			nonce(), krb.Protection.DigestQops())
+		c.sasl.digest = security.NewDigestChallenge(krb.Protection)
+		challenge := c.sasl.digest.Bytes()
 		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*common.RpcSaslProto_SaslAuth{
 			{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""),
-				ServerId: proto.String("default"), Challenge: []byte(challenge)},
+				ServerId: proto.String("default"), Challenge: challenge},
 			{Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI"), Protocol: proto.String(pr.Primary),
 				ServerId: proto.String(pr.Instance)},
 		}})
@@ -1180,7 +1183,7 @@ func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.Rpc
 		case "SIMPLE":
 			return false, unauthorized(remoteerr.ClassAccessControl, "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]")
 		case "TOKEN":
-			return false, unauthorized(remoteerr.ClassAccessControl, "TOKEN authentication (delegation tokens) is not supported by this server")
+			return c.tokenSASL(h, m, unauthorized, reply)
 		default:
 			return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("unknown authentication method %q", method))
 		}
@@ -1221,11 +1224,47 @@ func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.Rpc
 	}
 }
 
-// nonce returns a fresh random nonce for a DIGEST-MD5 challenge.
-func nonce() string {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
+// tokenSASL authenticates a connection with a delegation token: the
+// client's DIGEST-MD5 response to the challenge sent with NEGOTIATE,
+// whose user name is the base64 of the token's identifier and password
+// the base64 of its password. Only qop=auth is offered with tokens.
+func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto,
+	unauthorized func(class, msg string) error, reply func(*common.RpcSaslProto) error) (bool, error) {
+	krb := c.srv.cfg.Kerberos
+	if krb.TokenPassword == nil {
+		return false, unauthorized(remoteerr.ClassAccessControl, "TOKEN authentication (delegation tokens) is not supported by this server")
+	}
+	if c.sasl.digest == nil {
+		return false, unauthorized(classSasl, "DIGEST-MD5: INITIATE with TOKEN before NEGOTIATE")
+	}
+	var owner string
+	final, _, err := c.sasl.digest.VerifyDigest(m.GetToken(), func(user string) (string, error) {
+		ident, err := base64.StdEncoding.DecodeString(user)
+		if err != nil {
+			return "", fmt.Errorf("DIGEST-MD5: user name is not a base64 token identifier: %v", err)
+		}
+		pw, o, err := krb.TokenPassword(ident)
+		if err != nil {
+			return "", err
+		}
+		owner = o
+		return base64.StdEncoding.EncodeToString(pw), nil
+	})
+	c.sasl.digest = nil // one answer per challenge
+	if err != nil {
+		return false, unauthorized(classSasl, "DIGEST-MD5: "+err.Error())
+	}
+	user, err := krb.Rules.ShortName(owner, krb.DefaultRealm)
+	if err != nil {
+		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
+	}
+	c.sasl.accepted = &security.Accepted{Principal: owner, User: user}
+	c.principal, c.qop, c.tokenAuth = owner, security.QOPAuthentication, true
+	c.sasl.state = saslDone
+	if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // dispatch finds the call's method and queues it, blocking while the

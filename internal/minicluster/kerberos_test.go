@@ -207,6 +207,40 @@ func TestKerberosDelegationRestart(t *testing.T) {
 			t.Errorf("token %s after the restart: %v", name, err)
 		}
 	}
+	// Authenticating with a token (SASL DIGEST-MD5): the owner's identity
+	// without a Kerberos ticket; no new token may be had that way; a
+	// forged password and a cancelled token are refused.
+	withToken := func(tok *common.TokenProto, method string, req, resp proto.Message) error {
+		rc := ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, Protocol: "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+			Token: tok, TokenUser: "hdfs@" + realm, MaxRetries: -1})
+		defer rc.Close()
+		return rc.Call(ctx, method, req, resp)
+	}
+	var fi hdfs.GetFileInfoResponseProto
+	if err := withToken(inEdits, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String("/")}, &fi); err != nil || fi.GetFs() == nil {
+		t.Fatalf("call with a delegation token: %v", err)
+	}
+	if err := withToken(inEdits, "mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String("/by-token"), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)},
+		CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{}); err != nil {
+		t.Fatalf("mkdirs with a delegation token: %v", err)
+	}
+	if err := withToken(inEdits, "getDelegationToken", &common.GetDelegationTokenRequestProto{Renewer: proto.String("hdfs")},
+		&common.GetDelegationTokenResponseProto{}); err == nil || !strings.Contains(err.Error(), "only with kerberos or web authentication") {
+		t.Errorf("a token asked with a token: %v", err)
+	}
+	forged := proto.Clone(inEdits).(*common.TokenProto)
+	forged.Password[1] ^= 1
+	if err := withToken(forged, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String("/")}, &fi); err == nil || !strings.Contains(err.Error(), "digest response does not match") {
+		t.Errorf("forged token: %v", err)
+	}
+	gone := get()
+	if err := call("cancelDelegationToken", &common.CancelDelegationTokenRequestProto{Token: gone}, &common.CancelDelegationTokenResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := withToken(gone, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String("/")}, &fi); err == nil || !strings.Contains(err.Error(), "can't be found") {
+		t.Errorf("cancelled token: %v", err)
+	}
+
 	// Max lifetime 6 s.
 	time.Sleep(time.Until(time.UnixMilli(maxDate(t, inImage)).Add(200 * time.Millisecond)))
 	if err := renew(inImage); err == nil || !strings.Contains(err.Error(), "tried to renew an expired token") {

@@ -43,7 +43,7 @@ func (c *clientRPC) kerberosCaller(ctx context.Context, what string) (ipc.Caller
 		return ci, remoteerr.New(remoteerr.ClassIOException,
 			"Delegation Token can be %s only with kerberos or web authentication (hadoop.security.authentication is simple)", what)
 	}
-	if ci.Principal == "" {
+	if ci.Principal == "" || ci.TokenAuth {
 		return ci, remoteerr.New(remoteerr.ClassIOException, "Delegation Token can be %s only with kerberos or web authentication", what)
 	}
 	return ci, nil
@@ -173,4 +173,36 @@ func (c *clientRPC) cancelDelegationToken(ctx context.Context, req *common.Cance
 		return nil, toRemote(err)
 	}
 	return &common.CancelDelegationTokenResponseProto{}, nil
+}
+
+// tokenPassword is the RPC server's TOKEN check: the password of a live
+// delegation token (signed by a key still held, not cancelled, not
+// expired) and its owner.
+func (nn *NameNode) tokenPassword(ident []byte) ([]byte, string, error) {
+	id, err := dtoken.Unmarshal(ident)
+	if err != nil {
+		return nil, "", err
+	}
+	now := nn.deps.Clock.Now().UnixMilli()
+	var pw []byte
+	nn.ns.read(func(t *namespace.Tree) {
+		expiry, ok := t.DelegationToken(id)
+		switch {
+		case !ok:
+			err = fmt.Errorf("token %s can't be found in cache", dtoken.String(id))
+		case expiry < now:
+			err = fmt.Errorf("token %s is expired, current time: %d expected renewal time: %d", dtoken.String(id), now, expiry)
+		default:
+			k, ok := t.DelegationKey(id.MasterKeyID)
+			if !ok {
+				err = fmt.Errorf("no master key %d for token %s", id.MasterKeyID, dtoken.String(id))
+				return
+			}
+			pw = dtoken.Password(k.Secret, ident)
+		}
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return pw, id.Owner, nil
 }

@@ -131,6 +131,9 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))
 	}
+	if cfg.Kerberos != nil {
+		cfg.Kerberos.Acceptor.TokenPassword = nn.tokenPassword
+	}
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,

@@ -137,6 +137,11 @@ type Acceptor struct {
 	DefaultRealm string
 	// Protection is the set of levels offered (hadoop.rpc.protection).
 	Protection QOP
+	// TokenPassword, when set, enables the TOKEN method (a delegation
+	// token over SASL DIGEST-MD5): it returns the password and owner of
+	// the token with this identifier, or why it is not valid (unknown,
+	// cancelled, expired).
+	TokenPassword func(identifier []byte) (password []byte, owner string, err error)
 
 	replays replayCache
 }

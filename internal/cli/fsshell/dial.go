@@ -67,7 +67,16 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
 	}
+	tok, err := TokenFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	kc, err := security.ClientLogin(c, os.Getenv)
+	if tok != nil {
+		// A delegation token from HADOOP_TOKEN_FILE_LOCATION is used
+		// instead of a Kerberos ticket, as Hadoop's client does.
+		opts.DelegationToken, kc, err = tok, nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -129,4 +138,23 @@ func NameNodeAddresses(c *conf.Conf) (addrs []string, authority string, err erro
 		addrs = append(addrs, a.Address)
 	}
 	return addrs, "", nil
+}
+
+// TokenFromEnv returns the HDFS delegation token of the token file that
+// HADOOP_TOKEN_FILE_LOCATION names, or nil when it is not set.
+func TokenFromEnv(getenv func(string) string) (*client.Token, error) {
+	p := getenv("HADOOP_TOKEN_FILE_LOCATION")
+	if p == "" {
+		return nil, nil
+	}
+	toks, err := client.ReadTokenFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: %w", err)
+	}
+	for _, t := range toks {
+		if t.Kind == "HDFS_DELEGATION_TOKEN" {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: no HDFS_DELEGATION_TOKEN in %s", p)
 }

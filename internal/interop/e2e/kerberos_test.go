@@ -51,8 +51,11 @@ func TestKerberosCluster(t *testing.T) {
 	t.Setenv("KRB5CCNAME", "FILE:"+hdfsCC) // the operator: the superuser "hdfs"
 
 	extra := map[string]string{
-		"hadoop.security.authentication":  "kerberos",
-		"hadoop.rpc.protection":           "privacy",
+		"hadoop.security.authentication": "kerberos",
+		// Kerberos clients get privacy (the strongest level both sides
+		// have); delegation-token clients, whose DIGEST-MD5 here does
+		// only authentication, get that.
+		"hadoop.rpc.protection":           "privacy,authentication",
 		"dfs.namenode.kerberos.principal": "nn/_HOST@" + realm,
 		"dfs.namenode.keytab.file":        nnKT,
 		"dfs.datanode.kerberos.principal": "dn/_HOST@" + realm,
@@ -138,6 +141,19 @@ func TestKerberosCluster(t *testing.T) {
 	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "fetchdt", "--renew", dt); err == nil || !strings.Contains(out, "Renewal request for unknown token") {
 		t.Errorf("renewing a cancelled token: %v\n%s", err, out)
 	}
+	// A delegation token instead of a ticket (HADOOP_TOKEN_FILE_LOCATION,
+	// no ticket cache): alice's identity over SASL DIGEST-MD5.
+	dt2 := filepath.Join(t.TempDir(), "alice2.token")
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "fetchdt", dt2); err != nil {
+		t.Fatalf("fetchdt: %v\n%s", err, out)
+	}
+	tokenEnv := []string{"HADOOP_TOKEN_FILE_LOCATION=" + dt2, "KRB5CCNAME=FILE:" + filepath.Join(kdc.Dir, "no-such-cache")}
+	if out, err := c.runEnv(c.confDir("nn"), tokenEnv, "dfs", "-put", local, "/user/alice/by-token"); err != nil {
+		t.Fatalf("hdfs dfs -put with a delegation token: %v\n%s", err, out)
+	}
+	if out, err := c.runEnv(c.confDir("nn"), tokenEnv, "dfs", "-ls", "/user/alice/by-token"); err != nil || !strings.Contains(out, " alice ") {
+		t.Errorf("hdfs dfs -ls with a delegation token: %v\n%s", err, out)
+	}
 
 	// Refusals.
 	for _, tc := range []struct {
@@ -152,7 +168,7 @@ func TestKerberosCluster(t *testing.T) {
 			"SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"},
 		{"wrong principal", aliceEnv, []string{"dfs", "-D", "dfs.namenode.kerberos.principal=jn/_HOST@" + realm, "-ls", "/"},
 			"no Kerberos ticket for jn/localhost@" + realm},
-		{"no common protection", aliceEnv, []string{"dfs", "-D", "hadoop.rpc.protection=authentication", "-ls", "/"},
+		{"no common protection", aliceEnv, []string{"dfs", "-D", "hadoop.rpc.protection=integrity", "-ls", "/"},
 			"No common protection layer between client and server"},
 	} {
 		out, err := c.runEnv(c.confDir("nn"), tc.env, tc.args...)
