@@ -35,6 +35,9 @@ type Invocation struct {
 	Conf     *conf.Conf
 	ConfDir  string
 	LogLevel slog.Level
+	// LevelVar is the logger's level, changed at run time by the daemons'
+	// /logLevel (`hdfs daemonlog -setlevel`).
+	LevelVar *slog.LevelVar
 	Logger   *slog.Logger
 	// Reload reads the configuration again the way Conf was read (the
 	// same directory and -D overrides): a daemon's reconfiguration.
@@ -153,14 +156,16 @@ func Run(env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "hdfs %s: %v\n", name, err)
 		return exitFail
 	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	levelVar := new(slog.LevelVar)
+	levelVar.Set(level)
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: levelVar}))
 	for _, w := range c.Warnings() {
 		logger.Warn(w)
 	}
 	reload := func() (*conf.Conf, error) {
 		return conf.Load(conf.Options{Dir: confDir, Overrides: overrides, Env: env.Getenv})
 	}
-	inv := &Invocation{Env: env, Name: name, Args: rest, Conf: c, ConfDir: confDir, LogLevel: level, Logger: logger, Reload: reload}
+	inv := &Invocation{Env: env, Name: name, Args: rest, Conf: c, ConfDir: confDir, LogLevel: level, LevelVar: levelVar, Logger: logger, Reload: reload}
 	return cmd.run(inv)
 }
 

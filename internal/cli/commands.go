@@ -48,6 +48,7 @@ func init() {
 		{name: "zkfc", group: "Daemon Commands", summary: "run the ZK Failover Controller daemon", run: runZKFC, usage: zkfcUsage},
 
 		// hdfsgo's own.
+		{name: "daemonlog", group: "hdfsgo Commands", summary: "get or set a daemon's log level (Hadoop's hadoop daemonlog)", run: runDaemonlog, usage: daemonlogUsage},
 		{name: "bench", group: "hdfsgo Commands", summary: "run a benchmark (namenode, io, scanner)", run: runBench, usage: benchUsage},
 		{name: "help", group: "hdfsgo Commands", summary: "print this usage", run: func(*Invocation) int { return exitOK }},
 		{name: "minicluster", group: "hdfsgo Commands", summary: "run a NameNode and DataNodes in one process", run: runMinicluster, usage: miniclusterUsage},

@@ -52,7 +52,7 @@ func runDatanode(inv *Invocation) int {
 		return exitFail
 	}
 	cfg.Rollback = rollback
-	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger, Conf: inv.Conf, ReloadConf: inv.Reload,
+	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger, LogLevel: inv.LevelVar, Conf: inv.Conf, ReloadConf: inv.Reload,
 		Failpoint: armedFailpoint(inv)})
 	if err != nil {
 		inv.Logger.Error("DataNode failed to start", "err", err)

@@ -25,6 +25,9 @@ func runDfs(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 		return exitFail
 	}
+	if uri, ok := webhdfsArgs(inv.Args); ok && needsFS(inv.Args) {
+		return runWebDfs(inv, uri, env.TrashInterval > 0)
+	}
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error

@@ -493,5 +493,8 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
+
+		// Web endpoints (keys_web.go).
+		{HadoopPrometheusEndpointEnabled, "false", 0},
 	}...)
 }

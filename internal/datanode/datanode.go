@@ -77,6 +77,9 @@ type Deps struct {
 	IPCListener  net.Listener
 	// HTTPListener likewise replaces Config.HTTPAddress.
 	HTTPListener net.Listener
+	// LogLevel, if set, is the level of Logger's handler, which /logLevel
+	// (`hdfs daemonlog`) reads and sets.
+	LogLevel *slog.LevelVar
 	// Conf is the configuration the web server shows at /conf (nil: /conf
 	// answers that none is available).
 	Conf *conf.Conf
@@ -243,7 +246,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		}
 	}
 	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
-		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits})
+		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits,
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}

@@ -214,12 +214,15 @@
 // checksum rejections, local and remote client ops, heartbeats, reports,
 // and the count and mean time of each data-transfer op. Its port is the
 // infoPort of the registration. /conf and /stacks come from internal/web.
+// /webhdfs/v1 (webhdfs.go) serves the requests a NameNode redirected here
+// (CREATE, APPEND, OPEN, GETFILECHECKSUM) as an ordinary client of the
+// NameNode named by namenoderpcaddress, as the request's user.
 //
 // # Not implemented (answered with an error or logged, never silently)
 //
 // The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);
 // copy-on-truncate recovery; block tokens and SASL on the data path;
-// WebHDFS on the web port (501); ClientDatanodeProtocol methods other than
+// ClientDatanodeProtocol methods other than
 // getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration ones
 // (RpcNoSuchMethodException); reconfiguration of properties other than
 // dfs.datanode.data.dir, and of a volume's storage type in place (the

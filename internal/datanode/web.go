@@ -39,6 +39,7 @@ func (dn *DataNode) startWeb() {
 		_, list := r.URL.Query()["listblocks"]
 		dn.blockScan.Report(w, list)
 	}))
+	srv.SetWebHDFS(webHDFS{dn: dn})
 	srv.Start()
 }
 

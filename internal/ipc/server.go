@@ -236,12 +236,20 @@ type Stats struct {
 	Purged       int64 // connections closed because their replies waited too long
 	Throttled    int64 // connections not read now because of their replies or calls
 	Scans        int64 // connection scans done
+
+	// Timed calls: how many calls ran a handler, their total time waiting
+	// in the call queue (read to handler start) and in the handler
+	// (Hadoop's RpcQueueTime and RpcProcessingTime).
+	TimedCalls          int64
+	QueueTimeTotal      time.Duration
+	ProcessingTimeTotal time.Duration
 }
 
 type stats struct {
 	accepted, open, calls, errors, fatal, panics, inFlight atomic.Int64
 	replyBytes, refused, idleClosed, unfinished, purged    atomic.Int64
 	throttled, scans                                       atomic.Int64
+	timed, queueNanos, procNanos                           atomic.Int64
 }
 
 // Server serves Hadoop RPC v9 to any number of connections.
@@ -342,6 +350,10 @@ func (s *Server) Stats() Stats {
 		Purged:        s.stats.purged.Load(),
 		Throttled:     s.stats.throttled.Load(),
 		Scans:         s.stats.scans.Load(),
+
+		TimedCalls:          s.stats.timed.Load(),
+		QueueTimeTotal:      time.Duration(s.stats.queueNanos.Load()),
+		ProcessingTimeTotal: time.Duration(s.stats.procNanos.Load()),
 	}
 }
 
@@ -515,7 +527,8 @@ type call struct {
 	header *common.RpcRequestHeaderProto
 	fn     methodFunc
 	body   []byte
-	size   int64 // request bytes held in the server's budget
+	size   int64     // request bytes held in the server's budget
+	queued time.Time // when the reader queued it
 }
 
 func (s *Server) handlerLoop() {
@@ -532,7 +545,11 @@ func (s *Server) runCall(c *call) {
 		return // the connection died while the call waited; nobody listens
 	}
 	ctx := context.WithValue(conn.ctx, callerKey{}, c)
+	start := s.clk.Now()
 	resp, err := s.invoke(ctx, c)
+	s.stats.queueNanos.Add(int64(start.Sub(c.queued)))
+	s.stats.procNanos.Add(int64(s.clk.Now().Sub(start)))
+	s.stats.timed.Add(1)
 	if err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
@@ -1286,7 +1303,7 @@ func (c *serverConn) dispatch(req *wire.Request, size int) error {
 			remoteerr.ClassNoSuchMethod, fmt.Sprintf("Unknown method %s called on %s protocol.", method, protocol))
 		return nil
 	}
-	cl := &call{conn: c, header: h, fn: fn, body: req.Body, size: int64(size)}
+	cl := &call{conn: c, header: h, fn: fn, body: req.Body, size: int64(size), queued: c.srv.clk.Now()}
 	if !c.srv.requests.acquire(cl.size, c.ctx.Done(), c.stopCh) {
 		if c.ctx.Err() != nil {
 			return c.ctx.Err()

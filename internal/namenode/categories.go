@@ -78,22 +78,31 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 	}
 	ipc.Handle(s, method, func(ctx context.Context, req Req) (Resp, error) {
 		var zero Resp
-		if err := nn.ha.check(cat); err != nil {
-			return zero, err
-		}
-		if nn.role != RoleNameNode && activeAdmin[method] {
-			return zero, remoteerr.New(remoteerr.ClassUnsupported, "%s is not supported by a %s", method, nn.role)
-		}
-		if ci, ok := ipc.CallerFromContext(ctx); ok && len(ci.User) > MaxClientNameLength {
-			return zero, remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(ci.User), MaxClientNameLength))
-		}
-		if err := checkRequest(method, req); err != nil {
+		if err := nn.precheck(ctx, cat, method, req); err != nil {
 			return zero, err
 		}
 		resp, err := h(ctx, req)
+		nn.activity.record(method, err == nil)
 		if err == nil && nn.tokens != nil {
 			nn.tokens.sign(ctx, method, resp)
 		}
 		return resp, err
 	})
+}
+
+// precheck is what every client call passes before its handler, whether it
+// came over RPC or WebHDFS: the HA check of its category, the refusal of
+// active-only administration on a helper, the user name's length and the
+// request limits.
+func (nn *NameNode) precheck(ctx context.Context, cat ha.Category, method string, req proto.Message) error {
+	if err := nn.ha.check(cat); err != nil {
+		return err
+	}
+	if nn.role != RoleNameNode && activeAdmin[method] {
+		return remoteerr.New(remoteerr.ClassUnsupported, "%s is not supported by a %s", method, nn.role)
+	}
+	if u := callerUser(ctx); len(u) > MaxClientNameLength {
+		return remoteerr.AccessControl(fmt.Sprintf("%s: user name too long: %d bytes, the limit is %d", method, len(u), MaxClientNameLength))
+	}
+	return checkRequest(method, req)
 }

@@ -77,18 +77,43 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "getDatanodeStorageReport", c.getDatanodeStorageReport)
 
 	registerBlockCalls(c, s)
+	registerWebHDFS(nn, c)
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
 }
 
+// webCallerKey is the ctx key under which the WebHDFS handler leaves the
+// user and address of an HTTP request, which the client calls then read as
+// they read an RPC caller's.
+type webCallerKey struct{}
+
+// webCaller is who made a WebHDFS request.
+type webCaller struct {
+	user   string
+	remote string // the client's IP
+}
+
+// callerUser is the user of the call in ctx: a WebHDFS request's, else
+// the RPC connection's.
+func callerUser(ctx context.Context) string {
+	if wc, ok := ctx.Value(webCallerKey{}).(webCaller); ok {
+		return wc.user
+	}
+	ci, _ := ipc.CallerFromContext(ctx)
+	return ci.User
+}
+
 // caller identifies the user of the call in ctx.
 func (c *clientRPC) caller(ctx context.Context) namespace.Caller {
-	ci, _ := ipc.CallerFromContext(ctx)
-	return namespace.Caller{User: ci.User, Groups: c.nn.groups.groups(ci.User)}
+	u := callerUser(ctx)
+	return namespace.Caller{User: u, Groups: c.nn.groups.groups(u)}
 }
 
 // clientMachine is the caller's IP, as Hadoop records it for leases.
 func clientMachine(ctx context.Context) string {
+	if wc, ok := ctx.Value(webCallerKey{}).(webCaller); ok {
+		return wc.remote
+	}
 	ci, ok := ipc.CallerFromContext(ctx)
 	if !ok || ci.Remote == nil {
 		return ""

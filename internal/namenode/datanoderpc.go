@@ -165,6 +165,9 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
 	})
 	resp := &datanode.HeartbeatResponseProto{HaStatus: d.nn.haStatus()}
+	if err == nil {
+		d.nn.volFailures.note(uuid, req.GetVolumeFailureSummary())
+	}
 	if de := (*blockmgmt.DisallowedError)(nil); errors.As(err, &de) {
 		d.nn.deps.Logger.Warn("DataNode cut off: no longer in the include list (dfs.hosts)", "uuid", uuid, "addr", de.Addr)
 		return nil, disallowed(de)

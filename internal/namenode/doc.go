@@ -149,10 +149,16 @@
 // live and dead DataNodes as JSON strings, name dirs), FSNamesystem and
 // FSNamesystemState (block and file counts, replication queues, safe mode as
 // FSState, the nodes by admin state), NameNodeStatus and
-// RpcActivityForPort<port>; NameNodeInfo's DecomNodes and
+// RpcActivityForPort<port> (with RpcQueueTime and RpcProcessingTime),
+// NameNodeActivity (activity.go: client calls over RPC and WebHDFS, edit
+// log appends and syncs); NameNodeInfo's DecomNodes and
 // EnteringMaintenanceNodes give each leaving node's progress. Every
 // request reads one snapshot under the namesystem's read lock (web.go).
-// /conf and /stacks come from internal/web; WebHDFS answers 501.
+// /conf and /stacks come from internal/web. /webhdfs/v1 (webhdfs.go)
+// serves WebHDFS's namespace operations by calling the ClientProtocol
+// handlers with the HTTP caller in ctx (same checks and edit-log path as
+// RPC, no retry cache), and redirects CREATE, APPEND, OPEN and
+// GETFILECHECKSUM to a DataNode's web port.
 //
 // # Goroutines
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -134,7 +135,8 @@ func startHelper(ctx context.Context, role Role, cfg Config, deps Deps, opts Hel
 		key = conf.DFSNameNodeSecondaryHTTPAddress
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: strings.ReplaceAll(role.String(), " ", ""),
-		KeyName: key, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
+		KeyName: key, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
 	if err != nil {
 		return fail(fmt.Errorf("namenode: %w", err))
 	}

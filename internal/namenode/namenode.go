@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -31,8 +32,15 @@ type NameNode struct {
 	started time.Time
 	groups  *groupCache
 	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
+	// activity counts client calls for the NameNodeActivity bean.
+	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
 	loadedFrom LoadStats
+	// progress is the start-up's phases (the Startup Progress page).
+	progress startupProgress
+	// volFailures is what each DataNode's last heartbeat said of its
+	// failed volumes (the Datanode Volume Failures page), by uuid.
+	volFailures volumeFailures
 
 	// ckptMu serializes saveNamespace, rollEdits and checkpoints.
 	ckptMu sync.Mutex
@@ -89,6 +97,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	nn := &NameNode{
 		cfg: cfg, deps: deps, version: ld.version, locks: ld.locks, started: time.Now(),
 		loadedFrom: LoadStats{ImageTxID: ld.imageTxID, Replayed: ld.replayed, LastTxID: ld.lastTxID},
+		progress:   ld.progress,
 		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
 		tokens: newBlockTokens(cfg, deps.Clock),
@@ -126,7 +135,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		}
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
-		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
+		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))

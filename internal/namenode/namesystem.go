@@ -37,6 +37,8 @@ type namesystem struct {
 	// retry is the retry cache (nil when dfs.namenode.enable.retrycache is
 	// false); replayed ops fill it too.
 	retry *retrycache.Cache
+	// logTimes time the edit log's appends and syncs (NameNodeActivity).
+	logTimes logTimes
 
 	// mu is the namesystem lock: writers hold it while planning, logging
 	// (buffering) and applying ops; readers while reading the tree. Nobody
@@ -332,7 +334,10 @@ func (n *namesystem) logAndApplyLocked(ops []op.Op) (last int64, err error) {
 	if len(ops) == 0 {
 		return 0, nil
 	}
+	start := n.clock.Now()
 	last, err = n.elog.Append(ops...)
+	n.logTimes.txnNanos.Add(int64(n.clock.Now().Sub(start)))
+	n.logTimes.txns.Add(int64(len(ops)))
 	if errors.Is(err, editlog.ErrRecordTooLarge) {
 		return 0, remoteerr.New(remoteerr.ClassIOException, "The operation is too large to be logged: %v", err)
 	}
@@ -361,7 +366,11 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 	}
 	// The op is already visible in the tree: it must become durable even if
 	// the caller stops waiting, so the wait ignores the caller's cancellation.
-	if err := n.elog.Sync(context.WithoutCancel(ctx), txid); err != nil {
+	start := n.clock.Now()
+	err := n.elog.Sync(context.WithoutCancel(ctx), txid)
+	n.logTimes.syncNanos.Add(int64(n.clock.Now().Sub(start)))
+	n.logTimes.syncs.Add(1)
+	if err != nil {
 		n.fail(err)
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}

@@ -36,6 +36,9 @@ type Deps struct {
 	Listener net.Listener
 	// HTTPListener likewise replaces Config.HTTPAddress for the web server.
 	HTTPListener net.Listener
+	// LogLevel, if set, is the level of Logger's handler, which /logLevel
+	// (`hdfs daemonlog`) reads and sets.
+	LogLevel *slog.LevelVar
 	// Conf is the configuration the web server shows at /conf (nil: /conf
 	// answers that none is available).
 	Conf *conf.Conf
@@ -303,6 +306,9 @@ type loaded struct {
 	// repairs are the interrupted transitions (upgrade, rollback,
 	// finalize) the start repaired, by storage dir root.
 	repairs map[string]storage.Repair
+	// progress is the start-up's phases as the Startup Progress page
+	// shows them.
+	progress startupProgress
 }
 
 // loadOptions are what the callers of load ask for beyond a normal start.
@@ -332,6 +338,7 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 		return nil, err
 	}
 	ld := &loaded{locks: locks}
+	ld.progress.began = deps.Clock.Now()
 	defer func() {
 		if err != nil {
 			if ld.elog != nil {
@@ -389,10 +396,16 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 			return nil, err
 		}
 	}
+	img := &ld.progress.phases[phaseImage]
+	img.begin = deps.Clock.Now()
 	tree, imageTxID, err := loadTree(fsys, cfg, ld.version.NamespaceID)
 	if err != nil {
 		return nil, err
 	}
+	img.end = deps.Clock.Now()
+	img.file, img.size = imageFileOf(fsys, cfg.NameDirs, imageTxID)
+	img.count = tree.NumInodes()
+	img.total = img.count
 	var retry *retrycache.Cache
 	if cfg.RetryCacheEnabled {
 		retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
@@ -439,11 +452,19 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 	}
 	ld.ns.elog = elog
 	ld.ns.setApplied(imageTxID)
+	eds := &ld.progress.phases[phaseEdits]
+	eds.begin = deps.Clock.Now()
 	last, replayed, err := ld.ns.catchUp(ctx, ropts, elog.ReadOps)
 	ld.replayed = replayed
 	if err != nil {
 		return nil, err
 	}
+	eds.end = deps.Clock.Now()
+	eds.count, eds.total = replayed, replayed
+	// A start saves no checkpoint (the standby or a Checkpoint Node
+	// does): the phase is done with nothing to do, as Hadoop shows it.
+	ld.progress.phases[phaseCheckpoint].begin = eds.end
+	ld.progress.phases[phaseCheckpoint].end = eds.end
 	if seen > last && seen > imageTxID && !recovering && (!cfg.HA.Enabled || opts.upgrading) {
 		// seen_txid is written when a segment starts, after its first record
 		// is durable; an edit log that ends before it lost edits.

@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/version"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -38,10 +41,21 @@ func (nn *NameNode) startWeb() {
 		ModelerType: "org.apache.hadoop.hdfs.server.namenode.NameNode", Attrs: nn.statusAttrs})
 	rpc := fmt.Sprintf("RpcActivityForPort%d", tcpPort(nn.addr))
 	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=" + rpc, ModelerType: rpc, Attrs: nn.rpcAttrs})
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=NameNodeActivity", ModelerType: "NameNodeActivity", Attrs: nn.activityAttrs})
 	srv.AddBean(web.RuntimeBean("NameNode"))
-	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, nn.overviewPage(nn.snapshot())) })
-	srv.Handle("GET /{$}", page)
-	srv.Handle("GET /dfshealth.html", page)
+	srv.AddBean(web.Bean{Name: "Hadoop:service=NameNode,name=StartupProgress", ModelerType: "StartupProgress", Attrs: nn.startupAttrs})
+	page := func(build func() web.Page) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { web.RenderPage(w, build()) })
+	}
+	overview := page(func() web.Page { return nn.overviewPage(nn.snapshot()) })
+	srv.Handle("GET /{$}", overview)
+	srv.Handle("GET /dfshealth.html", overview)
+	srv.Handle("GET /datanodes.html", page(func() web.Page { return nn.datanodesPage(nn.snapshot()) }))
+	srv.Handle("GET /volumefailures.html", page(func() web.Page { return nn.volumeFailuresPage(nn.snapshot()) }))
+	srv.Handle("GET /snapshots.html", page(nn.snapshotsPage))
+	srv.Handle("GET /startup.html", page(nn.startupPage))
+	srv.Handle("GET /startupProgress", http.HandlerFunc(nn.serveStartupProgress))
+	srv.Handle("GET /explorer.html", http.HandlerFunc(serveExplorer))
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if nn.haState() != "active" {
@@ -291,6 +305,10 @@ func (nn *NameNode) rpcAttrs() []web.Attr {
 		{Name: "RpcErrorResponses", Value: st.Errors},
 		{Name: "RpcFatalResponses", Value: st.Fatal},
 		{Name: "RpcConnectionsAccepted", Value: st.Accepted},
+		{Name: "RpcQueueTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcQueueTimeAvgTime", Value: avgMillis(int64(st.QueueTimeTotal), st.TimedCalls)},
+		{Name: "RpcProcessingTimeNumOps", Value: st.TimedCalls},
+		{Name: "RpcProcessingTimeAvgTime", Value: avgMillis(int64(st.ProcessingTimeTotal), st.TimedCalls)},
 	}
 }
 
@@ -357,6 +375,12 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 		dirs.Rows = append(dirs.Rows, []string{d, kind, "Active"})
 	}
 	sort.Slice(dirs.Rows, func(i, j int) bool { return dirs.Rows[i][0] < dirs.Rows[j][0] })
+	return nn.tabPage("Overview", overview, summary, web.Section{Heading: "NameNode storage", Table: dirs})
+}
+
+// datanodesPage is the Datanodes tab: live nodes (each linked to its own
+// page), dead ones, and those leaving service.
+func (nn *NameNode) datanodesPage(s *nnSnapshot) web.Page {
 	live := &web.Table{Header: []string{"Node", "HTTP address", "Last contact", "Capacity", "Used", "Non DFS used",
 		"Remaining", "Blocks", "State"}, Empty: "No live DataNodes"}
 	for _, d := range s.live {
@@ -364,8 +388,10 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 		if d.Stale {
 			state += " (stale)"
 		}
+		httpAddr := d.ID.IPAddr + ":" + strconv.Itoa(d.ID.InfoPort)
+		live.Hrefs = append(live.Hrefs, []string{"", "http://" + httpAddr + "/"})
 		live.Rows = append(live.Rows, []string{nodeLabel(d),
-			d.ID.IPAddr + ":" + strconv.Itoa(d.ID.InfoPort), s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago",
+			httpAddr, s.now.Sub(d.LastUpdate).Round(time.Second).String() + " ago",
 			web.Bytes(d.Capacity), web.Bytes(d.DfsUsed), web.Bytes(d.NonDfsUsed), web.Bytes(d.Remaining),
 			strconv.Itoa(d.NumBlocks), state})
 	}
@@ -397,12 +423,86 @@ func (nn *NameNode) overviewPage(s *nnSnapshot) web.Page {
 		return t
 	}
 	maint := append(append([]blockmgmt.DatanodeInfo(nil), s.entering...), s.inMaintenance...)
+	return nn.tabPage("Datanodes", web.Section{Heading: "Live DataNodes", Table: live}, web.Section{Heading: "Dead DataNodes", Table: dead},
+		web.Section{Heading: "Decommissioning", Table: leaving(s.decommissioning, "No DataNodes are being decommissioned")},
+		web.Section{Heading: "In maintenance", Table: leaving(maint, "No DataNodes are in maintenance")})
+}
+
+// nnTabs are the NameNode UI's tabs, as Hadoop's dfshealth page has them.
+var nnTabs = []web.NavLink{
+	{Label: "Overview", Href: "/dfshealth.html"},
+	{Label: "Datanodes", Href: "/datanodes.html"},
+	{Label: "Datanode Volume Failures", Href: "/volumefailures.html"},
+	{Label: "Snapshot", Href: "/snapshots.html"},
+	{Label: "Startup Progress", Href: "/startup.html"},
+	// Hadoop's Utilities menu: the file browser over WebHDFS, the logs.
+	{Label: "Browse the file system", Href: "/explorer.html"},
+	{Label: "Logs", Href: "/logs/"},
+}
+
+// tabPage is a page of the NameNode UI with tab current marked.
+func (nn *NameNode) tabPage(tab string, sections ...web.Section) web.Page {
+	nav := append([]web.NavLink(nil), nnTabs...)
+	for i := range nav {
+		nav[i].Current = nav[i].Label == tab
+	}
 	return web.Page{
 		Title:    fmt.Sprintf("NameNode %s (%s)", nn.addr.String(), nn.haState()),
 		Subtitle: version.String(),
-		Sections: []web.Section{overview, summary, {Heading: "NameNode storage", Table: dirs},
-			{Heading: "Live DataNodes", Table: live}, {Heading: "Dead DataNodes", Table: dead},
-			{Heading: "Decommissioning", Table: leaving(s.decommissioning, "No DataNodes are being decommissioned")},
-			{Heading: "In maintenance", Table: leaving(maint, "No DataNodes are in maintenance")}},
+		Nav:      nav,
+		Sections: sections,
 	}
+}
+
+// volumeFailures keeps what each DataNode's last heartbeat reported of its
+// failed volumes. It is soft state, as in Hadoop: rebuilt from heartbeats
+// after a restart.
+type volumeFailures struct {
+	mu     sync.Mutex
+	byUUID map[string]*dnpb.VolumeFailureSummaryProto
+}
+
+func (v *volumeFailures) note(uuid string, s *dnpb.VolumeFailureSummaryProto) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(s.GetFailedStorageLocations()) == 0 {
+		delete(v.byUUID, uuid)
+		return
+	}
+	if v.byUUID == nil {
+		v.byUUID = map[string]*dnpb.VolumeFailureSummaryProto{}
+	}
+	v.byUUID[uuid] = s
+}
+
+func (v *volumeFailures) get(uuid string) *dnpb.VolumeFailureSummaryProto {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.byUUID[uuid]
+}
+
+// volumeFailuresPage is the Datanode Volume Failures tab: the live nodes
+// with failed volumes, when the last failed, the capacity lost.
+func (nn *NameNode) volumeFailuresPage(s *nnSnapshot) web.Page {
+	t := &web.Table{Header: []string{"Datanode", "Address", "Last failure date", "Failed volumes", "Estimated capacity lost", "Failed storage locations"},
+		Empty: "There are no reported volume failures."}
+	for _, d := range s.live {
+		f := nn.volFailures.get(d.ID.UUID)
+		if f == nil {
+			continue
+		}
+		httpAddr := d.ID.IPAddr + ":" + strconv.Itoa(d.ID.InfoPort)
+		t.Hrefs = append(t.Hrefs, []string{"", "http://" + httpAddr + "/"})
+		t.Rows = append(t.Rows, []string{nodeLabel(d), httpAddr,
+			time.UnixMilli(int64(f.GetLastVolumeFailureDate())).UTC().Format(time.RFC1123),
+			strconv.Itoa(len(f.GetFailedStorageLocations())), web.Bytes(int64(f.GetEstimatedCapacityLostTotal())),
+			strings.Join(f.GetFailedStorageLocations(), ", ")})
+	}
+	return nn.tabPage("Datanode Volume Failures", web.Section{Heading: "Datanode Volume Failures", Table: t})
+}
+
+// snapshotsPage is the Snapshot tab.
+func (nn *NameNode) snapshotsPage() web.Page {
+	return nn.tabPage("Snapshot", web.Section{Heading: "Snapshot Summary",
+		Note: "Snapshots are not supported yet: there are no snapshottable directories and no snapshots."})
 }

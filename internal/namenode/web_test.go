@@ -13,6 +13,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
+	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
@@ -72,16 +73,94 @@ func TestWebEndpoints(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/dfshealth.html: %d", code)
 	}
-	for _, s := range []string{nn.ClusterID(), nn.BlockPoolID(), "4 files and directories", "No live DataNodes"} {
+	for _, s := range []string{nn.ClusterID(), nn.BlockPoolID(), "4 files and directories",
+		`<a href="/datanodes.html">Datanodes</a>`, `<a href="/dfshealth.html" class="current">Overview</a>`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("overview page lacks %q", s)
+		}
+	}
+	tabs := map[string][]string{
+		"/datanodes.html":      {"Live DataNodes", "No live DataNodes", "Dead DataNodes", "Decommissioning", "In maintenance"},
+		"/volumefailures.html": {"There are no reported volume failures."},
+		"/snapshots.html":      {"Snapshot Summary"},
+		"/startup.html":        {"Loading fsimage", "Loading edits", "Saving checkpoint", "Safe mode", "100% COMPLETE", "Percent Complete: "},
+	}
+	for path, want := range tabs {
+		code, page := webtest.Get(t, base+path)
+		if code != http.StatusOK {
+			t.Errorf("%s: %d", path, code)
+		}
+		for _, s := range want {
+			if !strings.Contains(page, s) {
+				t.Errorf("%s lacks %q", path, s)
+			}
+		}
+	}
+	// Start-up progress: the loading phases are over; the image phase
+	// counted the image's inodes (the root at least).
+	code, body := webtest.Get(t, base+"/startupProgress")
+	var prog struct {
+		PercentComplete float64
+		Phases          []struct {
+			Name, Status string
+			Steps        []struct{ Count, Total int64 }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &prog); code != http.StatusOK || err != nil || len(prog.Phases) != 4 {
+		t.Fatalf("/startupProgress: %d %v %s", code, err, body)
+	}
+	for i, name := range []string{"LoadingFsImage", "LoadingEdits", "SavingCheckpoint", "SafeMode"} {
+		if prog.Phases[i].Name != name || i < 3 && prog.Phases[i].Status != "COMPLETE" {
+			t.Errorf("phase %d: %+v", i, prog.Phases[i])
+		}
+	}
+	if c := prog.Phases[0].Steps[0].Count; c < 1 {
+		t.Errorf("image phase counted %d inodes", c)
+	}
+	sp := webtest.Bean(t, base, "Hadoop:service=NameNode,name=StartupProgress")
+	for _, k := range []string{"ElapsedTime", "PercentComplete", "LoadingFsImageCount", "LoadingEditsElapsedTime", "SafeModeTotal", "SavingCheckpointPercentComplete"} {
+		if _, ok := sp[k]; !ok {
+			t.Errorf("StartupProgress bean lacks %s: %v", k, sp)
 		}
 	}
 	if code, _ := webtest.Get(t, base+"/"); code != http.StatusOK {
 		t.Errorf("/: %d", code)
 	}
-	if code, body := webtest.Get(t, base+"/webhdfs/v1/?op=LISTSTATUS"); code != http.StatusNotImplemented ||
-		!strings.Contains(body, "UnsupportedOperationException") {
+	if code, body := webtest.Get(t, base+"/webhdfs/v1/?op=LISTSTATUS"); code != http.StatusOK ||
+		!strings.Contains(body, `{"FileStatuses":{"FileStatus":[`) {
 		t.Errorf("WebHDFS: %d %s", code, body)
+	}
+}
+
+// TestVolumeFailuresPage: a DataNode whose heartbeat reports failed volumes
+// is listed on the Datanode Volume Failures tab until a heartbeat says none.
+func TestVolumeFailuresPage(t *testing.T) {
+	nn := nntest.New(t)
+	base := "http://" + nn.HTTPAddr().String()
+	d := newFakeDN(t, nn.NameNode)
+	d.register()
+	beat := func(failed ...string) {
+		t.Helper()
+		req := &datanode.HeartbeatRequestProto{Registration: d.reg(), XmitsInProgress: proto.Uint32(0), XceiverCount: proto.Uint32(0),
+			FailedVolumes: proto.Uint32(uint32(len(failed)))}
+		if len(failed) > 0 {
+			req.VolumeFailureSummary = &datanode.VolumeFailureSummaryProto{FailedStorageLocations: failed,
+				LastVolumeFailureDate:      proto.Uint64(uint64(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli())),
+				EstimatedCapacityLostTotal: proto.Uint64(3 << 30)}
+		}
+		if err := d.c.c.Call(context.Background(), "sendHeartbeat", req, &datanode.HeartbeatResponseProto{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beat("/data/2", "/data/3")
+	_, page := webtest.Get(t, base+"/volumefailures.html")
+	for _, s := range []string{"/data/2, /data/3", "<td>3 GB</td>", "Tue, 01 Dec 2026 10:00:00 UTC", `<a href="http://127.0.0.1:2/">127.0.0.1:2</a>`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("volume failures page lacks %q:\n%s", s, page)
+		}
+	}
+	beat()
+	if _, page := webtest.Get(t, base+"/volumefailures.html"); !strings.Contains(page, "There are no reported volume failures.") {
+		t.Errorf("after a heartbeat without failures:\n%s", page)
 	}
 }

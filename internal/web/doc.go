@@ -1,7 +1,8 @@
 // Package web owns the HTTP side of the hdfsgo daemons: listening on the
 // web port and shutting down, a registry of JMX-style beans served at /jmx
 // in Hadoop's JSON format, the running configuration at /conf, a goroutine
-// dump at /stacks, a fixed "not supported" answer for WebHDFS, and a small
+// dump at /stacks, the route to a role's WebHDFS handler (SetWebHDFS; a
+// "not supported" answer until one is set), and a small
 // renderer for the roles' HTML status pages.
 //
 // Callers: the NameNode (dfs.namenode.http-address, 9870) and the DataNode
@@ -44,9 +45,15 @@
 //	GET /jmx                          every bean
 //	GET /jmx?qry=Hadoop:service=NameNode,*    beans matching an ObjectName pattern
 //	GET /jmx?get=BEAN::ATTRIBUTE      one attribute of one bean
+//	GET /jmx?...&callback=NAME        the same as JSONP: NAME({...}); (a JavaScript identifier)
+//	GET /logLevel?log=NAME[&level=L]  read or set the daemon's log level (Config.LogLevel)
+//	GET /logs/                        Config.LogDir, read-only; without one a 404 saying so
+//	GET /prom                         every bean's numeric attributes in Prometheus text
+//	                                  (only with hadoop.prometheus.endpoint.enabled=true)
 //	GET /conf[?format=xml|json][&name=KEY]
 //	GET /stacks                       text dump of all goroutines (cut at MaxStacksBytes)
-//	ANY /webhdfs/v1/...               501, RemoteException UnsupportedOperationException
+//	ANY /webhdfs/v1/...               the role's SetWebHDFS handler; without one
+//	                                  501, RemoteException UnsupportedOperationException
 //
 // Every response carries X-Content-Type-Options: nosniff and
 // X-Frame-Options: SAMEORIGIN.

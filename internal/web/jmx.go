@@ -50,6 +50,15 @@ func (s *Server) serveJMX(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Methods", "GET")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	q := r.URL.Query()
+	if cb := q.Get("callback"); q.Has("callback") {
+		if !jsIdent.MatchString(cb) {
+			writeJMXError(w, http.StatusBadRequest, fmt.Errorf("%w: callback=%q is not a JavaScript identifier", errBadQuery, cb))
+			return
+		}
+		jw := &jsonpWriter{ResponseWriter: w, callback: cb}
+		defer jw.finish()
+		w = jw
+	}
 	beans := s.beans()
 	if get := q.Get("get"); q.Has("get") {
 		s.serveJMXGet(w, beans, get)

@@ -10,7 +10,16 @@ import (
 type Page struct {
 	Title    string
 	Subtitle string
+	// Nav is a row of tabs under the title (none if empty); the Current
+	// one is marked.
+	Nav      []NavLink
 	Sections []Section
+}
+
+// NavLink is one tab of a Page's Nav.
+type NavLink struct {
+	Label, Href string
+	Current     bool
 }
 
 // Section is a heading with either key/value rows (Rows) or a table (Table), or both.
@@ -25,12 +34,25 @@ type Section struct {
 type Table struct {
 	Header []string
 	Rows   [][]string
-	Empty  string // e.g. "No DataNodes"
+	// Hrefs, when set, has the shape of Rows: a cell whose Href is not
+	// empty is a link to it.
+	Hrefs [][]string
+	Empty string // e.g. "No DataNodes"
+}
+
+// href is the link of cell (r, c), "" if none.
+func (t *Table) href(r, c int) string {
+	if r < len(t.Hrefs) && c < len(t.Hrefs[r]) {
+		return t.Hrefs[r][c]
+	}
+	return ""
 }
 
 // pageTemplate is parsed once and only executed afterwards, which
 // html/template allows from many goroutines at once.
-var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"href": func(t *Table, r, c int) string { return t.href(r, c) },
+}).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -51,6 +73,9 @@ th,td{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
 th{background:#eef2f6}
 table.kv th{width:18em}
 td.empty{color:#777;font-style:italic}
+nav{background:#e4eaf1;padding:0 24px;border-bottom:1px solid #c8d2de}
+nav a{display:inline-block;padding:8px 12px;color:#2d4a6b;text-decoration:none}
+nav a.current{background:#fafafa;font-weight:bold;border:1px solid #c8d2de;border-bottom-color:#fafafa;margin-bottom:-1px}
 footer{padding:12px 24px;border-top:1px solid #ccc;font-size:.9em;color:#555}
 footer a{margin-right:1em}
 </style>
@@ -62,6 +87,9 @@ footer a{margin-right:1em}
 <p>{{.Subtitle}}</p>
 {{- end}}
 </header>
+{{- if .Nav}}
+<nav>{{range .Nav}}<a href="{{.Href}}"{{if .Current}} class="current"{{end}}>{{.Label}}</a>{{end}}</nav>
+{{- end}}
 <main>
 {{- range .Sections}}
 <section>
@@ -78,14 +106,14 @@ footer a{margin-right:1em}
 {{- end}}
 </table>
 {{- end}}
-{{- with .Table}}
+{{- with $t := .Table}}
 <table>
 {{- if .Header}}
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{- end}}
 {{- if .Rows}}
-{{- range .Rows}}
-<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{- range $r, $row := .Rows}}
+<tr>{{range $c, $cell := $row}}<td>{{with href $t $r $c}}<a href="{{.}}">{{$cell}}</a>{{else}}{{$cell}}{{end}}</td>{{end}}</tr>
 {{- end}}
 {{- else}}
 <tr><td class="empty"{{if .Header}} colspan="{{len .Header}}"{{end}}>{{if .Empty}}{{.Empty}}{{else}}None{{end}}</td></tr>

@@ -35,6 +35,13 @@ type Config struct {
 	// Limits bound connections, concurrent requests and slow clients (see
 	// Limits; zero fields take the defaults).
 	Limits Limits
+	// LogLevel, if set, is the level of the daemon's logger: /logLevel
+	// reads and sets it (`hdfs daemonlog`). Without it /logLevel is 404.
+	LogLevel *slog.LevelVar
+	// LogDir, if set, is served read-only at /logs/ (Hadoop's
+	// hadoop.log.dir, $HADOOP_LOG_DIR); without it /logs/ answers 404
+	// saying so.
+	LogDir string
 }
 
 // Server is a running web server. Safe for concurrent use.
@@ -47,6 +54,7 @@ type Server struct {
 	requests *gate
 	stacks   *gate
 	role     string
+	level    *slog.LevelVar // nil: no /logLevel
 	conf     *conf.Conf
 	redact   redactor
 	logger   *slog.Logger
@@ -62,8 +70,9 @@ type Server struct {
 		beans   []*registered // registration order; only appended to
 		names   map[string]bool
 		started bool
-		closing bool  // Close has begun; Start does nothing from then on
-		err     error // result of the first Close, once closed is closed
+		closing bool         // Close has begun; Start does nothing from then on
+		err     error        // result of the first Close, once closed is closed
+		webhdfs http.Handler // the role's WebHDFS handler; nil: 501
 	}
 }
 
@@ -71,6 +80,13 @@ type Server struct {
 // serving; register beans and handlers, then call Start. A listen error names
 // the address and cfg.KeyName: `web: listen on 0.0.0.0:9870 (dfs.namenode.http-address): ...`.
 func New(cfg Config) (*Server, error) {
+	prom := false
+	if cfg.Conf != nil {
+		var err error
+		if prom, err = cfg.Conf.Bool(conf.HadoopPrometheusEndpointEnabled); err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+	}
 	ln := cfg.Listener
 	if ln == nil {
 		if cfg.Addr == "" {
@@ -99,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 		requests: newGate("requests", lim.MaxRequests),
 		stacks:   newGate("/stacks requests", lim.MaxStacks),
 		role:     role,
+		level:    cfg.LogLevel,
 		conf:     cfg.Conf,
 		logger:   logger,
 		mux:      http.NewServeMux(),
@@ -124,8 +141,22 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.builtin("GET /jmx", http.HandlerFunc(s.serveJMX))
 	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
+	if prom {
+		s.builtin("GET /prom", http.HandlerFunc(s.serveProm))
+	}
+	if cfg.LogLevel != nil {
+		s.builtin("GET /logLevel", http.HandlerFunc(s.serveLogLevel))
+	}
+	if cfg.LogDir != "" {
+		s.mux.Handle("GET /logs/", s.guard(newGate("/logs requests", lim.MaxEndpointRequests), false,
+			http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir)))))
+	} else {
+		s.builtin("GET /logs/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "web: no log directory: this "+role+" logs to its standard error (set HADOOP_LOG_DIR to serve one at /logs/)", http.StatusNotFound)
+		}))
+	}
 	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
-	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), true, http.HandlerFunc(s.serveWebHDFS))
+	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), false, http.HandlerFunc(s.serveWebHDFS))
 	s.mux.Handle("/webhdfs/v1", webhdfs)
 	s.mux.Handle("/webhdfs/v1/", webhdfs)
 	return s, nil
@@ -253,9 +284,28 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// serveWebHDFS answers every WebHDFS request with Hadoop's RemoteException
-// JSON for UnsupportedOperationException.
+// SetWebHDFS makes h answer /webhdfs/v1 and everything under it, under
+// the server's limits (a write or a read of a request body may each take
+// IdleTimeout; a transfer that keeps moving has no bound). Until it is
+// called those requests get 501 and a RemoteException naming
+// UnsupportedOperationException.
+func (s *Server) SetWebHDFS(h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.webhdfs = h
+}
+
+// serveWebHDFS hands a WebHDFS request to the role's handler, or answers
+// with Hadoop's RemoteException JSON for UnsupportedOperationException
+// when the role has none.
 func (s *Server) serveWebHDFS(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.mu.webhdfs
+	s.mu.Unlock()
+	if h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"RemoteException":{"exception":"UnsupportedOperationException",` +
 		`"javaClassName":"java.lang.UnsupportedOperationException","message":`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -63,6 +64,8 @@ func TestKerberosCluster(t *testing.T) {
 		// The daemons' principals map to the superuser hdfs.
 		"hadoop.security.auth_to_local": "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT",
 	}
+	nnHTTP := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
+	extra["dfs.namenode.http-address"] = nnHTTP
 	c := startCluster(t, 2, extra)
 	c.dfs(t, "-mkdir", "-p", "/user/alice")
 	c.dfs(t, "-chown", "alice", "/user/alice")
@@ -153,6 +156,12 @@ func TestKerberosCluster(t *testing.T) {
 	}
 	if out, err := c.runEnv(c.confDir("nn"), tokenEnv, "dfs", "-ls", "/user/alice/by-token"); err != nil || !strings.Contains(out, " alice ") {
 		t.Errorf("hdfs dfs -ls with a delegation token: %v\n%s", err, out)
+	}
+
+	// WebHDFS trusts user.name, so it is off under Kerberos (no SPNEGO yet).
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-ls", "webhdfs://"+nnHTTP+"/"); err == nil ||
+		!strings.Contains(out, "SPNEGO authentication is not supported yet") {
+		t.Errorf("webhdfs under Kerberos: %v\n%s", err, out)
 	}
 
 	// Refusals.

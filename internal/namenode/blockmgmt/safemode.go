@@ -21,6 +21,8 @@ type safeMode struct {
 	status  smStatus
 	reached time.Time // start of the extension
 	manual  bool
+	// left is when start-up safe mode ended (zero while it is on).
+	left time.Time
 }
 
 // InSafeMode reports whether start-up or manual safe mode is on.
@@ -93,6 +95,9 @@ func (m *Manager) checkSafeMode(now time.Time) {
 // leaveStartup ends start-up safe mode and builds the redundancy queues from
 // every block (Hadoop's initializeReplQueues / processMisReplicatedBlocks).
 func (m *Manager) leaveStartup() {
+	if m.sm.status != smOff {
+		m.sm.left = m.nowHint
+	}
 	m.sm.status = smOff
 	if m.populating {
 		return
@@ -108,6 +113,13 @@ func (m *Manager) leaveStartup() {
 	for _, id := range ids {
 		m.refresh(m.blocks[id])
 	}
+}
+
+// StartupSafeMode is start-up safe mode's progress (the Startup Progress
+// page's last phase): the blocks reported safe, the number it waits for,
+// and when it ended (zero while it is on).
+func (m *Manager) StartupSafeMode() (safe, needed int64, ended time.Time) {
+	return m.safeBlocks, m.blockThreshold(), m.sm.left
 }
 
 // EnterSafeMode turns manual safe mode on (dfsadmin -safemode enter); it stays
