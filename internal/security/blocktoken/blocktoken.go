@@ -185,7 +185,8 @@ type Manager struct {
 
 	mu      sync.Mutex
 	nextID  int32
-	current *Key
+	current *Key // signs tokens
+	next    *Key // already with the DataNodes; signs from the next roll on
 	keys    map[int32]*Key
 	rolled  time.Time
 	serial  int64 // counts rolls; DataNodes are sent keys when it moves
@@ -199,19 +200,32 @@ func NewManager(updateInterval, lifetime time.Duration, now time.Time) *Manager 
 	var b [4]byte
 	rand.Read(b[:])
 	m.nextID = int32(binary.BigEndian.Uint32(b[:]) & 0x3fffffff)
-	m.rollLocked(now)
+	m.current = m.newKeyLocked(now)
+	m.next = m.newKeyLocked(now.Add(m.updateInterval))
+	m.rolled = now
+	m.serial++
 	return m
 }
 
-func (m *Manager) rollLocked(now time.Time) {
+// newKeyLocked makes a key that starts signing at from: it verifies the
+// tokens issued until the roll after that, for their lifetime, plus one
+// more interval of slack.
+func (m *Manager) newKeyLocked(from time.Time) *Key {
 	secret := make([]byte, 64)
 	rand.Read(secret)
 	m.nextID++
-	// A key verifies tokens issued until the next roll, for their
-	// lifetime, plus one more interval of slack.
-	k := &Key{ID: m.nextID, Expiry: now.Add(2*m.updateInterval + m.lifetime).UnixMilli(), Secret: secret}
+	k := &Key{ID: m.nextID, Expiry: from.Add(2*m.updateInterval + m.lifetime).UnixMilli(), Secret: secret}
 	m.keys[k.ID] = k
-	m.current = k
+	return k
+}
+
+// rollLocked makes the next key current and a new one next. The DataNodes
+// have had the next key since the last roll, so a token it signs verifies
+// everywhere at once, even on a DataNode whose key update is still to
+// come (DataNodes also sign their own transfers with their current key).
+func (m *Manager) rollLocked(now time.Time) {
+	m.current = m.next
+	m.next = m.newKeyLocked(now.Add(m.updateInterval))
 	m.rolled = now
 	m.serial++
 	for id, old := range m.keys {

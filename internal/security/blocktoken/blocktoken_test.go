@@ -67,15 +67,26 @@ func TestCheck(t *testing.T) {
 	// A key the DataNode never got.
 	other := NewManager(10*time.Minute, 10*time.Minute, now)
 	want("unknown key", v.Check(other.Generate("alice", "BP", 7, Read, now), "BP", 7, Read, now), "doesn't exist")
-	// Rolled keys: old tokens stay good, new ones need the update.
+	// A roll makes current the key the DataNodes already have: tokens of
+	// the new key verify before the key update; a second roll without
+	// update brings a key they never got.
 	if !m.Roll(now.Add(11 * time.Minute)) {
 		t.Fatal("no roll")
 	}
 	later := now.Add(11 * time.Minute)
 	tok2 := m.Generate("alice", "BP", 7, Read, later)
-	want("before the key update", v.Check(tok2, "BP", 7, Read, later), "doesn't exist")
-	v.SetKeys(m.Export())
 	if err := v.Check(tok2, "BP", 7, Read, later); err != nil {
+		t.Fatalf("token of the next key before the key update: %v", err)
+	}
+	if err := v.Check(tok, "BP", 7, Read, now.Add(time.Minute)); err != nil {
+		t.Fatalf("token of the old key after the roll: %v", err)
+	}
+	m.Roll(now.Add(22 * time.Minute))
+	latest := now.Add(22 * time.Minute)
+	tok3 := m.Generate("alice", "BP", 7, Read, latest)
+	want("two rolls without update", v.Check(tok3, "BP", 7, Read, latest), "doesn't exist")
+	v.SetKeys(m.Export())
+	if err := v.Check(tok3, "BP", 7, Read, latest); err != nil {
 		t.Fatal(err)
 	}
 	// The DataNode's own tokens verify everywhere.
