@@ -12,8 +12,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
@@ -128,11 +130,12 @@ func TestRunNameNodeOps(t *testing.T) {
 		{OpFileStatus, true},
 		{OpRename, false},
 		{OpListing, false},
+		{OpMixed, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/shared=%v", tc.op, tc.shared), func(t *testing.T) {
 			var out bytes.Buffer
-			opts := Options{Op: tc.op, Threads: 3, Files: 25, FilesPerDir: 4, SharedConnection: tc.shared, TempDir: t.TempDir(), Close: true}
+			opts := Options{Op: tc.op, Threads: 3, Files: 25, FilesPerDir: 4, SharedConnection: tc.shared, TempDir: t.TempDir(), Close: true, ReadPercent: 50}
 			if err := RunNameNode(context.Background(), opts, &out); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
@@ -141,7 +144,42 @@ func TestRunNameNodeOps(t *testing.T) {
 			}
 			stat(t, out.String(), tc.op, "Ops per sec")
 			stat(t, out.String(), tc.op, "Average Time")
+			stat(t, out.String(), tc.op, "Latency p50 / p99 / p99.9")
+			if tc.op == OpMixed {
+				// 50 % reads: both kinds ran, their counts adding up.
+				m := regexp.MustCompile(`getFileInfo: (\d+) ops.*\n  create: (\d+) ops`).FindStringSubmatch(out.String())
+				if m == nil {
+					t.Fatalf("no per-kind lines\n%s", out.String())
+				}
+				r, _ := strconv.Atoi(m[1])
+				w, _ := strconv.Atoi(m[2])
+				if r+w != 25 || r == 0 || w == 0 {
+					t.Fatalf("mixed: %d reads + %d creates, want 25 with both\n%s", r, w, out.String())
+				}
+			}
+			if tc.op == OpCreate {
+				stat(t, out.String(), tc.op, "Edit-log fsyncs per sec (flushes during the run)")
+			}
 		})
+	}
+}
+
+// TestPercentiles checks the latency percentiles on a known distribution.
+func TestPercentiles(t *testing.T) {
+	st := stats{latency: make([]time.Duration, 1000)}
+	for i := range st.latency {
+		st.latency[i] = time.Duration(1000-i) * time.Millisecond // 1000 ms .. 1 ms
+	}
+	p50, p99, p999, n := st.percentiles(nil)
+	if n != 1000 || p50 != 500*time.Millisecond || p99 != 990*time.Millisecond || p999 != 999*time.Millisecond {
+		t.Errorf("percentiles = %v %v %v over %d", p50, p99, p999, n)
+	}
+	_, _, _, n = st.percentiles(func(i int) bool { return i%2 == 0 })
+	if n != 500 {
+		t.Errorf("filtered count = %d", n)
+	}
+	if _, _, _, n := (stats{}).percentiles(nil); n != 0 {
+		t.Errorf("empty: %d", n)
 	}
 }
 

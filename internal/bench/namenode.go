@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,9 +61,12 @@ const (
 	OpFileStatus = "fileStatus"
 	OpRename     = "rename"
 	OpListing    = "listing"
-	OpAll        = "all"
-	OpMemory     = "memory"
-	OpRestart    = "restart"
+	// OpMixed interleaves getFileInfo of existing files with creates of
+	// new ones (Options.ReadPercent of the operations are reads).
+	OpMixed   = "mixed"
+	OpAll     = "all"
+	OpMemory  = "memory"
+	OpRestart = "restart"
 )
 
 // allOps is what OpAll runs, in Hadoop's order (listing is ours).
@@ -76,6 +81,8 @@ const (
 	DefaultFiles       = 10
 	DefaultFilesPerDir = 4
 	DefaultDirsPerDir  = 2
+	// DefaultReadPercent is the share of reads in OpMixed.
+	DefaultReadPercent = 90
 	// blockSize is what the benchmark's files ask for; files have no blocks.
 	blockSize = 128 << 20
 )
@@ -97,6 +104,10 @@ type Options struct {
 	// (Hadoop's -close); the complete call then counts as part of the
 	// operation.
 	Close bool
+	// ReadPercent is the share (0..100) of OpMixed's operations that are
+	// getFileInfo calls; the rest create files. -1 means the default
+	// (DefaultReadPercent); 0 is all writes.
+	ReadPercent int
 	// KeepResults leaves the op's directory in place afterwards.
 	KeepResults bool
 	// SharedConnection makes every thread call through one ipc.Client (one
@@ -137,6 +148,12 @@ func (o *Options) fill() error {
 	if o.DirsPerDir == 0 {
 		o.DirsPerDir = DefaultDirsPerDir
 	}
+	if o.ReadPercent < 0 {
+		o.ReadPercent = DefaultReadPercent
+	}
+	if o.ReadPercent > 100 {
+		return fmt.Errorf("%w: -readPercent must be between 0 and 100", ErrBadOptions)
+	}
 	if o.Threads < 1 || o.Files < 1 || o.FilesPerDir < 1 || o.DirsPerDir < 1 {
 		return fmt.Errorf("%w: -threads, -files, -filesPerDir and -dirsPerDir must be positive", ErrBadOptions)
 	}
@@ -170,14 +187,14 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 	switch opts.Op {
 	case OpAll:
 		ops = allOps
-	case OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing:
+	case OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing, OpMixed:
 		ops = []string{opts.Op}
 	case OpMemory:
 		return runMemory(opts, out)
 	case OpRestart:
 		return runRestart(ctx, opts, out)
 	default:
-		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, all, memory or restart)", ErrUnknownOp, opts.Op)
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, all, memory or restart)", ErrUnknownOp, opts.Op)
 	}
 
 	tg, err := openTarget(ctx, &opts)
@@ -365,6 +382,7 @@ type opRun struct {
 	paths []string // gen's paths, made before the timed phase
 	dsts  []string // rename targets
 	dirs  []string // gen's leaf directories (listing)
+	news  []string // files the mixed op's writes create
 }
 
 // stats is what one timed phase measured.
@@ -372,6 +390,29 @@ type stats struct {
 	ops        int
 	elapsed    time.Duration
 	cumulative time.Duration // sum of the per-call latencies
+	// latency is each operation's time by operation index (zero for
+	// operations that did not run).
+	latency []time.Duration
+}
+
+// percentiles returns the p50, p99 and p99.9 of the latencies of the
+// operations keep selects (every one when keep is nil), and how many.
+func (s stats) percentiles(keep func(i int) bool) (p50, p99, p999 time.Duration, n int) {
+	var l []time.Duration
+	for i, d := range s.latency {
+		if d > 0 && (keep == nil || keep(i)) {
+			l = append(l, d)
+		}
+	}
+	if len(l) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(l)
+	at := func(q float64) time.Duration {
+		k := int(math.Ceil(q*float64(len(l)))) - 1
+		return l[min(max(k, 0), len(l)-1)]
+	}
+	return at(0.50), at(0.99), at(0.999), len(l)
 }
 
 func (s stats) opsPerSec() float64 {
@@ -442,11 +483,20 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 		call = r.rename
 	case OpListing:
 		call = r.listing
+	case OpMixed:
+		call = r.mixed
 	}
 	if err := r.clean(ctx); err != nil {
 		return err
 	}
 	if r.name != OpCreate && r.name != OpMkdirs {
+		if r.name == OpMixed {
+			// Reads go to the prepared files, writes create others.
+			r.news = make([]string, len(r.paths))
+			for i, p := range r.paths {
+				r.news[i] = p + ".new"
+			}
+		}
 		if err := r.prepareFiles(ctx); err != nil {
 			return fmt.Errorf("preparing %d files: %w", o.Files, err)
 		}
@@ -457,7 +507,9 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 			return fmt.Errorf("bench: cpu profile: %w", err)
 		}
 	}
+	flushesBefore := r.tg.flushes()
 	st, err := r.tg.timed(ctx, o.Files, call)
+	flushes := r.tg.flushes() - flushesBefore
 	if o.CPUProfile != nil {
 		pprof.StopCPUProfile()
 		o.CPUProfile = nil // one profile per run
@@ -477,6 +529,8 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "nrDirs = %d\nnrThreads = %d\nnrDirsPerDir = %d\n", o.Files, o.Threads, o.DirsPerDir)
 	case OpListing:
 		fmt.Fprintf(out, "nrFiles = %d\nnrThreads = %d\nnrFilesPerDir = %d\nnrDirsListed = %d\n", o.Files, o.Threads, o.FilesPerDir, r.gen.numDirs())
+	case OpMixed:
+		fmt.Fprintf(out, "nrFiles = %d\nnrThreads = %d\nnrFilesPerDir = %d\nreadPercent = %d\n", o.Files, o.Threads, o.FilesPerDir, o.ReadPercent)
 	default:
 		fmt.Fprintf(out, "nrFiles = %d\nnrThreads = %d\nnrFilesPerDir = %d\n", o.Files, o.Threads, o.FilesPerDir)
 	}
@@ -485,10 +539,37 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "Elapsed Time: %d ms\n", st.elapsed.Milliseconds())
 	fmt.Fprintf(out, "Ops per sec: %.1f\n", st.opsPerSec())
 	fmt.Fprintf(out, "Average Time: %s ms\n", ms(st.average()))
+	p50, p99, p999, _ := st.percentiles(nil)
+	fmt.Fprintf(out, "Latency p50 / p99 / p99.9: %s / %s / %s ms\n", ms(p50), ms(p99), ms(p999))
+	if r.name == OpMixed {
+		for _, k := range []struct {
+			name string
+			read bool
+		}{{"getFileInfo", true}, {"create", false}} {
+			p50, p99, p999, n := st.percentiles(func(i int) bool { return r.isRead(i) == k.read })
+			if n > 0 {
+				fmt.Fprintf(out, "  %s: %d ops, %.1f per sec, p50 / p99 / p99.9: %s / %s / %s ms\n",
+					k.name, n, float64(n)/st.elapsed.Seconds(), ms(p50), ms(p99), ms(p999))
+			}
+		}
+	}
+	if r.tg.nn != nil && flushes > 0 && st.elapsed > 0 {
+		fmt.Fprintf(out, "Edit-log fsyncs per sec (flushes during the run): %.1f (%.1f ops per flush)\n",
+			float64(flushes)/st.elapsed.Seconds(), float64(st.ops)/float64(flushes))
+	}
 	for _, e := range extra {
 		fmt.Fprintln(out, e)
 	}
 	return nil
+}
+
+// flushes is the in-process NameNode's count of edit-log flushes (0 for an
+// external one).
+func (tg *target) flushes() int64 {
+	if tg.nn == nil {
+		return 0
+	}
+	return tg.nn.EditLogStats().Flushes
 }
 
 // split divides n operations over t threads as evenly as possible: thread i
@@ -513,6 +594,7 @@ func (tg *target) timed(ctx context.Context, n int, call func(ctx context.Contex
 	defer cancel(nil)
 	cum := make([]time.Duration, t)
 	done := make([]int, t)
+	lat := make([]time.Duration, n)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for th := 0; th < t; th++ {
@@ -529,13 +611,15 @@ func (tg *target) timed(ctx context.Context, n int, call func(ctx context.Contex
 					cancel(fmt.Errorf("thread %d, operation %d: %w", th, i, err))
 					return
 				}
-				cum[th] += time.Since(s)
+				d := max(time.Since(s), time.Nanosecond)
+				lat[i] = d
+				cum[th] += d
 				done[th]++
 			}
 		}()
 	}
 	wg.Wait()
-	st := stats{elapsed: time.Since(start)}
+	st := stats{elapsed: time.Since(start), latency: lat}
 	for th := range cum {
 		st.ops += done[th]
 		st.cumulative += cum[th]
@@ -677,6 +761,21 @@ func (r *opRun) rename(ctx context.Context, c *ipc.Client, th, i int) error {
 		return fmt.Errorf("%w: rename %s returned false", ErrCheck, src)
 	}
 	return nil
+}
+
+// isRead says whether mixed operation i is a read: ReadPercent of the
+// operations, spread evenly and the same in every run.
+func (r *opRun) isRead(i int) bool {
+	return int(uint64(i)*0x9e3779b97f4a7c15>>32%100) < r.opts.ReadPercent
+}
+
+// mixed is a getFileInfo of prepared file i or a create of a new file
+// beside it, as isRead decides.
+func (r *opRun) mixed(ctx context.Context, c *ipc.Client, th, i int) error {
+	if r.isRead(i) {
+		return r.fileStatus(ctx, c, th, i)
+	}
+	return createFile(ctx, c, r.news[i], clientName(r.name, th), false)
 }
 
 // listing lists leaf directory i mod the number of leaf directories: each

@@ -18,7 +18,8 @@ import (
 
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
-                            [-keepResults] [-sharedConnection] [-logLevel L]
+                            [-readPercent R] [-keepResults]
+                            [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
@@ -29,12 +30,16 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
 
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
-  throughput and mean latency are printed. With -fs hdfs://host:port (or an
+  throughput, mean latency and the p50, p99 and p99.9 latencies are
+  printed, and, for an in-process NameNode, the edit-log fsyncs it did
+  meanwhile. With -fs hdfs://host:port (or an
   hdfs:// fs.defaultFS) the NameNode there is measured; otherwise one is
   started in this process on a temporary directory and removed afterwards.
 
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
-                      listing, all (the seven before), memory (heap per
+                      listing, mixed (getFileInfo of existing files and
+                      creates of new ones, see -readPercent), all (the
+                      seven before mixed), memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
   -threads T          client threads, each with its own connection (16)
@@ -42,6 +47,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -filesPerDir P      files per directory (4)
   -dirsPerDir P       directories per directory, for mkdirs (2)
   -close              create: complete each file after creating it
+  -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
@@ -99,7 +105,7 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 		fmt.Fprint(inv.Env.Stderr, benchUsage)
 		return exitUsage
 	}
-	opts := bench.Options{}
+	opts := bench.Options{ReadPercent: -1}
 	level := slog.LevelError
 	var profile string
 	// -fs and -D are generic options, taken before "namenode" by Run; they
@@ -140,6 +146,16 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			ok = number(&opts.DirsPerDir)
 		case "-close":
 			opts.Close = true
+		case "-readPercent":
+			var v string
+			if v, ok = value(); ok {
+				n, err := strconv.Atoi(v)
+				if ok = err == nil && n >= 0 && n <= 100; ok {
+					opts.ReadPercent = n
+				} else {
+					return usage("-readPercent %s: want a whole number from 0 to 100", v)
+				}
+			}
 		case "-keepResults":
 			opts.KeepResults = true
 		case "-sharedConnection":

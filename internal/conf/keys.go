@@ -275,6 +275,15 @@ const (
 	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
+// NameNode at scale.
+const (
+	// DFSNameNodeEditsAsyncLogging makes a NameNode handler hand the wait
+	// for an op's fsync to the edit log's syncer and go back to the pool,
+	// the reply being sent once the op is durable (Hadoop's key, true by
+	// default since Hadoop 3).
+	DFSNameNodeEditsAsyncLogging = "dfs.namenode.edits.asynclogging" // true
+)
+
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
 // from an hdfs:// URI without a port.
 const DefaultNameNodeRPCPort = "8020"
@@ -496,5 +505,7 @@ func defaultTable() []keyDef {
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},
+		// NameNode at scale.
+		{DFSNameNodeEditsAsyncLogging, "true", 0},
 	}...)
 }

@@ -196,8 +196,14 @@ func (h webHDFS) serve(ctx context.Context, fsys *hdfsclient.FileSystem, w http.
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 		w.WriteHeader(http.StatusOK)
-		buf := make([]byte, bufferSize(req))
-		if _, err := io.CopyBuffer(onlyWriter{w}, io.LimitReader(rd, n), buf); err != nil {
+		if req.Offset+n == size {
+			// To the end: the Reader's WriteTo streams each block reader's
+			// packets straight into the answer.
+			_, err = rd.WriteTo(onlyWriter{w})
+		} else {
+			_, err = io.CopyBuffer(onlyWriter{w}, io.LimitReader(rd, n), make([]byte, bufferSize(req)))
+		}
+		if err != nil {
 			// The status is sent; a short body (Content-Length) is how
 			// the client learns of it.
 			h.dn.log.Warn("webhdfs OPEN failed while sending", "path", req.Path, "error", err)

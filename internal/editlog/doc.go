@@ -158,6 +158,19 @@
 // one made it durable). Without required journals a batch starts only
 // after the previous one ended, gathering what is appended meanwhile.
 //
+// SyncAsync(txid, done) is the same wait without a waiting goroutine of the
+// caller's (asynchronous edit logging): done is registered and the Log's
+// syncer goroutine, started at the first SyncAsync and stopped by Close,
+// runs Sync for the highest registered txid no flush has taken yet,
+// gathering every record appended while the previous flush ran into one
+// batch. With required journals there are two syncers, so that batches
+// overlap in the two stages as above. Whenever a flush ends (whoever ran
+// it), a syncer calls done, outside the mutex and in txid order, for every
+// registered txid now durable, with nil; when the log failed or was
+// closed first, for every txid not durable, with the failure. done is
+// called exactly once, on the caller's goroutine at once when the txid is
+// already durable or the log has failed, and must not block.
+//
 // Journals added at run time (Log.AddJournal: the active's stream to a
 // Backup Node) join at the next segment start, get each batch only after
 // the configured journals made it durable, never count toward MinJournals,

@@ -1,10 +1,12 @@
 package editlog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -129,6 +131,26 @@ type Log struct {
 
 	// reqErrs and optErrs are owned by the batch in that stage.
 	reqErrs, optErrs []error
+
+	// The syncer (SyncAsync): its registered callbacks and life cycle are
+	// under mu.
+	async struct {
+		waiters []asyncWaiter
+		started bool
+		stop    bool
+		kick    chan struct{}  // cap 1: waiters were added or stop was set
+		running sync.WaitGroup // the syncer goroutines
+	}
+	// releaseMu orders the syncers' releases: each takes every callback
+	// then due and calls them before the next release takes its own, so
+	// callbacks run in txid order across syncers.
+	releaseMu sync.Mutex
+}
+
+// asyncWaiter is one SyncAsync registration.
+type asyncWaiter struct {
+	txid int64
+	done func(error)
 }
 
 // New returns a Log in state UNINITIALIZED over the required and optional
@@ -522,6 +544,147 @@ func (l *Log) Sync(ctx context.Context, txid int64) error {
 	}
 }
 
+// SyncAsync calls done once txid is durable in every journal of the set
+// (with nil), or once the log has failed or closed without making it
+// durable (with the error Sync would return). It does not wait: the Log's
+// syncer flushes and calls done, in txid order with the other callbacks it
+// releases, outside the Log's mutex; done must not block. When txid is
+// durable already, or the log has failed, done runs before SyncAsync
+// returns. A txid never appended is a programming error, reported to done.
+func (l *Log) SyncAsync(txid int64, done func(error)) {
+	l.mu.Lock()
+	switch {
+	case txid <= l.mu.synced:
+		l.mu.Unlock()
+		done(nil)
+		return
+	case l.mu.failed != nil:
+		err := l.mu.failed
+		l.mu.Unlock()
+		done(err)
+		return
+	case txid >= l.mu.next:
+		next := l.mu.next
+		l.mu.Unlock()
+		done(fmt.Errorf("editlog: sync of txid %d, which was never appended (next is %d)", txid, next))
+		return
+	}
+	l.async.waiters = append(l.async.waiters, asyncWaiter{txid: txid, done: done})
+	if !l.async.started {
+		l.async.started = true
+		l.async.kick = make(chan struct{}, 1)
+		// With required journals a second syncer lets batches overlap
+		// as Sync's callers do: one batch in the required journals while
+		// the previous one is in the optional ones.
+		n := 1
+		if len(l.mu.required) > 0 {
+			n = 2
+		}
+		l.async.running.Add(n)
+		for range n {
+			go l.syncer()
+		}
+	}
+	l.mu.Unlock()
+	select {
+	case l.async.kick <- struct{}{}:
+	default:
+	}
+}
+
+// syncer makes the txids registered with SyncAsync durable and calls their
+// callbacks; it returns once Close has stopped it and every callback ran.
+func (l *Log) syncer() {
+	defer l.async.running.Done()
+	for {
+		// Hand out what is durable, whoever flushed it (another syncer,
+		// a Sync caller, a segment transition).
+		l.release()
+		l.mu.Lock()
+		if len(l.async.waiters) == 0 {
+			stop := l.async.stop
+			l.mu.Unlock()
+			if stop {
+				// Pass the stop on to the other syncer, if any.
+				select {
+				case l.async.kick <- struct{}{}:
+				default:
+				}
+				return
+			}
+			<-l.async.kick
+			continue
+		}
+		var target int64
+		for _, w := range l.async.waiters {
+			target = max(target, w.txid)
+		}
+		if target <= l.mu.taken && l.mu.failed == nil {
+			// A flush under way covers them all: wait for it to end, or
+			// for new waiters to flush next.
+			changed := l.mu.changed
+			l.mu.Unlock()
+			select {
+			case <-l.async.kick:
+			case <-changed:
+			}
+			continue
+		}
+		l.mu.Unlock()
+		// Its error is every waiter's, handed out by release; the flush
+		// itself cannot be cancelled.
+		_ = l.Sync(context.Background(), target)
+	}
+}
+
+// release calls, in txid order, the callbacks of the txids now durable
+// with nil and, once the log has failed, those of every other with the
+// failure.
+func (l *Log) release() {
+	l.releaseMu.Lock()
+	defer l.releaseMu.Unlock()
+	l.mu.Lock()
+	var ready []asyncWaiter
+	keep := l.async.waiters[:0]
+	for _, w := range l.async.waiters {
+		if w.txid <= l.mu.synced || l.mu.failed != nil {
+			ready = append(ready, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(l.async.waiters[len(keep):])
+	l.async.waiters = keep
+	synced, failed := l.mu.synced, l.mu.failed
+	l.mu.Unlock()
+	slices.SortStableFunc(ready, func(a, b asyncWaiter) int { return cmp.Compare(a.txid, b.txid) })
+	for _, w := range ready {
+		if w.txid <= synced {
+			w.done(nil)
+		} else {
+			w.done(failed)
+		}
+	}
+}
+
+// stopSyncer stops the syncer, if it ran, once every registered callback
+// was called. Close calls it after the log was closed, so none is left
+// waiting.
+func (l *Log) stopSyncer() {
+	l.mu.Lock()
+	started := l.async.started
+	l.async.stop = true
+	l.mu.Unlock()
+	if !started {
+		return
+	}
+	select {
+	case l.async.kick <- struct{}{}:
+	default:
+	}
+	l.async.running.Wait()
+}
+
 // signalLocked wakes every waiter.
 func (l *Log) signalLocked() {
 	close(l.mu.changed)
@@ -765,5 +928,6 @@ func (l *Log) Close() error {
 			err = cerr
 		}
 	}
+	l.stopSyncer()
 	return err
 }

@@ -106,6 +106,17 @@
 // A handler's ctx carries the Caller (CallerFromContext) and is cancelled
 // when the connection dies or the server is closed hard.
 //
+// Deferred replies. A handler may call DeferReply(ctx) and return before
+// its reply may go out (the NameNode's asynchronous edit logging: the reply
+// waits for an fsync). Its reply — the response encoded into its frame, or
+// the error translated — is fixed when it returns, and queued on the
+// connection when the last release is called, from any goroutine; a
+// release with an error sends that error instead. Until then the call is
+// in flight: it counts toward MaxConnCalls, Shutdown waits for it (and
+// sends its reply), and a connection that dies keeps its reader until the
+// release, which then drops the reply. Replies go out in release order.
+// Stats.Held counts the calls held now.
+//
 // # Client
 //
 // A Client holds one connection to its current address for its user and

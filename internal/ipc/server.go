@@ -235,6 +235,7 @@ type Stats struct {
 	Unfinished   int64 // connections closed for not finishing the handshake in time
 	Purged       int64 // connections closed because their replies waited too long
 	Throttled    int64 // connections not read now because of their replies or calls
+	Held         int64 // calls whose handler returned and whose reply is held (DeferReply)
 	Scans        int64 // connection scans done
 
 	// Timed calls: how many calls ran a handler, their total time waiting
@@ -248,7 +249,7 @@ type Stats struct {
 type stats struct {
 	accepted, open, calls, errors, fatal, panics, inFlight atomic.Int64
 	replyBytes, refused, idleClosed, unfinished, purged    atomic.Int64
-	throttled, scans                                       atomic.Int64
+	throttled, scans, held                                 atomic.Int64
 	timed, queueNanos, procNanos                           atomic.Int64
 }
 
@@ -349,6 +350,7 @@ func (s *Server) Stats() Stats {
 		Unfinished:    s.stats.unfinished.Load(),
 		Purged:        s.stats.purged.Load(),
 		Throttled:     s.stats.throttled.Load(),
+		Held:          s.stats.held.Load(),
 		Scans:         s.stats.scans.Load(),
 
 		TimedCalls:          s.stats.timed.Load(),
@@ -521,7 +523,8 @@ func (s *Server) stopHandlers() {
 	<-s.scanDone
 }
 
-// call is one request waiting for or running in a handler.
+// call is one request waiting for or running in a handler, or held
+// (DeferReply) after its handler returned.
 type call struct {
 	conn   *serverConn
 	header *common.RpcRequestHeaderProto
@@ -529,6 +532,66 @@ type call struct {
 	body   []byte
 	size   int64     // request bytes held in the server's budget
 	queued time.Time // when the reader queued it
+
+	hold struct {
+		sync.Mutex
+		pending  int    // DeferReply releases still to come
+		returned bool   // the handler returned
+		err      error  // the first error a release gave
+		answer   func() // sends the reply fixed when the handler returned
+	}
+}
+
+// DeferReply holds the reply of the call whose handler received ctx until
+// release is called: the handler may return (its goroutine goes back to the
+// pool) and its reply — response or error — is encoded at that moment,
+// but it goes out only once every release of the call was called, from
+// whatever goroutine. release(nil) lets the fixed reply go; release(err)
+// replaces it by err's error answer (the first such err wins). The call
+// counts as in flight on its connection until then (MaxConnCalls, graceful
+// Shutdown, the reader's wait at connection close), so release must come
+// eventually; a reply released after its connection died is dropped.
+// ok is false, and nothing is held, when ctx is not a handler's or its
+// handler has returned already. release may be called more than once;
+// calls after the first do nothing.
+func DeferReply(ctx context.Context) (release func(error), ok bool) {
+	c, ok := ctx.Value(callerKey{}).(*call)
+	if !ok {
+		return nil, false
+	}
+	c.hold.Lock()
+	if c.hold.returned {
+		c.hold.Unlock()
+		return nil, false
+	}
+	c.hold.pending++
+	c.hold.Unlock()
+	var once sync.Once
+	return func(err error) { once.Do(func() { c.release(err) }) }, true
+}
+
+// release is one DeferReply release: the last one, once the handler has
+// returned, sends the reply and ends the call.
+func (c *call) release(err error) {
+	c.hold.Lock()
+	c.hold.pending--
+	if err != nil && c.hold.err == nil {
+		c.hold.err = err
+	}
+	if c.hold.pending > 0 || !c.hold.returned {
+		c.hold.Unlock()
+		return
+	}
+	answer, herr := c.hold.answer, c.hold.err
+	c.hold.answer = nil
+	c.hold.Unlock()
+	c.conn.srv.stats.held.Add(-1)
+	if herr != nil {
+		c.conn.sendHandlerError(c.header, herr)
+	} else {
+		answer()
+	}
+	c.conn.callDone(c)
 }
 
 func (s *Server) handlerLoop() {
@@ -540,8 +603,8 @@ func (s *Server) handlerLoop() {
 
 func (s *Server) runCall(c *call) {
 	conn := c.conn
-	defer conn.callDone(c)
 	if conn.ctx.Err() != nil {
+		conn.callDone(c)
 		return // the connection died while the call waited; nobody listens
 	}
 	ctx := context.WithValue(conn.ctx, callerKey{}, c)
@@ -550,17 +613,67 @@ func (s *Server) runCall(c *call) {
 	s.stats.queueNanos.Add(int64(start.Sub(c.queued)))
 	s.stats.procNanos.Add(int64(s.clk.Now().Sub(start)))
 	s.stats.timed.Add(1)
+	c.hold.Lock()
+	c.hold.returned = true
+	if c.hold.pending > 0 {
+		// Held (DeferReply): fix the reply now, send it on release.
+		c.hold.answer = conn.fixedReply(c.header, resp, err)
+		c.hold.Unlock()
+		s.stats.held.Add(1)
+		return
+	}
+	herr := c.hold.err
+	c.hold.Unlock()
+	switch {
+	case herr != nil:
+		conn.sendHandlerError(c.header, herr)
+	case err != nil:
+		conn.sendHandlerError(c.header, err)
+	default:
+		conn.sendSuccess(c.header, resp)
+	}
+	conn.callDone(c)
+}
+
+// sendHandlerError answers a call whose handler failed with err.
+func (c *serverConn) sendHandlerError(req *common.RpcRequestHeaderProto, err error) {
+	var de *decodeError
+	if errors.As(err, &de) {
+		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_RPC_SERVER, classRPCServer, de.Error())
+		return
+	}
+	class, msg := remoteerr.ClassOf(err)
+	c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
+}
+
+// fixedReply returns what sends the reply of a held call: a response is
+// encoded now, so that nothing the handler shares can change it before it
+// goes out; an error is translated now.
+func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Message, err error) func() {
 	if err != nil {
 		var de *decodeError
 		if errors.As(err, &de) {
-			conn.sendError(c.header, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_RPC_SERVER, classRPCServer, de.Error())
-			return
+			msg := de.Error()
+			return func() {
+				c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_RPC_SERVER, classRPCServer, msg)
+			}
 		}
 		class, msg := remoteerr.ClassOf(err)
-		conn.sendError(c.header, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
-		return
+		return func() {
+			c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
+		}
 	}
-	conn.sendSuccess(c.header, resp)
+	frame, ferr := wire.AppendResponse(nil, c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS), resp)
+	if ferr != nil {
+		msg := "cannot encode response: " + ferr.Error()
+		return func() {
+			c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, remoteerr.ClassIOException, msg)
+		}
+	}
+	return func() {
+		c.srv.stats.calls.Add(1)
+		c.enqueueFrame(frame)
+	}
 }
 
 func (s *Server) invoke(ctx context.Context, c *call) (resp proto.Message, err error) {
@@ -927,6 +1040,37 @@ func (c *serverConn) saslResponseHeader(status common.RpcResponseHeaderProto_Rpc
 	}
 }
 
+// enqueueFrame appends an encoded response frame to the output buffer.
+func (c *serverConn) enqueueFrame(frame []byte) {
+	c.out.Lock()
+	if c.out.closeAfter || c.out.dropping {
+		c.out.Unlock()
+		return
+	}
+	n := len(c.out.buf)
+	if c.out.wrap != nil {
+		tok, err := c.out.wrap.Wrap(frame, c.out.seal)
+		if err == nil {
+			c.out.buf, err = wire.AppendResponse(c.out.buf, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
+				&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+		}
+		if err != nil {
+			c.out.buf = c.out.buf[:n]
+			c.out.Unlock()
+			c.srv.log.Error("ipc: cannot wrap response", "err", err)
+			return
+		}
+	} else {
+		c.out.buf = append(c.out.buf, frame...)
+	}
+	if n == 0 {
+		c.out.since = c.srv.clk.Now()
+	}
+	c.srv.stats.replyBytes.Add(int64(len(c.out.buf) - n))
+	c.out.Unlock()
+	c.signal()
+}
+
 func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status common.RpcResponseHeaderProto_RpcStatusProto) *common.RpcResponseHeaderProto {
 	h := &common.RpcResponseHeaderProto{
 		CallId:              proto.Uint32(wire.ResponseCallID(wire.CallIDInvalid)),
@@ -943,12 +1087,15 @@ func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status co
 
 func (c *serverConn) sendSuccess(req *common.RpcRequestHeaderProto, body proto.Message) {
 	h := c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
+	// Counted before the reply is queued: a client that has its answer
+	// sees it counted.
+	c.srv.stats.calls.Add(1)
 	if err := c.enqueue(h, body, false); err != nil {
+		c.srv.stats.calls.Add(-1)
 		class, msg := remoteerr.ClassIOException, "cannot encode response: "+err.Error()
 		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, class, msg)
 		return
 	}
-	c.srv.stats.calls.Add(1)
 }
 
 func (c *serverConn) sendError(req *common.RpcRequestHeaderProto, status common.RpcResponseHeaderProto_RpcStatusProto,
@@ -958,15 +1105,18 @@ func (c *serverConn) sendError(req *common.RpcRequestHeaderProto, status common.
 	h.ErrorMsg = proto.String(msg)
 	h.ErrorDetail = detail.Enum()
 	fatal := status == common.RpcResponseHeaderProto_FATAL
-	if err := c.enqueue(h, nil, fatal); err != nil {
-		c.srv.log.Error("ipc: cannot encode error response", "err", err)
-		return
+	count := func(n int64) {
+		if fatal {
+			c.srv.stats.fatal.Add(n)
+		} else {
+			c.srv.stats.calls.Add(n)
+			c.srv.stats.errors.Add(n)
+		}
 	}
-	if fatal {
-		c.srv.stats.fatal.Add(1)
-	} else {
-		c.srv.stats.calls.Add(1)
-		c.srv.stats.errors.Add(1)
+	count(1) // before the reply is queued, as in sendSuccess
+	if err := c.enqueue(h, nil, fatal); err != nil {
+		count(-1)
+		c.srv.log.Error("ipc: cannot encode error response", "err", err)
 	}
 }
 

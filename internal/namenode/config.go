@@ -32,6 +32,11 @@ type Config struct {
 	// EditsDirMinimum is how many edits dirs must stay writable
 	// (dfs.namenode.edits.dir.minimum, default 1); below it the NameNode stops.
 	EditsDirMinimum int
+	// AsyncEditLogging: a handler does not wait for its ops' fsync; the RPC
+	// server holds the reply until the edit log's syncer made them durable
+	// (dfs.namenode.edits.asynclogging, default true). False waits in the
+	// handler.
+	AsyncEditLogging bool
 	// RPCAddress is the ClientProtocol listen address (dfs.namenode.rpc-address;
 	// else the authority of fs.defaultFS; else 0.0.0.0:8020).
 	RPCAddress string
@@ -212,6 +217,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.EditsDirMinimum = int(num(conf.DFSNameNodeEditsDirMinimum))
+	cfg.AsyncEditLogging = flag(conf.DFSNameNodeEditsAsyncLogging)
 	cfg.RPCAddress = rpcAddress(c)
 	cfg.HTTPAddress = c.String(conf.DFSNameNodeHTTPAddress)
 	cfg.Handlers = int(num(conf.DFSNameNodeHandlerCount))

@@ -27,6 +27,36 @@
 //     later step of the same call failed after earlier steps logged ops;
 //  8. answer.
 //
+// With asynchronous edit logging (dfs.namenode.edits.asynclogging, true by
+// default, as in Hadoop 3) steps 7 and 8 leave the handler: a call that
+// came over RPC asks its server to hold its reply (ipc.DeferReply) and hands
+// the wait to the edit log's syncer (editlog.Log.SyncAsync), and the handler
+// goes back to the pool to plan the next call while the flush runs. Each
+// logged call goes through these states:
+//
+//	RUNNING   handler: plan, append, apply; the retry-cache entry is ended
+//	   |      and the reply (or the call's own error) is built here
+//	   v
+//	HELD      the handler returned; the reply's bytes are encoded and
+//	   |      kept by the RPC server; the call still counts as in flight
+//	   |      on its connection (limits, graceful shutdown)
+//	   +--> the syncer made a flush covering the call's last txid durable
+//	   |    in every required journal (local dirs, a shared file:// dir,
+//	   |    the quorum of JournalNodes) --> SENT: the held reply is queued
+//	   |    on the connection
+//	   +--> the log failed (or closed) before that --> FAILED: the reply is
+//	        replaced by the error, the NameNode stops
+//
+// The syncer releases replies in txid order, so one client's pipelined
+// calls are answered in the order their ops were logged. A connection that
+// dies while calls are HELD loses their replies (the server drops them), but
+// its reader waits for the release before the connection is gone. A retry
+// of a held call found in the retry cache is held the same way until
+// everything appended so far is durable, so no retry is answered before
+// the first call's ops are on disk. Calls that did not come over RPC
+// (the lease monitor's recoveries) and every call with the key set to false
+// wait in the handler as in step 7.
+//
 // A call that was answered is in the log, always. When the log can no longer make
 // edits durable (fewer than dfs.namenode.edits.dir.minimum dirs left), mutate
 // returns an error for every later call and the NameNode stops: it never answers as

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -204,6 +205,16 @@ func (nn *NameNode) Done() <-chan struct{} { return nn.done }
 
 // Err is the fatal error that stopped the NameNode, if any.
 func (nn *NameNode) Err() error { return nn.ns.Err() }
+
+// EditLogStats is a snapshot of the edit log's counters (txids handed out
+// and synced, flushes: one fsync per journal each); zero before the log is
+// open.
+func (nn *NameNode) EditLogStats() editlog.Stats {
+	if nn.ns.elog == nil {
+		return editlog.Stats{}
+	}
+	return nn.ns.elog.Stats()
+}
 
 // SuperUser is the user the NameNode runs as: the namespace's superuser.
 func (nn *NameNode) SuperUser() string { return nn.cfg.SuperUser }

@@ -17,6 +17,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/lease"
@@ -360,9 +361,30 @@ func (n *namesystem) logAndApplyLocked(ops []op.Op) (last int64, err error) {
 }
 
 // sync waits until txid is durable. A log failure is fatal.
+//
+// With asynchronous edit logging and a ctx of an RPC handler, it does not
+// wait: the call's reply is held (ipc.DeferReply) and the edit log's syncer
+// releases it once txid is durable, or replaces it by the failure; sync
+// returns nil at once and the handler builds its reply as if the wait had
+// succeeded (see the package doc).
 func (n *namesystem) sync(ctx context.Context, txid int64) error {
-	if txid == 0 {
+	if txid <= 0 {
 		return nil
+	}
+	if n.cfg.AsyncEditLogging {
+		if release, ok := ipc.DeferReply(ctx); ok {
+			start := n.clock.Now()
+			n.elog.SyncAsync(txid, func(err error) {
+				n.logTimes.syncNanos.Add(int64(n.clock.Now().Sub(start)))
+				n.logTimes.syncs.Add(1)
+				if err != nil {
+					n.fail(err)
+					err = fmt.Errorf("%w: %v", errFailed, err)
+				}
+				release(err)
+			})
+			return nil
+		}
 	}
 	// The op is already visible in the tree: it must become durable even if
 	// the caller stops waiting, so the wait ignores the caller's cancellation.
@@ -375,6 +397,20 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 		return fmt.Errorf("%w: %v", errFailed, err)
 	}
 	return nil
+}
+
+// syncAppended waits, as sync does, until everything appended so far is
+// durable: a retried call answered from the retry cache must not be
+// answered before the first call's ops are.
+func (n *namesystem) syncAppended(ctx context.Context) error {
+	if n.elog == nil {
+		return nil
+	}
+	st := n.elog.Stats()
+	if st.LastTxID <= st.SyncedTxID {
+		return nil
+	}
+	return n.sync(ctx, st.LastTxID)
 }
 
 // read runs f with the read lock held.

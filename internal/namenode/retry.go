@@ -38,6 +38,12 @@ func atMostOnce[R proto.Message](c *clientRPC, ctx context.Context, f func(ctx c
 	e, retry := cache.Begin(ci.ClientID, ci.CallID)
 	if retry {
 		resp, err := e.Result()
+		// The first call may still wait for its ops' fsync (asynchronous
+		// logging): the retry is not answered before they are durable.
+		if serr := c.ns.syncAppended(ctx); serr != nil {
+			var zero R
+			return zero, serr
+		}
 		if err != nil {
 			var zero R
 			return zero, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -63,16 +64,24 @@ func testSeed(t *testing.T) int64 {
 // kill -9 loses no page cache, so what this checks is that the NameNode
 // writes an op to its edits files before it answers, and replays what it
 // wrote; lost fsyncs are the editlog package's crash tests' job.
-func TestKill9(t *testing.T) {
+//
+// TestKill9 runs with asynchronous edit logging
+// (dfs.namenode.edits.asynclogging true, the default: handlers do not wait
+// for the fsync, the RPC server holds each reply until the syncer made its
+// ops durable); TestKill9SyncLogging runs fewer rounds with it off.
+func TestKill9(t *testing.T) { kill9(t, true, 30) }
+
+// TestKill9SyncLogging is TestKill9 with handlers waiting for their fsync.
+func TestKill9SyncLogging(t *testing.T) { kill9(t, false, 10) }
+
+func kill9(t *testing.T, async bool, kill9Rounds int) {
 	needBinary(t)
-	const (
-		kill9Rounds = 30
-		workers     = 8
-	)
+	const workers = 8
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
 	root := t.TempDir()
-	nn := newNameNode(t, []string{filepath.Join(root, "name1"), filepath.Join(root, "name2")}, nil)
+	nn := newNameNode(t, []string{filepath.Join(root, "name1"), filepath.Join(root, "name2")},
+		map[string]string{conf.DFSNameNodeEditsAsyncLogging: strconv.FormatBool(async)})
 	nn.start()
 	ws := newWorkers(workers, seed)
 	setupWorkers(t, nn.addr, ws)

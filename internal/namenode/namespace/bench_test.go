@@ -118,3 +118,44 @@ func BenchmarkPlanCreate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStatDeep is getFileInfo's work in the namespace: Stat of files
+// six components deep (the depth of hdfs bench namenode's files), 100,000
+// files.
+func BenchmarkStatDeep(b *testing.B) {
+	tr := New(DefaultConfig("root"))
+	dperm := op.Perm{User: "gohdfs1", Group: "supergroup", Mode: 0o755}
+	perm := op.Perm{User: "gohdfs1", Group: "supergroup", Mode: 0o644}
+	var paths []string
+	made := map[string]bool{}
+	for d := 0; d < 25000; d++ {
+		dir := fmt.Sprintf("/nnThroughputBenchmark/fileStatus/ThroughputBenchDir%d/ThroughputBenchDir%d/ThroughputBenchDir%d", d/1000, d/100%10, d%100)
+		for k := 1; k <= len(dir); k++ {
+			if k < len(dir) && dir[k] != '/' {
+				continue
+			}
+			if d := dir[:k]; !made[d] {
+				made[d] = true
+				if err := tr.Apply(&op.Mkdir{InodeID: tr.NextInodeID(), Path: d, Mtime: 1, Perm: dperm}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		for f := 0; f < 4; f++ {
+			p := fmt.Sprintf("%s/ThroughputBench%d", dir, d*4+f)
+			if err := tr.Apply(&op.Add{InodeID: tr.NextInodeID(), Path: p, Replication: 3, Mtime: 2, Atime: 2,
+				BlockSize: 134217728, Perm: perm, ClientName: "c", ClientMachine: "m"}); err != nil {
+				b.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	c := Caller{User: "gohdfs1", Groups: []string{"supergroup"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.Stat(c, paths[i%len(paths)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

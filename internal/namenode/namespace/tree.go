@@ -3,7 +3,6 @@ package namespace
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -240,8 +239,20 @@ func (t *Tree) permOf(n *inode) op.Perm {
 func (n *inode) isDir() bool { return n.dir != nil }
 
 func (d *dirData) find(name string) (int, bool) {
-	i := sort.Search(len(d.children), func(i int) bool { return d.children[i].name >= name })
-	return i, i < len(d.children) && d.children[i].name == name
+	// sort.Search's search, written out: this runs for every component of
+	// every path resolved, under the namesystem lock, and the call of a
+	// closure per step showed in profiles of creates.
+	ch := d.children
+	lo, hi := 0, len(ch)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ch[m].name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(ch) && ch[lo].name == name
 }
 
 func (n *inode) child(name string) *inode {
@@ -373,7 +384,14 @@ type walk struct {
 	// notDir is the index of a file found where a directory was needed
 	// (it has components below it), or 0.
 	notDir int
+	// Room for the comps and nodes of a path up to walkInline components
+	// deep, so that resolving one is a single allocation.
+	compsBuf [walkInline]string
+	nodesBuf [walkInline + 1]*inode
 }
+
+// walkInline is how many components a walk holds without allocating more.
+const walkInline = 12
 
 func (w *walk) last() *inode { return w.nodes[len(w.nodes)-1] }
 
@@ -446,9 +464,13 @@ func (t *Tree) resolve(p string, create bool) (*walk, error) {
 	}
 	w := &walk{path: np}
 	if np != "/" {
-		w.comps = strings.Split(np[1:], "/")
+		w.comps = splitPath(np[1:], w.compsBuf[:0])
 	}
-	w.nodes = make([]*inode, len(w.comps)+1)
+	if len(w.comps) < len(w.nodesBuf) {
+		w.nodes = w.nodesBuf[:len(w.comps)+1]
+	} else {
+		w.nodes = make([]*inode, len(w.comps)+1)
+	}
 	w.nodes[0] = t.root
 	cur := t.root
 	for i, c := range w.comps {
@@ -463,6 +485,19 @@ func (t *Tree) resolve(p string, create bool) (*walk, error) {
 		w.nodes[i+1] = cur
 	}
 	return w, nil
+}
+
+// splitPath appends the "/"-separated components of p to dst, as
+// strings.Split(p, "/") returns them.
+func splitPath(p string, dst []string) []string {
+	for {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			return append(dst, p)
+		}
+		dst = append(dst, p[:i])
+		p = p[i+1:]
+	}
 }
 
 // lookup resolves a path for Apply and internal use; nil when absent.
