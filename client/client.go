@@ -127,6 +127,16 @@ type Options struct {
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
 	// the NameNode's server default (65536 unless changed there).
 	WritePacketSize int
+	// ConnectMaxRetries and ConnectRetryInterval, when the interval is
+	// set and there is one address, are Hadoop's
+	// ipc.client.connect.max.retries and ipc.client.connect.retry.interval:
+	// a NameNode that refuses the connection is tried again that many
+	// times that far apart, OnConnectRetry hearing Hadoop's "Retrying
+	// connect to server: ..." line each time; a host that does not
+	// resolve fails at once. Zero interval: the client's own backoff.
+	ConnectMaxRetries    int
+	ConnectRetryInterval time.Duration
+	OnConnectRetry       func(msg string)
 }
 
 // Token is a Hadoop token: a delegation token as `hdfs fetchdt` writes it.
@@ -198,6 +208,11 @@ func New(opts Options) (*FileSystem, error) {
 		User:       opts.User,
 		Protocol:   ClientProtocol,
 		Idempotent: idempotent,
+		ConnectRetry: ipc.ConnectRetry{
+			MaxRetries: opts.ConnectMaxRetries,
+			Interval:   opts.ConnectRetryInterval,
+			Notify:     opts.OnConnectRetry,
+		},
 	}
 	if opts.KerberosClient != nil {
 		if opts.KerberosServicePrincipal == "" {

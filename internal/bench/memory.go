@@ -23,7 +23,7 @@ func heapInUse() uint64 {
 // buildTree makes the namespace the create op would leave behind with Close
 // set (every file created and completed, no blocks), applying the same ops
 // the NameNode logs (Mkdir, Add, Close) straight to a namespace.Tree.
-func buildTree(user string, gen names, now int64) (*namespace.Tree, error) {
+func buildTree(user string, gen names, now int64, features string) (*namespace.Tree, error) {
 	tr := namespace.New(namespace.DefaultConfig(user))
 	fperm := op.Perm{User: user, Group: "supergroup", Mode: 0o644}
 	dperm := op.Perm{User: user, Group: "supergroup", Mode: 0o755}
@@ -54,6 +54,19 @@ func buildTree(user string, gen names, now int64) (*namespace.Tree, error) {
 		if err := tr.Apply(&op.Close{Path: p, Mtime: now, Atime: now}); err != nil {
 			return nil, err
 		}
+		var feat op.Op
+		switch features {
+		case "xattr":
+			feat = &op.SetXAttr{Path: p, XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "tag", Value: []byte("value-01")}}}
+		case "acl":
+			feat = &op.SetACL{Path: p, Entries: []op.ACLEntry{{Type: op.ACLUser, Perm: 6}, {Type: op.ACLUser, Name: "bob", Perm: 4},
+				{Type: op.ACLGroup, Perm: 4}, {Type: op.ACLMask, Perm: 4}, {Type: op.ACLOther, Perm: 4}}}
+		}
+		if feat != nil {
+			if err := tr.Apply(feat); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return tr, nil
 }
@@ -63,7 +76,12 @@ func runMemory(opts Options, out io.Writer) error {
 	gen := newNames(BaseDir+"/"+OpMemory, "ThroughputBench", opts.Files, opts.FilesPerDir)
 	before := heapInUse()
 	start := time.Now()
-	tr, err := buildTree(opts.User, gen, start.UnixMilli())
+	switch opts.Features {
+	case "", "xattr", "acl":
+	default:
+		return fmt.Errorf("bench: memory: -features %q: want xattr or acl", opts.Features)
+	}
+	tr, err := buildTree(opts.User, gen, start.UnixMilli(), opts.Features)
 	if err != nil {
 		return fmt.Errorf("bench: memory: %w", err)
 	}
@@ -74,6 +92,9 @@ func runMemory(opts Options, out io.Writer) error {
 	used := float64(after) - float64(before)
 
 	fmt.Fprintf(out, "\n--- %s inputs ---\nnrFiles = %d\nnrFilesPerDir = %d\n", OpMemory, opts.Files, opts.FilesPerDir)
+	if opts.Features != "" {
+		fmt.Fprintf(out, "features = %s (inodes with features: %d, distinct ACLs: %d)\n", opts.Features, tr.NumWithFeatures(), tr.NumACLs())
+	}
 	fmt.Fprintf(out, "--- %s stats ---\n", OpMemory)
 	fmt.Fprintf(out, "# files: %d\n# directories: %d\n", files, dirs)
 	fmt.Fprintf(out, "Build Time: %d ms (ops applied to the namespace, no RPC, no log)\n", build.Milliseconds())

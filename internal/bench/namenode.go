@@ -110,6 +110,10 @@ type Options struct {
 	ReadPercent int
 	// KeepResults leaves the op's directory in place afterwards.
 	KeepResults bool
+	// Features is what the memory op gives every file besides its inode:
+	// "" (nothing), "xattr" (one user. attribute of 8 bytes) or "acl" (the
+	// same ACL with a named user on every file, which the files share).
+	Features string
 	// SharedConnection makes every thread call through one ipc.Client (one
 	// TCP connection, calls multiplexed); by default each thread has its
 	// own client and connection, like separate client processes.

@@ -18,8 +18,8 @@ import (
 
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
-                            [-readPercent R] [-keepResults]
-                            [-sharedConnection] [-logLevel L]
+                            [-readPercent R] [-features xattr|acl]
+                            [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
@@ -48,6 +48,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -dirsPerDir P       directories per directory, for mkdirs (2)
   -close              create: complete each file after creating it
   -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
+  -features F         memory: give every file one 8-byte user. xattr
+                      (xattr) or the same ACL with a named user (acl)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
@@ -146,6 +148,8 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			ok = number(&opts.DirsPerDir)
 		case "-close":
 			opts.Close = true
+		case "-features":
+			opts.Features, ok = value()
 		case "-readPercent":
 			var v string
 			if v, ok = value(); ok {

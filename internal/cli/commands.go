@@ -14,12 +14,12 @@ func init() {
 		{name: "dfsadmin", group: "Admin Commands", summary: "run a DFS admin client", run: runDfsadmin, usage: dfsadminUsage},
 		{name: "dfsrouteradmin", group: "Admin Commands", summary: "manage Router-based federation"},
 		{name: "ec", group: "Admin Commands", summary: "run an HDFS erasure coding command"},
-		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility"},
+		{name: "fsck", group: "Admin Commands", summary: "run a DFS filesystem checking utility", run: runFsck, usage: fsckUsage},
 		{name: "haadmin", group: "Admin Commands", summary: "run a DFS HA admin client", run: runHAAdmin, usage: haadminUsage},
 		{name: "jmxget", group: "Admin Commands", summary: "get JMX exported values from the NameNode or DataNode"},
-		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file"},
-		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage"},
-		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies"},
+		{name: "oev", group: "Admin Commands", summary: "apply the offline edits viewer to an edits file", run: runOev, usage: oevUsage},
+		{name: "oiv", group: "Admin Commands", summary: "apply the offline fsimage viewer to an fsimage", run: runOiv, usage: oivUsage},
+		{name: "storagepolicies", group: "Admin Commands", summary: "list, get or set block storage policies", run: runStoragePolicies, usage: storagepoliciesUsage},
 
 		// Client commands.
 		{name: "classpath", group: "Client Commands", summary: "print the class path (not meaningful for hdfsgo)"},
@@ -27,8 +27,8 @@ func init() {
 		{name: "envvars", group: "Client Commands", summary: "display the computed environment variables"},
 		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode", run: runFetchdt, usage: fetchdtUsage},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
-		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to"},
-		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user"},
+		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to", run: runGroups, usage: groupsUsage},
+		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},
 		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory"},
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},
 

@@ -275,6 +275,20 @@ const (
 	HDFSGoHAZooKeeperBindHost = "hdfsgo.ha.zookeeper.bind-host" // unset
 )
 
+// Namespace features: extended attributes, ACLs, storage policies, trash.
+const (
+	DFSNameNodeXAttrsEnabled  = "dfs.namenode.xattrs.enabled"  // true
+	DFSNameNodeACLsEnabled    = "dfs.namenode.acls.enabled"    // true
+	DFSStoragePolicyEnabled   = "dfs.storage.policy.enabled"   // true
+	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
+)
+
+// The shell's keys (hdfs dfs, hdfs dfsadmin, hdfs groups).
+const (
+	HadoopShellSafelyDeleteLimitNumFiles = "hadoop.shell.safely.delete.limit.num.files" // 100
+	DFSNameNodeListOpenFilesNumResponses = "dfs.namenode.list.openfiles.num.responses"  // 1000
+)
+
 // NameNode at scale.
 const (
 	// DFSNameNodeEditsAsyncLogging makes a NameNode handler hand the wait
@@ -502,6 +516,13 @@ func defaultTable() []keyDef {
 		{HAHMRPCConnectMaxRetries, "1", 0},
 		{DFSHAZKFCPort, "8019", 0},
 		{DFSClusterAdministrators, " ", 0},
+
+		{DFSNameNodeXAttrsEnabled, "true", 0},
+		{DFSNameNodeACLsEnabled, "true", 0},
+		{DFSStoragePolicyEnabled, "true", 0},
+		{FSTrashCheckpointInterval, "0", minute},
+		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
+		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},

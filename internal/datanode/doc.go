@@ -224,7 +224,7 @@
 // copy-on-truncate recovery; block tokens and SASL on the data path;
 // ClientDatanodeProtocol methods other than
 // getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration ones
-// (RpcNoSuchMethodException); reconfiguration of properties other than
+// (UnsupportedOperationException naming the method); reconfiguration of properties other than
 // dfs.datanode.data.dir, and of a volume's storage type in place (the
 // change fails with a message); cache and erasure-coding commands
 // ("unsupported command" at warn level); rolling upgrades (`hdfs datanode

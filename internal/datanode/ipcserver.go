@@ -19,16 +19,20 @@ const (
 )
 
 // registerIPC registers on the IPC server: ClientDatanodeProtocol's
-// getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration
-// methods (also as ReconfigurationProtocol), and InterDatanodeProtocol.
-// Other ClientDatanodeProtocol methods are not registered and get
-// RpcNoSuchMethodException.
+// getReplicaVisibleLength, getBalancerBandwidth, the reconfiguration
+// methods (also as ReconfigurationProtocol) and dfsadmin's (adminrpc.go),
+// and InterDatanodeProtocol. The other methods of these protocols answer
+// UnsupportedOperationException (ipc.Service.Describe).
 func (dn *DataNode) registerIPC() {
 	cdp := dn.ipcSrv.Service(ClientDatanodeProtocol)
+	cdp.Describe(hdfs.File_hdfs_ClientDatanodeProtocol_proto.Services().ByName("ClientDatanodeProtocolService"))
+	rp := dn.ipcSrv.Service(ReconfigurationProtocol)
+	rp.Describe(hdfs.File_hdfs_ReconfigurationProtocol_proto.Services().ByName("ReconfigurationProtocolService"))
 	ipc.Handle(cdp, "getBalancerBandwidth", func(ctx context.Context, _ *hdfs.GetBalancerBandwidthRequestProto) (*hdfs.GetBalancerBandwidthResponseProto, error) {
 		return &hdfs.GetBalancerBandwidthResponseProto{Bandwidth: proto.Uint64(uint64(dn.balance.Bandwidth()))}, nil
 	})
 	dn.registerReconfig(cdp)
+	dn.registerAdminIPC(cdp)
 	dn.registerReconfig(dn.ipcSrv.Service(ReconfigurationProtocol))
 	ipc.Handle(cdp, "getReplicaVisibleLength", func(ctx context.Context, req *hdfs.GetReplicaVisibleLengthRequestProto) (*hdfs.GetReplicaVisibleLengthResponseProto, error) {
 		n, err := dn.visibleLength(req.GetBlock())
@@ -38,6 +42,7 @@ func (dn *DataNode) registerIPC() {
 		return &hdfs.GetReplicaVisibleLengthResponseProto{Length: proto.Uint64(uint64(n))}, nil
 	})
 	idp := dn.ipcSrv.Service(InterDatanodeProtocol)
+	idp.Describe(hdfs.File_hdfs_InterDatanodeProtocol_proto.Services().ByName("InterDatanodeProtocolService"))
 	ipc.Handle(idp, "initReplicaRecovery", func(ctx context.Context, req *hdfs.InitReplicaRecoveryRequestProto) (*hdfs.InitReplicaRecoveryResponseProto, error) {
 		rb := req.GetBlock()
 		eb := rb.GetBlock().GetB()

@@ -62,7 +62,7 @@ func (dn *DataNode) registerReconfig(svc *ipc.Service) {
 // DataNode owns.
 func (dn *DataNode) startReconfiguration() error {
 	if dn.reloadConf == nil {
-		return remoteerr.New(remoteerr.ClassUnsupported, "datanode: reconfiguration is not supported by this DataNode: it was started without configuration files to read again")
+		return remoteerr.New(remoteerr.ClassUnsupported, "datanode: startReconfiguration is not supported by this DataNode: it was started without configuration files to read again")
 	}
 	c, err := dn.reloadConf()
 	if err != nil {

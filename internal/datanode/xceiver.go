@@ -56,13 +56,38 @@ type xceiverServer struct {
 		sync.Mutex
 		closed bool
 		conns  map[net.Conn]struct{}
+		// writers are the connections serving WRITE_BLOCK, which
+		// evictWriters closes.
+		writers map[net.Conn]struct{}
 	}
 }
 
 func newXceiverServer(dn *DataNode, max int, ls ...net.Listener) *xceiverServer {
 	xs := &xceiverServer{dn: dn, ls: ls, max: max, peerLog: ratelog.New(dn.log, dn.clk, ratelog.DefaultWindow, ratelog.DefaultBurst)}
 	xs.mu.conns = map[net.Conn]struct{}{}
+	xs.mu.writers = map[net.Conn]struct{}{}
 	return xs
+}
+
+// markWriter records that c serves a write (until untrack).
+func (xs *xceiverServer) markWriter(c net.Conn) {
+	xs.mu.Lock()
+	xs.mu.writers[c] = struct{}{}
+	xs.mu.Unlock()
+}
+
+// evictWriters closes every connection serving a write: their clients
+// rebuild their pipelines without this DataNode (ClientDatanodeProtocol
+// evictWriters). It returns how many it closed.
+func (xs *xceiverServer) evictWriters() int {
+	xs.mu.Lock()
+	defer xs.mu.Unlock()
+	n := 0
+	for c := range xs.mu.writers {
+		_ = c.Close()
+		n++
+	}
+	return n
 }
 
 // active is the number of connections being served (the heartbeat's
@@ -132,6 +157,7 @@ func (xs *xceiverServer) track(c net.Conn) bool {
 func (xs *xceiverServer) untrack(c net.Conn) {
 	xs.mu.Lock()
 	delete(xs.mu.conns, c)
+	delete(xs.mu.writers, c)
 	xs.mu.Unlock()
 	_ = c.Close()
 	xs.wg.Done()
@@ -267,6 +293,7 @@ func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Me
 	}
 	switch op {
 	case datatransfer.OpWriteBlock:
+		x.dn.xs.markWriter(x.conn)
 		return false, x.writeBlock(ctx, msg.(*hdfs.OpWriteBlockProto))
 	case datatransfer.OpReadBlock:
 		return x.readBlock(msg.(*hdfs.OpReadBlockProto))

@@ -18,11 +18,13 @@ const (
 	SegmentMagic = "HDEL"
 	// LayoutVersion is the segment layout this package writes. It only grows.
 	// Version 2 added the rpc field to the ops that carry the call that
-	// caused them (op.WithRPC); version 4 the delegation-token ops
+	// caused them (op.WithRPC); version 3 added OP_SET_ACL, OP_SET_XATTR,
+	// OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT and
+	// OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops
 	// (OP_GET_DELEGATION_TOKEN 18, OP_RENEW_DELEGATION_TOKEN 19,
-	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21), refused in
-	// segments of older versions. Segments of versions 1 to LayoutVersion
-	// are read.
+	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21). Older
+	// segments are still read; a new opcode in an older segment is
+	// corruption.
 	LayoutVersion int32 = 4
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
 	SegmentHeaderSize = 8
@@ -133,6 +135,20 @@ func appendOptBlock(b []byte, blk *op.Block) []byte {
 	return appendBlock(append(b, 1), *blk)
 }
 
+func appendXAttrs(b []byte, xs []op.XAttr) []byte {
+	b = binary.AppendUvarint(b, uint64(len(xs)))
+	for _, x := range xs {
+		b = binary.AppendUvarint(b, uint64(x.NS))
+		b = appendString(b, x.Name)
+		b = appendBool(b, x.Value != nil)
+		if x.Value != nil {
+			b = binary.AppendUvarint(b, uint64(len(x.Value)))
+			b = append(b, x.Value...)
+		}
+	}
+	return b
+}
+
 // appendBody appends o's fields in the order the package doc lists them.
 func appendBody(b []byte, o op.Op) []byte {
 	switch o := o.(type) {
@@ -234,6 +250,28 @@ func appendBody(b []byte, o op.Op) []byte {
 		b = binary.AppendVarint(b, o.NewLength)
 		b = binary.AppendVarint(b, o.Mtime)
 		b = appendOptBlock(b, o.TruncateBlock)
+	case *op.SetXAttr:
+		b = appendString(b, o.Path)
+		b = appendXAttrs(b, o.XAttrs)
+	case *op.RemoveXAttr:
+		b = appendString(b, o.Path)
+		b = appendXAttrs(b, o.XAttrs)
+	case *op.SetStoragePolicy:
+		b = appendString(b, o.Path)
+		b = binary.AppendUvarint(b, uint64(o.PolicyID))
+	case *op.AllowSnapshot:
+		b = appendString(b, o.Path)
+	case *op.DisallowSnapshot:
+		b = appendString(b, o.Path)
+	case *op.SetACL:
+		b = appendString(b, o.Path)
+		b = binary.AppendUvarint(b, uint64(len(o.Entries)))
+		for _, e := range o.Entries {
+			b = binary.AppendUvarint(b, uint64(e.Scope))
+			b = binary.AppendUvarint(b, uint64(e.Type))
+			b = binary.AppendUvarint(b, uint64(e.Perm))
+			b = appendString(b, e.Name)
+		}
 	default:
 		panic(fmt.Sprintf("editlog: cannot encode op type %T", o))
 	}
@@ -347,6 +385,45 @@ func (r *bodyReader) blocks() []op.Block {
 	return blks
 }
 
+// small reads an unsigned varint no larger than max.
+func (r *bodyReader) small(max uint8, what string) uint8 {
+	v := r.uvarint()
+	if v > uint64(max) {
+		r.fail(fmt.Errorf("%s %d out of range", what, v))
+		return 0
+	}
+	return uint8(v)
+}
+
+func (r *bodyReader) xattrs() []op.XAttr {
+	n := r.count(3)
+	if n == 0 {
+		return nil
+	}
+	xs := make([]op.XAttr, n)
+	for i := range xs {
+		xs[i] = op.XAttr{NS: r.small(op.XAttrRaw, "xattr namespace"), Name: r.str()}
+		if r.boolean() {
+			v := r.str()
+			xs[i].Value = []byte(v)
+		}
+	}
+	return xs
+}
+
+func (r *bodyReader) aclEntries() []op.ACLEntry {
+	n := r.count(4)
+	if n == 0 {
+		return nil
+	}
+	es := make([]op.ACLEntry, n)
+	for i := range es {
+		es[i] = op.ACLEntry{Scope: r.small(op.ACLDefault, "acl scope"), Type: r.small(op.ACLOther, "acl type"),
+			Perm: r.small(7, "acl permission"), Name: r.str()}
+	}
+	return es
+}
+
 func (r *bodyReader) optBlock() *op.Block {
 	if !r.boolean() {
 		return nil
@@ -445,8 +522,23 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 	case op.CodeTruncate:
 		o = &op.Truncate{Path: r.str(), ClientName: r.str(), ClientMachine: r.str(),
 			NewLength: r.varint(), Mtime: r.varint(), TruncateBlock: r.optBlock()}
+	case op.CodeSetXAttr:
+		o = &op.SetXAttr{Path: r.str(), XAttrs: r.xattrs()}
+	case op.CodeRemoveXAttr:
+		o = &op.RemoveXAttr{Path: r.str(), XAttrs: r.xattrs()}
+	case op.CodeSetStoragePolicy:
+		o = &op.SetStoragePolicy{Path: r.str(), PolicyID: r.small(0xff, "storage policy")}
+	case op.CodeSetACL:
+		o = &op.SetACL{Path: r.str(), Entries: r.aclEntries()}
+	case op.CodeAllowSnapshot:
+		o = &op.AllowSnapshot{Path: r.str()}
+	case op.CodeDisallowSnapshot:
+		o = &op.DisallowSnapshot{Path: r.str()}
 	default:
 		return nil, fmt.Errorf("unknown opcode %d", code)
+	}
+	if version < code.Since() {
+		return nil, fmt.Errorf("%v in a layout version %d segment (it needs version %d)", code, version, code.Since())
 	}
 	if w, ok := o.(op.WithRPC); ok && version >= 2 {
 		rpc := w.RPCIDPtr()
@@ -476,6 +568,8 @@ func knownCode(c op.Code) bool {
 		op.CodeRename, op.CodeConcat, op.CodeReassignLease, op.CodeEndLogSegment,
 		op.CodeStartLogSegment, op.CodeUpdateBlocks, op.CodeSetGenstamp, op.CodeAllocateBlockID,
 		op.CodeAddBlock, op.CodeTruncate, op.CodeAppend,
+		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy,
+		op.CodeAllowSnapshot, op.CodeDisallowSnapshot,
 		op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey:
 		return true
 	}

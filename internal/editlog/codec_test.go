@@ -44,6 +44,15 @@ func sampleOps() []op.Op {
 		&op.Append{Path: "/f", ClientName: "c", ClientMachine: "m", NewBlock: true},
 		&op.Truncate{Path: "/f", ClientName: "c", ClientMachine: "m", NewLength: 100, Mtime: 1, TruncateBlock: &blk},
 		&op.Truncate{Path: "/f", NewLength: 0, Mtime: 1},
+		&op.SetXAttr{Path: "/f", XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "a", Value: []byte{0, 1}}, {NS: op.XAttrRaw, Name: "b", Value: []byte{}}, {NS: op.XAttrTrusted, Name: "c"}},
+			RPC: op.RPCID{ClientID: []byte("0123456789abcdef"), CallID: 9}},
+		&op.RemoveXAttr{Path: "/f", XAttrs: []op.XAttr{{NS: op.XAttrSystem, Name: "x"}}},
+		&op.SetStoragePolicy{Path: "/d", PolicyID: 12},
+		&op.SetACL{Path: "/d", Entries: []op.ACLEntry{{Type: op.ACLUser, Perm: 7}, {Type: op.ACLUser, Name: "bob", Perm: 5},
+			{Scope: op.ACLDefault, Type: op.ACLMask, Perm: 4}}},
+		&op.SetACL{Path: "/e"},
+		&op.AllowSnapshot{Path: "/s"},
+		&op.DisallowSnapshot{Path: "/s"},
 		&op.GetDelegationToken{ID: dtid, Expiry: 1700086400000},
 		&op.RenewDelegationToken{ID: dtid, Expiry: 1700172800000},
 		&op.CancelDelegationToken{ID: dtid},
@@ -104,6 +113,21 @@ func TestRecordLayout(t *testing.T) {
 	}
 }
 
+// TestLayoutVersion3Ops: the ops layout version 3 added are refused in an
+// older segment and read in a version 3 one.
+func TestLayoutVersion3Ops(t *testing.T) {
+	body := []byte{2, '/', 'x', 0}
+	for v := int32(1); v <= 2; v++ {
+		if _, err := decodeBody(op.CodeSetStoragePolicy, body, v); err == nil {
+			t.Fatalf("OP_SET_STORAGE_POLICY decoded in a version %d segment", v)
+		}
+	}
+	o, err := decodeBody(op.CodeSetStoragePolicy, body, 3)
+	if err != nil || !reflect.DeepEqual(o, &op.SetStoragePolicy{Path: "/x"}) {
+		t.Fatalf("version 3 body = %#v, %v", o, err)
+	}
+}
+
 // TestLayoutVersion1: segments of layout version 1 have no rpc field; they
 // decode with an empty RPCID, and a version 2 body read as version 1 has
 // trailing bytes.
@@ -160,7 +184,34 @@ func randOp(r *rand.Rand) op.Op {
 	u16 := func() uint16 { return uint16(r.Uint32()) }
 	bl := func() bool { return r.IntN(2) == 1 }
 	perm := func() op.Perm { return op.Perm{User: s(), Group: s(), Mode: u16()} }
-	switch r.IntN(21) {
+	xattrs := func() []op.XAttr {
+		var xs []op.XAttr
+		for range r.IntN(3) {
+			x := op.XAttr{NS: uint8(r.IntN(5)), Name: s()}
+			if bl() {
+				x.Value = []byte(s())
+			}
+			xs = append(xs, x)
+		}
+		return xs
+	}
+	switch r.IntN(27) {
+	case 25:
+		return &op.AllowSnapshot{Path: s()}
+	case 26:
+		return &op.DisallowSnapshot{Path: s()}
+	case 21:
+		return &op.SetXAttr{Path: s(), XAttrs: xattrs()}
+	case 22:
+		return &op.RemoveXAttr{Path: s(), XAttrs: xattrs()}
+	case 23:
+		return &op.SetStoragePolicy{Path: s(), PolicyID: uint8(r.Uint32())}
+	case 24:
+		a := &op.SetACL{Path: s()}
+		for range r.IntN(4) {
+			a.Entries = append(a.Entries, op.ACLEntry{Scope: uint8(r.IntN(2)), Type: uint8(r.IntN(4)), Perm: uint8(r.IntN(8)), Name: s()})
+		}
+		return a
 	case 0:
 		return &op.Add{InodeID: r.Uint64(), Path: s(), Replication: u16(), Mtime: i64(), Atime: i64(),
 			BlockSize: i64(), Perm: perm(), ClientName: s(), ClientMachine: s(), Overwrite: bl()}

@@ -39,9 +39,10 @@
 // The layout version is 4 (LayoutVersion); readers accept 1 to 4, reject a
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
-// reads as if every rpc field were empty. Version 4 added the
-// delegation-token ops (opcodes 18 to 21, bodies below); a segment of an
-// older version holding one is corrupt.
+// reads as if every rpc field were empty. Version 3 added OP_SET_ACL,
+// OP_SET_XATTR, OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT
+// and OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops (opcodes 18
+// to 21, bodies below). Such an op in an older segment is corruption.
 //
 // # Records
 //
@@ -89,19 +90,29 @@
 //	OP_END_LOG_SEGMENT (23)  (empty)
 //	OP_START_LOG_SEGMENT(24) (empty)
 //	OP_UPDATE_BLOCKS (25)    str path, blocks
+//	OP_ALLOW_SNAPSHOT (29)   str path
+//	OP_DISALLOW_SNAPSHOT(30) str path
 //	OP_SET_GENSTAMP_V2 (31)  v genStamp
 //	OP_ALLOCATE_BLOCK_ID(32) v blockID
 //	OP_ADD_BLOCK (33)        str path, opt-block penultimate, block last
 //	OP_TRUNCATE (46)         str path, str clientName, str clientMachine, v newLength,
 //	                         v mtime, opt-block truncateBlock
+//	OP_SET_ACL (40)          str path, uv count, count × (uv scope, uv type, uv perm, str name)
+//	OP_SET_XATTR (43)        str path, xattrs
+//	OP_REMOVE_XATTR (44)     str path, xattrs
+//	OP_SET_STORAGE_POLICY(45) str path, uv policyID (≤ 255)
 //	OP_APPEND (47)           str path, str clientName, str clientMachine, bool newBlock
+//
+// xattrs = uv count, count × (uv namespace (≤ 4), str name, bool hasValue,
+// then (if 1) str value). ACL scope ≤ 1, type ≤ 3, perm ≤ 7 (op.ACLEntry).
 //
 // dtid is a delegation token's identifier (op.DelegationTokenID): str
 // owner, str renewer, str realUser, v issueDate, v maxDate, v
 // sequenceNumber, v masterKeyID.
 //
 // In version 2 the bodies of OP_ADD, OP_DELETE, OP_RENAME_OLD, OP_RENAME,
-// OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND and OP_TRUNCATE end with an
+// OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND, OP_TRUNCATE, OP_SET_XATTR
+// and OP_REMOVE_XATTR end with an
 // rpc field: the call that caused the op (op.RPCID), from which a standby
 // or a restarted NameNode rebuilds its retry cache.
 //

@@ -19,7 +19,7 @@
 //	+----------+------------+---------+---------+-----------+-----+-----------+---------+
 //	| HDFSIMG1 | version u32| frame H | frame D | frame I … |     | frame I … | frame T |  EOF
 //	+----------+------------+---------+---------+-----------+-----+-----------+---------+
-//	  8 bytes    4 bytes (3)
+//	  8 bytes    4 bytes (3; 1 and 2 are still read)
 //
 //	frame:
 //	+---------+-------------+-------------------+--------------+
@@ -56,7 +56,8 @@
 // like two's-complement int64 arithmetic, so any value round-trips.
 //
 //	flags u8       bit0 directory, bit1 under construction (files only),
-//	               bit2 quotas present; other bits must be 0
+//	               bit2 quotas present, bit3 features present (version 2),
+//	               bit4 snapshottable directory (version 2); other bits must be 0
 //	id             zz delta
 //	parentID       zz delta
 //	name           uv length | bytes        (≤ MaxNameLen; empty only for the root)
@@ -70,6 +71,14 @@
 //	  numBlocks    uv (≤ MaxBlocksPerFile)
 //	  block × n:   id zz delta | numBytes zz | genStamp zz delta
 //	  if bit1:     clientName string ref | clientMachine string ref
+//
+//	if bit3:       storagePolicy uv (≤ 255) | numXAttrs uv (≤ MaxXAttrs) |
+//	               xattr × n: namespace uv (≤ 4) | name string ref |
+//	                 hasValue u8 (0 or 1) | if 1: value uv length | bytes |
+//	               numACL uv (≤ MaxACLEntries) |
+//	               entry × n: u8 scope<<5 | type<<3 | perm | name string ref
+//	               (the ACL entries the permission bits do not hold; at
+//	               least one feature must be present)
 //
 //	string ref:    uv 0, then uv length | bytes: a new string (≤ MaxStringLen),
 //	                 which takes the next index of the file's string table;

@@ -3,6 +3,7 @@ package fsimage
 import (
 	"bytes"
 	"encoding/hex"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,5 +59,55 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	if _, err := readAll(r); err != nil {
 		t.Fatal(err)
+	}
+	// An image of format version 2 (features, no delegation frame) still
+	// loads.
+	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(want, "00000003", "00000002", 1), "440040fcd00a", "", 1))
+	r, _, err = NewReader(bytes.NewReader(v2))
+	if err != nil {
+		t.Fatalf("version 2 image: %v", err)
+	}
+	got2, err := readAll(r)
+	if err != nil || len(got2) != 2 || got2[1].Name == nil {
+		t.Fatalf("version 2 image: %d inodes, %v", len(got2), err)
+	}
+}
+
+// TestGoldenFeatures pins the encoding of an inode's features (format
+// version 2) and checks that a version 1 reader refuses the flag.
+func TestGoldenFeatures(t *testing.T) {
+	inodes := []Inode{
+		{ID: 16385, IsDir: true, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}, NsQuota: -1, DsQuota: -1,
+			StoragePolicy: 12,
+			XAttrs:        []op.XAttr{{NS: op.XAttrUser, Name: "a", Value: []byte("v")}, {NS: op.XAttrTrusted, Name: "b"}},
+			ACL:           []op.ACLEntry{{Type: op.ACLUser, Name: "u", Perm: 5}, {Scope: op.ACLDefault, Type: op.ACLOther, Perm: 4}}},
+	}
+	h := Header{TxID: 1, LastInodeID: 16385, NumInodes: 1}
+	data, _ := encodeImage(t, h, inodes)
+	const rec = "09" + "828002" + "00" + "00" + "000175" + "000167" + "ed03" + "00" + "00" + // flags dir|features, id, parent, name, u, g, mode, times
+		"0c" + "02" + // policy 12, 2 xattrs
+		"00" + "000161" + "01" + "01" + "76" + // user.a = "v"
+		"01" + "000162" + "00" + // trusted.b, no value
+		"02" + "05" + "01" + "3c" + "0000" // 2 ACL entries: access user u r-x (string #1), default other r-- (new string "")
+	got := hex.EncodeToString(data)
+	if !strings.Contains(got, rec) {
+		t.Fatalf("features encoding changed:\n got %s\nwant a record %s", got, rec)
+	}
+	r, _, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := readAll(r)
+	if err != nil || !reflect.DeepEqual(back[0].XAttrs, inodes[0].XAttrs) || !reflect.DeepEqual(back[0].ACL, inodes[0].ACL) || back[0].StoragePolicy != 12 {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	old := bytes.Clone(data)
+	old[11] = 1
+	r, _, err = NewReader(bytes.NewReader(old))
+	if err == nil {
+		_, err = readAll(r)
+	}
+	if err == nil {
+		t.Fatal("a version 1 image with the features flag was read")
 	}
 }

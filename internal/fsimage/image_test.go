@@ -41,11 +41,25 @@ func genTree(seed uint64, n int) []Inode {
 			Perm:  op.Perm{User: users[rng.IntN(len(users))], Group: groups[rng.IntN(len(groups))], Mode: uint16(rng.IntN(0o10000))},
 			Mtime: 1764622225000 + rng.Int64N(1e9), Atime: 1764622225000 + rng.Int64N(1e9)}
 		nextID += 1 + uint64(rng.IntN(3))
+		if rng.IntN(20) == 0 {
+			in.StoragePolicy = uint8(rng.IntN(16))
+			for range rng.IntN(3) {
+				x := op.XAttr{NS: uint8(rng.IntN(5)), Name: fmt.Sprintf("x%d", rng.IntN(4))}
+				if rng.IntN(3) > 0 {
+					x.Value = []byte(fmt.Sprintf("v%d", rng.IntN(100)))
+				}
+				in.XAttrs = append(in.XAttrs, x)
+			}
+			for range rng.IntN(3) {
+				in.ACL = append(in.ACL, op.ACLEntry{Scope: uint8(rng.IntN(2)), Type: uint8(rng.IntN(4)), Perm: uint8(rng.IntN(8)), Name: users[rng.IntN(len(users))]})
+			}
+		}
 		switch k := rng.IntN(10); {
 		case k < 2:
 			in.IsDir = true
 			in.Atime = 0
 			in.Name = []byte(fmt.Sprintf("dir%d", in.ID))
+			in.Snapshottable = rng.IntN(8) == 0
 			if k == 0 {
 				in.NsQuota, in.DsQuota = rng.Int64N(1e6), -1
 				if rng.IntN(2) == 0 {
@@ -121,6 +135,8 @@ func cloneInode(in *Inode) Inode {
 	c := *in
 	c.Name = slices.Clone(in.Name)
 	c.Blocks = slices.Clone(in.Blocks)
+	c.XAttrs = slices.Clone(in.XAttrs)
+	c.ACL = slices.Clone(in.ACL)
 	if in.UC != nil {
 		uc := *in.UC
 		c.UC = &uc
@@ -150,6 +166,12 @@ func normalize(ins []Inode) []Inode {
 		}
 		if len(ins[i].Name) == 0 {
 			ins[i].Name = nil
+		}
+		if len(ins[i].XAttrs) == 0 {
+			ins[i].XAttrs = nil
+		}
+		if len(ins[i].ACL) == 0 {
+			ins[i].ACL = nil
 		}
 	}
 	return ins

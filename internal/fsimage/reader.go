@@ -13,9 +13,10 @@ import (
 // Reader decodes an image, one frame in memory at a time. Not safe for
 // concurrent use.
 type Reader struct {
-	br  *bufio.Reader
-	off int64 // file offset of the next byte br will return
-	h   Header
+	br      *bufio.Reader
+	off     int64 // file offset of the next byte br will return
+	h       Header
+	version uint32 // the file's format version
 
 	payload    []byte // current inode frame's payload
 	payloadOff int64  // file offset of payload[0]
@@ -52,10 +53,11 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 	if string(pre[:8]) != Magic {
 		return nil, Header{}, ir.corrupt(0, "bad magic %q, want %q", pre[:8], Magic)
 	}
-	version := binary.BigEndian.Uint32(pre[8:])
-	if version < 1 || version > FormatVersion {
-		return nil, Header{}, ir.corrupt(8, "unknown format version %d (this build reads 1..%d)", version, FormatVersion)
+	v := binary.BigEndian.Uint32(pre[8:])
+	if v < 1 || v > FormatVersion {
+		return nil, Header{}, ir.corrupt(8, "unknown format version %d (this build reads 1 to %d)", v, FormatVersion)
 	}
+	ir.version = v
 	kind, p, poff, err := ir.readFrame()
 	if err != nil {
 		return nil, Header{}, err
@@ -76,7 +78,7 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 	if d.err != nil || d.pos != len(p) {
 		return nil, Header{}, ir.corrupt(poff+int64(d.pos), "malformed header frame")
 	}
-	if version >= 3 {
+	if v >= 3 {
 		kind, p, poff, err := ir.readFrame()
 		if err != nil {
 			return nil, Header{}, err
@@ -238,9 +240,13 @@ func (r *Reader) decodeInode() (*Inode, error) {
 	in := &r.in
 	pr := &r.prev
 	flags := d.byte()
-	if flags&^flagsMask != 0 {
+	if flags&^flagsMask != 0 || (flags&(flagFeat|flagSnap) != 0 && r.version < 2) {
 		return fail(fmt.Sprintf("unknown flags 0x%02x", flags))
 	}
+	if flags&flagSnap != 0 && flags&flagDir == 0 {
+		return fail("a file marked snapshottable")
+	}
+	in.Snapshottable = flags&flagSnap != 0
 	in.IsDir = flags&flagDir != 0
 	if in.IsDir && flags&flagUC != 0 {
 		return fail("directory marked under construction")
@@ -314,6 +320,58 @@ func (r *Reader) decodeInode() (*Inode, error) {
 				return fail("bad client machine string")
 			}
 			in.UC = &r.uc
+		}
+	}
+	in.StoragePolicy, in.XAttrs, in.ACL = 0, in.XAttrs[:0], in.ACL[:0]
+	if flags&flagFeat != 0 {
+		sp := d.uvarint()
+		if sp > 0xff {
+			return fail(fmt.Sprintf("storage policy %d out of range", sp))
+		}
+		in.StoragePolicy = uint8(sp)
+		nx := d.uvarint()
+		if nx > MaxXAttrs || nx > uint64(len(d.b)-d.pos)/3 {
+			return fail(fmt.Sprintf("%d xattrs over the limit or the frame", nx))
+		}
+		for i := uint64(0); i < nx; i++ {
+			ns := d.uvarint()
+			if ns > uint64(op.XAttrRaw) {
+				return fail(fmt.Sprintf("xattr namespace %d out of range", ns))
+			}
+			x := op.XAttr{NS: uint8(ns)}
+			if x.Name, ok = r.str(&d); !ok {
+				return fail("bad xattr name string")
+			}
+			switch d.byte() {
+			case 0:
+			case 1:
+				vl := d.uvarint()
+				if vl > MaxXAttrValue {
+					return fail(fmt.Sprintf("xattr value of %d bytes over the limit", vl))
+				}
+				x.Value = append([]byte{}, d.bytes(int(vl))...)
+			default:
+				return fail("bad xattr value marker")
+			}
+			in.XAttrs = append(in.XAttrs, x)
+		}
+		na := d.uvarint()
+		if na > MaxACLEntries || na > uint64(len(d.b)-d.pos)/2 {
+			return fail(fmt.Sprintf("%d ACL entries over the limit or the frame", na))
+		}
+		for i := uint64(0); i < na; i++ {
+			b := d.byte()
+			e := op.ACLEntry{Scope: b >> 5, Type: b >> 3 & 3, Perm: b & 7}
+			if e.Scope > op.ACLDefault {
+				return fail(fmt.Sprintf("ACL entry byte 0x%02x out of range", b))
+			}
+			if e.Name, ok = r.str(&d); !ok {
+				return fail("bad ACL entry name string")
+			}
+			in.ACL = append(in.ACL, e)
+		}
+		if d.err == nil && !in.HasFeatures() {
+			return fail("features flag with no features")
 		}
 	}
 	if d.err != nil {

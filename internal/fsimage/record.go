@@ -38,6 +38,17 @@ type Inode struct {
 	BlockSize   int64
 	Blocks      []op.Block
 	UC          *UnderConstruction // nil for a closed file
+
+	// Features (format version 2).
+	StoragePolicy uint8         // op.StoragePolicyUnspecified: none
+	XAttrs        []op.XAttr    // in the inode's order
+	ACL           []op.ACLEntry // the ACL entries the permission bits do not hold
+	Snapshottable bool          // directories: snapshots may be taken
+}
+
+// HasFeatures reports whether the inode has a storage policy, xattrs or an ACL.
+func (in *Inode) HasFeatures() bool {
+	return in.StoragePolicy != op.StoragePolicyUnspecified || len(in.XAttrs) > 0 || len(in.ACL) > 0
 }
 
 // UnderConstruction is the lease-related state of a file open for write.

@@ -7,6 +7,8 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 )
 
 // Format constants. Part of the on-disk format.
@@ -15,7 +17,8 @@ const (
 	Magic = "HDFSIMG1"
 	// FormatVersion is the version of the encoding described in the package
 	// doc. A new encoding takes the next number; readers refuse unknown ones
-	// and read every older one. Version 3 added the delegation frame.
+	// and read every older one. Version 2 added the features of an inode
+	// (flag bit 3), version 3 the delegation frame.
 	FormatVersion uint32 = 3
 
 	frameHeader     byte = 'H'
@@ -26,7 +29,9 @@ const (
 	flagDir   = 1 << 0
 	flagUC    = 1 << 1
 	flagQuota = 1 << 2
-	flagsMask = flagDir | flagUC | flagQuota
+	flagFeat  = 1 << 3 // format version 2
+	flagSnap  = 1 << 4 // format version 2: a snapshottable directory
+	flagsMask = flagDir | flagUC | flagQuota | flagFeat | flagSnap
 )
 
 // Limits the Reader enforces before allocating, and the Writer before
@@ -36,6 +41,9 @@ const (
 	MaxNameLen       = 1 << 16  // bytes of one inode name
 	MaxStringLen     = 1 << 16  // bytes of one user, group or client string
 	MaxBlocksPerFile = 1 << 17  // blocks of one file (Hadoop's default limit is 10,000)
+	MaxXAttrs        = 1 << 12  // extended attributes of one inode
+	MaxXAttrValue    = 1 << 16  // bytes of one extended attribute's value
+	MaxACLEntries    = 1 << 12  // ACL entries of one inode
 )
 
 // targetFrame is the payload size after which the Writer ends a frame.
@@ -161,6 +169,22 @@ func (w *Writer) check(in *Inode) error {
 			return bad(fmt.Sprintf("owner string of %d bytes is over %d", len(s), MaxStringLen))
 		}
 	}
+	if len(in.XAttrs) > MaxXAttrs || len(in.ACL) > MaxACLEntries {
+		return bad(fmt.Sprintf("%d xattrs and %d ACL entries: over %d or %d", len(in.XAttrs), len(in.ACL), MaxXAttrs, MaxACLEntries))
+	}
+	for _, x := range in.XAttrs {
+		if x.NS > op.XAttrRaw || len(x.Name) > MaxStringLen || len(x.Value) > MaxXAttrValue {
+			return bad(fmt.Sprintf("xattr %q: namespace %d, or name or value over the limits", x.Name, x.NS))
+		}
+	}
+	for _, e := range in.ACL {
+		if e.Scope > op.ACLDefault || e.Type > op.ACLOther || e.Perm > 7 || len(e.Name) > MaxStringLen {
+			return bad(fmt.Sprintf("ACL entry %+v out of range", e))
+		}
+	}
+	if in.Snapshottable && !in.IsDir {
+		return bad("only a directory may be snapshottable")
+	}
 	if in.IsDir {
 		if len(in.Blocks) != 0 || in.UC != nil || in.Replication != 0 || in.BlockSize != 0 {
 			return bad("a directory has no blocks, lease, replication or block size")
@@ -201,6 +225,12 @@ func (w *Writer) Write(in *Inode) error {
 	if in.NsQuota != -1 || in.DsQuota != -1 {
 		flags |= flagQuota
 	}
+	if in.HasFeatures() {
+		flags |= flagFeat
+	}
+	if in.Snapshottable {
+		flags |= flagSnap
+	}
 	pr := &w.prev
 	p = append(p, flags)
 	p = binary.AppendVarint(p, int64(in.ID-pr.id))
@@ -233,6 +263,26 @@ func (w *Writer) Write(in *Inode) error {
 		if in.UC != nil {
 			p = appendString(p, in.UC.ClientName, w)
 			p = appendString(p, in.UC.ClientMachine, w)
+		}
+	}
+	if flags&flagFeat != 0 {
+		p = binary.AppendUvarint(p, uint64(in.StoragePolicy))
+		p = binary.AppendUvarint(p, uint64(len(in.XAttrs)))
+		for _, x := range in.XAttrs {
+			p = binary.AppendUvarint(p, uint64(x.NS))
+			p = appendString(p, x.Name, w)
+			if x.Value == nil {
+				p = append(p, 0)
+			} else {
+				p = append(p, 1)
+				p = binary.AppendUvarint(p, uint64(len(x.Value)))
+				p = append(p, x.Value...)
+			}
+		}
+		p = binary.AppendUvarint(p, uint64(len(in.ACL)))
+		for _, e := range in.ACL {
+			p = append(p, e.Scope<<5|e.Type<<3|e.Perm)
+			p = appendString(p, e.Name, w)
 		}
 	}
 	w.buf = p

@@ -44,6 +44,7 @@ type Service interface {
 // called.
 func Register(srv *ipc.Server, svc Service) {
 	s := srv.Service(Protocol)
+	s.Describe(common.File_common_HAServiceProtocol_proto.Services().ByName("HAServiceProtocolService"))
 	ipc.Handle(s, "monitorHealth", func(ctx context.Context, _ *common.MonitorHealthRequestProto) (*common.MonitorHealthResponseProto, error) {
 		if err := svc.MonitorHealth(ctx); err != nil {
 			return nil, err

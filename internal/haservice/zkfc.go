@@ -31,6 +31,7 @@ type ZKFC interface {
 // RegisterZKFC serves ZKFCProtocol on srv, calling z for every method.
 func RegisterZKFC(srv *ipc.Server, z ZKFC) {
 	s := srv.Service(ZKFCProtocolName)
+	s.Describe(common.File_common_ZKFCProtocol_proto.Services().ByName("ZKFCProtocolService"))
 	ipc.Handle(s, "cedeActive", func(ctx context.Context, req *common.CedeActiveRequestProto) (*common.CedeActiveResponseProto, error) {
 		if err := z.CedeActive(ctx, int32(req.GetMillisToCede())); err != nil {
 			return nil, err

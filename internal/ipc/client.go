@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -48,6 +50,10 @@ type ClientConfig struct {
 	// may already have reached the server (see the package doc). nil
 	// means no method is.
 	Idempotent func(method string) bool
+	// ConnectRetry, when its Interval is set and there is one address,
+	// replaces the backoff for connection failures by Hadoop's policy
+	// for them (see ConnectRetry).
+	ConnectRetry ConnectRetry
 	// OnFailover, if set, is called when the client moves from one address
 	// to the next.
 	OnFailover func(from, to string)
@@ -67,6 +73,79 @@ type ClientConfig struct {
 	// (hadoop.rpc.protection); the strongest one the server also offers
 	// is used. Zero accepts any.
 	Protection security.QOP
+}
+
+// ConnectRetry is Hadoop's retry policy for failed connection attempts
+// (RetryUpToMaximumCountWithFixedSleep): a refused or timed-out dial is
+// tried again MaxRetries times (ipc.client.connect.max.retries), Interval
+// apart (ipc.client.connect.retry.interval), and Notify hears Hadoop's
+// "Retrying connect to server: ..." line before each retry. An address
+// whose host does not resolve fails at once. The call then fails with a
+// *ConnectError.
+type ConnectRetry struct {
+	MaxRetries int
+	Interval   time.Duration
+	Notify     func(msg string)
+}
+
+// ConnectError is the failure of a call that never reached its server:
+// its text is Hadoop's (an UnknownHostException, or a ConnectException
+// with the address), and it matches ErrRetriesExhausted and the network
+// error with errors.Is.
+type ConnectError struct {
+	Addr    string // the address as configured, host:port
+	Unknown bool   // the host did not resolve
+	Err     error  // the last dial error
+}
+
+func (e *ConnectError) Error() string {
+	host, _, _ := net.SplitHostPort(e.Addr)
+	if e.Unknown {
+		return "java.net.UnknownHostException: " + host
+	}
+	var sys *os.SyscallError
+	cause := e.Err.Error()
+	if errors.As(e.Err, &sys) && errors.Is(sys.Err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("Call From %s to %s failed on connection exception: java.net.ConnectException: Connection refused; For more details see:  http://wiki.apache.org/hadoop/ConnectionRefused", localHostName(), e.Addr)
+	}
+	return fmt.Sprintf("Call From %s to %s failed on socket exception: %s", localHostName(), e.Addr, cause)
+}
+
+func (e *ConnectError) Unwrap() []error { return []error{ErrRetriesExhausted, e.Err} }
+
+// localHostName is this host as Hadoop names it in connection errors:
+// hostname/address.
+func localHostName() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost/127.0.0.1"
+	}
+	ip := "127.0.0.1"
+	if addrs, err := net.LookupHost(h); err == nil && len(addrs) > 0 {
+		ip = addrs[0]
+	}
+	return h + "/" + ip
+}
+
+// serverName is addr as Hadoop prints a server's address: host/ip:port.
+func serverName(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip := host
+	if net.ParseIP(host) == nil {
+		if addrs, err := net.LookupHost(host); err == nil && len(addrs) > 0 {
+			ip = addrs[0]
+		}
+	}
+	return host + "/" + net.JoinHostPort(ip, port)
+}
+
+// isUnknownHost reports whether err is a name that does not resolve.
+func isUnknownHost(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
 }
 
 const clientIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -322,6 +401,9 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 	callID := c.nextID.Add(1)
 	retryCount := int32(-1)
 	var lastErr error
+	connectRetries := 0
+	policy := c.cfg.ConnectRetry
+	usePolicy := policy.Interval > 0 && len(c.cfg.Addresses) == 1
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if c.cfg.MaxRetries < 0 || attempt > c.cfg.MaxRetries {
@@ -342,6 +424,28 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 				return err
 			}
 			lastErr = err
+			if usePolicy {
+				if isUnknownHost(err) {
+					return &ConnectError{Addr: de.addr, Unknown: true, Err: de.err}
+				}
+				if connectRetries >= policy.MaxRetries {
+					return &ConnectError{Addr: de.addr, Err: de.err}
+				}
+				if policy.Notify != nil {
+					policy.Notify(fmt.Sprintf("Retrying connect to server: %s. Already tried %d time(s); retry policy is RetryUpToMaximumCountWithFixedSleep(maxRetries=%d, sleepTime=%d MILLISECONDS)",
+						serverName(de.addr), connectRetries, policy.MaxRetries, policy.Interval.Milliseconds()))
+				}
+				connectRetries++
+				attempt-- // a connection retry is not a call retry
+				t := time.NewTimer(policy.Interval)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+				continue
+			}
 			c.failoverFrom(de.addr, err)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -772,5 +773,32 @@ func TestSASLViolations(t *testing.T) {
 			}
 			r.expectClosed()
 		})
+	}
+}
+
+// TestDescribedMethodUnsupported: a method the described .proto service
+// lists without a handler answers UnsupportedOperationException naming it;
+// a name outside the service still gets RpcNoSuchMethodException; a
+// handler registered after Describe wins.
+func TestDescribedMethodUnsupported(t *testing.T) {
+	_, svc, addr := newTestServer(t, ServerConfig{})
+	svc.Describe(hdfs.File_hdfs_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol"))
+	c := newTestClient(t, addr)
+	var r hdfs.GetXAttrsResponseProto
+	err := c.Call(t.Context(), "getXAttrs", &hdfs.GetXAttrsRequestProto{Src: proto.String("/")}, &r)
+	if !errors.Is(err, remoteerr.ErrUnsupported) || !strings.Contains(err.Error(), "ClientProtocol.getXAttrs") {
+		t.Fatalf("described method: %v", err)
+	}
+	if err := c.Call(t.Context(), "noSuchMethod", &hdfs.GetXAttrsRequestProto{Src: proto.String("/")}, &r); !errors.Is(err, remoteerr.ErrNoSuchMethod) {
+		t.Fatalf("unknown method: %v", err)
+	}
+	Handle(svc, "getXAttrs", func(ctx context.Context, req *hdfs.GetXAttrsRequestProto) (*hdfs.GetXAttrsResponseProto, error) {
+		return &hdfs.GetXAttrsResponseProto{}, nil
+	})
+	if err := c.Call(t.Context(), "getXAttrs", &hdfs.GetXAttrsRequestProto{Src: proto.String("/")}, &r); err != nil {
+		t.Fatalf("handled method: %v", err)
+	}
+	if svc.Implemented("listXAttrs") || !svc.Implemented("getXAttrs") {
+		t.Fatal("Implemented is wrong")
 	}
 }

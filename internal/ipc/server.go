@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
@@ -128,6 +130,10 @@ type Service struct {
 	mu   struct {
 		sync.RWMutex
 		methods map[string]methodFunc
+		// described is the protocol's .proto service: a method it lists
+		// that has no handler answers UnsupportedOperationException
+		// instead of RpcNoSuchMethodException (see Describe).
+		described protoreflect.ServiceDescriptor
 	}
 }
 
@@ -137,7 +143,41 @@ func (s *Service) Name() string { return s.name }
 func (s *Service) method(name string) methodFunc {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.mu.methods[name]
+	if f := s.mu.methods[name]; f != nil {
+		return f
+	}
+	if d := s.mu.described; d != nil && d.Methods().ByName(protoreflect.Name(name)) != nil {
+		return s.unsupported(name)
+	}
+	return nil
+}
+
+// Describe declares sd as the .proto service of the protocol: every method
+// sd lists and no Handle registered (before or after this call) is answered
+// with java.lang.UnsupportedOperationException naming the method, so that a
+// client learns that the server knows the call and does not carry it out,
+// rather than RpcNoSuchMethodException, which only a method outside the
+// protocol gets.
+func (s *Service) Describe(sd protoreflect.ServiceDescriptor) {
+	s.mu.Lock()
+	s.mu.described = sd
+	s.mu.Unlock()
+}
+
+// Implemented reports whether method has a handler (not only a
+// description).
+func (s *Service) Implemented(method string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.mu.methods[method] != nil
+}
+
+// unsupported is the handler of a described method without a Handle.
+func (s *Service) unsupported(method string) methodFunc {
+	short := s.name[strings.LastIndexByte(s.name, '.')+1:]
+	return func(context.Context, []byte) (proto.Message, error) {
+		return nil, remoteerr.New(remoteerr.ClassUnsupported, "%s.%s is not supported by this server", short, method)
+	}
 }
 
 // Handle registers h as method of svc. The request message is allocated

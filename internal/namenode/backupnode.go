@@ -59,6 +59,7 @@ func newBackupNode(nn *NameNode, journals []*editlog.FileJournal, lastTxID int64
 // register serves JournalProtocol on the node's RPC server.
 func (b *backupNode) register() {
 	s := b.nn.rpc.Service(JournalProtocolName)
+	s.Describe(hdfs.File_hdfs_JournalProtocol_proto.Services().ByName("JournalProtocolService"))
 	handle(b.nn, s, "journal", b.journal)
 	handle(b.nn, s, "startLogSegment", b.startLogSegment)
 	handle(b.nn, s, "fence", b.fence)

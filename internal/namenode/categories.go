@@ -30,16 +30,29 @@ var categories = map[string]map[string]ha.Category{
 		"addBlock": ha.Write, "complete": ha.Write, "abandonBlock": ha.Write,
 		"updateBlockForPipeline": ha.Write, "updatePipeline": ha.Write, "reportBadBlocks": ha.Write,
 		"fsync": ha.Write, "append": ha.Write, "recoverLease": ha.Write, "truncate": ha.Write,
-		"msync":              ha.Write,
+		"msync": ha.Write,
+		// Extended attributes, ACLs, storage policies.
+		"setXAttr": ha.Write, "removeXAttr": ha.Write, "getXAttrs": ha.Read, "listXAttrs": ha.Read,
+		"setStoragePolicy": ha.Write, "unsetStoragePolicy": ha.Write, "getStoragePolicy": ha.Read,
+		"getStoragePolicies": ha.Read,
+		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
+		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
+		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
 		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.
 		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
-		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "setBalancerBandwidth": ha.Unchecked,
+		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "listOpenFiles": ha.Read, "setBalancerBandwidth": ha.Unchecked,
 		"finalizeUpgrade": ha.Unchecked, "upgradeStatus": ha.Unchecked, "rollingUpgrade": ha.Read,
 		"refreshNodes": ha.Unchecked, "getDatanodeStorageReport": ha.Unchecked,
 	},
+	// The user-mapping protocols (usermappings.go).
+	GetUserMappingsProtocolName: {"getGroupsForUser": ha.Unchecked},
+	RefreshUserMappingsProtocolName: {
+		"refreshUserToGroupsMappings": ha.Unchecked, "refreshSuperUserGroupsConfiguration": ha.Unchecked,
+	},
+	RefreshCallQueueProtocolName: {"refreshCallQueue": ha.Unchecked},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
 	DatanodeProtocolName: {
@@ -81,7 +94,7 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		if err := nn.precheck(ctx, cat, method, req); err != nil {
 			return zero, err
 		}
-		resp, err := h(ctx, req)
+		resp, err := h(withSafeModeOp(ctx, method, req), req)
 		nn.activity.record(method, err == nil)
 		if err == nil && nn.tokens != nil {
 			nn.tokens.sign(ctx, method, resp)

@@ -35,6 +35,8 @@ type clientRPC struct {
 func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
+	s.Describe(hdfs.File_hdfs_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol"))
+	registerUserMappings(nn, c)
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
 	registerDelegationCalls(c, s)
@@ -64,6 +66,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "rollEdits", c.rollEdits)
 	handle(nn, s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
 	handle(nn, s, "metaSave", c.metaSave)
+	handle(nn, s, "listOpenFiles", c.listOpenFiles)
 	handle(nn, s, "concat", c.concat)
 	handle(nn, s, "getDatanodeReport", c.getDatanodeReport)
 	handle(nn, s, "getHAServiceState", c.getHAServiceState)
@@ -80,6 +83,10 @@ func registerClientProtocol(nn *NameNode) {
 	registerWebHDFS(nn, c)
 	handle(nn, s, "recoverLease", c.recoverLease)
 	handle(nn, s, "truncate", c.truncate)
+	registerXAttrCalls(c, s)
+	registerPolicyCalls(c, s)
+	registerACLCalls(c, s)
+	registerSnapshotCalls(c, s)
 }
 
 // webCallerKey is the ctx key under which the WebHDFS handler leaves the
@@ -166,6 +173,19 @@ func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
 		FileId:           proto.Uint64(fi.ID),
 		ChildrenNum:      proto.Int32(int32(fi.ChildrenNum)),
 	}
+	if fi.StoragePolicy != 0 {
+		st.StoragePolicy = proto.Uint32(uint32(fi.StoragePolicy))
+	}
+	var flags uint32
+	if fi.HasACL {
+		flags |= uint32(hdfs.HdfsFileStatusProto_HAS_ACL)
+	}
+	if fi.Snapshottable {
+		flags |= uint32(hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)
+	}
+	if flags != 0 {
+		st.Flags = proto.Uint32(flags)
+	}
 	return st
 }
 
@@ -243,7 +263,11 @@ func (c *clientRPC) getListing(ctx context.Context, req *hdfs.GetListingRequestP
 func (c *clientRPC) mkdirs(ctx context.Context, req *hdfs.MkdirsRequestProto) (*hdfs.MkdirsResponseProto, error) {
 	u := c.caller(ctx)
 	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
-		return t.PlanMkdirs(u, req.GetSrc(), fileMode(req.GetMasked()), req.GetCreateParent(), now)
+		mode := fileMode(req.GetMasked())
+		if req.Unmasked != nil && t.InheritsDefaultACL(req.GetSrc()) {
+			mode = fileMode(req.GetUnmasked())
+		}
+		return t.PlanMkdirs(u, req.GetSrc(), mode, req.GetCreateParent(), now)
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -287,7 +311,11 @@ func (c *clientRPC) create(ctx context.Context, req *hdfs.CreateRequestProto) (*
 			steps = append(steps, c.ns.takeOverStep(src, req.GetClientName(), machine, true))
 		}
 		steps = append(steps, namespacePlan(func(t *namespace.Tree, now int64) ([]op.Op, error) {
-			return t.PlanCreate(u, src, fileMode(req.GetMasked()), req.GetClientName(), machine, flags,
+			mode := fileMode(req.GetMasked())
+			if req.Unmasked != nil && t.InheritsDefaultACL(src) {
+				mode = fileMode(req.GetUnmasked())
+			}
+			return t.PlanCreate(u, src, mode, req.GetClientName(), machine, flags,
 				req.GetCreateParent(), uint16(req.GetReplication()), int64(req.GetBlockSize()), now)
 		}))
 		err := c.ns.mutateThenRead(ctx, func(t *namespace.Tree) {
@@ -423,7 +451,17 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		Quota:          proto.Uint64(quotaValue(s.Quota)),
 		SpaceConsumed:  proto.Uint64(uint64(s.SpaceConsumed)),
 		SpaceQuota:     proto.Uint64(quotaValue(s.SpaceQuota)),
+		// No erasure coding: a file is "Replicated", a directory has
+		// no policy of its own, as Hadoop answers for replicated data.
+		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
 	}}, nil
+}
+
+func ecPolicyName(s namespace.Summary) string {
+	if s.DirectoryCount == 0 {
+		return "Replicated"
+	}
+	return ""
 }
 
 func (c *clientRPC) getQuotaUsage(ctx context.Context, req *hdfs.GetQuotaUsageRequestProto) (*hdfs.GetQuotaUsageResponseProto, error) {
@@ -478,6 +516,7 @@ func (c *clientRPC) getFsReplicatedBlockStats(ctx context.Context, _ *hdfs.GetFs
 	return &hdfs.GetFsReplicatedBlockStatsResponseProto{
 		LowRedundancy: u(st.UnderReplicated), CorruptBlocks: u(st.CorruptBlocks), MissingBlocks: u(st.MissingBlocks),
 		MissingReplOneBlocks: u(st.MissingReplOneBlocks), BlocksInFuture: u(st.BlocksInFuture), PendingDeletionBlocks: u(st.PendingDeletion),
+		HighestPrioLowRedundancyBlocks: u(st.HighestPriorityLowRedundancy),
 	}, nil
 }
 
@@ -486,6 +525,7 @@ func (c *clientRPC) getFsECBlockGroupStats(ctx context.Context, _ *hdfs.GetFsECB
 	zero := proto.Uint64(0)
 	return &hdfs.GetFsECBlockGroupStatsResponseProto{
 		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, BlocksInFuture: zero, PendingDeletionBlocks: zero,
+		HighestPrioLowRedundancyBlocks: zero,
 	}, nil
 }
 
@@ -578,7 +618,15 @@ func (c *clientRPC) metaSave(ctx context.Context, req *hdfs.MetaSaveRequestProto
 	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "metasave file name %q must be a plain file name", name)
 	}
-	dir := os.Getenv("HADOOP_LOG_DIR")
+	// Hadoop writes into hadoop.log.dir, which its scripts set from
+	// HADOOP_LOG_DIR.
+	dir := ""
+	if c.nn.deps.Conf != nil {
+		dir = strings.TrimSpace(c.nn.deps.Conf.String("hadoop.log.dir"))
+	}
+	if dir == "" {
+		dir = os.Getenv("HADOOP_LOG_DIR")
+	}
 	if dir == "" {
 		dir = "."
 	}
@@ -627,6 +675,10 @@ func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*
 }
 
 func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
+	// Hadoop 3 keeps the list of DataNodes to superusers.
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
 	kind, ok := reportKind(req.GetType())
 	if !ok {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "getDatanodeReport: unknown report type %d", req.GetType())

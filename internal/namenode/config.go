@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -100,6 +101,20 @@ type Config struct {
 	MinBlockSize int64
 	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
 	ListLimit int
+
+	// XAttrsEnabled is dfs.namenode.xattrs.enabled (true).
+	XAttrsEnabled bool
+	// MaxXAttrsPerInode is dfs.namenode.fs-limits.max-xattrs-per-inode (32).
+	MaxXAttrsPerInode int
+	// MaxXAttrSize is dfs.namenode.fs-limits.max-xattr-size (16384).
+	MaxXAttrSize int
+	// ACLsEnabled is dfs.namenode.acls.enabled (true).
+	ACLsEnabled bool
+	// StoragePolicyEnabled is dfs.storage.policy.enabled (true).
+	StoragePolicyEnabled bool
+	// TrashCheckpointInterval is fs.trash.checkpoint.interval (0: the
+	// trash interval).
+	TrashCheckpointInterval time.Duration
 
 	// BlockSize, Replication, BytesPerChecksum, WritePacketSize, FileBufferSize
 	// and TrashInterval are the server defaults handed to clients.
@@ -245,6 +260,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MaxBlocksPerFile = int(num(conf.DFSNameNodeMaxBlocksPerFile))
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
+	cfg.XAttrsEnabled = flag(conf.DFSNameNodeXAttrsEnabled)
+	cfg.MaxXAttrsPerInode = int(num(conf.DFSNameNodeMaxXAttrsPerInode))
+	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
+	cfg.ACLsEnabled = flag(conf.DFSNameNodeACLsEnabled)
+	cfg.StoragePolicyEnabled = flag(conf.DFSStoragePolicyEnabled)
+	cfg.TrashCheckpointInterval = dur(conf.FSTrashCheckpointInterval)
 
 	cfg.BlockSize = size(conf.DFSBlockSize)
 	cfg.Replication = int(num(conf.DFSReplication))
@@ -364,6 +385,12 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.RPCLimits.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.MaxXAttrsPerInode < 0 {
+		bad(conf.DFSNameNodeMaxXAttrsPerInode, "%d is negative", cfg.MaxXAttrsPerInode)
+	}
+	if cfg.MaxXAttrSize < 0 || cfg.MaxXAttrSize > namespace.MaxXAttrSizeLimit {
+		bad(conf.DFSNameNodeMaxXAttrSize, "%d is outside [0, %d]", cfg.MaxXAttrSize, namespace.MaxXAttrSizeLimit)
 	}
 	if err := cfg.HTTPLimits.Validate(); err != nil {
 		errs = append(errs, err)

@@ -33,6 +33,7 @@ type datanodeRPC struct {
 func registerDatanodeProtocol(nn *NameNode) {
 	d := &datanodeRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(DatanodeProtocolName)
+	s.Describe(datanode.File_datanode_DatanodeProtocol_proto.Services().ByName("DatanodeProtocolService"))
 	handle(nn, s, "versionRequest", d.versionRequest)
 	handle(nn, s, "registerDatanode", d.registerDatanode)
 	handle(nn, s, "sendHeartbeat", d.sendHeartbeat)

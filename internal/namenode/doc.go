@@ -190,6 +190,14 @@
 // RPC, no retry cache), and redirects CREATE, APPEND, OPEN and
 // GETFILECHECKSUM to a DataNode's web port.
 //
+// /fsck (fsck.go) is what hdfs fsck asks, with Hadoop's FsckServlet
+// parameters (ugi, path, files, blocks, locations, racks, replicadetails,
+// openforwrite, listcorruptfileblocks with startblockafter, move, delete,
+// blockId): a text report streamed as the walk goes. The walk lists a
+// directory fsckSlice entries at a time, each slice (with the blocks of its
+// files, from the block map's Fsck view) under one hold of the read lock;
+// -move and -delete change the namespace through the one apply path.
+//
 // # Goroutines
 //
 // The RPC server's readers and handler pool (package ipc), the edit log's

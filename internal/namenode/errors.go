@@ -31,6 +31,8 @@ var namespaceClasses = []struct {
 	{namespace.ErrRenameInvalid, remoteerr.ClassIOException},
 	{namespace.ErrBlockMismatch, remoteerr.ClassIOException},
 	{namespace.ErrIO, remoteerr.ClassIOException},
+	{namespace.ErrACL, "org.apache.hadoop.hdfs.protocol.AclException"},
+	{namespace.ErrSnapshot, "org.apache.hadoop.hdfs.protocol.SnapshotException"},
 }
 
 // toRemote turns an error of the namespace core into the RemoteException a

@@ -92,7 +92,11 @@ func (nn *NameNode) activeMonitor(ctx context.Context) {
 
 // startActiveServices starts what only an active runs.
 func (nn *NameNode) startActiveServices() []*service {
-	return []*service{startService("active monitor", nn.activeMonitor)}
+	svcs := []*service{startService("active monitor", nn.activeMonitor)}
+	if nn.cfg.TrashInterval > 0 && nn.role == RoleNameNode {
+		svcs = append(svcs, startService("trash emptier", nn.trashEmptier))
+	}
+	return svcs
 }
 
 // startStandbyServices starts what only a standby runs: the edit tailer

@@ -24,6 +24,7 @@ type namenodeRPC struct {
 func registerNamenodeProtocol(nn *NameNode) {
 	r := &namenodeRPC{nn: nn}
 	s := nn.rpc.Service(NamenodeProtocolName)
+	s.Describe(nnpb.File_namenode_NamenodeProtocol_proto.Services().ByName("NamenodeProtocolService"))
 	handle(nn, s, "versionRequest", r.versionRequest)
 	handle(nn, s, "getTransactionId", r.getTransactionID)
 	handle(nn, s, "getMostRecentCheckpointTxId", r.getMostRecentCheckpointTxID)

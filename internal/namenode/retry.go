@@ -15,7 +15,7 @@ import (
 
 // The retry cache (package retrycache) makes the calls Hadoop marks
 // @AtMostOnce — create, append, delete, rename, rename2, concat,
-// updatePipeline — run once per (clientId, callId). The ops such a call
+// updatePipeline, setXAttr, removeXAttr — run once per (clientId, callId). The ops such a call
 // logs carry its ids (op.RPCID), so that whoever replays the edits — a
 // restarted NameNode, a standby that becomes active — rebuilds the cache
 // from them: a client that retries after a failover gets the answer of the
@@ -132,6 +132,10 @@ func answerFromLog[R proto.Message](c *clientRPC, ctx context.Context, lc logged
 		m = &hdfs.UpdatePipelineResponseProto{}
 	case op.CodeTruncate:
 		m = &hdfs.TruncateResponseProto{Result: proto.Bool(lc.truncated)}
+	case op.CodeSetXAttr:
+		m = &hdfs.SetXAttrResponseProto{}
+	case op.CodeRemoveXAttr:
+		m = &hdfs.RemoveXAttrResponseProto{}
 	}
 	r, ok := m.(R)
 	if !ok {

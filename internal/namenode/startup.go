@@ -284,13 +284,18 @@ func blockPoolIP(addr string) string {
 
 func treeConfig(cfg *Config) namespace.Config {
 	return namespace.Config{
-		SuperUser:           cfg.SuperUser,
-		SuperGroup:          cfg.SuperGroup,
-		PermissionsEnabled:  cfg.PermissionsEnabled,
-		MaxComponentLength:  cfg.MaxComponentLength,
-		MaxDirItems:         cfg.MaxDirItems,
-		MaxBlocksPerFile:    cfg.MaxBlocksPerFile,
-		AccessTimePrecision: cfg.AccessTimePrecision.Milliseconds(),
+		SuperUser:            cfg.SuperUser,
+		SuperGroup:           cfg.SuperGroup,
+		PermissionsEnabled:   cfg.PermissionsEnabled,
+		MaxComponentLength:   cfg.MaxComponentLength,
+		MaxDirItems:          cfg.MaxDirItems,
+		MaxBlocksPerFile:     cfg.MaxBlocksPerFile,
+		AccessTimePrecision:  cfg.AccessTimePrecision.Milliseconds(),
+		XAttrsEnabled:        cfg.XAttrsEnabled,
+		MaxXAttrsPerInode:    cfg.MaxXAttrsPerInode,
+		MaxXAttrSize:         cfg.MaxXAttrSize,
+		ACLsEnabled:          cfg.ACLsEnabled,
+		StoragePolicyEnabled: cfg.StoragePolicyEnabled,
 	}
 }
 

@@ -56,6 +56,7 @@ func (nn *NameNode) startWeb() {
 	srv.Handle("GET /startup.html", page(nn.startupPage))
 	srv.Handle("GET /startupProgress", http.HandlerFunc(nn.serveStartupProgress))
 	srv.Handle("GET /explorer.html", http.HandlerFunc(serveExplorer))
+	srv.Handle("GET /fsck", http.HandlerFunc(nn.handleFsck))
 	srv.Handle("GET /isActive", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if nn.haState() != "active" {

@@ -12,17 +12,26 @@
 //
 // # Commands
 //
-// Supported: -ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u], -lsr, -mkdir [-p],
-// -rm [-f] [-r|-R] [-skipTrash], -rmr, -rmdir [--ignore-fail-on-non-empty],
-// -mv, -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
-// -touch [-a] [-m] [-c] [-t TIMESTAMP], -count [-q] [-h] [-v] [-u],
-// -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z,
-// -setrep [-R] [-w] N, -help, -usage, and the data commands:
-// -put/-copyFromLocal [-f] [-p] (stdin with "-"), -moveFromLocal,
-// -get/-copyToLocal [-f] [-p], -getmerge [-nl] [-skip-empty-file], -cat,
-// -text (gzip is decompressed), -head, -tail [-f], -appendToFile (stdin
-// with "-"), -checksum, -cp [-f] [-p], -truncate [-w]. The others
-// (-find, -concat, ACLs, xattrs, snapshots, -expunge, -moveToLocal) answer
+// Supported: -ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e], -lsr,
+// -mkdir [-p], -rm [-f] [-r|-R] [-skipTrash] [-safely] (with the trash),
+// -expunge [-immediate], -rmr, -rmdir [--ignore-fail-on-non-empty], -mv,
+// -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
+// -touch [-a] [-m] [-c] [-t TIMESTAMP],
+// -count [-q] [-h] [-v] [-t [TYPES]] [-u] [-x] [-e], -du [-s] [-h] [-v] [-x],
+// -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z, -setrep [-R] [-w] N,
+// -setfattr {-n name [-v value] | -x name},
+// -getfattr [-R] {-n name | -d} [-e text|hex|base64], -setfacl [-R]
+// {-b|-k|-m|-x|--set}, -getfacl [-R],
+// -find PATH... [-name P | -iname P | -print | -print0 | -a]..., -concat,
+// -help, -usage, and the data commands: -put/-copyFromLocal [-f] [-p]
+// [-t N] [-q N] (stdin with "-"), -moveFromLocal, -get/-copyToLocal [-f]
+// [-p], -getmerge [-nl] [-skip-empty-file], -cat, -text (gzip is
+// decompressed), -head, -tail [-f] (these two take their argument as one
+// path, unglobbed, as Hadoop's do), -appendToFile (stdin with "-"),
+// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The copy commands take
+// file: URIs on their local side (-cp from or to one is a -put or -get);
+// other commands answer that file: URIs are not supported yet. The others
+// (taking snapshots, -moveToLocal) answer
 // "<cmd>: not supported yet" with status 1.
 //
 // Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to
@@ -58,10 +67,10 @@
 //
 // # Decisions where hdfsgo differs
 //
-//   - Trash is not supported yet. -rm without -skipTrash deletes only when
-//     both the client's fs.trash.interval (Env.TrashInterval) and the
-//     NameNode's trash interval are 0 (Hadoop's default); otherwise it
-//     refuses that path and says so.
+//   - -rm prints "Moved: '<uri>' to trash at: <uri of .Trash/Current>" and
+//     -expunge "Created trash checkpoint: ..." and "Deleted trash
+//     checkpoint: ..." on stdout, where Hadoop logs them; checkpoint names
+//     use Env.TZ.
 //   - -put, -get and -cp do not take -t/-q (thread count and queue size);
 //     -p keeps times and permissions, not owners.
 //   - -tail does not take -s.
@@ -90,7 +99,7 @@
 //
 // Example:
 //
-//	fsys, err := fsshell.DialFromConf(c, "")
+//	fsys, err := fsshell.DialFromConf(c, "", os.Stderr)
 //	if err != nil {
 //		return err
 //	}

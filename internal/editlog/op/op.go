@@ -18,33 +18,38 @@ type Code int8
 
 // Opcodes, numbered as Hadoop's FSEditLogOpCodes. Part of the on-disk format.
 const (
-	CodeAdd            Code = 0  // OP_ADD: create (or overwrite) a file, under construction
-	CodeRenameOld      Code = 1  // OP_RENAME_OLD: rename without options
-	CodeDelete         Code = 2  // OP_DELETE
-	CodeMkdir          Code = 3  // OP_MKDIR: one directory
-	CodeSetReplication Code = 4  // OP_SET_REPLICATION
-	CodeSetPermissions Code = 7  // OP_SET_PERMISSIONS
-	CodeSetOwner       Code = 8  // OP_SET_OWNER
-	CodeClose          Code = 9  // OP_CLOSE: file complete, lease released
-	CodeTimes          Code = 13 // OP_TIMES
-	CodeSetQuota       Code = 14 // OP_SET_QUOTA
-	CodeRename         Code = 15 // OP_RENAME: rename2 with options
-	CodeConcat         Code = 16 // OP_CONCAT_DELETE
+	CodeAdd              Code = 0  // OP_ADD: create (or overwrite) a file, under construction
+	CodeRenameOld        Code = 1  // OP_RENAME_OLD: rename without options
+	CodeDelete           Code = 2  // OP_DELETE
+	CodeMkdir            Code = 3  // OP_MKDIR: one directory
+	CodeSetReplication   Code = 4  // OP_SET_REPLICATION
+	CodeSetPermissions   Code = 7  // OP_SET_PERMISSIONS
+	CodeSetOwner         Code = 8  // OP_SET_OWNER
+	CodeClose            Code = 9  // OP_CLOSE: file complete, lease released
+	CodeTimes            Code = 13 // OP_TIMES
+	CodeSetQuota         Code = 14 // OP_SET_QUOTA
+	CodeRename           Code = 15 // OP_RENAME: rename2 with options
+	CodeConcat           Code = 16 // OP_CONCAT_DELETE
+	CodeReassignLease    Code = 22 // OP_REASSIGN_LEASE
+	CodeEndLogSegment    Code = 23 // OP_END_LOG_SEGMENT
+	CodeStartLogSegment  Code = 24 // OP_START_LOG_SEGMENT
+	CodeUpdateBlocks     Code = 25 // OP_UPDATE_BLOCKS
+	CodeAllowSnapshot    Code = 29 // OP_ALLOW_SNAPSHOT
+	CodeDisallowSnapshot Code = 30 // OP_DISALLOW_SNAPSHOT
+	CodeSetGenstamp      Code = 31 // OP_SET_GENSTAMP_V2
+	CodeAllocateBlockID  Code = 32 // OP_ALLOCATE_BLOCK_ID
+	CodeAddBlock         Code = 33 // OP_ADD_BLOCK
+	CodeSetACL           Code = 40 // OP_SET_ACL: replace an inode's ACL
+	CodeSetXAttr         Code = 43 // OP_SET_XATTR: set extended attributes
+	CodeRemoveXAttr      Code = 44 // OP_REMOVE_XATTR
+	CodeSetStoragePolicy Code = 45 // OP_SET_STORAGE_POLICY
+	CodeTruncate         Code = 46 // OP_TRUNCATE
+	CodeAppend           Code = 47 // OP_APPEND
 
 	CodeGetDelegationToken    Code = 18 // OP_GET_DELEGATION_TOKEN (layout version 4)
 	CodeRenewDelegationToken  Code = 19 // OP_RENEW_DELEGATION_TOKEN (layout version 4)
 	CodeCancelDelegationToken Code = 20 // OP_CANCEL_DELEGATION_TOKEN (layout version 4)
 	CodeUpdateMasterKey       Code = 21 // OP_UPDATE_MASTER_KEY (layout version 4)
-
-	CodeReassignLease   Code = 22 // OP_REASSIGN_LEASE
-	CodeEndLogSegment   Code = 23 // OP_END_LOG_SEGMENT
-	CodeStartLogSegment Code = 24 // OP_START_LOG_SEGMENT
-	CodeUpdateBlocks    Code = 25 // OP_UPDATE_BLOCKS
-	CodeSetGenstamp     Code = 31 // OP_SET_GENSTAMP_V2
-	CodeAllocateBlockID Code = 32 // OP_ALLOCATE_BLOCK_ID
-	CodeAddBlock        Code = 33 // OP_ADD_BLOCK
-	CodeTruncate        Code = 46 // OP_TRUNCATE
-	CodeAppend          Code = 47 // OP_APPEND
 )
 
 // Op is one namespace mutation. The concrete types below are the only
@@ -76,7 +81,8 @@ type RPCID struct {
 func (r RPCID) Valid() bool { return len(r.ClientID) > 0 }
 
 // WithRPC is implemented by the ops that carry the RPCID of their call: Add,
-// Append, Delete, RenameOld, Rename, Concat, Truncate and UpdateBlocks.
+// Append, Delete, RenameOld, Rename, Concat, Truncate, UpdateBlocks,
+// SetXAttr and RemoveXAttr.
 type WithRPC interface {
 	Op
 	RPCIDPtr() *RPCID
@@ -296,27 +302,119 @@ func (*RenewDelegationToken) Code() Code  { return CodeRenewDelegationToken }
 func (*CancelDelegationToken) Code() Code { return CodeCancelDelegationToken }
 func (*UpdateMasterKey) Code() Code       { return CodeUpdateMasterKey }
 
-func (*Add) Code() Code             { return CodeAdd }
-func (*Mkdir) Code() Code           { return CodeMkdir }
-func (*Delete) Code() Code          { return CodeDelete }
-func (*RenameOld) Code() Code       { return CodeRenameOld }
-func (*Rename) Code() Code          { return CodeRename }
-func (*SetReplication) Code() Code  { return CodeSetReplication }
-func (*SetPermissions) Code() Code  { return CodeSetPermissions }
-func (*SetOwner) Code() Code        { return CodeSetOwner }
-func (*Times) Code() Code           { return CodeTimes }
-func (*SetQuota) Code() Code        { return CodeSetQuota }
-func (*Concat) Code() Code          { return CodeConcat }
-func (*ReassignLease) Code() Code   { return CodeReassignLease }
-func (*StartLogSegment) Code() Code { return CodeStartLogSegment }
-func (*EndLogSegment) Code() Code   { return CodeEndLogSegment }
-func (*UpdateBlocks) Code() Code    { return CodeUpdateBlocks }
-func (*SetGenstamp) Code() Code     { return CodeSetGenstamp }
-func (*AllocateBlockID) Code() Code { return CodeAllocateBlockID }
-func (*AddBlock) Code() Code        { return CodeAddBlock }
-func (*Close) Code() Code           { return CodeClose }
-func (*Append) Code() Code          { return CodeAppend }
-func (*Truncate) Code() Code        { return CodeTruncate }
+// XAttr namespaces, numbered as Hadoop's XAttr.NameSpace (and
+// XAttrNamespaceProto). Part of the on-disk formats.
+const (
+	XAttrUser     uint8 = 0
+	XAttrTrusted  uint8 = 1
+	XAttrSecurity uint8 = 2
+	XAttrSystem   uint8 = 3
+	XAttrRaw      uint8 = 4
+)
+
+// XAttr is one extended attribute: its namespace, its name within the
+// namespace (without the "user." prefix) and its value (nil: none).
+type XAttr struct {
+	NS    uint8
+	Name  string
+	Value []byte
+}
+
+// SetXAttr sets the extended attributes XAttrs of Path, replacing
+// attributes of the same namespace and name and adding the others.
+type SetXAttr struct {
+	Path   string
+	XAttrs []XAttr
+	RPC    RPCID
+}
+
+// RemoveXAttr removes the named extended attributes of Path (the values
+// are not used).
+type RemoveXAttr struct {
+	Path   string
+	XAttrs []XAttr
+	RPC    RPCID
+}
+
+// AllowSnapshot makes the directory Path snapshottable.
+type AllowSnapshot struct {
+	Path string
+}
+
+// DisallowSnapshot makes the directory Path not snapshottable.
+type DisallowSnapshot struct {
+	Path string
+}
+
+// Storage policy id meaning "none set on this inode: inherit the parent's"
+// (Hadoop's BLOCK_STORAGE_POLICY_ID_UNSPECIFIED).
+const StoragePolicyUnspecified uint8 = 0
+
+// SetStoragePolicy sets the storage policy of Path; PolicyID
+// StoragePolicyUnspecified unsets it.
+type SetStoragePolicy struct {
+	Path     string
+	PolicyID uint8
+}
+
+// ACL entry scopes and types, numbered as Hadoop's AclEntryScope and
+// AclEntryType (and acl.proto). Part of the on-disk formats.
+const (
+	ACLAccess  uint8 = 0
+	ACLDefault uint8 = 1
+
+	ACLUser  uint8 = 0
+	ACLGroup uint8 = 1
+	ACLMask  uint8 = 2
+	ACLOther uint8 = 3
+)
+
+// ACLEntry is one ACL entry; Perm holds rwx in its low 3 bits and Name is
+// empty for the unnamed entries (owner, owning group, mask, other).
+type ACLEntry struct {
+	Scope uint8
+	Type  uint8
+	Perm  uint8
+	Name  string
+}
+
+// SetACL replaces the ACL of Path by Entries, a full, valid, sorted ACL
+// (with the owner, group and other entries), or an empty list to remove
+// it. Applying it also sets the inode's permission bits from the ACL: the
+// owner and other entries, and the mask (or the group entry when there
+// is no mask) as the group bits.
+type SetACL struct {
+	Path    string
+	Entries []ACLEntry
+}
+
+func (*Add) Code() Code              { return CodeAdd }
+func (*Mkdir) Code() Code            { return CodeMkdir }
+func (*Delete) Code() Code           { return CodeDelete }
+func (*RenameOld) Code() Code        { return CodeRenameOld }
+func (*Rename) Code() Code           { return CodeRename }
+func (*SetReplication) Code() Code   { return CodeSetReplication }
+func (*SetPermissions) Code() Code   { return CodeSetPermissions }
+func (*SetOwner) Code() Code         { return CodeSetOwner }
+func (*Times) Code() Code            { return CodeTimes }
+func (*SetQuota) Code() Code         { return CodeSetQuota }
+func (*Concat) Code() Code           { return CodeConcat }
+func (*ReassignLease) Code() Code    { return CodeReassignLease }
+func (*StartLogSegment) Code() Code  { return CodeStartLogSegment }
+func (*EndLogSegment) Code() Code    { return CodeEndLogSegment }
+func (*UpdateBlocks) Code() Code     { return CodeUpdateBlocks }
+func (*SetGenstamp) Code() Code      { return CodeSetGenstamp }
+func (*AllocateBlockID) Code() Code  { return CodeAllocateBlockID }
+func (*AddBlock) Code() Code         { return CodeAddBlock }
+func (*Close) Code() Code            { return CodeClose }
+func (*Append) Code() Code           { return CodeAppend }
+func (*Truncate) Code() Code         { return CodeTruncate }
+func (*SetXAttr) Code() Code         { return CodeSetXAttr }
+func (*RemoveXAttr) Code() Code      { return CodeRemoveXAttr }
+func (*SetStoragePolicy) Code() Code { return CodeSetStoragePolicy }
+func (*SetACL) Code() Code           { return CodeSetACL }
+func (*AllowSnapshot) Code() Code    { return CodeAllowSnapshot }
+func (*DisallowSnapshot) Code() Code { return CodeDisallowSnapshot }
 
 func (o *Add) RPCIDPtr() *RPCID          { return &o.RPC }
 func (o *Delete) RPCIDPtr() *RPCID       { return &o.RPC }
@@ -326,6 +424,20 @@ func (o *Concat) RPCIDPtr() *RPCID       { return &o.RPC }
 func (o *UpdateBlocks) RPCIDPtr() *RPCID { return &o.RPC }
 func (o *Append) RPCIDPtr() *RPCID       { return &o.RPC }
 func (o *Truncate) RPCIDPtr() *RPCID     { return &o.RPC }
+func (o *SetXAttr) RPCIDPtr() *RPCID     { return &o.RPC }
+func (o *RemoveXAttr) RPCIDPtr() *RPCID  { return &o.RPC }
+
+// Since is the edit-log layout version that introduced the opcode (1 for
+// the first ones).
+func (c Code) Since() int32 {
+	switch c {
+	case CodeSetACL, CodeSetXAttr, CodeRemoveXAttr, CodeSetStoragePolicy, CodeAllowSnapshot, CodeDisallowSnapshot:
+		return 3
+	case CodeGetDelegationToken, CodeRenewDelegationToken, CodeCancelDelegationToken, CodeUpdateMasterKey:
+		return 4
+	}
+	return 1
+}
 
 // String returns Hadoop's name of the opcode, e.g. "OP_ADD".
 func (c Code) String() string {
@@ -345,6 +457,9 @@ var codeNames = map[Code]string{
 	CodeStartLogSegment: "OP_START_LOG_SEGMENT", CodeUpdateBlocks: "OP_UPDATE_BLOCKS",
 	CodeSetGenstamp: "OP_SET_GENSTAMP_V2", CodeAllocateBlockID: "OP_ALLOCATE_BLOCK_ID",
 	CodeAddBlock: "OP_ADD_BLOCK", CodeTruncate: "OP_TRUNCATE", CodeAppend: "OP_APPEND",
+	CodeSetACL: "OP_SET_ACL", CodeSetXAttr: "OP_SET_XATTR", CodeRemoveXAttr: "OP_REMOVE_XATTR",
+	CodeSetStoragePolicy: "OP_SET_STORAGE_POLICY", CodeAllowSnapshot: "OP_ALLOW_SNAPSHOT",
+	CodeDisallowSnapshot:   "OP_DISALLOW_SNAPSHOT",
 	CodeGetDelegationToken: "OP_GET_DELEGATION_TOKEN", CodeRenewDelegationToken: "OP_RENEW_DELEGATION_TOKEN",
 	CodeCancelDelegationToken: "OP_CANCEL_DELEGATION_TOKEN", CodeUpdateMasterKey: "OP_UPDATE_MASTER_KEY",
 }

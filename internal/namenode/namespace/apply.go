@@ -129,6 +129,18 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		return nil
 	case *op.Truncate:
 		return t.applyTruncate(o, eff)
+	case *op.SetXAttr:
+		return t.applySetXAttr(o)
+	case *op.RemoveXAttr:
+		return t.applyRemoveXAttr(o)
+	case *op.SetStoragePolicy:
+		return t.applySetStoragePolicy(o)
+	case *op.SetACL:
+		return t.applySetACL(o)
+	case *op.AllowSnapshot:
+		return t.applySnapshottable(o.Path, true)
+	case *op.DisallowSnapshot:
+		return t.applySnapshottable(o.Path, false)
 	case nil:
 		return corruptf("nil op")
 	default:
@@ -267,6 +279,9 @@ func (t *Tree) removeSubtree(par, n *inode, eff *Effects) {
 // forget drops the subtree at n from the counters and the under-construction
 // index and returns its inode count and space.
 func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
+	if len(t.feats) > 0 {
+		t.dropFeatures(n)
+	}
 	if n.dir == nil {
 		t.numFiles--
 		if n.uc != nil {
@@ -436,6 +451,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 		blocks = append(blocks, f.blocks...)
 		srcDS += f.space()
 		par.dir.remove(f)
+		t.dropFeatures(f)
 		t.numFiles--
 	}
 	trg.blocks = blocks

@@ -56,6 +56,11 @@ var (
 	// ErrIO: java.io.IOException for the remaining rule violations (e.g. access
 	// times disabled).
 	ErrIO = errors.New("namespace: operation not allowed")
+	// ErrACL: org.apache.hadoop.hdfs.protocol.AclException (a bad ACL,
+	// or ACLs disabled).
+	ErrACL = errors.New("namespace: invalid ACL")
+	// ErrSnapshot: org.apache.hadoop.hdfs.protocol.SnapshotException.
+	ErrSnapshot = errors.New("namespace: snapshot rule violated")
 	// ErrCorrupt: Apply could not apply an op to the tree (at replay: a corrupt
 	// or out-of-order edit log). Not sent to clients.
 	ErrCorrupt = errors.New("namespace: op does not apply")

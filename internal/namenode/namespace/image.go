@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 )
 
@@ -47,6 +48,14 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		Atime:    n.atime,
 		NsQuota:  -1,
 		DsQuota:  -1,
+	}
+	if f := t.featuresOf(n); f != nil {
+		rec.StoragePolicy = f.policy
+		rec.XAttrs = f.xattrs
+		if f.acl != nil {
+			rec.ACL = f.acl.entries
+		}
+		rec.Snapshottable = f.snapshottable
 	}
 	if n.isDir() {
 		rec.NsQuota, rec.DsQuota = quotaOf(n)
@@ -104,6 +113,7 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 		}
 		t.numDirs = 1
 		b.dirs[rec.ID] = t.root
+		t.addImageFeatures(t.root, rec)
 		b.n++
 		return nil
 	}
@@ -149,8 +159,33 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 		t.numFiles++
 	}
 	par.dir.insert(n)
+	t.addImageFeatures(n, rec)
 	b.n++
 	return nil
+}
+
+// addImageFeatures gives n the features of its image record (copied).
+func (t *Tree) addImageFeatures(n *inode, rec *fsimage.Inode) {
+	if !rec.HasFeatures() && !rec.Snapshottable {
+		return
+	}
+	f := t.mutFeatures(n)
+	f.snapshottable = rec.Snapshottable && n.isDir()
+	f.policy = rec.StoragePolicy
+	for _, x := range rec.XAttrs {
+		f.xattrs = append(f.xattrs, op.XAttr{NS: x.NS, Name: strings.Clone(x.Name), Value: cloneValue(x.Value)})
+	}
+	if len(rec.ACL) > 0 {
+		f.acl = t.internACL(rec.ACL)
+	}
+}
+
+// cloneValue copies an xattr value, keeping nil apart from empty.
+func cloneValue(v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	return append([]byte{}, v...)
 }
 
 // Finish checks the record count against the header, computes quota usage and

@@ -162,7 +162,7 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(17) {
+		switch r.Intn(23) {
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
 		case 2, 3:
@@ -223,6 +223,35 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 			ops, err = tr.PlanConcat(c, p, []string{q}, now)
 		case 16:
 			_, ops, err = tr.PlanTruncate(c, p, int64(r.Intn(3000)), "cl8", "m", now)
+		case 17:
+			x := op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))], Value: []byte(fmt.Sprint(r.Intn(9)))}
+			ops, err = tr.PlanSetXAttr(c, p, x, uint32(1+r.Intn(3)))
+		case 19:
+			if r.Intn(3) == 0 {
+				ops, err = tr.PlanUnsetStoragePolicy(c, p)
+			} else {
+				ops, err = tr.PlanSetStoragePolicy(c, p, []string{"HOT", "COLD", "ALL_SSD"}[r.Intn(3)])
+			}
+		case 20:
+			spec := []op.ACLEntry{{Type: op.ACLUser, Name: names[r.Intn(len(names))], Perm: uint8(r.Intn(8))}}
+			if r.Intn(2) == 0 {
+				spec = append(spec, op.ACLEntry{Scope: op.ACLDefault, Type: op.ACLGroup, Name: "g1", Perm: uint8(r.Intn(8))})
+			}
+			ops, err = tr.PlanModifyACLEntries(c, p, spec)
+		case 21:
+			if r.Intn(2) == 0 {
+				ops, err = tr.PlanRemoveACL(c, p)
+			} else {
+				ops, err = tr.PlanRemoveDefaultACL(c, p)
+			}
+		case 22:
+			if r.Intn(2) == 0 {
+				ops, err = tr.PlanAllowSnapshot(super, p)
+			} else {
+				ops, err = tr.PlanDisallowSnapshot(super, p)
+			}
+		case 18:
+			ops, err = tr.PlanRemoveXAttr(c, p, op.XAttr{NS: uint8(r.Intn(2)), Name: names[r.Intn(len(names))]})
 		}
 		if err != nil {
 			var ne *nsError

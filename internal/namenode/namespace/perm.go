@@ -3,6 +3,8 @@ package namespace
 import (
 	"fmt"
 	"slices"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 )
 
 // Access is a set of permission bits to check: Read, Write, Execute (Hadoop's FsAction).
@@ -50,6 +52,11 @@ func (t *Tree) isSuper(c Caller) bool {
 func (t *Tree) checking(c Caller) bool { return t.cfg.PermissionsEnabled && !t.isSuper(c) }
 
 func (t *Tree) hasAccess(c Caller, n *inode, a Access) bool {
+	if len(t.feats) > 0 {
+		if f := t.feats[n]; f != nil && f.acl != nil && f.acl.entries[0].Scope == op.ACLAccess {
+			return t.aclAccess(c, n, f.acl.entries, a)
+		}
+	}
 	m := Access(n.mode)
 	switch {
 	case c.User == t.userOf(n):

@@ -190,7 +190,7 @@ func (t *Tree) PlanMkdirs(c Caller, path string, mode uint16, createParent bool,
 	if err := verifyQuota(w.nodes[k], int64(len(ops)), 0, nil); err != nil {
 		return nil, err
 	}
-	return ops, nil
+	return t.withInheritedACLs(ops), nil
 }
 
 // ---- create ----
@@ -289,7 +289,7 @@ func (t *Tree) PlanCreate(c Caller, path string, mode uint16, clientName, client
 		ClientMachine: clientMachine,
 		Overwrite:     old != nil,
 	})
-	return ops, nil
+	return t.withInheritedACLs(ops), nil
 }
 
 // beingCreated is the AlreadyBeingCreatedException of a create or append on

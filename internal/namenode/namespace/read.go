@@ -24,6 +24,13 @@ type FileInfo struct {
 	UnderConstruction bool
 	ClientName        string
 	ClientMachine     string
+	// HasACL: the inode has an ACL (the "+" of ls, HdfsFileStatus's HAS_ACL flag).
+	HasACL bool
+	// StoragePolicy is the inode's effective storage policy id: its own or
+	// its nearest ancestor's (op.StoragePolicyUnspecified: none).
+	StoragePolicy uint8
+	// Snapshottable: a directory that allows snapshots.
+	Snapshottable bool
 }
 
 func (t *Tree) info(n *inode) FileInfo {
@@ -47,6 +54,13 @@ func (t *Tree) info(n *inode) FileInfo {
 		fi.ClientName = n.uc.client
 		fi.ClientMachine = n.uc.machine
 	}
+	if len(t.feats) > 0 {
+		if f := t.feats[n]; f != nil {
+			fi.HasACL = f.acl != nil
+			fi.StoragePolicy = f.policy
+			fi.Snapshottable = f.snapshottable
+		}
+	}
 	return fi
 }
 
@@ -57,7 +71,9 @@ func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return t.info(w.last()), nil
+	fi := t.info(w.last())
+	fi.StoragePolicy = t.policyAlong(w, len(w.nodes)-1)
+	return fi, nil
 }
 
 // List reports up to limit children of a directory (getListing) whose names sort
@@ -71,7 +87,9 @@ func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]File
 	}
 	n := w.last()
 	if !n.isDir() {
-		return []FileInfo{t.info(n)}, 0, nil
+		fi := t.info(n)
+		fi.StoragePolicy = t.policyAlong(w, len(w.nodes)-1)
+		return []FileInfo{fi}, 0, nil
 	}
 	if err := t.checkPerm(c, w, permCheck{self: Read | Execute}); err != nil {
 		return nil, 0, err
@@ -84,8 +102,13 @@ func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]File
 		end = i + limit
 	}
 	out := make([]FileInfo, 0, end-i)
+	inherited := t.policyAlong(w, len(w.nodes)-1)
 	for _, x := range ch[i:end] {
-		out = append(out, t.info(x))
+		fi := t.info(x)
+		if fi.StoragePolicy == op.StoragePolicyUnspecified {
+			fi.StoragePolicy = inherited
+		}
+		out = append(out, fi)
 	}
 	return out, len(ch) - end, nil
 }
@@ -218,6 +241,7 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 		if q := n.dir.quota; q != nil {
 			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, q.nsUsed, q.dsUsed)
 		}
+		t.dumpFeatures(w, n)
 		w.WriteByte('\n')
 		for _, c := range n.dir.children {
 			t.dump(w, c, joinPath(path, c.name))
@@ -235,7 +259,30 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 	if n.uc != nil {
 		fmt.Fprintf(w, " uc=%s@%s", n.uc.client, n.uc.machine)
 	}
+	t.dumpFeatures(w, n)
 	w.WriteByte('\n')
+}
+
+func (t *Tree) dumpFeatures(w *bufio.Writer, n *inode) {
+	f := t.featuresOf(n)
+	if f == nil {
+		return
+	}
+	if f.policy != op.StoragePolicyUnspecified {
+		fmt.Fprintf(w, " policy=%d", f.policy)
+	}
+	for _, x := range f.xattrs {
+		fmt.Fprintf(w, " xattr=%s", XAttrName(x))
+		if x.Value != nil {
+			fmt.Fprintf(w, ":%q", x.Value)
+		}
+	}
+	if f.acl != nil {
+		fmt.Fprintf(w, " acl=%q", f.acl.key)
+	}
+	if f.snapshottable {
+		w.WriteString(" snapshottable")
+	}
 }
 
 // File returns, without permission checks, the file at path with its blocks

@@ -44,6 +44,20 @@ type Config struct {
 	// AccessTimePrecision in ms (dfs.namenode.accesstime.precision, 3600000);
 	// 0 disables access times.
 	AccessTimePrecision int64
+
+	// XAttrsEnabled allows extended attributes (dfs.namenode.xattrs.enabled, true).
+	XAttrsEnabled bool
+	// MaxXAttrsPerInode limits the user. and trusted. attributes of one
+	// inode (dfs.namenode.fs-limits.max-xattrs-per-inode, 32); 0 = no limit.
+	MaxXAttrsPerInode int
+	// MaxXAttrSize limits an attribute's name and value together, in bytes
+	// (dfs.namenode.fs-limits.max-xattr-size, 16384, at most 32768); 0 = no limit.
+	MaxXAttrSize int
+	// ACLsEnabled allows ACLs (dfs.namenode.acls.enabled, true).
+	ACLsEnabled bool
+	// StoragePolicyEnabled allows setting storage policies
+	// (dfs.storage.policy.enabled, true).
+	StoragePolicyEnabled bool
 }
 
 // MaxBlocksPerFileLimit is the largest dfs.namenode.fs-limits.max-blocks-per-file
@@ -51,16 +65,24 @@ type Config struct {
 // path still fits in one edit-log record.
 const MaxBlocksPerFileLimit = 32768
 
+// MaxXAttrSizeLimit is HDFS's hard limit on dfs.namenode.fs-limits.max-xattr-size.
+const MaxXAttrSizeLimit = 32768
+
 // DefaultConfig returns Hadoop's defaults with the given superuser.
 func DefaultConfig(superUser string) Config {
 	return Config{
-		SuperUser:           superUser,
-		SuperGroup:          "supergroup",
-		PermissionsEnabled:  true,
-		MaxComponentLength:  255,
-		MaxDirItems:         1048576,
-		MaxBlocksPerFile:    10000,
-		AccessTimePrecision: 3600000,
+		SuperUser:            superUser,
+		SuperGroup:           "supergroup",
+		PermissionsEnabled:   true,
+		MaxComponentLength:   255,
+		MaxDirItems:          1048576,
+		MaxBlocksPerFile:     10000,
+		AccessTimePrecision:  3600000,
+		XAttrsEnabled:        true,
+		MaxXAttrsPerInode:    32,
+		MaxXAttrSize:         16384,
+		ACLsEnabled:          true,
+		StoragePolicyEnabled: true,
 	}
 }
 
@@ -75,6 +97,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-directory-items = %d is outside [1, 6400000]", ErrIllegalArgument, c.MaxDirItems)
 	case c.MaxBlocksPerFile < 0 || c.MaxBlocksPerFile > MaxBlocksPerFileLimit:
 		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-blocks-per-file = %d is outside [1, %d]", ErrIllegalArgument, c.MaxBlocksPerFile, MaxBlocksPerFileLimit)
+	case c.MaxXAttrsPerInode < 0:
+		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-xattrs-per-inode = %d is negative", ErrIllegalArgument, c.MaxXAttrsPerInode)
+	case c.MaxXAttrSize < 0 || c.MaxXAttrSize > MaxXAttrSizeLimit:
+		return fmt.Errorf("%w: dfs.namenode.fs-limits.max-xattr-size = %d is outside [0, %d]", ErrIllegalArgument, c.MaxXAttrSize, MaxXAttrSizeLimit)
 	case c.AccessTimePrecision < 0:
 		return fmt.Errorf("%w: dfs.namenode.accesstime.precision = %d is negative", ErrIllegalArgument, c.AccessTimePrecision)
 	}
@@ -140,6 +166,9 @@ type Tree struct {
 	ownerIdx map[ownerPair]uint32
 
 	uc map[uint64]*inode // files under construction by inode id
+
+	feats map[*inode]*features   // xattrs, ACLs, storage policies (features.go)
+	acls  map[string]*aclFeature // every ACL in use, shared by the inodes that hold it
 
 	dt delegation // delegation-token keys and tokens
 }

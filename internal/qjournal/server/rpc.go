@@ -112,6 +112,7 @@ func (jn *JournalNode) manifest(ctx context.Context, req *qpb.GetEditLogManifest
 // registerRPC serves QJournalProtocol and InterQJournalProtocol.
 func (jn *JournalNode) registerRPC() {
 	svc := jn.rpc.Service(protocol.QJournalProtocol)
+	svc.Describe(qpb.File_qjournal_QJournalProtocol_proto.Services().ByName("QJournalProtocolService"))
 	ipc.Handle(svc, "isFormatted", func(ctx context.Context, req *qpb.IsFormattedRequestProto) (*qpb.IsFormattedResponseProto, error) {
 		j, err := jn.journalFor(req.GetJid())
 		if err != nil {
@@ -275,5 +276,6 @@ func (jn *JournalNode) registerRPC() {
 	})
 
 	inter := jn.rpc.Service(protocol.InterQJournalProtocol)
+	inter.Describe(qpb.File_qjournal_InterQJournalProtocol_proto.Services().ByName("InterQJournalProtocolService"))
 	ipc.Handle(inter, "getEditLogManifestFromJournal", jn.manifest)
 }

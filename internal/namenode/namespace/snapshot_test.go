@@ -1,0 +1,49 @@
+package namespace
+
+import "testing"
+
+func TestSnapshottableDirs(t *testing.T) {
+	tr := fixture(t)
+	run := func(c Caller, allow bool, p string) error {
+		var err error
+		if allow {
+			ops, e := tr.PlanAllowSnapshot(c, p)
+			if err = e; e == nil {
+				applyAll(t, tr, ops)
+			}
+		} else {
+			ops, e := tr.PlanDisallowSnapshot(c, p)
+			if err = e; e == nil {
+				applyAll(t, tr, ops)
+			}
+		}
+		return err
+	}
+	checkErr(t, run(u1, true, "/_test/u1"), ErrPermission, "Access denied for user gohdfs1. Superuser privilege is required")
+	checkErr(t, run(super, true, "/_test/u1/dir"), nil, "")
+	checkErr(t, run(super, true, "/_test/u1/dir"), nil, "") // again: no error, as in HDFS
+	checkErr(t, run(super, true, "/_test/u1/dir/sub"), ErrSnapshot,
+		"Nested snapshottable directories not allowed: path=/_test/u1/dir/sub, the ancestor /_test/u1/dir is already a snapshottable directory.")
+	checkErr(t, run(super, true, "/_test"), ErrSnapshot,
+		"Nested snapshottable directories not allowed: path=/_test, the subdirectory /_test/u1/dir is already a snapshottable directory.")
+	checkErr(t, run(super, true, "/_test/u1/file"), ErrNotDir, "`/_test/u1/file': Is not a directory")
+	checkErr(t, run(super, true, "/_test/nope"), ErrNotFound, "Directory does not exist: /_test/nope")
+	checkErr(t, run(super, true, "/_test/private"), nil, "")
+	if fi, _ := tr.Stat(super, "/_test/u1/dir"); !fi.Snapshottable {
+		t.Fatal("status lacks snapshottable")
+	}
+	if got := tr.SnapshottableDirs(u1); len(got) != 2 || got[0].Path != "/_test/private" || got[1].Path != "/_test/u1/dir" {
+		t.Fatalf("listing for the owner: %+v", got)
+	}
+	if got := tr.SnapshottableDirs(u2); len(got) != 0 {
+		t.Fatalf("listing for another user: %+v", got)
+	}
+	if a, b := dump(t, tr), dump(t, roundTrip(t, tr)); a != b {
+		t.Fatalf("image round trip differs:\n%s\n---\n%s", a, b)
+	}
+	checkErr(t, run(super, false, "/_test/u1/dir"), nil, "")
+	checkErr(t, run(super, false, "/_test/u1/dir"), ErrSnapshot, "Directory is not a snapshottable directory: /_test/u1/dir")
+	if got := tr.SnapshottableDirs(super); len(got) != 1 {
+		t.Fatalf("after disallow: %+v", got)
+	}
+}
