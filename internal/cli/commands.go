@@ -25,7 +25,7 @@ func init() {
 		{name: "classpath", group: "Client Commands", summary: "print the class path (not meaningful for hdfsgo)"},
 		{name: "dfs", group: "Client Commands", summary: "run a filesystem command on the file system", run: runDfs},
 		{name: "envvars", group: "Client Commands", summary: "display the computed environment variables"},
-		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode"},
+		{name: "fetchdt", group: "Client Commands", summary: "fetch a delegation token from the NameNode", run: runFetchdt, usage: fetchdtUsage},
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
 		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to", run: runGroups, usage: groupsUsage},
 		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},

@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 const dfsadminUsage = `Usage: hdfs dfsadmin
@@ -69,9 +70,12 @@ func nnClient(inv *Invocation) (*ipc.Client, string, error) {
 	if err := fsshell.ConnectRetryFromConf(inv.Conf, inv.Env.Stderr, &opts); err != nil {
 		return nil, "", err
 	}
-	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol,
-		ConnectRetry: ipc.ConnectRetry{MaxRetries: opts.ConnectMaxRetries, Interval: opts.ConnectRetryInterval, Notify: opts.OnConnectRetry}})
-	return c, "hdfs://" + authority, nil
+	cfg := ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol,
+		ConnectRetry: ipc.ConnectRetry{MaxRetries: opts.ConnectMaxRetries, Interval: opts.ConnectRetryInterval, Notify: opts.OnConnectRetry}}
+	if err := withKerberos(inv, &cfg, security.NameNode); err != nil {
+		return nil, "", err
+	}
+	return ipc.NewClient(cfg), "hdfs://" + authority, nil
 }
 
 // clientUser is the user the tools call as: HADOOP_USER_NAME, else the
@@ -217,7 +221,11 @@ func datanodeClient(inv *Invocation, addr string) (*ipc.Client, error) {
 			u = cu.Username
 		}
 	}
-	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientDatanodeProtocol, MaxRetries: 2}), nil
+	cfg := ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientDatanodeProtocol, MaxRetries: 2}
+	if err := withKerberos(inv, &cfg, security.DataNode); err != nil {
+		return nil, err
+	}
+	return ipc.NewClient(cfg), nil
 }
 
 const clientDatanodeProtocol = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
@@ -490,7 +498,11 @@ func refreshNodes(inv *Invocation, args []string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	call := func(addrs []string) error {
-		c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
+		cfg := ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol}
+		if err := withKerberos(inv, &cfg, security.NameNode); err != nil {
+			return err
+		}
+		c := ipc.NewClient(cfg)
 		defer c.Close()
 		return c.Call(ctx, "refreshNodes", &hdfs.RefreshNodesRequestProto{}, &hdfs.RefreshNodesResponseProto{})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/ratelog"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -285,6 +286,11 @@ func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Me
 		start := time.Now()
 		defer func() { x.dn.act.ops[i].add(time.Since(start)) }()
 	}
+	if err := x.checkToken(op, msg); err != nil {
+		x.peerLog.Warn("block access token refused", "remote", x.remote, "op", op.String(), "err", err)
+		x.respondErr(hdfs.Status_ERROR_ACCESS_TOKEN, err.Error())
+		return false, err
+	}
 	switch op {
 	case datatransfer.OpWriteBlock:
 		x.dn.xs.markWriter(x.conn)
@@ -328,6 +334,51 @@ func (x *xceiver) readStatus(st hdfs.Status) {
 			}
 		}
 	}
+}
+
+// tokenModes is the access each op needs, as Hadoop's DataXceiver checks.
+var tokenModes = map[datatransfer.Op]blocktoken.Mode{
+	datatransfer.OpWriteBlock:    blocktoken.Write,
+	datatransfer.OpReadBlock:     blocktoken.Read,
+	datatransfer.OpBlockChecksum: blocktoken.Read,
+	datatransfer.OpTransferBlock: blocktoken.Copy,
+	datatransfer.OpCopyBlock:     blocktoken.Copy,
+	datatransfer.OpReplaceBlock:  blocktoken.Replace,
+}
+
+// checkToken verifies the block access token of an op (every op, when
+// the NameNode turned tokens on).
+func (x *xceiver) checkToken(op datatransfer.Op, msg proto.Message) error {
+	mode, ok := tokenModes[op]
+	if !ok || !x.dn.tokens.Enabled() {
+		return nil
+	}
+	var h *hdfs.BaseHeaderProto
+	switch m := msg.(type) {
+	case *hdfs.OpWriteBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpReadBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpBlockChecksumProto:
+		h = m.GetHeader()
+	case *hdfs.OpTransferBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpCopyBlockProto:
+		h = m.GetHeader()
+	case *hdfs.OpReplaceBlockProto:
+		h = m.GetHeader()
+	}
+	b := h.GetBlock()
+	return x.dn.tokens.Check(h.GetToken(), b.GetPoolId(), int64(b.GetBlockId()), mode, x.dn.clk.Now())
+}
+
+// token returns a block token the DataNode issues itself (transfers and
+// copies it starts), or the empty token when tokens are off.
+func (dn *DataNode) token(pool string, blockID int64, mode blocktoken.Mode) *common.TokenProto {
+	if t := dn.tokens.Generate(dn.cfg.User, pool, blockID, mode, dn.clk.Now()); t != nil {
+		return t
+	}
+	return emptyToken()
 }
 
 func (x *xceiver) respondErr(st hdfs.Status, msg string) {

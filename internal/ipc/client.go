@@ -19,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // ClientConfig configures a Client.
@@ -58,6 +59,20 @@ type ClientConfig struct {
 	OnFailover func(from, to string)
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Kerberos, when set, authenticates every connection with SASL
+	// GSSAPI (hadoop.security.authentication=kerberos); the connection
+	// context then names the ticket's principal and User is not sent.
+	Kerberos *security.Initiator
+	// Token, when set (and Kerberos is not), authenticates every
+	// connection with this delegation token (SASL DIGEST-MD5, Hadoop's
+	// TOKEN method, qop=auth); TokenUser is the token's owner, sent in the
+	// connection context.
+	Token     *common.TokenProto
+	TokenUser string
+	// Protection is the set of levels the client accepts
+	// (hadoop.rpc.protection); the strongest one the server also offers
+	// is used. Zero accepts any.
+	Protection security.QOP
 }
 
 // ConnectRetry is Hadoop's retry policy for failed connection attempts
@@ -332,12 +347,36 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	if err != nil {
 		return nil, &dialError{addr, err}
 	}
-	hello := wire.ClientPreamble().Append(make([]byte, 0, 128))
+	cc := &clientConn{addr: addr, nc: nc, done: make(chan struct{}), br: bufio.NewReaderSize(nc, 64<<10)}
+	cc.mu.pending = make(map[int32]chan callResult)
+	user, realUser := c.cfg.User, c.cfg.RealUser
+	var hello []byte
+	if c.cfg.Kerberos != nil {
+		if err := c.kerberosHandshake(ctx, cc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		user, realUser = c.cfg.Kerberos.UserPrincipal(), ""
+	} else if c.cfg.Token != nil {
+		if err := c.tokenHandshake(ctx, cc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		user, realUser = c.cfg.TokenUser, ""
+	} else {
+		hello = wire.ClientPreamble().Append(make([]byte, 0, 128))
+	}
 	hello, err = wire.AppendRequest(hello, wire.RequestHeader(wire.CallIDConnectionContext, c.cfg.ClientID, -1), nil,
-		wire.ConnectionContext(c.cfg.User, c.cfg.RealUser, c.cfg.Protocol))
+		wire.ConnectionContext(user, realUser, c.cfg.Protocol))
 	if err != nil {
 		nc.Close()
 		return nil, err
+	}
+	if cc.wrap != nil {
+		if hello, err = cc.wrapFrames(hello, c.cfg.ClientID); err != nil {
+			nc.Close()
+			return nil, err
+		}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetWriteDeadline(dl)
@@ -347,8 +386,6 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 		return nil, &dialError{addr, err}
 	}
 	nc.SetWriteDeadline(time.Time{})
-	cc := &clientConn{addr: addr, nc: nc, done: make(chan struct{})}
-	cc.mu.pending = make(map[int32]chan callResult)
 	return cc, nil
 }
 
@@ -502,7 +539,14 @@ type callResult struct {
 type clientConn struct {
 	addr string
 	nc   net.Conn
+	br   *bufio.Reader
 	done chan struct{} // closed by fail
+
+	// wrap, when set, protects every frame both ways (SASL integrity or
+	// privacy, seal for privacy); set before the connection is shared.
+	wrap     *security.Session
+	seal     bool
+	clientID []byte
 
 	wmu sync.Mutex // guards w
 	w   struct {
@@ -609,12 +653,22 @@ func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, metho
 		buf := cc.w.buf
 		cc.w.buf = cc.w.spare[:0]
 		cc.wmu.Unlock()
+		out := buf
+		if cc.wrap != nil {
+			// One flusher at a time: wrap tokens go out in the order of
+			// their sequence numbers.
+			var werr error
+			if out, werr = cc.wrapFrames(buf, cc.clientID); werr != nil {
+				cc.fail(fmt.Errorf("%w: wrap: %v", ErrConnBroken, werr))
+				return true, cc.failure()
+			}
+		}
 		if dl, ok := ctx.Deadline(); ok {
 			cc.nc.SetWriteDeadline(dl)
 		} else {
 			cc.nc.SetWriteDeadline(time.Time{})
 		}
-		_, err := cc.nc.Write(buf)
+		_, err := cc.nc.Write(out)
 		cc.wmu.Lock()
 		if cap(buf) <= 1<<20 {
 			cc.w.spare = buf
@@ -634,14 +688,44 @@ func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, metho
 }
 
 // readLoop routes responses until the connection fails.
+// splitFrame takes one whole length-prefixed frame off b.
+func splitFrame(b []byte) (frame, rest []byte, ok bool) {
+	if len(b) < 4 {
+		return nil, b, false
+	}
+	n := int(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	if n > wire.DefaultMaxDataLength || len(b) < 4+n {
+		return nil, b, false
+	}
+	return b[4 : 4+n : 4+n], b[4+n:], true
+}
+
 func (cc *clientConn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
-	br := bufio.NewReaderSize(cc.nc, 64<<10)
+	br := cc.br
+	var unwrapped []byte // frames unwrapped from SASL WRAP messages
 	for {
-		frame, err := wire.ReadFrame(br, wire.DefaultMaxDataLength, nil)
+		var frame []byte
+		var err error
+		if f, rest, ok := splitFrame(unwrapped); ok {
+			frame, unwrapped = f, rest
+		} else {
+			frame, err = wire.ReadFrame(br, wire.DefaultMaxDataLength, nil)
+		}
 		if err != nil {
 			cc.fail(fmt.Errorf("%w: read: %v", ErrConnBroken, err))
 			return
+		}
+		if cc.wrap != nil {
+			msg, wrapped, err := cc.unwrapFrame(frame)
+			if err != nil {
+				cc.fail(fmt.Errorf("%w: %v", ErrProtocol, err))
+				return
+			}
+			if wrapped {
+				unwrapped = append(unwrapped, msg...)
+				continue
+			}
 		}
 		resp, err := wire.DecodeResponse(frame)
 		if err != nil {

@@ -38,6 +38,7 @@ var categories = map[string]map[string]ha.Category{
 		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
 		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
 		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
+		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.
@@ -95,6 +96,9 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		}
 		resp, err := h(withSafeModeOp(ctx, method, req), req)
 		nn.activity.record(method, err == nil)
+		if err == nil && nn.tokens != nil {
+			nn.tokens.sign(ctx, method, resp)
+		}
 		return resp, err
 	})
 }

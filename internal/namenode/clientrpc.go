@@ -39,6 +39,7 @@ func registerClientProtocol(nn *NameNode) {
 	registerUserMappings(nn, c)
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
+	registerDelegationCalls(c, s)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
 	handle(nn, s, "getFileLinkInfo", c.getFileLinkInfo)
 	handle(nn, s, "getListing", c.getListing)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // DialFromConf builds the FileSystem `hdfs dfs` works on from a Hadoop
@@ -71,6 +72,26 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
+	}
+	tok, err := TokenFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := security.ClientLogin(c, os.Getenv)
+	if tok != nil {
+		// A delegation token from HADOOP_TOKEN_FILE_LOCATION is used
+		// instead of a Kerberos ticket, as Hadoop's client does.
+		opts.DelegationToken, kc, err = tok, nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if kc != nil {
+		opts.KerberosClient = kc
+		if opts.KerberosServicePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
+			return nil, err
+		}
+		opts.RPCProtection = c.String(conf.HadoopRPCProtection)
 	}
 	return client.New(opts)
 }
@@ -150,4 +171,23 @@ func ConnectRetryFromConf(c *conf.Conf, stderr io.Writer, opts *client.Options) 
 		}
 	}
 	return nil
+}
+
+// TokenFromEnv returns the HDFS delegation token of the token file that
+// HADOOP_TOKEN_FILE_LOCATION names, or nil when it is not set.
+func TokenFromEnv(getenv func(string) string) (*client.Token, error) {
+	p := getenv("HADOOP_TOKEN_FILE_LOCATION")
+	if p == "" {
+		return nil, nil
+	}
+	toks, err := client.ReadTokenFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: %w", err)
+	}
+	for _, t := range toks {
+		if t.Kind == "HDFS_DELEGATION_TOKEN" {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: no HDFS_DELEGATION_TOKEN in %s", p)
 }
