@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"os/user"
 	"path"
 	"strings"
@@ -16,10 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/dtoken"
 )
 
 // ClientProtocol is the RPC protocol name the NameNode serves clients on.
@@ -99,10 +104,63 @@ type Options struct {
 	// port), used as dfs.client.domain.socket.data.traffic=true does.
 	// Other DataNodes, and a socket that does not answer, get TCP.
 	DomainSocketPath string
+	// KerberosClient, when set, authenticates to the NameNode with
+	// Kerberos (hadoop.security.authentication=kerberos): a logged-in
+	// github.com/jcmturner/gokrb5/v8 client, from a ticket cache or a
+	// keytab. The user is then the ticket's principal and User is ignored.
+	KerberosClient *krbclient.Client
+	// KerberosServicePrincipal is the NameNode's principal
+	// (dfs.namenode.kerberos.principal, e.g. nn/_HOST@EXAMPLE.COM; _HOST
+	// becomes the host dialled). Required with KerberosClient.
+	KerberosServicePrincipal string
+	// DelegationToken, when set and KerberosClient is not, authenticates
+	// to the NameNode with this delegation token (from `hdfs fetchdt`; SASL
+	// DIGEST-MD5, the NameNode's hadoop.rpc.protection must include
+	// authentication). The user is then the token's owner.
+	DelegationToken *Token
+	// RPCProtection is the comma-separated list of protection levels the
+	// client accepts (hadoop.rpc.protection: authentication, integrity,
+	// privacy); the strongest the NameNode also offers is used. Empty
+	// accepts any.
+	RPCProtection string
 	// WritePacketSize is the size of the packets a writer sends (Hadoop's
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
 	// the NameNode's server default (65536 unless changed there).
 	WritePacketSize int
+	// ConnectMaxRetries and ConnectRetryInterval, when the interval is
+	// set and there is one address, are Hadoop's
+	// ipc.client.connect.max.retries and ipc.client.connect.retry.interval:
+	// a NameNode that refuses the connection is tried again that many
+	// times that far apart, OnConnectRetry hearing Hadoop's "Retrying
+	// connect to server: ..." line each time; a host that does not
+	// resolve fails at once. Zero interval: the client's own backoff.
+	ConnectMaxRetries    int
+	ConnectRetryInterval time.Duration
+	OnConnectRetry       func(msg string)
+}
+
+// Token is a Hadoop token: a delegation token as `hdfs fetchdt` writes it.
+type Token struct {
+	Identifier, Password []byte
+	Kind, Service        string
+}
+
+// ReadTokenFile reads the tokens of a token storage file (what `hdfs
+// fetchdt` writes, what HADOOP_TOKEN_FILE_LOCATION names).
+func ReadTokenFile(path string) ([]Token, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := dtoken.UnmarshalTokenFile(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make([]Token, 0, len(toks))
+	for _, t := range toks {
+		out = append(out, Token{Identifier: t.GetIdentifier(), Password: t.GetPassword(), Kind: t.GetKind(), Service: t.GetService()})
+	}
+	return out, nil
 }
 
 // FileSystem is a client of one HDFS namespace. It is safe for concurrent
@@ -145,12 +203,46 @@ func New(opts Options) (*FileSystem, error) {
 		return nil, err
 	}
 	opts.User = u
-	c := ipc.NewClient(ipc.ClientConfig{
+	cfg := ipc.ClientConfig{
 		Addresses:  opts.Addresses,
 		User:       opts.User,
 		Protocol:   ClientProtocol,
 		Idempotent: idempotent,
-	})
+		ConnectRetry: ipc.ConnectRetry{
+			MaxRetries: opts.ConnectMaxRetries,
+			Interval:   opts.ConnectRetryInterval,
+			Notify:     opts.OnConnectRetry,
+		},
+	}
+	if opts.KerberosClient != nil {
+		if opts.KerberosServicePrincipal == "" {
+			return nil, errors.New("hdfs: Kerberos is on but the NameNode's principal (dfs.namenode.kerberos.principal) is not given")
+		}
+		cfg.Kerberos = &security.Initiator{Client: opts.KerberosClient, Principal: opts.KerberosServicePrincipal}
+		if opts.RPCProtection != "" {
+			q, err := security.ParseProtection("hadoop.rpc.protection", opts.RPCProtection)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Protection = q
+		}
+		// Paths and leases are the user's short name, as the NameNode
+		// sees it by its auth_to_local rules (DEFAULT: the primary).
+		opts.User, _, _ = strings.Cut(opts.KerberosClient.Credentials.UserName(), "/")
+	}
+	if opts.KerberosClient == nil && opts.DelegationToken != nil {
+		t := opts.DelegationToken
+		id, err := dtoken.Unmarshal(t.Identifier)
+		if err != nil {
+			return nil, fmt.Errorf("hdfs: delegation token: %w", err)
+		}
+		cfg.Token = &common.TokenProto{Identifier: t.Identifier, Password: t.Password,
+			Kind: proto.String(t.Kind), Service: proto.String(t.Service)}
+		cfg.TokenUser = id.Owner
+		short, _, _ := strings.Cut(id.Owner, "@")
+		opts.User, _, _ = strings.Cut(short, "/")
+	}
+	c := ipc.NewClient(cfg)
 	f, err := newFileSystem(opts, c)
 	if err != nil {
 		c.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -412,7 +413,7 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("ContentSummary(/x) = %v", err)
 	}
 	qu, err := f.QuotaUsage(ctx, "/d")
-	if err != nil || *qu != (QuotaUsage{FileAndDirectoryCount: 5, Quota: 100, SpaceConsumed: 30, SpaceQuota: -1}) {
+	if err != nil || !reflect.DeepEqual(*qu, QuotaUsage{FileAndDirectoryCount: 5, Quota: 100, SpaceConsumed: 30, SpaceQuota: -1}) {
 		t.Errorf("QuotaUsage = %+v, %v", qu, err)
 	}
 	st, err := f.StatFs(ctx)

@@ -553,6 +553,10 @@ func TestPipelineAllNodesFail(t *testing.T) {
 	if !errors.Is(err, client.ErrPipeline) {
 		t.Fatalf("err = %v, want ErrPipeline", err)
 	}
+	// One clear message: the failure is named once, not once per cause.
+	if n := strings.Count(err.Error(), client.ErrPipeline.Error()); n != 1 {
+		t.Fatalf("%q names the failure %d times", err, n)
+	}
 }
 
 func TestPipelineCloseRecovery(t *testing.T) {

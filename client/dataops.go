@@ -230,3 +230,26 @@ func (f *FileSystem) BlockLocations(ctx context.Context, name string, off, n int
 	}
 	return out, nil
 }
+
+// Concat appends the blocks of the files srcs, in order, to the file
+// target and deletes srcs (ClientProtocol concat). The NameNode requires
+// every file in the same directory, closed, with the same block size.
+func (f *FileSystem) Concat(ctx context.Context, target string, srcs []string) error {
+	const op = "concat"
+	trg, err := f.resolve(op, target)
+	if err != nil {
+		return err
+	}
+	req := &hdfs.ConcatRequestProto{Trg: proto.String(trg)}
+	for _, s := range srcs {
+		p, err := f.resolve(op, s)
+		if err != nil {
+			return err
+		}
+		req.Srcs = append(req.Srcs, p)
+	}
+	if err := f.call(ctx, "concat", req, &hdfs.ConcatResponseProto{}); err != nil {
+		return &fs.PathError{Op: op, Path: target, Err: err}
+	}
+	return nil
+}

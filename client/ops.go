@@ -261,6 +261,8 @@ func (f *FileSystem) ContentSummary(ctx context.Context, name string) (*ContentS
 		Quota:          int64(s.GetQuota()),
 		SpaceConsumed:  int64(s.GetSpaceConsumed()),
 		SpaceQuota:     int64(s.GetSpaceQuota()),
+
+		ErasureCodingPolicy: s.GetErasureCodingPolicy(),
 	}, nil
 }
 
@@ -279,12 +281,19 @@ func (f *FileSystem) QuotaUsage(ctx context.Context, name string) (*QuotaUsage, 
 	if u == nil {
 		return nil, &fs.PathError{Op: op, Path: name, Err: ErrBadResponse}
 	}
-	return &QuotaUsage{
+	q := &QuotaUsage{
 		FileAndDirectoryCount: int64(u.GetFileAndDirectoryCount()),
 		Quota:                 int64(u.GetQuota()),
 		SpaceConsumed:         int64(u.GetSpaceConsumed()),
 		SpaceQuota:            int64(u.GetSpaceQuota()),
-	}, nil
+	}
+	for _, t := range u.GetTypeQuotaInfos().GetTypeQuotaInfo() {
+		if q.TypeQuotas == nil {
+			q.TypeQuotas = map[string]TypeQuota{}
+		}
+		q.TypeQuotas[t.GetType().String()] = TypeQuota{Quota: int64(t.GetQuota()), Consumed: int64(t.GetConsumed())}
+	}
+	return q, nil
 }
 
 // SetQuota sets the namespace and disk-space quotas of directory name.

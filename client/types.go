@@ -154,6 +154,9 @@ type ContentSummary struct {
 	Quota          int64 // namespace quota, -1 if none
 	SpaceConsumed  int64 // bytes including replicas
 	SpaceQuota     int64 // disk-space quota, -1 if none
+	// ErasureCodingPolicy is the policy's name: "Replicated" for a
+	// replicated file, "" for a directory without a policy.
+	ErasureCodingPolicy string
 }
 
 // QuotaUsage is the answer of getQuotaUsage.
@@ -162,6 +165,14 @@ type QuotaUsage struct {
 	Quota                 int64 // namespace quota, -1 if none
 	SpaceConsumed         int64
 	SpaceQuota            int64 // disk-space quota, -1 if none
+	// TypeQuotas are the per-storage-type quotas by type name ("SSD",
+	// "DISK", ...); a type missing has none.
+	TypeQuotas map[string]TypeQuota
+}
+
+// TypeQuota is the quota of one storage type and its use.
+type TypeQuota struct {
+	Quota, Consumed int64
 }
 
 // FsStats is the answer of getFsStats: cluster-wide capacity and block

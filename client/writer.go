@@ -445,8 +445,26 @@ func (w *Writer) recoverLocked(cause error, pending []*packet) error {
 		unacked = append(unacked, rest...)
 		nodes = p.nodes
 	}
-	return fmt.Errorf("%w: block %s: no usable datanode left: %w", ErrPipeline, blockName(w.mu.lb.GetB()), cause)
+	// One "write pipeline failed" in the message, however many the causes
+	// carry; errors.Is still finds ErrPipeline and the cause.
+	detail := cause.Error()
+	for strings.HasPrefix(detail, ErrPipeline.Error()+": ") {
+		detail = strings.TrimPrefix(detail, ErrPipeline.Error()+": ")
+	}
+	return &pipelineError{
+		msg:   fmt.Sprintf("%v: block %s: no usable datanode left: %s", ErrPipeline, blockName(w.mu.lb.GetB()), detail),
+		cause: cause,
+	}
 }
+
+// pipelineError is a pipeline's final failure: ErrPipeline with its cause.
+type pipelineError struct {
+	msg   string
+	cause error
+}
+
+func (e *pipelineError) Error() string   { return e.msg }
+func (e *pipelineError) Unwrap() []error { return []error{ErrPipeline, e.cause} }
 
 // rebuildFatal is the bad-node index rebuildLocked returns when the
 // failure is not a DataNode's (a NameNode call failed).

@@ -58,6 +58,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
 // IDPath is the file a running balancer holds open.
@@ -296,6 +297,7 @@ func javaError(err error) string {
 
 // balancer is one run's connections and counters.
 type balancer struct {
+	tokens blocktoken.Verifier // keys for the moves' block tokens
 	cfg    Config
 	client *ipc.Client // ClientProtocol
 	nnp    *ipc.Client // NamenodeProtocol
@@ -317,6 +319,18 @@ type balancer struct {
 // ErrAlreadyRunning: another balancer holds /system/balancer.id.
 var ErrAlreadyRunning = errors.New("Another Balancer is running.")
 
+// refreshKeys takes the NameNode's block keys (getBlockKeys), with which
+// the balancer issues the REPLACE and COPY tokens of its moves when block
+// access tokens are on.
+func (b *balancer) refreshKeys(ctx context.Context) error {
+	var resp nnpb.GetBlockKeysResponseProto
+	if err := b.nnp.Call(ctx, "getBlockKeys", &nnpb.GetBlockKeysRequestProto{}, &resp); err != nil {
+		return err
+	}
+	b.tokens.SetKeys(resp.GetKeys())
+	return nil
+}
+
 // connect reaches the NameNode and marks the balancer running.
 func connect(ctx context.Context, cfg Config) (*balancer, error) {
 	b := &balancer{cfg: cfg, dialer: dnconn.NewDialer("", dialTimeout)}
@@ -329,6 +343,10 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		return nil, err
 	}
 	b.pool = v.GetInfo().GetBlockPoolID()
+	if err := b.refreshKeys(ctx); err != nil {
+		b.close()
+		return nil, err
+	}
 	fs, err := client.New(client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User})
 	if err != nil {
 		b.close()
@@ -471,6 +489,12 @@ func (b *balancer) runIteration(ctx context.Context, iteration int, out io.Write
 			return iterationResult{status: Interrupted, left: -1, moving: -1}
 		}
 		return iterationResult{status: IOException, left: -1, moving: -1}
+	}
+	if iteration > 0 {
+		// The NameNode rolls its block keys; moves need the current one.
+		if err := b.refreshKeys(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	nodes, list, err := b.liveNodes(ctx)
 	if err != nil {
@@ -813,7 +837,7 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 		Header: &hdfs.BaseHeaderProto{
 			Block: &hdfs.ExtendedBlockProto{PoolId: proto.String(d.b.pool), BlockId: proto.Uint64(uint64(m.Block.ID)),
 				GenerationStamp: proto.Uint64(uint64(m.Block.GenStamp)), NumBytes: proto.Uint64(uint64(m.Block.Size))},
-			Token: &common.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")},
+			Token: d.b.moveToken(int64(m.Block.ID)),
 		},
 		DelHint:     proto.String(src),
 		Source:      proxy.info,
@@ -843,4 +867,13 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 		}
 		return fmt.Errorf("block move is failed: %s", resp.GetMessage())
 	}
+}
+
+// moveToken is the token of a move: REPLACE and COPY for the block, or the
+// empty token when block access tokens are off.
+func (b *balancer) moveToken(blockID int64) *common.TokenProto {
+	if t := b.tokens.Generate(b.cfg.User, b.pool, blockID, blocktoken.Replace|blocktoken.Copy, time.Now()); t != nil {
+		return t
+	}
+	return &common.TokenProto{Identifier: []byte{}, Password: []byte{}, Kind: proto.String(""), Service: proto.String("")}
 }

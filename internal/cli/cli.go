@@ -120,8 +120,9 @@ func Run(env Env, args []string) int {
 		}
 	}
 	if len(args) == 0 {
+		// Hadoop's script prints its usage and fails when given nothing.
 		printUsage(env.Stdout)
-		return exitOK
+		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	cmd, ok := commandByName(name)
@@ -134,7 +135,8 @@ func Run(env Env, args []string) int {
 		printUsage(env.Stdout)
 		return exitOK
 	}
-	if len(rest) == 1 && (rest[0] == "-help" || rest[0] == "--help" || rest[0] == "-h") {
+	// FsShell has a -help command of its own: hdfs dfs -help prints it.
+	if len(rest) == 1 && (rest[0] == "-help" || rest[0] == "--help" || rest[0] == "-h") && !(cmd.name == "dfs" && rest[0] == "-help") {
 		printCommandUsage(env.Stdout, cmd)
 		return exitOK
 	}

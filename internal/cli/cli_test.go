@@ -127,7 +127,10 @@ func TestUnsupportedAndUnknownCommands(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{}, {"help"}, {"--help"}} {
+	if out, _, code := run(t, nil); code != 1 || !strings.Contains(out, "Usage: hdfs") {
+		t.Fatalf("no arguments: code %d (want 1) out %q", code, out)
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}} {
 		out, _, code := run(t, nil, args...)
 		if code != 0 || !strings.Contains(out, "Usage: hdfs") || !strings.Contains(out, "getconf") {
 			t.Fatalf("%v: code %d out %q", args, code, out)

@@ -25,13 +25,19 @@ func runDfs(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 		return exitFail
 	}
+	if n, err := inv.Conf.Int(conf.HadoopShellSafelyDeleteLimitNumFiles); err == nil {
+		env.SafelyDeleteLimit = n
+	} else {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
+		return exitFail
+	}
 	if uri, ok := webhdfsArgs(inv.Args); ok && needsFS(inv.Args) {
 		return runWebDfs(inv, uri, env.TrashInterval > 0)
 	}
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error
-		fsys, err = fsshell.DialFromConf(inv.Conf, "")
+		fsys, err = fsshell.DialFromConf(inv.Conf, "", inv.Env.Stderr)
 		if err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 			return exitFail

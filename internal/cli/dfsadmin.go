@@ -12,11 +12,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 const dfsadminUsage = `Usage: hdfs dfsadmin
@@ -24,17 +26,32 @@ Note: Administrative commands can only be run as the HDFS superuser.
 	[-report [-live] [-dead] [-decommissioning] [-enteringmaintenance] [-inmaintenance]]
 	[-safemode <enter | leave | get | wait | forceExit>]
 	[-saveNamespace]
-	[-refreshNodes]
 	[-rollEdits]
-	[-metasave filename]
+	[-refreshNodes]
+	[-setQuota <quota> <dirname>...<dirname>]
+	[-clrQuota <dirname>...<dirname>]
+	[-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>]
+	[-clrSpaceQuota [-storageType <storagetype>] <dirname>...<dirname>]
 	[-finalizeUpgrade]
 	[-upgrade <query | finalize>]
 	[-rollingUpgrade [<query|prepare|finalize>]]
+	[-refreshServiceAcl]
+	[-refreshUserToGroupsMappings]
+	[-refreshSuperUserGroupsConfiguration]
+	[-refreshCallQueue]
+	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
+	[-printTopology]
 	[-setBalancerBandwidth <bandwidth in bytes per second>]
 	[-allowSnapshot <snapshotDir>]
 	[-disallowSnapshot <snapshotDir>]
 	[-getBalancerBandwidth <datanode_host:ipc_port>]
-	[-reconfig <datanode> <host:ipc_port> <start|status|properties>]
+	[-fetchImage <local directory>]
+	[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]
+	[-evictWriters <datanode_host:ipc_port>]
+	[-getDatanodeInfo <datanode_host:ipc_port>]
+	[-metasave filename]
+	[-triggerBlockReport [-incremental] [-namenode <namenode_host:ipc_port>] <datanode_host:ipc_port>]
+	[-listOpenFiles [-blockingDecommission] [-path <path>]]
 	[-help [cmd]]
 `
 
@@ -49,8 +66,16 @@ func nnClient(inv *Invocation) (*ipc.Client, string, error) {
 	if authority == "" {
 		authority = addrs[0]
 	}
-	c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
-	return c, "hdfs://" + authority, nil
+	var opts client.Options
+	if err := fsshell.ConnectRetryFromConf(inv.Conf, inv.Env.Stderr, &opts); err != nil {
+		return nil, "", err
+	}
+	cfg := ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol,
+		ConnectRetry: ipc.ConnectRetry{MaxRetries: opts.ConnectMaxRetries, Interval: opts.ConnectRetryInterval, Notify: opts.OnConnectRetry}}
+	if err := withKerberos(inv, &cfg, security.NameNode); err != nil {
+		return nil, "", err
+	}
+	return ipc.NewClient(cfg), "hdfs://" + authority, nil
 }
 
 // clientUser is the user the tools call as: HADOOP_USER_NAME, else the
@@ -67,14 +92,17 @@ func clientUser(inv *Invocation) string {
 
 func runDfsadmin(inv *Invocation) int {
 	args := inv.Args
-	if len(args) == 0 || args[0] == "-help" {
+	if len(args) == 0 {
 		fmt.Fprint(inv.Env.Stdout, dfsadminUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+		return exitUsage
+	}
+	if args[0] == "-help" {
+		return dfsadminHelpCmd(inv, args[1:])
 	}
 	cmd := args[0]
+	if code, ok := dfsadminExtra(inv, cmd, args[1:]); ok {
+		return code
+	}
 	switch cmd {
 	case "-getBalancerBandwidth":
 		return getBalancerBandwidth(inv, args[1:])
@@ -193,7 +221,11 @@ func datanodeClient(inv *Invocation, addr string) (*ipc.Client, error) {
 			u = cu.Username
 		}
 	}
-	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientDatanodeProtocol, MaxRetries: 2}), nil
+	cfg := ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientDatanodeProtocol, MaxRetries: 2}
+	if err := withKerberos(inv, &cfg, security.DataNode); err != nil {
+		return nil, err
+	}
+	return ipc.NewClient(cfg), nil
 }
 
 const clientDatanodeProtocol = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
@@ -339,19 +371,23 @@ func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string
 	return exitOK
 }
 
-// humanBytes formats a size like Hadoop's StringUtils.byteDesc.
+// humanBytes formats a size like Hadoop's StringUtils.byteDesc: an exact
+// multiple of its unit without decimals ("24 KB"), else two ("75.16 GB").
 func humanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}
 	units := "KMGTPE"
-	v, i := float64(n)/unit, 0
-	for v >= unit && i < len(units)-1 {
-		v /= unit
+	div, i := int64(unit), 0
+	for n/div >= unit && i < len(units)-1 {
+		div *= unit
 		i++
 	}
-	return fmt.Sprintf("%.2f %cB", v, units[i])
+	if n%div == 0 {
+		return fmt.Sprintf("%d %cB", n/div, units[i])
+	}
+	return fmt.Sprintf("%.2f %cB", float64(n)/float64(div), units[i])
 }
 
 func percent(part, whole int64) string {
@@ -386,12 +422,33 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 	fmt.Fprintf(w, "DFS Remaining: %d (%s)\n", remaining, humanBytes(remaining))
 	fmt.Fprintf(w, "DFS Used: %d (%s)\n", used, humanBytes(used))
 	fmt.Fprintf(w, "DFS Used%%: %s\n", percent(used, present))
+	var rs hdfs.GetFsReplicatedBlockStatsResponseProto
+	if err := c.Call(ctx, "getFsReplicatedBlockStats", &hdfs.GetFsReplicatedBlockStatsRequestProto{}, &rs); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
+		return exitFail
+	}
 	fmt.Fprintf(w, "Replicated Blocks:\n")
-	fmt.Fprintf(w, "\tUnder replicated blocks: %d\n", st.GetUnderReplicated())
-	fmt.Fprintf(w, "\tBlocks with corrupt replicas: %d\n", st.GetCorruptBlocks())
-	fmt.Fprintf(w, "\tMissing blocks: %d\n", st.GetMissingBlocks())
-	fmt.Fprintf(w, "\tMissing blocks (with replication factor 1): %d\n", st.GetMissingReplOneBlocks())
-	fmt.Fprintf(w, "\tPending deletion blocks: %d\n", st.GetPendingDeletionBlocks())
+	fmt.Fprintf(w, "\tUnder replicated blocks: %d\n", rs.GetLowRedundancy())
+	fmt.Fprintf(w, "\tBlocks with corrupt replicas: %d\n", rs.GetCorruptBlocks())
+	fmt.Fprintf(w, "\tMissing blocks: %d\n", rs.GetMissingBlocks())
+	fmt.Fprintf(w, "\tMissing blocks (with replication factor 1): %d\n", rs.GetMissingReplOneBlocks())
+	if rs.HighestPrioLowRedundancyBlocks != nil {
+		fmt.Fprintf(w, "\tLow redundancy blocks with highest priority to recover: %d\n", rs.GetHighestPrioLowRedundancyBlocks())
+	}
+	fmt.Fprintf(w, "\tPending deletion blocks: %d\n", rs.GetPendingDeletionBlocks())
+	var ec hdfs.GetFsECBlockGroupStatsResponseProto
+	if err := c.Call(ctx, "getFsECBlockGroupStats", &hdfs.GetFsECBlockGroupStatsRequestProto{}, &ec); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
+		return exitFail
+	}
+	fmt.Fprintf(w, "Erasure Coded Block Groups: \n")
+	fmt.Fprintf(w, "\tLow redundancy block groups: %d\n", ec.GetLowRedundancy())
+	fmt.Fprintf(w, "\tBlock groups with corrupt internal blocks: %d\n", ec.GetCorruptBlocks())
+	fmt.Fprintf(w, "\tMissing block groups: %d\n", ec.GetMissingBlocks())
+	if ec.HighestPrioLowRedundancyBlocks != nil {
+		fmt.Fprintf(w, "\tLow redundancy blocks with highest priority to recover: %d\n", ec.GetHighestPrioLowRedundancyBlocks())
+	}
+	fmt.Fprintf(w, "\tPending deletion blocks: %d\n", ec.GetPendingDeletionBlocks())
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "-------------------------------------------------")
 	// Hadoop's sections: each listed when asked for, or, with no filter,
@@ -441,7 +498,11 @@ func refreshNodes(inv *Invocation, args []string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	call := func(addrs []string) error {
-		c := ipc.NewClient(ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol})
+		cfg := ipc.ClientConfig{Addresses: addrs, User: clientUser(inv), Protocol: clientProtocol}
+		if err := withKerberos(inv, &cfg, security.NameNode); err != nil {
+			return err
+		}
+		c := ipc.NewClient(cfg)
 		defer c.Close()
 		return c.Call(ctx, "refreshNodes", &hdfs.RefreshNodesRequestProto{}, &hdfs.RefreshNodesResponseProto{})
 	}
@@ -512,10 +573,27 @@ func writeDatanode(w io.Writer, d *hdfs.DatanodeInfoProto) {
 	fmt.Fprintf(w, "DFS Remaining: %d (%s)\n", remaining, humanBytes(remaining))
 	fmt.Fprintf(w, "DFS Used%%: %s\n", percent(used, capacity))
 	fmt.Fprintf(w, "DFS Remaining%%: %s\n", percent(remaining, capacity))
-	fmt.Fprintf(w, "Xceivers: %d\n", d.GetXceiverCount())
-	if lu := int64(d.GetLastUpdate()); lu > 0 {
-		fmt.Fprintf(w, "Last contact: %s\n", time.UnixMilli(lu).Format("Mon Jan 02 15:04:05 MST 2006"))
+	cc, cu := int64(d.GetCacheCapacity()), int64(d.GetCacheUsed())
+	cr := max(cc-cu, 0)
+	fmt.Fprintf(w, "Configured Cache Capacity: %d (%s)\n", cc, humanBytes(cc))
+	fmt.Fprintf(w, "Cache Used: %d (%s)\n", cu, humanBytes(cu))
+	fmt.Fprintf(w, "Cache Remaining: %d (%s)\n", cr, humanBytes(cr))
+	// As Hadoop's: with no cache, all of it counts as used.
+	cacheUsedPct, cacheRemPct := "100.00%", "0.00%"
+	if cc > 0 {
+		cacheUsedPct, cacheRemPct = percent(cu, cc), percent(cr, cc)
 	}
+	fmt.Fprintf(w, "Cache Used%%: %s\n", cacheUsedPct)
+	fmt.Fprintf(w, "Cache Remaining%%: %s\n", cacheRemPct)
+	fmt.Fprintf(w, "Xceivers: %d\n", d.GetXceiverCount())
+	fmt.Fprintf(w, "Last contact: %s\n", javaDate(int64(d.GetLastUpdate())))
+	if br := int64(d.GetLastBlockReportTime()); br > 0 {
+		fmt.Fprintf(w, "Last Block Report: %s\n", javaDate(br))
+	} else {
+		fmt.Fprintln(w, "Last Block Report: Never")
+	}
+	fmt.Fprintf(w, "Num of Blocks: %d\n", d.GetNumBlocks())
+	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 }
 

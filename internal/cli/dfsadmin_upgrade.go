@@ -12,6 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // The upgrade commands of dfsadmin, as Hadoop 3 has them:
@@ -41,7 +42,11 @@ func oneNameNode(inv *Invocation, addr string) *ipc.Client {
 			u = cu.Username
 		}
 	}
-	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientProtocol, MaxRetries: 1})
+	cfg := ipc.ClientConfig{Addresses: []string{addr}, User: u, Protocol: clientProtocol, MaxRetries: 1}
+	// A login failure shows as the NameNode's refusal of a SIMPLE caller;
+	// the other commands report it as it is.
+	_ = withKerberos(inv, &cfg, security.NameNode)
+	return ipc.NewClient(cfg)
 }
 
 // perNameNode runs call against each NameNode of an HA nameservice; it

@@ -12,6 +12,8 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // haCommand is one line of Hadoop's DFSHAAdmin usage table.
@@ -167,6 +169,11 @@ func (h *haAdmin) run(args []string) int {
 		return h.fail(err)
 	}
 	h.cfg = cfg
+	var kc ipc.ClientConfig
+	if err := withKerberos(h.inv, &kc, security.NameNode); err != nil {
+		return h.fail(err)
+	}
+	cfg.Kerberos, cfg.Protection = kc.Kerberos, kc.Protection
 	h.dial = haservice.ClientDialer(haUser(h.inv), cfg, nil)
 
 	ctx, stop := h.context()

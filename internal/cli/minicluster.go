@@ -5,19 +5,24 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 )
 
-const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-sharedDir] [-zk HOST:PORT[,...]]]
+const miniclusterUsage = `Usage: hdfs minicluster [-dir DIR [-format]] [-keep] [-datanodes N] [-nnport PORT] [-httpport PORT] [-tcponly] [-ha [-sharedDir] [-zk HOST:PORT[,...]]]
 
 Runs a NameNode and N DataNodes in this process on 127.0.0.1 until Ctrl-C.
 
-  -dir DIR        keep all data under DIR (default: a fresh temporary directory)
-  -keep           keep DIR when stopping (a temporary DIR is removed otherwise);
-                  with an existing DIR, reuse its formatted NameNode
+  -dir DIR        keep all data under DIR (default: a fresh temporary
+                  directory). A DIR that already holds a cluster is started
+                  again as it is, never formatted, unless -format is given
+  -format         with -dir: format DIR's cluster afresh, wiping its data
+  -keep           keep the temporary DIR when stopping (it is removed
+                  otherwise)
   -datanodes N    number of DataNodes (default 3)
   -nnport PORT    NameNode RPC port (default 8020; 0 picks a free port)
   -httpport PORT  NameNode web port (default 9870, or a free port with
@@ -49,6 +54,7 @@ func runMinicluster(inv *Invocation) int {
 	fs.Usage = func() { fmt.Fprint(inv.Env.Stderr, miniclusterUsage) }
 	dir := fs.String("dir", "", "")
 	keep := fs.Bool("keep", false, "")
+	format := fs.Bool("format", false, "")
 	n := fs.Int("datanodes", 3, "")
 	port := fs.Int("nnport", 8020, "")
 	httpPort := fs.Int("httpport", 9870, "")
@@ -72,6 +78,10 @@ func runMinicluster(inv *Invocation) int {
 		fmt.Fprint(inv.Env.Stderr, miniclusterUsage)
 		return exitUsage
 	}
+	if *format && *dir == "" {
+		fmt.Fprintln(inv.Env.Stderr, "hdfs minicluster: -format needs -dir (a temporary directory is always new)")
+		return exitUsage
+	}
 	temp := false
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "hdfsgo-minicluster-")
@@ -85,6 +95,10 @@ func runMinicluster(inv *Invocation) int {
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
 		return exitFail
+	}
+	reused := !temp && !*format && holdsCluster(abs)
+	if reused {
+		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %s holds a cluster: starting it again with its data (-format formats it afresh)\n", abs)
 	}
 	datanodes := *n
 	if datanodes == 0 {
@@ -102,7 +116,7 @@ func runMinicluster(inv *Invocation) int {
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
-		Reuse: *keep, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, ZooKeeper: *zk, SharedEditsDir: *sharedDir,
+		Reuse: !*format, Logger: inv.Logger, DomainSockets: !*tcpOnly, HA: *haMode, ZooKeeper: *zk, SharedEditsDir: *sharedDir,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs minicluster: %v\n", err)
@@ -142,9 +156,10 @@ func runMinicluster(inv *Invocation) int {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  data            %s\n", abs)
-	fmt.Fprintf(w, "\nexport HADOOP_CONF_DIR=%s\nthen e.g.: hdfs dfs -put FILE /  and  hdfs dfs -ls /\n", confDir)
+	hdfs := hdfsCommand()
+	fmt.Fprintf(w, "\nIn another shell, e.g.:\n  export HADOOP_CONF_DIR=%s\n  %s dfs -put FILE /\n  %s dfs -ls /\n", confDir, hdfs, hdfs)
 	if *haMode {
-		fmt.Fprintf(w, "and: hdfs haadmin -getAllServiceState  and  hdfs haadmin -failover nn1 nn2\n")
+		fmt.Fprintf(w, "  %s haadmin -getAllServiceState\n  %s haadmin -failover nn1 nn2\n", hdfs, hdfs)
 	}
 	fmt.Fprintf(w, "\nCtrl-C stops the cluster.\n")
 
@@ -153,6 +168,13 @@ func runMinicluster(inv *Invocation) int {
 		ch, stop := inv.Env.Signals()
 		defer stop()
 		sigs = ch
+	}
+	// Under "go run", a SIGTERM ends the go command but not this child:
+	// stop with the go command rather than hold the ports as an orphan.
+	parentGone := make(chan struct{})
+	if inv.Env.Signals != nil {
+		stopWatch := watchGoRunParent(parentGone)
+		defer stopWatch()
 	}
 	stopped := make(chan error, len(nns))
 	for _, nn := range nns {
@@ -166,6 +188,8 @@ func runMinicluster(inv *Invocation) int {
 		inv.Logger.Info("stopping the minicluster", "signal", s.String())
 	case err := <-stopped:
 		inv.Logger.Error("a NameNode stopped", "err", err)
+	case <-parentGone:
+		inv.Logger.Info("stopping the minicluster: the go run command that started it has ended")
 	}
 	code := exitOK
 	if err := c.Close(); err != nil {
@@ -175,7 +199,39 @@ func runMinicluster(inv *Invocation) int {
 	if temp && !*keep {
 		os.RemoveAll(abs)
 	} else {
-		fmt.Fprintf(w, "data kept in %s (restart with: hdfs minicluster -dir %s -keep)\n", abs, abs)
+		fmt.Fprintf(w, "data kept in %s (restart with: %s minicluster -dir %s)\n", abs, hdfsCommand(), abs)
 	}
 	return code
+}
+
+// holdsCluster reports whether dir holds a formatted NameNode of a
+// minicluster (dir/nn/name, or dir/nn1/name with -ha).
+func holdsCluster(dir string) bool {
+	for _, nn := range []string{"nn", "nn1", "nn2"} {
+		if _, err := os.Stat(filepath.Join(dir, nn, "name", "current", "VERSION")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hdfsCommand is how a user starts the binary that runs now, for the
+// commands the banner prints: "go run ./cmd/hdfs" for a binary that go run
+// built, "hdfs" when that name on PATH is this binary, else its path.
+func hdfsCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "hdfs"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/hdfs"
+	}
+	if p, err := exec.LookPath("hdfs"); err == nil {
+		a, errA := os.Stat(p)
+		b, errB := os.Stat(exe)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return "hdfs"
+		}
+	}
+	return exe
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -159,12 +160,26 @@ func runNamenode(inv *Invocation) int {
 
 	switch {
 	case format:
-		opts := namenode.FormatOptions{ClusterID: clusterID, Force: force}
-		if !nonInteractive && !force {
-			opts.Confirm = func(dir string) bool { return ask("Re-format filesystem in " + dir + " ?") }
-		}
+		// Hadoop's confirmation, per directory that holds anything.
+		opts := namenode.FormatOptions{ClusterID: clusterID, Confirm: func(dir string) bool {
+			sd := storageDirName(dir)
+			switch {
+			case force:
+				fmt.Fprintf(inv.Env.Stderr, "Data exists in %s. Formatting anyway.\n", sd)
+				return true
+			case nonInteractive:
+				fmt.Fprintf(inv.Env.Stderr, "Running in non-interactive mode, and data appears to exist in %s. Not formatting.\n", sd)
+				return false
+			case !confirmPrompt(in, inv.Env.Stderr, "Re-format filesystem in "+sd+" ?"):
+				fmt.Fprintf(inv.Env.Stderr, "Format aborted in %s\n", sd)
+				return false
+			}
+			return true
+		}}
 		if err := namenode.Format(ctx, cfg, deps, opts); err != nil {
-			fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -format: %v\n", err)
+			if !errors.Is(err, namenode.ErrFormatRefused) {
+				fmt.Fprintf(inv.Env.Stderr, "hdfs namenode -format: %v\n", err)
+			}
 			return exitFail
 		}
 		return exitOK
@@ -249,4 +264,9 @@ func runHelper(inv *Invocation, role namenode.Role, opts namenode.HelperOptions)
 		return exitFail
 	}
 	return serveUntilStopped(inv, role.String(), nn)
+}
+
+// storageDirName is how Hadoop names a storage directory in its messages.
+func storageDirName(dir string) string {
+	return "Storage Directory root= " + dir + "; location= null"
 }

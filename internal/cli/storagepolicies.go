@@ -59,7 +59,7 @@ func runStoragePolicies(inv *Invocation) int {
 	}
 	for _, c := range spCommands {
 		if c.name == inv.Args[0] {
-			fsys, err := fsshell.DialFromConf(inv.Conf, "")
+			fsys, err := fsshell.DialFromConf(inv.Conf, "", inv.Env.Stderr)
 			if err != nil {
 				fmt.Fprintf(inv.Env.Stderr, "storagepolicies: %v\n", err)
 				return exitFail

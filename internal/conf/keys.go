@@ -283,6 +283,12 @@ const (
 	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
 )
 
+// The shell's keys (hdfs dfs, hdfs dfsadmin, hdfs groups).
+const (
+	HadoopShellSafelyDeleteLimitNumFiles = "hadoop.shell.safely.delete.limit.num.files" // 100
+	DFSNameNodeListOpenFilesNumResponses = "dfs.namenode.list.openfiles.num.responses"  // 1000
+)
+
 // NameNode at scale.
 const (
 	// DFSNameNodeEditsAsyncLogging makes a NameNode handler hand the wait
@@ -315,7 +321,7 @@ const (
 // defaultTable returns the built-in defaults. It is a function so the table
 // cannot be changed by anyone.
 func defaultTable() []keyDef {
-	return []keyDef{
+	return append(securityTable(), []keyDef{
 		{FSDefaultFS, "file:///", 0},
 		{HadoopTmpDir, "/tmp/hadoop-${user.name}", 0},
 		{HadoopSecurityAuthentication, "simple", 0},
@@ -515,10 +521,12 @@ func defaultTable() []keyDef {
 		{DFSNameNodeACLsEnabled, "true", 0},
 		{DFSStoragePolicyEnabled, "true", 0},
 		{FSTrashCheckpointInterval, "0", minute},
+		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
+		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},
 		// NameNode at scale.
 		{DFSNameNodeEditsAsyncLogging, "true", 0},
-	}
+	}...)
 }

@@ -104,7 +104,8 @@ func newBPActor(dn *DataNode, addr string) *bpActor {
 		register:  make(chan struct{}, 1),
 		reportNow: make(chan struct{}, 1),
 		nn: ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: dn.cfg.User,
-			Protocol: DatanodeProtocol, MaxRetries: 1, RetryBase: 50 * time.Millisecond, Logger: dn.log}),
+			Protocol: DatanodeProtocol, MaxRetries: 1, RetryBase: 50 * time.Millisecond, Logger: dn.log,
+			Kerberos: dn.cfg.Kerberos.InitiatorFor(dn.cfg.NameNodePrincipal), Protection: dn.cfg.RPCProtection}),
 	}
 }
 
@@ -335,6 +336,10 @@ func (a *bpActor) registerDatanode(ctx context.Context) error {
 		return err
 	}
 	if r := resp.GetRegistration(); r != nil {
+		// The block keys are kept here; the registration sent back with
+		// every heartbeat carries the placeholder again, as Hadoop's does.
+		a.dn.tokens.SetKeys(r.GetKeys())
+		r.Keys = reg.GetKeys()
 		reg = r
 	}
 	a.mu.Lock()
@@ -400,7 +405,7 @@ func (a *bpActor) heartbeat(ctx context.Context) {
 	// was fenced and does not know it yet).
 	obeys := claims && dn.activeActor(a.poolID()) == a
 	for _, c := range resp.GetCmds() {
-		if !obeys && c.GetCmdType() != dnpb.DatanodeCommandProto_RegisterCommand {
+		if !obeys && c.GetCmdType() != dnpb.DatanodeCommandProto_RegisterCommand && c.GetCmdType() != dnpb.DatanodeCommandProto_KeyUpdateCommand {
 			a.log.Info("ignoring command from a non-active NameNode", "cmd", c.GetCmdType().String(),
 				"state", hs.GetState().String(), "txid", hs.GetTxid())
 			continue

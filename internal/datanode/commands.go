@@ -85,8 +85,8 @@ func (a *bpActor) execute(ctx context.Context, c *dnpb.DatanodeCommandProto) {
 		dn.finalizeUpgrade(ctx, c.GetFinalizeCmd().GetBlockPoolId(), a.log)
 	case dnpb.DatanodeCommandProto_NullDatanodeCommand:
 	case dnpb.DatanodeCommandProto_KeyUpdateCommand:
-		// Block tokens are not enabled; there is nothing to update.
-		a.log.Debug("ignoring block key update (block tokens disabled)")
+		dn.tokens.SetKeys(c.GetKeyUpdateCmd().GetKeys())
+		a.log.Info("block keys updated by the NameNode (DNA_ACCESSKEYUPDATE)", "currentKey", c.GetKeyUpdateCmd().GetKeys().GetCurrentKey().GetKeyId())
 	default:
 		a.log.Warn("unsupported command", "cmd", c.GetCmdType().String())
 	}
@@ -205,8 +205,13 @@ func (dn *DataNode) isSelf(loc *hdfs.DatanodeInfoProto) bool {
 func (dn *DataNode) interDatanode(loc *hdfs.DatanodeInfoProto) *ipc.Client {
 	id := loc.GetId()
 	addr := net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetIpcPort())))
+	var dnPrincipal string
+	if dn.cfg.Kerberos != nil {
+		dnPrincipal = dn.cfg.Kerberos.Acceptor.Principal
+	}
 	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{addr}, User: dn.cfg.User,
-		Protocol: InterDatanodeProtocol, MaxRetries: 2, RetryBase: 100 * time.Millisecond, Logger: dn.log})
+		Protocol: InterDatanodeProtocol, MaxRetries: 2, RetryBase: 100 * time.Millisecond, Logger: dn.log,
+		Kerberos: dn.cfg.Kerberos.InitiatorFor(dnPrincipal), Protection: dn.cfg.RPCProtection})
 }
 
 // askInit calls initReplicaRecovery on location i (locally when it is this

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"net"
 	"net/url"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -107,6 +109,16 @@ type Config struct {
 	// User is the user name the DataNode's RPC connections carry (the OS
 	// user).
 	User string
+	// Kerberos is the DataNode's identity when
+	// hadoop.security.authentication=kerberos (dfs.datanode.keytab.file,
+	// dfs.datanode.kerberos.principal): its IPC server requires Kerberos
+	// and it logs in to the NameNodes with it. nil for SIMPLE.
+	Kerberos *security.Identity
+	// NameNodePrincipal is dfs.namenode.kerberos.principal, the principal
+	// the DataNode asks tickets for (Kerberos only).
+	NameNodePrincipal string
+	// RPCProtection is hadoop.rpc.protection (Kerberos only).
+	RPCProtection security.QOP
 	// DomainSocketPath is dfs.domain.socket.path: a UNIX domain socket to
 	// serve DataTransferProtocol on besides TCP, for clients on this host;
 	// "_PORT" in it becomes the TCP streaming port. "" (the default): none.
@@ -224,6 +236,21 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.DomainSocketPath = c.String(conf.DFSDomainSocketPath)
 	cfg.User = currentUser()
 	var err error
+	host := cfg.IPCAddress
+	if cfg.Hostname != "" {
+		host = cfg.Hostname
+	}
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.DataNode, host, os.Getenv); err != nil {
+		errs = append(errs, err)
+	} else if cfg.Kerberos != nil {
+		cfg.User = cfg.Kerberos.User
+		if cfg.NameNodePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
+			errs = append(errs, fmt.Errorf("datanode: %w", err))
+		}
+		if cfg.RPCProtection, err = security.Protection(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if cfg.IPCLimits, err = ipc.LimitsFrom(c); err != nil {
 		errs = append(errs, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
@@ -103,12 +104,15 @@ type Deps struct {
 // DataNode is one running DataNode: its volumes, the streaming server, the
 // IPC server and one actor per NameNode. Safe for concurrent use.
 type DataNode struct {
-	cfg  Config
-	clk  clock.Clock
-	log  *slog.Logger
-	rnd  io.Reader
-	uuid string
-	vols []*storage.Volume
+	// tokens checks block access tokens with the keys the NameNodes send
+	// (all accepted while they say tokens are off).
+	tokens blocktoken.Verifier
+	cfg    Config
+	clk    clock.Clock
+	log    *slog.Logger
+	rnd    io.Reader
+	uuid   string
+	vols   []*storage.Volume
 
 	xferL net.Listener
 	ipcL  net.Listener
@@ -255,7 +259,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits})
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: cfg.Kerberos.ServerAcceptor()})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

@@ -19,9 +19,9 @@ const (
 )
 
 // registerIPC registers on the IPC server: ClientDatanodeProtocol's
-// getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration
-// methods (also as ReconfigurationProtocol), and InterDatanodeProtocol.
-// The other methods of these protocols answer
+// getReplicaVisibleLength, getBalancerBandwidth, the reconfiguration
+// methods (also as ReconfigurationProtocol) and dfsadmin's (adminrpc.go),
+// and InterDatanodeProtocol. The other methods of these protocols answer
 // UnsupportedOperationException (ipc.Service.Describe).
 func (dn *DataNode) registerIPC() {
 	cdp := dn.ipcSrv.Service(ClientDatanodeProtocol)
@@ -32,6 +32,7 @@ func (dn *DataNode) registerIPC() {
 		return &hdfs.GetBalancerBandwidthResponseProto{Bandwidth: proto.Uint64(uint64(dn.balance.Bandwidth()))}, nil
 	})
 	dn.registerReconfig(cdp)
+	dn.registerAdminIPC(cdp)
 	dn.registerReconfig(dn.ipcSrv.Service(ReconfigurationProtocol))
 	ipc.Handle(cdp, "getReplicaVisibleLength", func(ctx context.Context, req *hdfs.GetReplicaVisibleLengthRequestProto) (*hdfs.GetReplicaVisibleLengthResponseProto, error) {
 		n, err := dn.visibleLength(req.GetBlock())

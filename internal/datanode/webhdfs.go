@@ -75,6 +75,11 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if allowOrigin(w, r) {
 		return
 	}
+	if h.dn.cfg.Kerberos != nil {
+		webhdfs.WriteError(w, remoteerr.AccessControl(
+			"WebHDFS is not available with hadoop.security.authentication=kerberos: SPNEGO authentication is not supported yet; use RPC"))
+		return
+	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)

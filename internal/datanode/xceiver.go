@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/ratelog"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -55,13 +56,38 @@ type xceiverServer struct {
 		sync.Mutex
 		closed bool
 		conns  map[net.Conn]struct{}
+		// writers are the connections serving WRITE_BLOCK, which
+		// evictWriters closes.
+		writers map[net.Conn]struct{}
 	}
 }
 
 func newXceiverServer(dn *DataNode, max int, ls ...net.Listener) *xceiverServer {
 	xs := &xceiverServer{dn: dn, ls: ls, max: max, peerLog: ratelog.New(dn.log, dn.clk, ratelog.DefaultWindow, ratelog.DefaultBurst)}
 	xs.mu.conns = map[net.Conn]struct{}{}
+	xs.mu.writers = map[net.Conn]struct{}{}
 	return xs
+}
+
+// markWriter records that c serves a write (until untrack).
+func (xs *xceiverServer) markWriter(c net.Conn) {
+	xs.mu.Lock()
+	xs.mu.writers[c] = struct{}{}
+	xs.mu.Unlock()
+}
+
+// evictWriters closes every connection serving a write: their clients
+// rebuild their pipelines without this DataNode (ClientDatanodeProtocol
+// evictWriters). It returns how many it closed.
+func (xs *xceiverServer) evictWriters() int {
+	xs.mu.Lock()
+	defer xs.mu.Unlock()
+	n := 0
+	for c := range xs.mu.writers {
+		_ = c.Close()
+		n++
+	}
+	return n
 }
 
 // active is the number of connections being served (the heartbeat's
@@ -131,6 +157,7 @@ func (xs *xceiverServer) track(c net.Conn) bool {
 func (xs *xceiverServer) untrack(c net.Conn) {
 	xs.mu.Lock()
 	delete(xs.mu.conns, c)
+	delete(xs.mu.writers, c)
 	xs.mu.Unlock()
 	_ = c.Close()
 	xs.wg.Done()
@@ -259,8 +286,14 @@ func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Me
 		start := time.Now()
 		defer func() { x.dn.act.ops[i].add(time.Since(start)) }()
 	}
+	if err := x.checkToken(op, msg); err != nil {
+		x.peerLog.Warn("block access token refused", "remote", x.remote, "op", op.String(), "err", err)
+		x.respondErr(hdfs.Status_ERROR_ACCESS_TOKEN, err.Error())
+		return false, err
+	}
 	switch op {
 	case datatransfer.OpWriteBlock:
+		x.dn.xs.markWriter(x.conn)
 		return false, x.writeBlock(ctx, msg.(*hdfs.OpWriteBlockProto))
 	case datatransfer.OpReadBlock:
 		return x.readBlock(msg.(*hdfs.OpReadBlockProto))
@@ -301,6 +334,51 @@ func (x *xceiver) readStatus(st hdfs.Status) {
 			}
 		}
 	}
+}
+
+// tokenModes is the access each op needs, as Hadoop's DataXceiver checks.
+var tokenModes = map[datatransfer.Op]blocktoken.Mode{
+	datatransfer.OpWriteBlock:    blocktoken.Write,
+	datatransfer.OpReadBlock:     blocktoken.Read,
+	datatransfer.OpBlockChecksum: blocktoken.Read,
+	datatransfer.OpTransferBlock: blocktoken.Copy,
+	datatransfer.OpCopyBlock:     blocktoken.Copy,
+	datatransfer.OpReplaceBlock:  blocktoken.Replace,
+}
+
+// checkToken verifies the block access token of an op (every op, when
+// the NameNode turned tokens on).
+func (x *xceiver) checkToken(op datatransfer.Op, msg proto.Message) error {
+	mode, ok := tokenModes[op]
+	if !ok || !x.dn.tokens.Enabled() {
+		return nil
+	}
+	var h *hdfs.BaseHeaderProto
+	switch m := msg.(type) {
+	case *hdfs.OpWriteBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpReadBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpBlockChecksumProto:
+		h = m.GetHeader()
+	case *hdfs.OpTransferBlockProto:
+		h = m.GetHeader().GetBaseHeader()
+	case *hdfs.OpCopyBlockProto:
+		h = m.GetHeader()
+	case *hdfs.OpReplaceBlockProto:
+		h = m.GetHeader()
+	}
+	b := h.GetBlock()
+	return x.dn.tokens.Check(h.GetToken(), b.GetPoolId(), int64(b.GetBlockId()), mode, x.dn.clk.Now())
+}
+
+// token returns a block token the DataNode issues itself (transfers and
+// copies it starts), or the empty token when tokens are off.
+func (dn *DataNode) token(pool string, blockID int64, mode blocktoken.Mode) *common.TokenProto {
+	if t := dn.tokens.Generate(dn.cfg.User, pool, blockID, mode, dn.clk.Now()); t != nil {
+		return t
+	}
+	return emptyToken()
 }
 
 func (x *xceiver) respondErr(st hdfs.Status, msg string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -136,7 +137,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	defer stop()
 	_ = proxy.SetDeadline(time.Now().Add(opTimeout))
 	if err := datatransfer.WriteOp(proxy, datatransfer.OpCopyBlock, &hdfs.OpCopyBlockProto{
-		Header: &hdfs.BaseHeaderProto{Block: eb, Token: emptyToken()}}); err != nil {
+		Header: &hdfs.BaseHeaderProto{Block: eb, Token: x.dn.token(eb.GetPoolId(), int64(eb.GetBlockId()), blocktoken.Copy)}}); err != nil {
 		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: proxy %s: %w", b, addr, err))
 	}
 	pbr := bufio.NewReaderSize(proxy, readBufferSize)

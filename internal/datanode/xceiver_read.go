@@ -13,6 +13,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -296,7 +297,7 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 	defer stop()
 	req := &hdfs.OpWriteBlockProto{
 		Header: &hdfs.ClientOperationHeaderProto{
-			BaseHeader: &hdfs.BaseHeaderProto{Block: extBlock(poolID, sent), Token: emptyToken()},
+			BaseHeader: &hdfs.BaseHeaderProto{Block: extBlock(poolID, sent), Token: dn.token(poolID, int64(sent.ID), blocktoken.Write)},
 			ClientName: proto.String(clientName),
 		},
 		Targets:               targets[1:],

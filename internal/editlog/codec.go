@@ -20,9 +20,12 @@ const (
 	// Version 2 added the rpc field to the ops that carry the call that
 	// caused them (op.WithRPC); version 3 added OP_SET_ACL, OP_SET_XATTR,
 	// OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT and
-	// OP_DISALLOW_SNAPSHOT. Older segments are still
-	// read; a new opcode in an older segment is corruption.
-	LayoutVersion int32 = 3
+	// OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops
+	// (OP_GET_DELEGATION_TOKEN 18, OP_RENEW_DELEGATION_TOKEN 19,
+	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21). Older
+	// segments are still read; a new opcode in an older segment is
+	// corruption.
+	LayoutVersion int32 = 4
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
 	SegmentHeaderSize = 8
 	// RecordHeaderSize is opcode (1) + txid (8) + body length (4).
@@ -86,6 +89,16 @@ func EncodeRecord(buf []byte, txid int64, o op.Op) ([]byte, error) {
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+func appendDTID(b []byte, id op.DelegationTokenID) []byte {
+	b = appendString(b, id.Owner)
+	b = appendString(b, id.Renewer)
+	b = appendString(b, id.RealUser)
+	b = binary.AppendVarint(b, id.IssueDate)
+	b = binary.AppendVarint(b, id.MaxDate)
+	b = binary.AppendVarint(b, int64(id.SequenceNumber))
+	return binary.AppendVarint(b, int64(id.MasterKeyID))
 }
 
 func appendBool(b []byte, v bool) []byte {
@@ -173,6 +186,18 @@ func appendBody(b []byte, o op.Op) []byte {
 	case *op.SetPermissions:
 		b = appendString(b, o.Path)
 		b = binary.AppendUvarint(b, uint64(o.Mode))
+	case *op.GetDelegationToken:
+		b = appendDTID(b, o.ID)
+		b = binary.AppendVarint(b, o.Expiry)
+	case *op.RenewDelegationToken:
+		b = appendDTID(b, o.ID)
+		b = binary.AppendVarint(b, o.Expiry)
+	case *op.CancelDelegationToken:
+		b = appendDTID(b, o.ID)
+	case *op.UpdateMasterKey:
+		b = binary.AppendVarint(b, int64(o.KeyID))
+		b = binary.AppendVarint(b, o.Expiry)
+		b = appendString(b, string(o.Secret))
 	case *op.SetOwner:
 		b = appendString(b, o.Path)
 		b = appendString(b, o.User)
@@ -407,6 +432,19 @@ func (r *bodyReader) optBlock() *op.Block {
 	return &b
 }
 
+func (r *bodyReader) i32() int32 {
+	v := r.varint()
+	if v < -1<<31 || v >= 1<<31 {
+		r.fail(fmt.Errorf("%d does not fit 32 bits", v))
+	}
+	return int32(v)
+}
+
+func (r *bodyReader) dtid() op.DelegationTokenID {
+	return op.DelegationTokenID{Owner: r.str(), Renewer: r.str(), RealUser: r.str(),
+		IssueDate: r.varint(), MaxDate: r.varint(), SequenceNumber: r.i32(), MasterKeyID: r.i32()}
+}
+
 func (r *bodyReader) perm() op.Perm {
 	return op.Perm{User: r.str(), Group: r.str(), Mode: r.u16()}
 }
@@ -435,6 +473,20 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 		o = &op.SetPermissions{Path: r.str(), Mode: r.u16()}
 	case op.CodeSetOwner:
 		o = &op.SetOwner{Path: r.str(), User: r.str(), Group: r.str()}
+	case op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey:
+		if version < 4 {
+			return nil, fmt.Errorf("%v in a layout version %d segment (it needs 4)", code, version)
+		}
+		switch code {
+		case op.CodeGetDelegationToken:
+			o = &op.GetDelegationToken{ID: r.dtid(), Expiry: r.varint()}
+		case op.CodeRenewDelegationToken:
+			o = &op.RenewDelegationToken{ID: r.dtid(), Expiry: r.varint()}
+		case op.CodeCancelDelegationToken:
+			o = &op.CancelDelegationToken{ID: r.dtid()}
+		default:
+			o = &op.UpdateMasterKey{KeyID: r.i32(), Expiry: r.varint(), Secret: []byte(r.str())}
+		}
 	case op.CodeTimes:
 		o = &op.Times{Path: r.str(), Mtime: r.varint(), Atime: r.varint()}
 	case op.CodeSetQuota:
@@ -485,8 +537,8 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 	default:
 		return nil, fmt.Errorf("unknown opcode %d", code)
 	}
-	if version < 3 && code.Since() == 3 {
-		return nil, fmt.Errorf("%v in a layout version %d segment (it needs version 3)", code, version)
+	if version < code.Since() {
+		return nil, fmt.Errorf("%v in a layout version %d segment (it needs version %d)", code, version, code.Since())
 	}
 	if w, ok := o.(op.WithRPC); ok && version >= 2 {
 		rpc := w.RPCIDPtr()
@@ -517,7 +569,8 @@ func knownCode(c op.Code) bool {
 		op.CodeStartLogSegment, op.CodeUpdateBlocks, op.CodeSetGenstamp, op.CodeAllocateBlockID,
 		op.CodeAddBlock, op.CodeTruncate, op.CodeAppend,
 		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy,
-		op.CodeAllowSnapshot, op.CodeDisallowSnapshot:
+		op.CodeAllowSnapshot, op.CodeDisallowSnapshot,
+		op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey:
 		return true
 	}
 	return false

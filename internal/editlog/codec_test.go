@@ -53,6 +53,28 @@ func sampleOps() []op.Op {
 		&op.SetACL{Path: "/e"},
 		&op.AllowSnapshot{Path: "/s"},
 		&op.DisallowSnapshot{Path: "/s"},
+		&op.GetDelegationToken{ID: dtid, Expiry: 1700086400000},
+		&op.RenewDelegationToken{ID: dtid, Expiry: 1700172800000},
+		&op.CancelDelegationToken{ID: dtid},
+		&op.UpdateMasterKey{KeyID: -7, Expiry: 1700700000000, Secret: []byte{0, 1, 2, 0xff}},
+	}
+}
+
+var dtid = op.DelegationTokenID{Owner: "alice", Renewer: "yarn", RealUser: "", IssueDate: 1700000000000,
+	MaxDate: 1700604800000, SequenceNumber: 12, MasterKeyID: -7}
+
+// TestDelegationOpsNeedVersion4: the delegation-token ops are refused in
+// segments older than layout version 4.
+func TestDelegationOpsNeedVersion4(t *testing.T) {
+	rec := mustEncode(nil, 1, &op.CancelDelegationToken{ID: dtid})
+	body := rec[RecordHeaderSize : len(rec)-RecordTrailerSize]
+	for v := int32(1); v < 4; v++ {
+		if _, err := decodeBody(op.CodeCancelDelegationToken, body, v); err == nil {
+			t.Errorf("OP_CANCEL_DELEGATION_TOKEN decoded in a version %d segment", v)
+		}
+	}
+	if _, err := decodeBody(op.CodeCancelDelegationToken, body, 4); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -86,7 +108,7 @@ func TestRecordLayout(t *testing.T) {
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
 	}
-	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 3}) {
+	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 4}) {
 		t.Fatalf("segment header = % x", hdr)
 	}
 }

@@ -36,12 +36,13 @@
 //	+------+------+------+------+------+------+------+------+
 //	| record | record | ...
 //
-// The layout version is 3 (LayoutVersion); readers accept 1 to 3, reject a
+// The layout version is 4 (LayoutVersion); readers accept 1 to 4, reject a
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
 // reads as if every rpc field were empty. Version 3 added OP_SET_ACL,
 // OP_SET_XATTR, OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT
-// and OP_DISALLOW_SNAPSHOT; one of them in an older segment is corruption.
+// and OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops (opcodes 18
+// to 21, bodies below). Such an op in an older segment is corruption.
 //
 // # Records
 //
@@ -81,6 +82,10 @@
 //	OP_SET_QUOTA (14)        str path, v nsQuota, v dsQuota
 //	OP_RENAME (15)           str src, str dst, v mtime, bool overwrite
 //	OP_CONCAT_DELETE (16)    str target, uv count, count × str src, v mtime
+//	OP_GET_DELEGATION_TOKEN (18)    dtid, v expiry          (version 4)
+//	OP_RENEW_DELEGATION_TOKEN (19)  dtid, v expiry          (version 4)
+//	OP_CANCEL_DELEGATION_TOKEN (20) dtid                    (version 4)
+//	OP_UPDATE_MASTER_KEY (21)       v keyID, v expiry, str secret (version 4)
 //	OP_REASSIGN_LEASE (22)   str holder, str path, str newHolder
 //	OP_END_LOG_SEGMENT (23)  (empty)
 //	OP_START_LOG_SEGMENT(24) (empty)
@@ -100,6 +105,10 @@
 //
 // xattrs = uv count, count × (uv namespace (≤ 4), str name, bool hasValue,
 // then (if 1) str value). ACL scope ≤ 1, type ≤ 3, perm ≤ 7 (op.ACLEntry).
+//
+// dtid is a delegation token's identifier (op.DelegationTokenID): str
+// owner, str renewer, str realUser, v issueDate, v maxDate, v
+// sequenceNumber, v masterKeyID.
 //
 // In version 2 the bodies of OP_ADD, OP_DELETE, OP_RENAME_OLD, OP_RENAME,
 // OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND, OP_TRUNCATE, OP_SET_XATTR

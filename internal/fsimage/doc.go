@@ -16,27 +16,34 @@
 // Uvarint); zz are zig-zag signed varints (binary.Varint); fixed-width
 // integers are big-endian.
 //
-//	+----------+------------+---------+-----------+-----+-----------+----------+
-//	| HDFSIMG1 | version u32| frame H | frame I … |     | frame I … | frame T  |  EOF
-//	+----------+------------+---------+-----------+-----+-----------+----------+
-//	  8 bytes    4 bytes (2; 1 is still read)
+//	+----------+------------+---------+---------+-----------+-----+-----------+---------+
+//	| HDFSIMG1 | version u32| frame H | frame D | frame I … |     | frame I … | frame T |  EOF
+//	+----------+------------+---------+---------+-----------+-----+-----------+---------+
+//	  8 bytes    4 bytes (3; 1 and 2 are still read)
 //
 //	frame:
 //	+---------+-------------+-------------------+--------------+
 //	| kind u8 | length uv   | payload [length]  | crc32c u32   |
 //	+---------+-------------+-------------------+--------------+
-//	  'H' 'I' or 'T'           ≤ MaxFrameSize     Castagnoli CRC of kind,
+//	  'H' 'D' 'I' or 'T'       ≤ MaxFrameSize     Castagnoli CRC of kind,
 //	                                              length and payload
 //
 //	'H' header payload (exactly one, first):
 //	  layoutVersion zz | namespaceID zz | txid zz | lastInodeID uv |
 //	  genStamp zz | lastBlockID zz | numInodes uv
 //
+//	'D' delegation payload (exactly one, second; version 3 and later): the
+//	  delegation-token secret manager's master keys and live tokens as
+//	  package namespace encodes them (Header.Delegation), empty when none
+//
 //	'I' inode payload (any number, each about 64 KiB):
 //	  count uv | inode record × count
 //
 //	'T' trailer payload (exactly one, last; nothing may follow it):
 //	  numInodes uv | numInodeFrames uv | numStrings uv
+//
+// Readers take versions 1 to FormatVersion; the 'D' frame is there from
+// version 3 on.
 //
 // The numbers in the trailer must match what was read (and numInodes the
 // header's), so a file cut at a frame boundary is caught as surely as a torn

@@ -189,7 +189,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gotH != h {
+	if !reflect.DeepEqual(gotH, h) {
 		t.Errorf("header %+v, want %+v", gotH, h)
 	}
 	got, err := readAll(r)
@@ -220,10 +220,10 @@ func TestExtremeValues(t *testing.T) {
 			UC:     &UnderConstruction{}},
 		{ID: 0, ParentID: 1<<64 - 1, Name: bytes.Repeat([]byte{'/'}, MaxNameLen), IsDir: true, NsQuota: 1<<63 - 1, DsQuota: -1 << 63},
 	}
-	h := Header{LayoutVersion: -1 << 31, NamespaceID: 1<<31 - 1, TxID: -1, LastInodeID: 1<<64 - 1, GenStamp: -1 << 63, LastBlockID: 1<<63 - 1, NumInodes: 3}
+	h := Header{LayoutVersion: -1 << 31, NamespaceID: 1<<31 - 1, TxID: -1, LastInodeID: 1<<64 - 1, GenStamp: -1 << 63, LastBlockID: 1<<63 - 1, NumInodes: 3, Delegation: []byte{1, 2, 3}}
 	data, _ := encodeImage(t, h, inodes)
 	r, gotH, err := NewReader(bytes.NewReader(data))
-	if err != nil || gotH != h {
+	if err != nil || !reflect.DeepEqual(gotH, h) {
 		t.Fatalf("header %+v %v", gotH, err)
 	}
 	got, err := readAll(r)

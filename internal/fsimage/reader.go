@@ -78,6 +78,18 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 	if d.err != nil || d.pos != len(p) {
 		return nil, Header{}, ir.corrupt(poff+int64(d.pos), "malformed header frame")
 	}
+	if v >= 3 {
+		kind, p, poff, err := ir.readFrame()
+		if err != nil {
+			return nil, Header{}, err
+		}
+		if kind != frameDelegation {
+			return nil, Header{}, ir.corrupt(poff-1, "second frame is %q, want the delegation frame", kind)
+		}
+		if len(p) > 0 {
+			h.Delegation = append([]byte(nil), p...)
+		}
+	}
 	ir.h = h
 	return ir, h, nil
 }
@@ -124,7 +136,7 @@ func (r *Reader) readFrame() (kind byte, payload []byte, payloadOff int64, err e
 			break
 		}
 	}
-	if k != frameHeader && k != frameInodes && k != frameTrailer {
+	if k != frameHeader && k != frameDelegation && k != frameInodes && k != frameTrailer {
 		return 0, nil, 0, r.corrupt(start, "unknown frame kind 0x%02x", k)
 	}
 	if n > MaxFrameSize {

@@ -11,6 +11,10 @@ type Header struct {
 	GenStamp      int64  // newest generation stamp handed out
 	LastBlockID   int64  // newest block id handed out
 	NumInodes     uint64 // inodes that follow, the root included
+	// Delegation is the delegation-token secret manager's state (master
+	// keys, live tokens), encoded by package namespace; it travels in its
+	// own frame ('D', format version 3), nil when there is none.
+	Delegation []byte
 }
 
 // Inode is one inode of the image. Inodes are written parent before child (a

@@ -16,14 +16,15 @@ const (
 	// Magic opens every image file.
 	Magic = "HDFSIMG1"
 	// FormatVersion is the version of the encoding described in the package
-	// doc. A new encoding takes the next number; readers refuse unknown ones.
-	// Version 2 added the features of an inode (flag bit 3); version 1
-	// images are still read.
-	FormatVersion uint32 = 2
+	// doc. A new encoding takes the next number; readers refuse unknown ones
+	// and read every older one. Version 2 added the features of an inode
+	// (flag bit 3), version 3 the delegation frame.
+	FormatVersion uint32 = 3
 
-	frameHeader  byte = 'H'
-	frameInodes  byte = 'I'
-	frameTrailer byte = 'T'
+	frameHeader     byte = 'H'
+	frameDelegation byte = 'D'
+	frameInodes     byte = 'I'
+	frameTrailer    byte = 'T'
 
 	flagDir   = 1 << 0
 	flagUC    = 1 << 1
@@ -103,6 +104,14 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	p = binary.AppendUvarint(p, h.NumInodes)
 	iw.buf = p
 	if err := iw.flushFrame(frameHeader); err != nil {
+		return nil, err
+	}
+	if len(h.Delegation) > MaxFrameSize {
+		iw.err = fmt.Errorf("fsimage: delegation state of %d bytes over the frame limit %d", len(h.Delegation), MaxFrameSize)
+		return nil, iw.err
+	}
+	iw.buf = append(iw.buf, h.Delegation...)
+	if err := iw.flushFrame(frameDelegation); err != nil {
 		return nil, err
 	}
 	return iw, nil

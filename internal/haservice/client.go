@@ -11,6 +11,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // ClientConfig configures a Client.
@@ -37,6 +38,9 @@ type ClientConfig struct {
 	DialTimeout time.Duration
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Kerberos and Protection authenticate the connection (nil: SIMPLE).
+	Kerberos   *security.Initiator
+	Protection security.QOP
 }
 
 // Client calls HAServiceProtocol on one service. It implements Service, so
@@ -71,6 +75,8 @@ func newRPCClient(cfg ClientConfig, protocol string) (ClientConfig, *ipc.Client)
 		RetryBase:   cfg.RetryInterval,
 		Idempotent:  func(string) bool { return true },
 		Logger:      cfg.Logger,
+		Kerberos:    cfg.Kerberos,
+		Protection:  cfg.Protection,
 	})
 	return cfg, rpc
 }

@@ -5,11 +5,17 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // Config holds the timeouts and retries of HA administration, from
 // Hadoop's keys (core-default.xml) and their defaults.
 type Config struct {
+	// Kerberos and Protection, when set, authenticate the calls to the
+	// NameNodes' HAServiceProtocol (hadoop.security.authentication=kerberos);
+	// the caller fills them (haadmin from the ticket cache). nil: SIMPLE.
+	Kerberos   *security.Initiator
+	Protection security.QOP
 	// CLICheckTimeout bounds haadmin's getServiceState, checkHealth and
 	// getAllServiceState calls (ha.failover-controller.cli-check.rpc-timeout.ms,
 	// 20000 ms).

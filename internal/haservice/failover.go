@@ -37,6 +37,8 @@ func ClientDialer(user string, cfg Config, logger *slog.Logger) Dialer {
 			RetryInterval:  cfg.ConnectRetryInterval,
 			DialTimeout:    cfg.ConnectTimeout,
 			Logger:         logger,
+			Kerberos:       cfg.Kerberos,
+			Protection:     cfg.Protection,
 		})
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -17,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // ClientConfig configures a Client.
@@ -47,11 +50,102 @@ type ClientConfig struct {
 	// may already have reached the server (see the package doc). nil
 	// means no method is.
 	Idempotent func(method string) bool
+	// ConnectRetry, when its Interval is set and there is one address,
+	// replaces the backoff for connection failures by Hadoop's policy
+	// for them (see ConnectRetry).
+	ConnectRetry ConnectRetry
 	// OnFailover, if set, is called when the client moves from one address
 	// to the next.
 	OnFailover func(from, to string)
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Kerberos, when set, authenticates every connection with SASL
+	// GSSAPI (hadoop.security.authentication=kerberos); the connection
+	// context then names the ticket's principal and User is not sent.
+	Kerberos *security.Initiator
+	// Token, when set (and Kerberos is not), authenticates every
+	// connection with this delegation token (SASL DIGEST-MD5, Hadoop's
+	// TOKEN method, qop=auth); TokenUser is the token's owner, sent in the
+	// connection context.
+	Token     *common.TokenProto
+	TokenUser string
+	// Protection is the set of levels the client accepts
+	// (hadoop.rpc.protection); the strongest one the server also offers
+	// is used. Zero accepts any.
+	Protection security.QOP
+}
+
+// ConnectRetry is Hadoop's retry policy for failed connection attempts
+// (RetryUpToMaximumCountWithFixedSleep): a refused or timed-out dial is
+// tried again MaxRetries times (ipc.client.connect.max.retries), Interval
+// apart (ipc.client.connect.retry.interval), and Notify hears Hadoop's
+// "Retrying connect to server: ..." line before each retry. An address
+// whose host does not resolve fails at once. The call then fails with a
+// *ConnectError.
+type ConnectRetry struct {
+	MaxRetries int
+	Interval   time.Duration
+	Notify     func(msg string)
+}
+
+// ConnectError is the failure of a call that never reached its server:
+// its text is Hadoop's (an UnknownHostException, or a ConnectException
+// with the address), and it matches ErrRetriesExhausted and the network
+// error with errors.Is.
+type ConnectError struct {
+	Addr    string // the address as configured, host:port
+	Unknown bool   // the host did not resolve
+	Err     error  // the last dial error
+}
+
+func (e *ConnectError) Error() string {
+	host, _, _ := net.SplitHostPort(e.Addr)
+	if e.Unknown {
+		return "java.net.UnknownHostException: " + host
+	}
+	var sys *os.SyscallError
+	cause := e.Err.Error()
+	if errors.As(e.Err, &sys) && errors.Is(sys.Err, syscall.ECONNREFUSED) {
+		return fmt.Sprintf("Call From %s to %s failed on connection exception: java.net.ConnectException: Connection refused; For more details see:  http://wiki.apache.org/hadoop/ConnectionRefused", localHostName(), e.Addr)
+	}
+	return fmt.Sprintf("Call From %s to %s failed on socket exception: %s", localHostName(), e.Addr, cause)
+}
+
+func (e *ConnectError) Unwrap() []error { return []error{ErrRetriesExhausted, e.Err} }
+
+// localHostName is this host as Hadoop names it in connection errors:
+// hostname/address.
+func localHostName() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost/127.0.0.1"
+	}
+	ip := "127.0.0.1"
+	if addrs, err := net.LookupHost(h); err == nil && len(addrs) > 0 {
+		ip = addrs[0]
+	}
+	return h + "/" + ip
+}
+
+// serverName is addr as Hadoop prints a server's address: host/ip:port.
+func serverName(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip := host
+	if net.ParseIP(host) == nil {
+		if addrs, err := net.LookupHost(host); err == nil && len(addrs) > 0 {
+			ip = addrs[0]
+		}
+	}
+	return host + "/" + net.JoinHostPort(ip, port)
+}
+
+// isUnknownHost reports whether err is a name that does not resolve.
+func isUnknownHost(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
 }
 
 const clientIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -253,12 +347,36 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	if err != nil {
 		return nil, &dialError{addr, err}
 	}
-	hello := wire.ClientPreamble().Append(make([]byte, 0, 128))
+	cc := &clientConn{addr: addr, nc: nc, done: make(chan struct{}), br: bufio.NewReaderSize(nc, 64<<10)}
+	cc.mu.pending = make(map[int32]chan callResult)
+	user, realUser := c.cfg.User, c.cfg.RealUser
+	var hello []byte
+	if c.cfg.Kerberos != nil {
+		if err := c.kerberosHandshake(ctx, cc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		user, realUser = c.cfg.Kerberos.UserPrincipal(), ""
+	} else if c.cfg.Token != nil {
+		if err := c.tokenHandshake(ctx, cc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		user, realUser = c.cfg.TokenUser, ""
+	} else {
+		hello = wire.ClientPreamble().Append(make([]byte, 0, 128))
+	}
 	hello, err = wire.AppendRequest(hello, wire.RequestHeader(wire.CallIDConnectionContext, c.cfg.ClientID, -1), nil,
-		wire.ConnectionContext(c.cfg.User, c.cfg.RealUser, c.cfg.Protocol))
+		wire.ConnectionContext(user, realUser, c.cfg.Protocol))
 	if err != nil {
 		nc.Close()
 		return nil, err
+	}
+	if cc.wrap != nil {
+		if hello, err = cc.wrapFrames(hello, c.cfg.ClientID); err != nil {
+			nc.Close()
+			return nil, err
+		}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetWriteDeadline(dl)
@@ -268,8 +386,6 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 		return nil, &dialError{addr, err}
 	}
 	nc.SetWriteDeadline(time.Time{})
-	cc := &clientConn{addr: addr, nc: nc, done: make(chan struct{})}
-	cc.mu.pending = make(map[int32]chan callResult)
 	return cc, nil
 }
 
@@ -285,6 +401,9 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 	callID := c.nextID.Add(1)
 	retryCount := int32(-1)
 	var lastErr error
+	connectRetries := 0
+	policy := c.cfg.ConnectRetry
+	usePolicy := policy.Interval > 0 && len(c.cfg.Addresses) == 1
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if c.cfg.MaxRetries < 0 || attempt > c.cfg.MaxRetries {
@@ -305,6 +424,28 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 				return err
 			}
 			lastErr = err
+			if usePolicy {
+				if isUnknownHost(err) {
+					return &ConnectError{Addr: de.addr, Unknown: true, Err: de.err}
+				}
+				if connectRetries >= policy.MaxRetries {
+					return &ConnectError{Addr: de.addr, Err: de.err}
+				}
+				if policy.Notify != nil {
+					policy.Notify(fmt.Sprintf("Retrying connect to server: %s. Already tried %d time(s); retry policy is RetryUpToMaximumCountWithFixedSleep(maxRetries=%d, sleepTime=%d MILLISECONDS)",
+						serverName(de.addr), connectRetries, policy.MaxRetries, policy.Interval.Milliseconds()))
+				}
+				connectRetries++
+				attempt-- // a connection retry is not a call retry
+				t := time.NewTimer(policy.Interval)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+				continue
+			}
 			c.failoverFrom(de.addr, err)
 			continue
 		}
@@ -398,7 +539,14 @@ type callResult struct {
 type clientConn struct {
 	addr string
 	nc   net.Conn
+	br   *bufio.Reader
 	done chan struct{} // closed by fail
+
+	// wrap, when set, protects every frame both ways (SASL integrity or
+	// privacy, seal for privacy); set before the connection is shared.
+	wrap     *security.Session
+	seal     bool
+	clientID []byte
 
 	wmu sync.Mutex // guards w
 	w   struct {
@@ -505,12 +653,22 @@ func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, metho
 		buf := cc.w.buf
 		cc.w.buf = cc.w.spare[:0]
 		cc.wmu.Unlock()
+		out := buf
+		if cc.wrap != nil {
+			// One flusher at a time: wrap tokens go out in the order of
+			// their sequence numbers.
+			var werr error
+			if out, werr = cc.wrapFrames(buf, cc.clientID); werr != nil {
+				cc.fail(fmt.Errorf("%w: wrap: %v", ErrConnBroken, werr))
+				return true, cc.failure()
+			}
+		}
 		if dl, ok := ctx.Deadline(); ok {
 			cc.nc.SetWriteDeadline(dl)
 		} else {
 			cc.nc.SetWriteDeadline(time.Time{})
 		}
-		_, err := cc.nc.Write(buf)
+		_, err := cc.nc.Write(out)
 		cc.wmu.Lock()
 		if cap(buf) <= 1<<20 {
 			cc.w.spare = buf
@@ -530,14 +688,44 @@ func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, metho
 }
 
 // readLoop routes responses until the connection fails.
+// splitFrame takes one whole length-prefixed frame off b.
+func splitFrame(b []byte) (frame, rest []byte, ok bool) {
+	if len(b) < 4 {
+		return nil, b, false
+	}
+	n := int(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	if n > wire.DefaultMaxDataLength || len(b) < 4+n {
+		return nil, b, false
+	}
+	return b[4 : 4+n : 4+n], b[4+n:], true
+}
+
 func (cc *clientConn) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
-	br := bufio.NewReaderSize(cc.nc, 64<<10)
+	br := cc.br
+	var unwrapped []byte // frames unwrapped from SASL WRAP messages
 	for {
-		frame, err := wire.ReadFrame(br, wire.DefaultMaxDataLength, nil)
+		var frame []byte
+		var err error
+		if f, rest, ok := splitFrame(unwrapped); ok {
+			frame, unwrapped = f, rest
+		} else {
+			frame, err = wire.ReadFrame(br, wire.DefaultMaxDataLength, nil)
+		}
 		if err != nil {
 			cc.fail(fmt.Errorf("%w: read: %v", ErrConnBroken, err))
 			return
+		}
+		if cc.wrap != nil {
+			msg, wrapped, err := cc.unwrapFrame(frame)
+			if err != nil {
+				cc.fail(fmt.Errorf("%w: %v", ErrProtocol, err))
+				return
+			}
+			if wrapped {
+				unwrapped = append(unwrapped, msg...)
+				continue
+			}
 		}
 		resp, err := wire.DecodeResponse(frame)
 		if err != nil {

@@ -3,6 +3,7 @@ package ipc
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/ratelog"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // Errors of the ipc package.
@@ -76,6 +78,11 @@ type ServerConfig struct {
 	// purge); nil is the wall clock. Socket deadlines always use the wall
 	// clock.
 	Clock clock.Clock
+	// Kerberos, when set, makes the server require Kerberos
+	// authentication (hadoop.security.authentication=kerberos): SIMPLE
+	// clients are refused and every connection authenticates with SASL
+	// GSSAPI, protected as Kerberos.Protection allows. nil: SIMPLE.
+	Kerberos *security.Acceptor
 }
 
 // Validate rejects negative settings, naming the Hadoop key.
@@ -214,10 +221,13 @@ func (e *decodeError) Error() string {
 
 // Caller identifies the peer of a call. Handlers get it from their ctx.
 type Caller struct {
-	User       string // effective user from the connection context
-	RealUser   string // real user when the connection is proxied, else ""
-	Protocol   string // protocol named in the connection context
-	ClientID   []byte // the client's 16-byte id (shared, do not modify)
+	User       string       // effective user from the connection context (Kerberos: the authenticated user's short name)
+	RealUser   string       // real user when the connection is proxied, else ""
+	Principal  string       // the Kerberos principal the connection authenticated as (a token's owner); "" for SIMPLE
+	TokenAuth  bool         // the connection authenticated with a delegation token (TOKEN), not Kerberos
+	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
+	Protocol   string       // protocol named in the connection context
+	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
 	CallID     int32
 	RetryCount int32 // -1 when the client did not send one
 	Remote     net.Addr
@@ -235,6 +245,9 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 	return Caller{
 		User:       c.conn.user,
 		RealUser:   c.conn.realUser,
+		Principal:  c.conn.principal,
+		TokenAuth:  c.conn.tokenAuth,
+		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
 		CallID:     c.header.GetCallId(),
@@ -733,6 +746,18 @@ type serverConn struct {
 
 	// Set by the reader before the first call is queued; read-only after.
 	user, realUser, protocol string
+	principal                string       // Kerberos: the authenticated principal
+	qop                      security.QOP // Kerberos: the protection chosen
+	tokenAuth                bool         // authenticated with a delegation token
+
+	// SASL state, the reader's only.
+	sasl struct {
+		state    int // saslStart, saslInitiated (challenge sent), saslDone
+		accepted *security.Accepted
+		offer    security.QOP
+		digest   *security.DigestChallenge // the TOKEN challenge sent with NEGOTIATE
+		inbuf    []byte                    // unwrapped request bytes not yet taken as frames
+	}
 
 	accepted    time.Time    // server clock, read-only
 	lastContact atomic.Int64 // server clock (UnixNano) of the last bytes received
@@ -757,6 +782,10 @@ type serverConn struct {
 		dropping     bool      // the connection is dead: responses are thrown away
 		finished     bool      // the reader is done and every call answered
 		closeAfter   bool      // close the connection once buf is written (FATAL)
+		// wrap, when set, protects every response frame queued from now on
+		// (SASL integrity or privacy); seal encrypts.
+		wrap *security.Session
+		seal bool
 	}
 }
 
@@ -1004,7 +1033,11 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		return nil
 	}
 	n := len(c.out.buf)
-	c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
+	if c.out.wrap != nil {
+		c.out.buf, err = c.appendWrapped(c.out.buf, h, body)
+	} else {
+		c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
+	}
 	if err != nil {
 		c.out.buf = c.out.buf[:n]
 	} else {
@@ -1023,6 +1056,30 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 	return err
 }
 
+// appendWrapped appends the response as a SASL WRAP message holding the
+// protected frame, as Hadoop's server does for integrity and privacy.
+func (c *serverConn) appendWrapped(dst []byte, h *common.RpcResponseHeaderProto, body proto.Message) ([]byte, error) {
+	frame, err := wire.AppendResponse(nil, h, body)
+	if err != nil {
+		return dst, err
+	}
+	tok, err := c.out.wrap.Wrap(frame, c.out.seal)
+	if err != nil {
+		return dst, err
+	}
+	return wire.AppendResponse(dst, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
+		&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+}
+
+// saslResponseHeader is the header of an answer to a SASL message.
+func (c *serverConn) saslResponseHeader(status common.RpcResponseHeaderProto_RpcStatusProto) *common.RpcResponseHeaderProto {
+	return &common.RpcResponseHeaderProto{
+		CallId:              proto.Uint32(wire.ResponseCallID(wire.CallIDSASL)),
+		Status:              status.Enum(),
+		ServerIpcVersionNum: proto.Uint32(uint32(wire.Version)),
+	}
+}
+
 // enqueueFrame appends an encoded response frame to the output buffer.
 func (c *serverConn) enqueueFrame(frame []byte) {
 	c.out.Lock()
@@ -1030,11 +1087,26 @@ func (c *serverConn) enqueueFrame(frame []byte) {
 		c.out.Unlock()
 		return
 	}
-	if len(c.out.buf) == 0 {
+	n := len(c.out.buf)
+	if c.out.wrap != nil {
+		tok, err := c.out.wrap.Wrap(frame, c.out.seal)
+		if err == nil {
+			c.out.buf, err = wire.AppendResponse(c.out.buf, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
+				&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+		}
+		if err != nil {
+			c.out.buf = c.out.buf[:n]
+			c.out.Unlock()
+			c.srv.log.Error("ipc: cannot wrap response", "err", err)
+			return
+		}
+	} else {
+		c.out.buf = append(c.out.buf, frame...)
+	}
+	if n == 0 {
 		c.out.since = c.srv.clk.Now()
 	}
-	c.out.buf = append(c.out.buf, frame...)
-	c.srv.stats.replyBytes.Add(int64(len(frame)))
+	c.srv.stats.replyBytes.Add(int64(len(c.out.buf) - n))
 	c.out.Unlock()
 	c.signal()
 }
@@ -1097,6 +1169,44 @@ func (c *serverConn) fatal(req *common.RpcRequestHeaderProto, detail common.RpcR
 	return fmt.Errorf("%w: %s", ErrProtocol, msg)
 }
 
+// SASL states of a connection (serverConn.sasl.state).
+const (
+	saslStart     = iota // nothing, or only NEGOTIATE, received
+	saslInitiated        // Kerberos: the challenge was sent, RESPONSE awaited
+	saslDone             // authenticated
+)
+
+// Hadoop's classes for authentication failures.
+const (
+	classSasl          = "javax.security.sasl.SaslException"
+	classAuthorization = "org.apache.hadoop.security.authorize.AuthorizationException"
+)
+
+// maxSaslBuf is the largest wrapped message the server takes, announced
+// in the GSSAPI security-layer message.
+const maxSaslBuf = 0xFFFFFF
+
+// nextFrame returns the next request frame: from the bytes of SASL WRAP
+// messages already unwrapped when they hold a whole frame, else from the
+// socket.
+func (c *serverConn) nextFrame(maxLen int) ([]byte, error) {
+	if in := c.sasl.inbuf; len(in) >= 4 {
+		n := int(uint32(in[0])<<24 | uint32(in[1])<<16 | uint32(in[2])<<8 | uint32(in[3]))
+		if n > maxLen {
+			return nil, &wire.FrameTooLargeError{Length: uint32(n), Max: maxLen}
+		}
+		if len(in) >= 4+n {
+			frame := in[4 : 4+n : 4+n]
+			c.sasl.inbuf = in[4+n:]
+			if len(c.sasl.inbuf) == 0 {
+				c.sasl.inbuf = nil
+			}
+			return frame, nil
+		}
+	}
+	return wire.ReadFrame(c.br, maxLen, nil)
+}
+
 // serveReads runs the connection's read side: preamble, optional SASL,
 // connection context, then calls until EOF, error or stop.
 func (c *serverConn) serveReads() error {
@@ -1115,6 +1225,12 @@ func (c *serverConn) serveReads() error {
 		return err
 	}
 	sasl := p.AuthProtocol == wire.AuthSASL
+	krb := c.srv.cfg.Kerberos
+	saslHeader := &common.RpcRequestHeaderProto{CallId: proto.Int32(wire.CallIDSASL)}
+	if krb != nil && !sasl {
+		return c.fatal(saslHeader, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
+			"SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]")
+	}
 	haveContext := false
 	maxLen := c.srv.cfg.MaxDataLength
 	for {
@@ -1127,7 +1243,7 @@ func (c *serverConn) serveReads() error {
 			}
 			return err
 		}
-		frame, err := wire.ReadFrame(c.br, maxLen, nil)
+		frame, err := c.nextFrame(maxLen)
 		if err != nil {
 			var fe *wire.FrameTooLargeError
 			if errors.As(err, &fe) {
@@ -1147,13 +1263,23 @@ func (c *serverConn) serveReads() error {
 		id := h.GetCallId()
 		switch {
 		case id == wire.CallIDSASL:
-			if !sasl {
+			if !sasl && c.sasl.state != saslDone {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
 					"SASL protocol not requested by client")
 			}
 			var m common.RpcSaslProto
 			if err := proto.Unmarshal(req.Body, &m); err != nil {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_DESERIALIZING_REQUEST, classFatal, "bad SASL message: "+err.Error())
+			}
+			if krb != nil {
+				done, err := c.kerberosSASL(h, &m)
+				if err != nil {
+					return err
+				}
+				if done {
+					sasl = false
+				}
+				continue
 			}
 			if m.GetState() != common.RpcSaslProto_NEGOTIATE {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
@@ -1181,6 +1307,16 @@ func (c *serverConn) serveReads() error {
 			c.user = cc.GetUserInfo().GetEffectiveUser()
 			c.realUser = cc.GetUserInfo().GetRealUser()
 			c.protocol = cc.GetProtocol()
+			if krb != nil {
+				// The user is who Kerberos says; naming someone else is a
+				// proxy (doAs) request, which this server does not grant.
+				acc := c.sasl.accepted
+				if c.user != "" && c.user != acc.Principal && c.user != acc.User {
+					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
+						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, c.user))
+				}
+				c.user, c.realUser, c.principal = acc.User, "", acc.Principal
+			}
 			haveContext = true
 			c.handshaken.Store(true)
 		case id == wire.CallIDPing:
@@ -1201,6 +1337,141 @@ func (c *serverConn) serveReads() error {
 			}
 		}
 	}
+}
+
+// kerberosSASL runs one step of the SASL exchange of a Kerberos server:
+// NEGOTIATE is answered with the methods offered, INITIATE (GSSAPI, the
+// client's AP-REQ) with the security-layer challenge, RESPONSE (the
+// client's choice of layer) with SUCCESS; after that, WRAP messages carry
+// protected calls. done reports that authentication has completed.
+func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto) (done bool, err error) {
+	krb := c.srv.cfg.Kerberos
+	unauthorized := func(class, msg string) error {
+		c.srv.peerLog.Warn("ipc: authentication failed", "remote", c.remote(), "err", msg)
+		return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, class, msg)
+	}
+	reply := func(msg *common.RpcSaslProto) error {
+		return c.enqueue(c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS), msg, false)
+	}
+	switch st := m.GetState(); {
+	case st == common.RpcSaslProto_WRAP:
+		if c.sasl.state != saslDone || c.qop == security.QOPAuthentication {
+			return false, unauthorized(classSasl, "Server is not wrapping data")
+		}
+		msg, _, err := c.sasl.accepted.Session.Unwrap(m.GetToken())
+		if err != nil {
+			return false, unauthorized(classSasl, err.Error())
+		}
+		if len(c.sasl.inbuf)+len(msg) > c.srv.cfg.MaxDataLength+4 {
+			return false, c.fatal(h, common.RpcResponseHeaderProto_FATAL_INVALID_RPC_HEADER, remoteerr.ClassIOException,
+				fmt.Sprintf("wrapped data of %d bytes exceeds maximum data length of %d", len(c.sasl.inbuf)+len(msg), c.srv.cfg.MaxDataLength))
+		}
+		c.sasl.inbuf = append(c.sasl.inbuf, msg...)
+		return false, nil
+	case c.sasl.state == saslDone:
+		return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v after authentication", st))
+	case st == common.RpcSaslProto_NEGOTIATE && c.sasl.state == saslStart:
+		host, _, _ := net.SplitHostPort(c.nc.LocalAddr().String())
+		pr, _ := security.ParsePrincipal(security.ReplaceHost(krb.Principal, host))
+		c.sasl.digest = security.NewDigestChallenge(krb.Protection)
+		challenge := c.sasl.digest.Bytes()
+		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*common.RpcSaslProto_SaslAuth{
+			{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""),
+				ServerId: proto.String("default"), Challenge: challenge},
+			{Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI"), Protocol: proto.String(pr.Primary),
+				ServerId: proto.String(pr.Instance)},
+		}})
+	case st == common.RpcSaslProto_INITIATE && c.sasl.state == saslStart:
+		if len(m.GetAuths()) == 0 {
+			return false, unauthorized(remoteerr.ClassAccessControl, "SASL INITIATE names no authentication method")
+		}
+		switch method := m.GetAuths()[0].GetMethod(); method {
+		case "KERBEROS":
+		case "SIMPLE":
+			return false, unauthorized(remoteerr.ClassAccessControl, "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]")
+		case "TOKEN":
+			return c.tokenSASL(h, m, unauthorized, reply)
+		default:
+			return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("unknown authentication method %q", method))
+		}
+		acc, err := krb.Accept(m.GetToken())
+		if err != nil {
+			return false, unauthorized(classSasl, "GSS initiate failed: "+err.Error())
+		}
+		c.sasl.accepted = acc
+		c.sasl.offer = krb.Protection
+		tok, err := acc.Session.Wrap(security.SecurityLayer(krb.Protection, maxSaslBuf), false)
+		if err != nil {
+			return false, unauthorized(classSasl, "GSS initiate failed: "+err.Error())
+		}
+		c.sasl.state = saslInitiated
+		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_CHALLENGE.Enum(), Token: tok})
+	case st == common.RpcSaslProto_RESPONSE && c.sasl.state == saslInitiated:
+		msg, _, err := c.sasl.accepted.Session.Unwrap(m.GetToken())
+		if err != nil || len(msg) < 4 {
+			return false, unauthorized(classSasl, fmt.Sprintf("bad GSSAPI security-layer answer: %v", err))
+		}
+		q := (security.QOP(msg[0]) & c.sasl.offer).Highest()
+		if q == 0 {
+			return false, unauthorized(classSasl, "No common protection layer between client and server")
+		}
+		c.principal, c.qop = c.sasl.accepted.Principal, q
+		c.sasl.state = saslDone
+		if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum()}); err != nil {
+			return false, err
+		}
+		if q != security.QOPAuthentication {
+			c.out.Lock()
+			c.out.wrap, c.out.seal = c.sasl.accepted.Session, q == security.QOPPrivacy
+			c.out.Unlock()
+		}
+		return true, nil
+	default:
+		return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v out of order", st))
+	}
+}
+
+// tokenSASL authenticates a connection with a delegation token: the
+// client's DIGEST-MD5 response to the challenge sent with NEGOTIATE,
+// whose user name is the base64 of the token's identifier and password
+// the base64 of its password. Only qop=auth is offered with tokens.
+func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto,
+	unauthorized func(class, msg string) error, reply func(*common.RpcSaslProto) error) (bool, error) {
+	krb := c.srv.cfg.Kerberos
+	if krb.TokenPassword == nil {
+		return false, unauthorized(remoteerr.ClassAccessControl, "TOKEN authentication (delegation tokens) is not supported by this server")
+	}
+	if c.sasl.digest == nil {
+		return false, unauthorized(classSasl, "DIGEST-MD5: INITIATE with TOKEN before NEGOTIATE")
+	}
+	var owner string
+	final, _, err := c.sasl.digest.VerifyDigest(m.GetToken(), func(user string) (string, error) {
+		ident, err := base64.StdEncoding.DecodeString(user)
+		if err != nil {
+			return "", fmt.Errorf("DIGEST-MD5: user name is not a base64 token identifier: %v", err)
+		}
+		pw, o, err := krb.TokenPassword(ident)
+		if err != nil {
+			return "", err
+		}
+		owner = o
+		return base64.StdEncoding.EncodeToString(pw), nil
+	})
+	c.sasl.digest = nil // one answer per challenge
+	if err != nil {
+		return false, unauthorized(classSasl, "DIGEST-MD5: "+err.Error())
+	}
+	user, err := krb.Rules.ShortName(owner, krb.DefaultRealm)
+	if err != nil {
+		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
+	}
+	c.sasl.accepted = &security.Accepted{Principal: owner, User: user}
+	c.principal, c.qop, c.tokenAuth = owner, security.QOPAuthentication, true
+	c.sasl.state = saslDone
+	if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // dispatch finds the call's method and queues it, blocking while the

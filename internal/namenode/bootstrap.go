@@ -121,8 +121,8 @@ func otherNameNode(ctx context.Context, cfg Config) (Peer, *hdfs.NamespaceInfoPr
 	var best *found
 	var errs []error
 	for _, p := range cfg.HA.Peers {
-		c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{p.RPCAddress}, User: cfg.SuperUser,
-			Protocol: NamenodeProtocolName, MaxRetries: 2, DialTimeout: 5 * time.Second})
+		c := ipc.NewClient(cfg.peerAuth(ipc.ClientConfig{Addresses: []string{p.RPCAddress}, User: cfg.SuperUser,
+			Protocol: NamenodeProtocolName, MaxRetries: 2, DialTimeout: 5 * time.Second}))
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var vr hdfs.VersionResponseProto
 		err := c.Call(cctx, "versionRequest", &hdfs.VersionRequestProto{}, &vr)

@@ -38,14 +38,21 @@ var categories = map[string]map[string]ha.Category{
 		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
 		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
 		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
+		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.
 		"getDatanodeReport": ha.Unchecked, "getHAServiceState": ha.Unchecked, "setSafeMode": ha.Unchecked,
-		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "setBalancerBandwidth": ha.Unchecked,
+		"saveNamespace": ha.Unchecked, "metaSave": ha.Unchecked, "listOpenFiles": ha.Read, "setBalancerBandwidth": ha.Unchecked,
 		"finalizeUpgrade": ha.Unchecked, "upgradeStatus": ha.Unchecked, "rollingUpgrade": ha.Read,
 		"refreshNodes": ha.Unchecked, "getDatanodeStorageReport": ha.Unchecked,
 	},
+	// The user-mapping protocols (usermappings.go).
+	GetUserMappingsProtocolName: {"getGroupsForUser": ha.Unchecked},
+	RefreshUserMappingsProtocolName: {
+		"refreshUserToGroupsMappings": ha.Unchecked, "refreshSuperUserGroupsConfiguration": ha.Unchecked,
+	},
+	RefreshCallQueueProtocolName: {"refreshCallQueue": ha.Unchecked},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
 	DatanodeProtocolName: {
@@ -87,8 +94,11 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		if err := nn.precheck(ctx, cat, method, req); err != nil {
 			return zero, err
 		}
-		resp, err := h(ctx, req)
+		resp, err := h(withSafeModeOp(ctx, method, req), req)
 		nn.activity.record(method, err == nil)
+		if err == nil && nn.tokens != nil {
+			nn.tokens.sign(ctx, method, resp)
+		}
 		return resp, err
 	})
 }

@@ -88,8 +88,8 @@ func newCheckpointer(role Role, cfg *Config, deps *Deps) (*checkpointer, error) 
 		activeAddr: k.ActiveRPCAddress,
 		activeHTTP: "http://" + k.ActiveHTTPAddress,
 		images:     images,
-		active: ipc.NewClient(ipc.ClientConfig{Addresses: []string{k.ActiveRPCAddress}, User: cfg.SuperUser,
-			Protocol: NamenodeProtocolName, MaxRetries: 3, DialTimeout: min(k.Timeout, 10*time.Second), Logger: deps.Logger}),
+		active: ipc.NewClient(cfg.peerAuth(ipc.ClientConfig{Addresses: []string{k.ActiveRPCAddress}, User: cfg.SuperUser,
+			Protocol: NamenodeProtocolName, MaxRetries: 3, DialTimeout: min(k.Timeout, 10*time.Second), Logger: deps.Logger})),
 	}
 	c.mu.last = deps.Clock.Now()
 	return c, nil

@@ -36,8 +36,10 @@ func registerClientProtocol(nn *NameNode) {
 	c := &clientRPC{nn: nn, ns: nn.ns}
 	s := nn.rpc.Service(ClientProtocolName)
 	s.Describe(hdfs.File_hdfs_ClientNamenodeProtocol_proto.Services().ByName("ClientNamenodeProtocol"))
+	registerUserMappings(nn, c)
 
 	handle(nn, s, "getServerDefaults", c.getServerDefaults)
+	registerDelegationCalls(c, s)
 	handle(nn, s, "getFileInfo", c.getFileInfo)
 	handle(nn, s, "getFileLinkInfo", c.getFileLinkInfo)
 	handle(nn, s, "getListing", c.getListing)
@@ -64,6 +66,7 @@ func registerClientProtocol(nn *NameNode) {
 	handle(nn, s, "rollEdits", c.rollEdits)
 	handle(nn, s, "getCurrentEditLogTxid", c.getCurrentEditLogTxid)
 	handle(nn, s, "metaSave", c.metaSave)
+	handle(nn, s, "listOpenFiles", c.listOpenFiles)
 	handle(nn, s, "concat", c.concat)
 	handle(nn, s, "getDatanodeReport", c.getDatanodeReport)
 	handle(nn, s, "getHAServiceState", c.getHAServiceState)
@@ -448,7 +451,17 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		Quota:          proto.Uint64(quotaValue(s.Quota)),
 		SpaceConsumed:  proto.Uint64(uint64(s.SpaceConsumed)),
 		SpaceQuota:     proto.Uint64(quotaValue(s.SpaceQuota)),
+		// No erasure coding: a file is "Replicated", a directory has
+		// no policy of its own, as Hadoop answers for replicated data.
+		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
 	}}, nil
+}
+
+func ecPolicyName(s namespace.Summary) string {
+	if s.DirectoryCount == 0 {
+		return "Replicated"
+	}
+	return ""
 }
 
 func (c *clientRPC) getQuotaUsage(ctx context.Context, req *hdfs.GetQuotaUsageRequestProto) (*hdfs.GetQuotaUsageResponseProto, error) {
@@ -503,6 +516,7 @@ func (c *clientRPC) getFsReplicatedBlockStats(ctx context.Context, _ *hdfs.GetFs
 	return &hdfs.GetFsReplicatedBlockStatsResponseProto{
 		LowRedundancy: u(st.UnderReplicated), CorruptBlocks: u(st.CorruptBlocks), MissingBlocks: u(st.MissingBlocks),
 		MissingReplOneBlocks: u(st.MissingReplOneBlocks), BlocksInFuture: u(st.BlocksInFuture), PendingDeletionBlocks: u(st.PendingDeletion),
+		HighestPrioLowRedundancyBlocks: u(st.HighestPriorityLowRedundancy),
 	}, nil
 }
 
@@ -511,6 +525,7 @@ func (c *clientRPC) getFsECBlockGroupStats(ctx context.Context, _ *hdfs.GetFsECB
 	zero := proto.Uint64(0)
 	return &hdfs.GetFsECBlockGroupStatsResponseProto{
 		LowRedundancy: zero, CorruptBlocks: zero, MissingBlocks: zero, BlocksInFuture: zero, PendingDeletionBlocks: zero,
+		HighestPrioLowRedundancyBlocks: zero,
 	}, nil
 }
 
@@ -603,7 +618,15 @@ func (c *clientRPC) metaSave(ctx context.Context, req *hdfs.MetaSaveRequestProto
 	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "metasave file name %q must be a plain file name", name)
 	}
-	dir := os.Getenv("HADOOP_LOG_DIR")
+	// Hadoop writes into hadoop.log.dir, which its scripts set from
+	// HADOOP_LOG_DIR.
+	dir := ""
+	if c.nn.deps.Conf != nil {
+		dir = strings.TrimSpace(c.nn.deps.Conf.String("hadoop.log.dir"))
+	}
+	if dir == "" {
+		dir = os.Getenv("HADOOP_LOG_DIR")
+	}
 	if dir == "" {
 		dir = "."
 	}
@@ -652,6 +675,10 @@ func (c *clientRPC) concat(ctx context.Context, req *hdfs.ConcatRequestProto) (*
 }
 
 func (c *clientRPC) getDatanodeReport(ctx context.Context, req *hdfs.GetDatanodeReportRequestProto) (*hdfs.GetDatanodeReportResponseProto, error) {
+	// Hadoop 3 keeps the list of DataNodes to superusers.
+	if err := c.checkSuper(ctx); err != nil {
+		return nil, err
+	}
 	kind, ok := reportKind(req.GetType())
 	if !ok {
 		return nil, remoteerr.New(remoteerr.ClassIllegalArgument, "getDatanodeReport: unknown report type %d", req.GetType())

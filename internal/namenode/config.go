@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/user"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -55,8 +57,32 @@ type Config struct {
 	// hadoop.http.max.threads, ...; see web.Limits).
 	HTTPLimits web.Limits
 
-	// SuperUser is the NameNode's OS user, always a superuser.
+	// SuperUser is the NameNode's OS user, always a superuser; with
+	// Kerberos, the short name of its principal.
 	SuperUser string
+	// Kerberos is the NameNode's identity when
+	// hadoop.security.authentication=kerberos (its keytab, principal and
+	// hadoop.rpc.protection); nil for SIMPLE.
+	Kerberos *security.Identity
+	// BlockTokens is dfs.block.access.token.enable (false): block access
+	// tokens with every located block, keys sent to the DataNodes.
+	BlockTokens bool
+	// NameNodePrincipal and JournalNodePrincipal are
+	// dfs.namenode.kerberos.principal and
+	// dfs.journalnode.kerberos.principal: what this process asks tickets
+	// for when it calls another NameNode (tailer, bootstrap, checkpoints,
+	// the Backup Node's stream) or the JournalNodes (Kerberos only).
+	NameNodePrincipal, JournalNodePrincipal string
+	// BlockKeyUpdateInterval is dfs.block.access.key.update.interval (600
+	// minutes); BlockTokenLifetime is dfs.block.access.token.lifetime (600
+	// minutes).
+	BlockKeyUpdateInterval, BlockTokenLifetime time.Duration
+	// Delegation tokens: a new master key every DelegationKeyUpdateInterval
+	// (dfs.namenode.delegation.key.update-interval, 1 day), tokens live at
+	// most DelegationTokenMaxLifetime (.token.max-lifetime, 7 days) and
+	// expire DelegationTokenRenewInterval (.token.renew-interval, 1 day)
+	// after each renewal.
+	DelegationKeyUpdateInterval, DelegationTokenMaxLifetime, DelegationTokenRenewInterval time.Duration
 	// SuperGroup is dfs.permissions.superusergroup (supergroup): members are
 	// superusers.
 	SuperGroup string
@@ -220,6 +246,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	}
 
 	cfg.SuperUser = currentUser()
+	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
+	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
+	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
+	cfg.DelegationKeyUpdateInterval = dur(conf.DFSNameNodeDelegationKeyUpdateInterval)
+	cfg.DelegationTokenMaxLifetime = dur(conf.DFSNameNodeDelegationTokenMaxLifetime)
+	cfg.DelegationTokenRenewInterval = dur(conf.DFSNameNodeDelegationTokenRenewInterval)
 	cfg.SuperGroup = c.String(conf.DFSPermissionsSuperUserGroup)
 	cfg.PermissionsEnabled = flag(conf.DFSPermissionsEnabled)
 	cfg.AccessTimePrecision = dur(conf.DFSNameNodeAccessTimePrecision)
@@ -248,11 +280,23 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	// After the HA keys: _HOST is the host of this NameNode's own address.
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
+		errs = append(errs, err)
+	} else if cfg.Kerberos != nil {
+		cfg.SuperUser = cfg.Kerberos.User
+		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
+		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
+	}
 	if qc, err := qjclient.ConfigFrom(c); err != nil {
 		errs = append(errs, err)
 	} else {
 		cfg.QJournal = qc
 		cfg.QJournal.User, cfg.QJournal.NameserviceID = cfg.SuperUser, cfg.HA.Nameservice
+		if cfg.Kerberos != nil {
+			cfg.QJournal.Kerberos = cfg.Kerberos.InitiatorFor(cfg.JournalNodePrincipal)
+			cfg.QJournal.Protection = cfg.Kerberos.Acceptor.Protection
+		}
 	}
 	cfg.ResourceReserved = size(conf.DFSNameNodeResourceReserved)
 	if cfg.ImageTransfer, err = imagetransfer.ConfigFrom(c); err != nil {
@@ -429,4 +473,14 @@ func currentUser() string {
 		return u.Username
 	}
 	return "hdfs"
+}
+
+// peerAuth is how this process authenticates to another NameNode: its
+// own Kerberos identity asking for the NameNode principal, or SIMPLE.
+func (cfg Config) peerAuth(c ipc.ClientConfig) ipc.ClientConfig {
+	if cfg.Kerberos != nil {
+		c.Kerberos = cfg.Kerberos.InitiatorFor(cfg.NameNodePrincipal)
+		c.Protection = cfg.Kerberos.Acceptor.Protection
+	}
+	return c
 }

@@ -45,18 +45,27 @@ func datanodeInfoProto(d blockmgmt.DatanodeInfo) *hdfs.DatanodeInfoProto {
 	if !d.LastUpdate.IsZero() {
 		lu = uint64(d.LastUpdate.UnixMilli())
 	}
+	lbr := uint64(0)
+	if !d.LastBlockReport.IsZero() {
+		lbr = uint64(d.LastBlockReport.UnixMilli())
+	}
 	return &hdfs.DatanodeInfoProto{
-		Id:                  datanodeIDProto(d.ID),
-		Capacity:            proto.Uint64(uint64(d.Capacity)),
-		DfsUsed:             proto.Uint64(uint64(d.DfsUsed)),
-		Remaining:           proto.Uint64(uint64(d.Remaining)),
-		BlockPoolUsed:       proto.Uint64(uint64(d.BlockPoolUsed)),
-		LastUpdate:          proto.Uint64(lu),
-		LastUpdateMonotonic: proto.Uint64(lu),
-		XceiverCount:        proto.Uint32(uint32(d.Xceivers)),
-		Location:            proto.String(loc),
-		NonDfsUsed:          proto.Uint64(uint64(d.NonDfsUsed)),
-		AdminState:          hdfs.DatanodeInfoProto_AdminState(d.AdminState).Enum(),
+		LastBlockReportTime:      proto.Uint64(lbr),
+		LastBlockReportMonotonic: proto.Uint64(lbr),
+		NumBlocks:                proto.Uint32(uint32(d.NumBlocks)),
+		CacheCapacity:            proto.Uint64(0),
+		CacheUsed:                proto.Uint64(0),
+		Id:                       datanodeIDProto(d.ID),
+		Capacity:                 proto.Uint64(uint64(d.Capacity)),
+		DfsUsed:                  proto.Uint64(uint64(d.DfsUsed)),
+		Remaining:                proto.Uint64(uint64(d.Remaining)),
+		BlockPoolUsed:            proto.Uint64(uint64(d.BlockPoolUsed)),
+		LastUpdate:               proto.Uint64(lu),
+		LastUpdateMonotonic:      proto.Uint64(lu),
+		XceiverCount:             proto.Uint32(uint32(d.Xceivers)),
+		Location:                 proto.String(loc),
+		NonDfsUsed:               proto.Uint64(uint64(d.NonDfsUsed)),
+		AdminState:               hdfs.DatanodeInfoProto_AdminState(d.AdminState).Enum(),
 	}
 }
 

@@ -152,6 +152,9 @@ func (d *datanodeRPC) registerDatanode(ctx context.Context, req *datanode.Regist
 	d.nn.deps.Logger.Info("DataNode registered", "uuid", id.UUID, "addr", id.XferAddr(), "host", id.Hostname, "adminState", admin.String())
 	out := proto.Clone(reg).(*datanode.DatanodeRegistrationProto)
 	out.DatanodeID = datanodeIDProto(id)
+	if d.nn.tokens != nil {
+		out.Keys = d.nn.tokens.registered(id.UUID)
+	}
 	return &datanode.RegisterDatanodeResponseProto{Registration: out}, nil
 }
 
@@ -182,6 +185,11 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	}
 	if c := d.nn.finalizeCommandFor(uuid); c != nil {
 		resp.Cmds = append(resp.Cmds, c)
+	}
+	if d.nn.tokens != nil {
+		if c := d.nn.tokens.heartbeat(uuid); c != nil {
+			resp.Cmds = append(resp.Cmds, c)
+		}
 	}
 	return resp, nil
 }

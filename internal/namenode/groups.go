@@ -51,6 +51,13 @@ func (g *groupCache) groups(name string) []string {
 	return groups
 }
 
+// clear forgets every cached answer (dfsadmin -refreshUserToGroupsMappings).
+func (g *groupCache) clear() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mu.m = make(map[string]groupEntry)
+}
+
 func (g *groupCache) cached(name string) (groupEntry, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

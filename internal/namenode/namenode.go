@@ -32,6 +32,7 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
+	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
 	// activity counts client calls for the NameNodeActivity bean.
 	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
@@ -100,6 +101,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		progress:   ld.progress,
 		serveErr:   make(chan error, 1), done: make(chan struct{}),
 		groups: newGroupCache(deps.Clock, 5*time.Minute),
+		tokens: newBlockTokens(cfg, deps.Clock),
 		ns:     ld.ns,
 	}
 	if err := nn.refreshUpgradeState(); err != nil {
@@ -140,12 +142,16 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))
 	}
+	if cfg.Kerberos != nil {
+		cfg.Kerberos.Acceptor.TokenPassword = nn.tokenPassword
+	}
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,
 		MaxDataLength:       cfg.MaxDataLength,
 		Limits:              cfg.RPCLimits,
 		Logger:              deps.Logger,
+		Kerberos:            cfg.Kerberos.ServerAcceptor(),
 	})
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)

@@ -143,10 +143,14 @@ func (r *namenodeRPC) getBlocks(ctx context.Context, req *nnpb.GetBlocksRequestP
 	return &nnpb.GetBlocksResponseProto{Blocks: out}, nil
 }
 
-// getBlockKeys serves NamenodeProtocol getBlockKeys. Block access tokens
-// are not enabled (dfs.block.access.token.enable is false), so the answer
-// is Hadoop's for that case: tokens off, an empty current key.
+// getBlockKeys serves NamenodeProtocol getBlockKeys: the block keys when
+// block access tokens are on, else Hadoop's answer for tokens off (an
+// empty current key).
 func (r *namenodeRPC) getBlockKeys(ctx context.Context, _ *nnpb.GetBlockKeysRequestProto) (*nnpb.GetBlockKeysResponseProto, error) {
+	if t := r.nn.tokens; t != nil {
+		t.m.Roll(t.clock.Now())
+		return &nnpb.GetBlockKeysResponseProto{Keys: t.m.Export()}, nil
+	}
 	return &nnpb.GetBlockKeysResponseProto{Keys: &hdfs.ExportedBlockKeysProto{
 		IsBlockTokenEnabled: proto.Bool(false),
 		KeyUpdateInterval:   proto.Uint64(0),

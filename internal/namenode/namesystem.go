@@ -269,7 +269,7 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 		}
 		if !anyMode && n.mu.bm.InSafeMode() {
 			_, msg := n.mu.bm.SafeModeStatus(n.clock.Now())
-			err = remoteerr.New(remoteerr.ClassSafeMode, "Cannot modify the namespace. Name node is in safe mode.\n%s", msg)
+			err = remoteerr.New(remoteerr.ClassSafeMode, "%s. Name node is in safe mode.\n%s", safeModeOp(ctx), msg)
 			return
 		}
 		for _, step := range steps {

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // Role is what a NameNode process is: the NameNode itself, or one of the
@@ -181,6 +183,15 @@ func HelperConfigFrom(c *conf.Conf, role Role) (Config, error) {
 	switch role {
 	case RoleSecondary:
 		cfg.RPCAddress, cfg.HTTPAddress = "", k.SecondaryHTTPAddress
+		if cfg.Kerberos != nil {
+			// The Secondary NameNode logs in as itself
+			// (dfs.secondary.namenode.kerberos.principal and .keytab.file).
+			id, err := security.RoleIdentity(c, security.SecondaryNameNode, k.SecondaryHTTPAddress, os.Getenv)
+			if err != nil {
+				return Config{}, err
+			}
+			cfg.Kerberos, cfg.SuperUser = id, id.User
+		}
 	default:
 		cfg.RPCAddress, cfg.HTTPAddress = k.BackupAddress, k.BackupHTTPAddress
 	}

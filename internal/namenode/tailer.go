@@ -68,8 +68,8 @@ func (nn *NameNode) tailOnce(ctx context.Context) (int64, error) {
 func (nn *NameNode) askActiveToRoll(ctx context.Context) error {
 	var errs []error
 	for _, p := range nn.cfg.HA.Peers {
-		c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{p.RPCAddress}, User: nn.cfg.SuperUser,
-			Protocol: NamenodeProtocolName, MaxRetries: -1, DialTimeout: 5 * time.Second, Logger: nn.deps.Logger})
+		c := ipc.NewClient(nn.cfg.peerAuth(ipc.ClientConfig{Addresses: []string{p.RPCAddress}, User: nn.cfg.SuperUser,
+			Protocol: NamenodeProtocolName, MaxRetries: -1, DialTimeout: 5 * time.Second, Logger: nn.deps.Logger}))
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		var resp nnpb.RollEditLogResponseProto
 		err := c.Call(cctx, "rollEditLog", &nnpb.RollEditLogRequestProto{}, &resp)

@@ -46,6 +46,13 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 }
 
 func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.nn.cfg.Kerberos != nil {
+		// user.name is a claim anyone can make; with Kerberos, WebHDFS
+		// needs SPNEGO, which is not here yet.
+		webhdfs.WriteError(w, remoteerr.AccessControl(
+			"WebHDFS is not available with hadoop.security.authentication=kerberos: SPNEGO authentication is not supported yet; use RPC"))
+		return
+	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)

@@ -63,6 +63,21 @@ var everyOp = []struct {
 	// Names XML cannot carry as they are: escaped, and back byte for byte.
 	{&op.Delete{Path: "/a&b<c>\\d\x01e\xffé", Mtime: 1700000000011, RPC: op.RPCID{ClientID: cid, CallID: 17}},
 		"OPCODE=OP_DELETE PATH=/a&b<c>\\005c;d\\0001;e\\xff;é TIMESTAMP=1700000000011 RPC_CLIENTID=cb20a92a-2c2f-4305-a838-2a01c6e73e18 RPC_CALLID=17"},
+	{&op.SetXAttr{Path: "/dir/i", XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "a1", Value: []byte("123")}, {NS: op.XAttrTrusted, Name: "t", Value: []byte{}}},
+		RPC: op.RPCID{ClientID: cid, CallID: 18}},
+		"OPCODE=OP_SET_XATTR SRC=/dir/i XATTR/NAMESPACE=USER XATTR/NAME=a1 XATTR/VALUE=0x313233 XATTR/NAMESPACE=TRUSTED XATTR/NAME=t XATTR/VALUE=0x RPC_CLIENTID=cb20a92a-2c2f-4305-a838-2a01c6e73e18 RPC_CALLID=18"},
+	{&op.RemoveXAttr{Path: "/dir/i", XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "a1"}}, RPC: op.RPCID{ClientID: cid, CallID: 19}},
+		"OPCODE=OP_REMOVE_XATTR SRC=/dir/i XATTR/NAMESPACE=USER XATTR/NAME=a1 RPC_CLIENTID=cb20a92a-2c2f-4305-a838-2a01c6e73e18 RPC_CALLID=19"},
+	{&op.SetStoragePolicy{Path: "/dir", PolicyID: 2}, "OPCODE=OP_SET_STORAGE_POLICY PATH=/dir POLICYID=2"},
+	{&op.SetACL{Path: "/dir", Entries: []op.ACLEntry{
+		{Scope: op.ACLAccess, Type: op.ACLUser, Perm: 7}, {Scope: op.ACLAccess, Type: op.ACLUser, Name: "bob", Perm: 5},
+		{Scope: op.ACLAccess, Type: op.ACLGroup, Perm: 5}, {Scope: op.ACLAccess, Type: op.ACLMask, Perm: 5},
+		{Scope: op.ACLAccess, Type: op.ACLOther, Perm: 0}, {Scope: op.ACLDefault, Type: op.ACLGroup, Name: "staff", Perm: 6}}},
+		"OPCODE=OP_SET_ACL SRC=/dir ENTRY/SCOPE=ACCESS ENTRY/TYPE=USER ENTRY/PERM=rwx ENTRY/SCOPE=ACCESS ENTRY/TYPE=USER ENTRY/NAME=bob ENTRY/PERM=r-x " +
+			"ENTRY/SCOPE=ACCESS ENTRY/TYPE=GROUP ENTRY/PERM=r-x ENTRY/SCOPE=ACCESS ENTRY/TYPE=MASK ENTRY/PERM=r-x ENTRY/SCOPE=ACCESS ENTRY/TYPE=OTHER ENTRY/PERM=--- " +
+			"ENTRY/SCOPE=DEFAULT ENTRY/TYPE=GROUP ENTRY/NAME=staff ENTRY/PERM=rw-"},
+	{&op.AllowSnapshot{Path: "/dir"}, "OPCODE=OP_ALLOW_SNAPSHOT SNAPSHOTROOT=/dir"},
+	{&op.DisallowSnapshot{Path: "/dir"}, "OPCODE=OP_DISALLOW_SNAPSHOT SNAPSHOTROOT=/dir"},
 	{&op.EndLogSegment{}, "OPCODE=OP_END_LOG_SEGMENT"},
 }
 

@@ -2,6 +2,7 @@ package oev
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -209,6 +210,91 @@ func (f *fields) blocks() []op.Block {
 	return out
 }
 
+// enumIndex is the index of name in names (Hadoop's enum name), failing
+// f if it is none of them.
+func (f *fields) enumIndex(what, name string, names []string) uint8 {
+	for i, n := range names {
+		if n == name && n != "" {
+			return uint8(i)
+		}
+	}
+	f.fail("<%s>%s</%s> is not one of %v", what, name, what, names)
+	return 0
+}
+
+// optional is the unescaped text of child name, "" when there is none.
+func (f *fields) optional(name string) string {
+	for _, k := range f.e.kids {
+		if k.name == name {
+			return f.str(name)
+		}
+	}
+	return ""
+}
+
+func (f *fields) xattrs() []op.XAttr {
+	var out []op.XAttr
+	for _, k := range f.e.kids {
+		if k.name != "XATTR" {
+			continue
+		}
+		g := f.sub(k)
+		x := op.XAttr{NS: g.enumIndex("NAMESPACE", g.str("NAMESPACE"), xattrNamespaces), Name: g.str("NAME")}
+		if hasChild(k, "VALUE") {
+			v := g.str("VALUE")
+			b, err := hex.DecodeString(strings.TrimPrefix(v, "0x"))
+			if err != nil || !strings.HasPrefix(v, "0x") {
+				g.fail("<VALUE>%s</VALUE> is not 0x and hex digits", v)
+			}
+			x.Value = append([]byte{}, b...)
+		}
+		if g.err != nil {
+			f.fail("<XATTR>: %v", g.err)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (f *fields) aclEntries() []op.ACLEntry {
+	var out []op.ACLEntry
+	for _, k := range f.e.kids {
+		if k.name != "ENTRY" {
+			continue
+		}
+		g := f.sub(k)
+		a := op.ACLEntry{Scope: g.enumIndex("SCOPE", g.str("SCOPE"), aclScopes), Type: g.enumIndex("TYPE", g.str("TYPE"), aclTypes),
+			Name: g.optional("NAME")}
+		perm := g.str("PERM")
+		if len(perm) != 3 {
+			g.fail("<PERM>%s</PERM> is not like rwx", perm)
+		}
+		for i := 0; i < len(perm) && i < 3; i++ {
+			switch perm[i] {
+			case "rwx"[i]:
+				a.Perm |= 4 >> i
+			case '-':
+			default:
+				g.fail("<PERM>%s</PERM> is not like rwx", perm)
+			}
+		}
+		if g.err != nil {
+			f.fail("<ENTRY>: %v", g.err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func hasChild(e *elem, name string) bool {
+	for _, k := range e.kids {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *fields) rpc() op.RPCID {
 	id, err := parseClientID(f.str("RPC_CLIENTID"))
 	if err != nil {
@@ -314,6 +400,18 @@ var opcodes = map[string]func(f *fields) op.Op{
 		o.RPC = f.rpc()
 		return o
 	},
+	"OP_SET_XATTR": func(f *fields) op.Op {
+		return &op.SetXAttr{Path: f.str("SRC"), XAttrs: f.xattrs(), RPC: f.rpc()}
+	},
+	"OP_REMOVE_XATTR": func(f *fields) op.Op {
+		return &op.RemoveXAttr{Path: f.str("SRC"), XAttrs: f.xattrs(), RPC: f.rpc()}
+	},
+	"OP_ALLOW_SNAPSHOT":    func(f *fields) op.Op { return &op.AllowSnapshot{Path: f.str("SNAPSHOTROOT")} },
+	"OP_DISALLOW_SNAPSHOT": func(f *fields) op.Op { return &op.DisallowSnapshot{Path: f.str("SNAPSHOTROOT")} },
+	"OP_SET_STORAGE_POLICY": func(f *fields) op.Op {
+		return &op.SetStoragePolicy{Path: f.str("PATH"), PolicyID: uint8(f.int("POLICYID", 0, math.MaxUint8))}
+	},
+	"OP_SET_ACL": func(f *fields) op.Op { return &op.SetACL{Path: f.str("SRC"), Entries: f.aclEntries()} },
 	"OP_APPEND": func(f *fields) op.Op {
 		return &op.Append{Path: f.str("PATH"), ClientName: f.str("CLIENT_NAME"), ClientMachine: f.str("CLIENT_MACHINE"),
 			NewBlock: f.boolean("NEWBLOCK"), RPC: f.rpc()}

@@ -46,6 +46,44 @@ func blockElem(b op.Block) *elem {
 	return &elem{name: "BLOCK", kids: []*elem{num("BLOCK_ID", b.ID), num("NUM_BYTES", b.NumBytes), num("GENSTAMP", b.GenStamp)}}
 }
 
+// Names of the xattr namespaces, ACL scopes and ACL types as Hadoop's
+// enums print them, indexed by the op package's numbers.
+var (
+	xattrNamespaces = []string{op.XAttrUser: "USER", op.XAttrTrusted: "TRUSTED", op.XAttrSecurity: "SECURITY",
+		op.XAttrSystem: "SYSTEM", op.XAttrRaw: "RAW"}
+	aclScopes = []string{op.ACLAccess: "ACCESS", op.ACLDefault: "DEFAULT"}
+	aclTypes  = []string{op.ACLUser: "USER", op.ACLGroup: "GROUP", op.ACLMask: "MASK", op.ACLOther: "OTHER"}
+)
+
+// xattrElems writes each attribute as Hadoop does: <XATTR> with its
+// namespace, name and, if it has one, its value in hex ("0x…").
+func xattrElems(xs []op.XAttr) []*elem {
+	var out []*elem
+	for _, x := range xs {
+		ns := strconv.Itoa(int(x.NS))
+		if int(x.NS) < len(xattrNamespaces) {
+			ns = xattrNamespaces[x.NS]
+		}
+		k := []*elem{leaf("NAMESPACE", ns), leaf("NAME", x.Name)}
+		if x.Value != nil {
+			k = append(k, leaf("VALUE", "0x"+hex.EncodeToString(x.Value)))
+		}
+		out = append(out, &elem{name: "XATTR", kids: k})
+	}
+	return out
+}
+
+// aclPerm is an entry's permission as Hadoop's FsAction symbol ("r-x").
+func aclPerm(p uint8) string {
+	b := []byte("---")
+	for i, c := range "rwx" {
+		if p&(4>>i) != 0 {
+			b[i] = byte(c)
+		}
+	}
+	return string(b)
+}
+
 func rpcElems(r op.RPCID) []*elem {
 	return []*elem{leaf("RPC_CLIENTID", clientIDString(r.ClientID)), num("RPC_CALLID", int64(r.CallID))}
 }
@@ -154,6 +192,25 @@ func opElems(o op.Op) ([]*elem, error) {
 	case *op.Append:
 		e = []*elem{leaf("PATH", o.Path), leaf("CLIENT_NAME", o.ClientName), leaf("CLIENT_MACHINE", o.ClientMachine),
 			boolean("NEWBLOCK", o.NewBlock)}
+	case *op.SetXAttr:
+		e = append([]*elem{leaf("SRC", o.Path)}, xattrElems(o.XAttrs)...)
+	case *op.RemoveXAttr:
+		e = append([]*elem{leaf("SRC", o.Path)}, xattrElems(o.XAttrs)...)
+	case *op.AllowSnapshot:
+		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
+	case *op.DisallowSnapshot:
+		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
+	case *op.SetStoragePolicy:
+		e = []*elem{leaf("PATH", o.Path), num("POLICYID", int64(o.PolicyID))}
+	case *op.SetACL:
+		e = []*elem{leaf("SRC", o.Path)}
+		for _, a := range o.Entries {
+			k := []*elem{leaf("SCOPE", aclScopes[a.Scope&1]), leaf("TYPE", aclTypes[a.Type&3])}
+			if a.Name != "" {
+				k = append(k, leaf("NAME", a.Name))
+			}
+			e = append(e, &elem{name: "ENTRY", kids: append(k, leaf("PERM", aclPerm(a.Perm)))})
+		}
 	default:
 		return nil, fmt.Errorf("%w: %v (%T) has no XML form", ErrUnsupportedOp, o.Code(), o)
 	}

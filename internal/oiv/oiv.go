@@ -116,6 +116,7 @@ func XML(r io.Reader, out io.Writer) error {
 		path string
 	}
 	var ucs []ucEntry
+	var snapshottable []uint64
 	// children of each directory with any, in the order directories came.
 	var order []uint64
 	kids := map[uint64][]uint64{}
@@ -159,7 +160,11 @@ func XML(r io.Reader, out io.Writer) error {
 			w.o("permission", permString(in.Perm.User, in.Perm.Group, in.Perm.Mode))
 			w.o("nsquota", in.NsQuota)
 			w.o("dsquota", in.DsQuota)
+			w.writeFeatures(in)
 			w.WriteString("</inode>\n")
+			if in.Snapshottable {
+				snapshottable = append(snapshottable, in.ID)
+			}
 			return nil
 		}
 		w.o("replication", int64(in.Replication))
@@ -189,6 +194,7 @@ func XML(r io.Reader, out io.Writer) error {
 			w.WriteString("</file-under-construction>\n")
 			ucs = append(ucs, ucEntry{in.ID, path})
 		}
+		w.writeFeatures(in)
 		w.WriteString("</inode>\n")
 		return nil
 	})
@@ -196,7 +202,15 @@ func XML(r io.Reader, out io.Writer) error {
 		w.Flush()
 		return err
 	}
-	w.WriteString("</INodeSection>\n<INodeDirectorySection>")
+	w.WriteString("</INodeSection>\n")
+	if len(snapshottable) > 0 {
+		w.WriteString("<SnapshotSection><snapshotCounter>0</snapshotCounter><numSnapshots>0</numSnapshots><snapshottableDir>")
+		for _, id := range snapshottable {
+			w.o("dir", id)
+		}
+		w.WriteString("</snapshottableDir></SnapshotSection>\n")
+	}
+	w.WriteString("<INodeDirectorySection>")
 	for _, p := range order {
 		w.WriteString("<directory>")
 		w.o("parent", p)

@@ -17,10 +17,12 @@ var testHeader = fsimage.Header{LayoutVersion: 1, NamespaceID: 4242, TxID: 77, L
 func testInodes() []*fsimage.Inode {
 	return []*fsimage.Inode{
 		{ID: 16385, IsDir: true, Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}, Mtime: 1700000000000, NsQuota: -1, DsQuota: -1},
-		{ID: 16386, ParentID: 16385, Name: []byte("user"), IsDir: true, Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o1777}, Mtime: 1700000000100, NsQuota: 1000, DsQuota: 1 << 30},
+		{ID: 16386, ParentID: 16385, Name: []byte("user"), IsDir: true, Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o1777}, Mtime: 1700000000100, NsQuota: 1000, DsQuota: 1 << 30,
+			Snapshottable: true, ACL: []op.ACLEntry{{Scope: op.ACLAccess, Type: op.ACLUser, Name: "bob", Perm: 5}, {Scope: op.ACLDefault, Type: op.ACLGroup, Perm: 6}}},
 		{ID: 16387, ParentID: 16386, Name: []byte("data.csv"), Perm: op.Perm{User: "alice", Group: "staff", Mode: 0o644},
 			Mtime: 1700000000200, Atime: 1700000000300, NsQuota: -1, DsQuota: -1, Replication: 3, BlockSize: 134217728,
-			Blocks: []op.Block{{ID: 1073741825, NumBytes: 134217728, GenStamp: 1001}, {ID: 1073741826, NumBytes: 5, GenStamp: 1002}}},
+			Blocks:        []op.Block{{ID: 1073741825, NumBytes: 134217728, GenStamp: 1001}, {ID: 1073741826, NumBytes: 5, GenStamp: 1002}},
+			StoragePolicy: 2, XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "a1", Value: []byte("123")}, {NS: op.XAttrTrusted, Name: "bin", Value: []byte{0, 1, 2}}, {NS: op.XAttrUser, Name: "novalue"}}},
 		{ID: 16388, ParentID: 16386, Name: []byte("open"), Perm: op.Perm{User: "bob", Group: "staff", Mode: 0o600},
 			Mtime: 1700000000400, Atime: 1700000000400, NsQuota: -1, DsQuota: -1, Replication: 1, BlockSize: 1048576,
 			Blocks: []op.Block{{ID: 1073741827, NumBytes: 0, GenStamp: 1003}}, UC: &fsimage.UnderConstruction{ClientName: "DFSClient_7", ClientMachine: "10.0.0.9"}},
@@ -114,9 +116,10 @@ func TestXMLFieldByField(t *testing.T) {
 	}
 	want := []string{
 		"id=16385 type=DIRECTORY name= mtime=1700000000000 permission=hdfs:supergroup:0755 nsquota=-1 dsquota=-1",
-		"id=16386 type=DIRECTORY name=user mtime=1700000000100 permission=hdfs:supergroup:1777 nsquota=1000 dsquota=1073741824",
+		"id=16386 type=DIRECTORY name=user mtime=1700000000100 permission=hdfs:supergroup:1777 nsquota=1000 dsquota=1073741824 acls{acl=user:bob:r-x acl=default:group::rw-}",
 		"id=16387 type=FILE name=data.csv replication=3 mtime=1700000000200 atime=1700000000300 preferredBlockSize=134217728 permission=alice:staff:0644 " +
-			"blocks{block{id=1073741825 genstamp=1001 numBytes=134217728} block{id=1073741826 genstamp=1002 numBytes=5}}",
+			"blocks{block{id=1073741825 genstamp=1001 numBytes=134217728} block{id=1073741826 genstamp=1002 numBytes=5}} storagePolicyId=2 " +
+			"xattrs{xattr{ns=USER name=a1 val=123} xattr{ns=TRUSTED name=bin valHex=000102} xattr{ns=USER name=novalue}}",
 		"id=16388 type=FILE name=open replication=1 mtime=1700000000400 atime=1700000000400 preferredBlockSize=1048576 permission=bob:staff:0600 " +
 			"blocks{block{id=1073741827 genstamp=1003 numBytes=0}} file-under-construction{clientName=DFSClient_7 clientMachine=10.0.0.9}",
 		`id=16389 type=DIRECTORY name=a&b<c>\005c;d mtime=1 atime=2 permission=x\003a;y:g:0700 nsquota=-1 dsquota=-1`,
@@ -138,6 +141,9 @@ func TestXMLFieldByField(t *testing.T) {
 	}
 	if got, w := strings.Join(dirs, "; "), "parent=16385 child=16386 child=16389 child=16391; parent=16386 child=16387 child=16388; parent=16389 child=16390"; got != w {
 		t.Errorf("directories:\n got %s\nwant %s", got, w)
+	}
+	if got := root.kid("SnapshotSection").kid("snapshottableDir").fields(); got != "dir=16386" {
+		t.Errorf("snapshottable directories: %s", got)
 	}
 	if got := root.kid("FileUnderConstructionSection").kid("inode").fields(); got != "id=16388 path=/user/open" {
 		t.Errorf("files under construction: %s", got)

@@ -2,6 +2,7 @@ package oiv
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -35,6 +36,8 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 	var haveNumInodes bool
 	var numInodes uint64
 	seen := map[string]bool{}
+	var xa *op.XAttr // the xattr being read
+	snapshottable := map[uint64]bool{}
 
 	d := xml.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	d.Strict = true
@@ -70,6 +73,12 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 				blk = &cur.Blocks[len(cur.Blocks)-1]
 			case "fsimage/INodeSection/inode/file-under-construction":
 				cur.UC = &fsimage.UnderConstruction{}
+			case "fsimage/INodeSection/inode/xattrs/xattr":
+				if cur == nil {
+					return [16]byte{}, bad("outside an inode")
+				}
+				cur.XAttrs = append(cur.XAttrs, op.XAttr{})
+				xa = &cur.XAttrs[len(cur.XAttrs)-1]
 			case "fsimage/INodeDirectorySection/directory":
 				dirParent = 0
 			}
@@ -131,6 +140,43 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 				cur = nil
 			case "fsimage/INodeSection/inode/id":
 				cur.ID, err = u64()
+			case "fsimage/INodeSection/inode/storagePolicyId":
+				v, err = i64()
+				if err == nil && (v <= 0 || v > 255) {
+					err = bad("storage policy id %d out of range", v)
+				}
+				cur.StoragePolicy = uint8(v)
+			case "fsimage/INodeSection/inode/acls/acl":
+				var u string
+				if u, err = xmltext.Unescape(s); err == nil {
+					var e op.ACLEntry
+					if e, err = parseACL(u); err == nil {
+						cur.ACL = append(cur.ACL, e)
+					} else {
+						err = bad("%v", err)
+					}
+				}
+			case "fsimage/INodeSection/inode/xattrs/xattr/ns":
+				if xa.NS, err = xattrNamespace(s); err != nil {
+					err = bad("%v", err)
+				}
+			case "fsimage/INodeSection/inode/xattrs/xattr/name":
+				xa.Name, err = xmltext.Unescape(s)
+			case "fsimage/INodeSection/inode/xattrs/xattr/val":
+				var u string
+				u, err = xmltext.Unescape(s)
+				xa.Value = append([]byte{}, u...)
+			case "fsimage/INodeSection/inode/xattrs/xattr/valHex":
+				var b []byte
+				if b, err = hex.DecodeString(s); err != nil {
+					err = bad("%q is not hex", s)
+				}
+				xa.Value = append([]byte{}, b...)
+			case "fsimage/SnapshotSection/snapshottableDir/dir":
+				var id uint64
+				if id, err = u64(); err == nil {
+					snapshottable[id] = true
+				}
 			case "fsimage/INodeSection/inode/type":
 				switch s {
 				case "DIRECTORY":
@@ -203,6 +249,18 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 		return [16]byte{}, fmt.Errorf("%w: numInodes is %d but %d inodes follow", ErrBadXML, numInodes, len(inodes))
 	}
 	h.NumInodes = uint64(len(inodes))
+	for _, in := range inodes {
+		if snapshottable[in.ID] {
+			if !in.IsDir {
+				return [16]byte{}, fmt.Errorf("%w: snapshottable inode %d is not a directory", ErrBadXML, in.ID)
+			}
+			in.Snapshottable = true
+			delete(snapshottable, in.ID)
+		}
+	}
+	for id := range snapshottable {
+		return [16]byte{}, fmt.Errorf("%w: snapshottable directory %d is not an inode", ErrBadXML, id)
+	}
 	placed := make(map[uint64]bool, len(inodes))
 	for i, in := range inodes {
 		if i > 0 {

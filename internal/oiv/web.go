@@ -1,6 +1,8 @@
 package oiv
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,6 +82,7 @@ func fileStatus(n *webNode, suffix string) webhdfs.FileStatus {
 		FileID: n.in.ID, Group: n.in.Perm.Group, Length: n.length,
 		ModificationTime: n.in.Mtime, Owner: n.in.Perm.User, PathSuffix: suffix,
 		Permission: webhdfs.Perm(uint32(n.in.Perm.Mode)), Replication: int64(n.in.Replication), Type: "FILE",
+		StoragePolicy: int64(n.in.StoragePolicy),
 	}
 	if n.in.IsDir {
 		st.Type = "DIRECTORY"
@@ -155,12 +158,29 @@ func (img *Image) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			DirectoryCount: s["directoryCount"], FileCount: s["fileCount"], Length: s["length"],
 			Quota: n.in.NsQuota, SpaceConsumed: s["spaceConsumed"], SpaceQuota: n.in.DsQuota, TypeQuota: map[string]any{}}})
 	case "GETACLSTATUS":
+		entries := []string{}
+		for _, e := range n.in.ACL {
+			entries = append(entries, aclString(e))
+		}
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"AclStatus": map[string]any{
-			"entries": []string{}, "group": n.in.Perm.Group, "owner": n.in.Perm.User,
+			"entries": entries, "group": n.in.Perm.Group, "owner": n.in.Perm.User,
 			"permission": strconv.FormatUint(uint64(n.in.Perm.Mode&0o777), 8), "stickyBit": n.in.Perm.Mode&0o1000 != 0}})
 	case "GETXATTRS":
-		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrs": []any{}})
+		xs := []map[string]any{}
+		for _, x := range n.in.XAttrs {
+			var v any
+			if x.Value != nil {
+				v = "0x" + hex.EncodeToString(x.Value)
+			}
+			xs = append(xs, map[string]any{"name": xattrFullName(x), "value": v})
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrs": xs})
 	case "LISTXATTRS":
-		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrNames": "[]"})
+		names := []string{}
+		for _, x := range n.in.XAttrs {
+			names = append(names, xattrFullName(x))
+		}
+		b, _ := json.Marshal(names)
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"XAttrNames": string(b)})
 	}
 }

@@ -4,7 +4,7 @@ package fsshell
 // FsShell syntax; descriptions are ours.
 func commands() []*command {
 	t := []*command{
-		{name: "ls", usage: "[-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]", run: runLs,
+		{name: "ls", usage: "[-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e] [<path> ...]", run: runLs,
 			desc: "List the entries matching each path; a directory lists its children.\n" +
 				"Without a path, /user/<current user> is listed.\n" +
 				"Each line shows: permissions, replication (- for directories), owner, group,\n" +
@@ -12,22 +12,27 @@ func commands() []*command {
 				"  -C  Print the paths only.\n" +
 				"  -d  List directories themselves, not their contents.\n" +
 				"  -h  Print sizes with binary prefixes (K, M, G, ...).\n" +
+				"  -q  Print ? for each character that cannot be printed.\n" +
 				"  -R  Descend into subdirectories.\n" +
 				"  -t  Newest modification first.\n" +
 				"  -S  Largest first.\n" +
 				"  -r  Reverse the order.\n" +
-				"  -u  Show and sort by access time instead of modification time."},
+				"  -u  Show and sort by access time instead of modification time.\n" +
+				"  -e  Show the erasure coding policy after the replication: Replicated\n" +
+				"      for files (hdfsgo has no erasure coding), nothing for directories."},
 		{name: "lsr", run: runLsr, replacement: "ls -R"},
 		{name: "mkdir", usage: "[-p] <path> ...", run: runMkdir,
 			desc: "Create each directory.\n" +
 				"-p: Create missing parents and accept directories that already exist."},
-		{name: "rm", usage: "[-f] [-r|-R] [-skipTrash] <src> ...", run: runRm,
+		{name: "rm", usage: "[-f] [-r|-R] [-skipTrash] [-safely] <src> ...", run: runRm,
 			desc: "Delete the files matching each pattern.\n" +
 				"-f: Say nothing and keep the exit status when a path does not exist.\n" +
 				"-[rR]: Delete directories and everything below them.\n" +
 				"-skipTrash: Delete immediately instead of moving to the trash. When the\n" +
 				"NameNode's fs.trash.interval, or else the client's, is above zero, -rm moves\n" +
-				"each path to /user/<user>/.Trash/Current instead of deleting it."},
+				"each path to /user/<user>/.Trash/Current instead of deleting it.\n" +
+				"-safely: Ask before deleting a directory that holds more files than\n" +
+				"hadoop.shell.safely.delete.limit.num.files (100)."},
 		{name: "expunge", usage: "[-immediate]", run: runExpunge,
 			desc: "Delete the user's trash checkpoints older than the trash interval and\n" +
 				"make a new checkpoint of the current trash.\n" +
@@ -67,18 +72,25 @@ func commands() []*command {
 				"-m Change the modification time only.\n" +
 				"-t TIMESTAMP Use this time (yyyyMMdd:HHmmss) instead of now.\n" +
 				"-c Do not create files."},
-		{name: "count", usage: "[-q] [-h] [-v] [-u] <path> ...", run: runCount,
+		{name: "count", usage: "[-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ...", run: runCount,
 			desc: "Count the directories, files and bytes below each path. Columns:\n" +
 				"DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME\n" +
 				"-q: Show the quotas first: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA.\n" +
 				"-u: Show the quotas and their use only.\n" +
 				"-h: Print sizes with binary prefixes.\n" +
-				"-v: Print a header line."},
-		{name: "du", usage: "[-s] [-h] [-v] <path> ...", run: runDu,
+				"-v: Print a header line.\n" +
+				"-t: With -q or -u, show the quota of each storage type and what is left\n" +
+				"of it instead: of the comma-separated types given (RAM_DISK, NVDIMM,\n" +
+				"SSD, DISK, ARCHIVE), or of all of them.\n" +
+				"-x: Leave snapshots out of the counts (ignored with -q or -u).\n" +
+				"-e: Show the erasure coding policy: Replicated for files, EC: and the\n" +
+				"policy name otherwise."},
+		{name: "du", usage: "[-s] [-h] [-v] [-x] <path> ...", run: runDu,
 			desc: "Show the bytes used below each path: for a directory, one line per entry.\n" +
 				"-s: One total line per path instead.\n" +
 				"-h: Print sizes with binary prefixes.\n" +
 				"-v: Print a header line.\n" +
+				"-x: Leave snapshots out of the sizes.\n" +
 				"Columns: size, disk space consumed with all replicas, path."},
 		{name: "dus", run: runDus, replacement: "du -s"},
 		{name: "df", usage: "[-h] [<path> ...]", run: runDf,
@@ -134,14 +146,16 @@ func commands() []*command {
 				"-w: Wait until every block has the new number of replicas; this may\n" +
 				"take a long time.\n" +
 				"-R: Accepted for compatibility; has no effect."},
-		{name: "put", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runPut,
+		{name: "put", usage: "[-f] [-p] [-l] [-d] [-t <thread count>] [-q <threadPool queue size>] <localsrc> ... <dst>", run: runPut,
 			desc: "Copy local files to the file system; \"-\" as the only source reads stdin.\n" +
 				"With several sources, <dst> must be a directory.\n" +
 				"  -p  Keep access and modification times and permissions.\n" +
 				"  -f  Overwrite an existing destination.\n" +
 				"  -l  Accepted for compatibility (lazy persist); no effect.\n" +
-				"  -d  Accepted for compatibility; no effect."},
-		{name: "copyFromLocal", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runPut,
+				"  -d  Accepted for compatibility; no effect.\n" +
+				"  -t <thread count>  Copy up to this many sources at once (default 1).\n" +
+				"  -q <threadPool queue size>  Accepted for compatibility (default 1024)."},
+		{name: "copyFromLocal", usage: "[-f] [-p] [-l] [-d] [-t <thread count>] [-q <threadPool queue size>] <localsrc> ... <dst>", run: runPut,
 			desc: "The same as -put."},
 		{name: "moveFromLocal", usage: "[-f] [-p] [-l] [-d] <localsrc> ... <dst>", run: runMoveFromLocal,
 			desc: "The same as -put, then deletes each local source once it is copied."},
@@ -173,9 +187,10 @@ func commands() []*command {
 		{name: "appendToFile", usage: "<localsrc> ... <dst>", run: runAppendToFile,
 			desc: "Append the local files to <dst>, creating it if needed;\n" +
 				"\"-\" reads stdin."},
-		{name: "checksum", usage: "<src> ...", run: runChecksum,
+		{name: "checksum", usage: "[-v] <src> ...", run: runChecksum,
 			desc: "Print the MD5-of-MD5-of-CRC checksum of each file: path, algorithm and\n" +
-				"the checksum bytes in hex."},
+				"the checksum bytes in hex.\n" +
+				"-v: Add the file's block size (BlockSize=N)."},
 		{name: "cp", usage: "[-f] [-p] [-d] <src> ... <dst>", run: runCp,
 			desc: "Copy the files matching each pattern to <dst>; directories are copied\n" +
 				"with everything below them. With several sources <dst> must be a\n" +
@@ -186,14 +201,34 @@ func commands() []*command {
 		{name: "truncate", usage: "[-w] <length> <path> ...", run: runTruncate,
 			desc: "Cut each file to <length> bytes.\n" +
 				"-w: Wait for the block recovery to complete, if one is needed."},
+		{name: "find", usage: "<path> ... <expression> ...", run: runFind,
+			desc: "Find every file and directory at or below each path that matches the\n" +
+				"expression, and apply the expression's actions to it. Without a path,\n" +
+				"the working directory is searched; without an action, -print is meant.\n" +
+				"Primaries:\n" +
+				"  -name pattern\n" +
+				"  -iname pattern\n" +
+				"    True when the last component of the path matches the glob pattern;\n" +
+				"    -iname ignores case.\n" +
+				"  -print\n" +
+				"  -print0\n" +
+				"    Always true; write the path to stdout followed by a newline, or\n" +
+				"    by a NUL character with -print0.\n" +
+				"Operator:\n" +
+				"  expression -a expression\n" +
+				"  expression -and expression\n" +
+				"  expression expression\n" +
+				"    True when both are true; the second is not evaluated otherwise."},
+		{name: "concat", usage: "<target path> <src path> <src path> ...", run: runConcat,
+			desc: "Append the blocks of the source files, in order, to the target file and\n" +
+				"remove the sources. Every file must be in the same directory."},
 		{name: "help", usage: "[cmd ...]",
 			desc: "Show the help of the given commands, or of all."},
 		{name: "usage", usage: "[cmd ...]",
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"concat", "createSnapshot", "deleteSnapshot", "find",
-		"moveToLocal", "renameSnapshot",
+		"createSnapshot", "deleteSnapshot", "moveToLocal", "renameSnapshot",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
@@ -103,7 +105,7 @@ func runHead(c *cmd, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.forEachArg(rest, func(it *item) error {
+	c.forEachLiteral(rest, func(it *item) error {
 		if it.isDir() {
 			return pathErr(it.str, msgIsDir)
 		}
@@ -123,7 +125,7 @@ func runTail(c *cmd, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.forEachArg(rest, func(it *item) error {
+	c.forEachLiteral(rest, func(it *item) error {
 		if it.isDir() {
 			return pathErr(it.str, msgIsDir)
 		}
@@ -162,7 +164,7 @@ func (c *cmd) dumpFrom(abs string, off int64) (int64, error) {
 }
 
 func runChecksum(c *cmd, args []string) error {
-	_, rest, err := parseFlags(args, 1, unlimited, nil, false)
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"v"}, false)
 	if err != nil {
 		return err
 	}
@@ -173,6 +175,10 @@ func runChecksum(c *cmd, args []string) error {
 		sum, err := c.fs.Checksum(c.ctx, it.abs)
 		if err != nil {
 			return err
+		}
+		if f.on("v") {
+			c.printf("%s\t%s\tBlockSize=%d\n", it.str, sum, it.status().BlockSize)
+			return nil
 		}
 		c.printf("%s\t%s\n", it.str, sum)
 		return nil
@@ -204,6 +210,7 @@ func statLocal(p string) (*localItem, error) {
 func (c *cmd) localSources(args []string) []*localItem {
 	var out []*localItem
 	for _, a := range args {
+		a = localPathOf(a)
 		if a == "-" {
 			out = append(out, &localItem{str: "-"})
 			continue
@@ -242,6 +249,19 @@ func runPut(c *cmd, args []string) error { return c.put(args, false) }
 func runMoveFromLocal(c *cmd, args []string) error { return c.put(args, true) }
 
 func (c *cmd) put(args []string, move bool) error {
+	threads := 1
+	if !move {
+		// -t THREADS and -q QUEUE (Hadoop's CopyCommandWithMultiThread):
+		// up to THREADS sources are copied at once; the queue size only
+		// bounds Hadoop's thread pool and is checked, not needed here.
+		var err error
+		if args, threads, err = intOption(args, "t", 1); err != nil {
+			return err
+		}
+		if args, _, err = intOption(args, "q", 1024); err != nil {
+			return err
+		}
+	}
 	names := []string{"f", "p", "l", "d"}
 	f, rest, err := parseFlags(args, 1, unlimited, names, false)
 	if err != nil {
@@ -256,6 +276,11 @@ func (c *cmd) put(args []string, move bool) error {
 	if err != nil {
 		return err
 	}
+	type job struct {
+		src    *localItem
+		target *item
+	}
+	var jobs []job
 	for _, src := range c.localSources(rest) {
 		target := dst
 		if dst.isDir() || representsDir(dst.str) {
@@ -267,17 +292,68 @@ func (c *cmd) put(args []string, move bool) error {
 			}
 			target = t
 		}
-		if err := c.putOne(src, target, f.on("f"), f.on("p")); err != nil {
-			c.failErr(target.str, err)
-			continue
+		jobs = append(jobs, job{src, target})
+	}
+	run := func(j job) {
+		if err := c.putOne(j.src, j.target, f.on("f"), f.on("p")); err != nil {
+			c.failErr(j.target.str, err)
+			return
 		}
-		if move && src.str != "-" {
-			if err := os.RemoveAll(src.str); err != nil {
+		if move && j.src.str != "-" {
+			if err := os.RemoveAll(j.src.str); err != nil {
 				c.fail(err.Error())
 			}
 		}
 	}
+	if threads <= 1 || len(jobs) <= 1 {
+		for _, j := range jobs {
+			run(j)
+		}
+		return nil
+	}
+	c.parallel = true
+	defer func() { c.parallel = false }()
+	next := make(chan job)
+	var wg sync.WaitGroup
+	for range min(threads, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				run(j)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
 	return nil
+}
+
+// intOption takes "-NAME N" off the options at the front of args; def is
+// the value when it is absent. N must be a whole number; below 1 counts
+// as 1, as Hadoop's copy commands take it.
+func intOption(args []string, name string, def int) ([]string, int, error) {
+	for i, a := range args {
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		if a != "-"+name {
+			continue
+		}
+		if i+1 >= len(args) {
+			return nil, 0, usagef("-%s needs a number", name)
+		}
+		n, err := strconv.Atoi(args[i+1])
+		if err != nil {
+			return nil, 0, usagef("-%s %s: not a number", name, args[i+1])
+		}
+		rest := append(append([]string(nil), args[:i]...), args[i+2:]...)
+		return rest, max(n, 1), nil
+	}
+	return args, def, nil
 }
 
 // destination resolves the destination argument of a copy with n
@@ -309,7 +385,7 @@ func (c *cmd) destination(arg string, n int) (*item, error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, pathErr(dst.str, msgNotFound)
+			return nil, c.missingParent(dst)
 		}
 	}
 	return dst, nil
@@ -441,7 +517,7 @@ func runAppendToFile(c *cmd, args []string) error {
 			return perr
 		}
 		if !ok {
-			return pathErr(dst.str, msgNotFound)
+			return c.missingParent(dst)
 		}
 		w, err = c.fs.Create(c.ctx, dst.abs)
 	}
@@ -478,7 +554,7 @@ func runGet(c *cmd, args []string) error {
 	}
 	dstArg := "."
 	if len(rest) > 1 {
-		dstArg = rest[len(rest)-1]
+		dstArg = localPathOf(rest[len(rest)-1])
 		rest = rest[:len(rest)-1]
 	}
 	dst, err := statLocal(dstArg)
@@ -592,7 +668,7 @@ func runGetmerge(c *cmd, args []string) error {
 	if err != nil {
 		return err
 	}
-	dstArg := rest[len(rest)-1]
+	dstArg := localPathOf(rest[len(rest)-1])
 	if fi, err := os.Stat(dstArg); err == nil && fi.IsDir() {
 		return pathErr(dstArg, msgIsDir)
 	}
@@ -659,6 +735,28 @@ func runCp(c *cmd, args []string) error {
 	f, rest, err := parseFlags(args, 2, unlimited, []string{"f", "p", "d"}, false)
 	if err != nil {
 		return err
+	}
+	// A copy from file: sources is a -put, one to a file: destination a
+	// -get; the local side of both is the local file system.
+	var flags []string
+	for _, o := range []string{"f", "p"} {
+		if f.on(o) {
+			flags = append(flags, "-"+o)
+		}
+	}
+	localSrcs := 0
+	for _, a := range rest[:len(rest)-1] {
+		if isLocalURI(a) {
+			localSrcs++
+		}
+	}
+	switch dstLocal := isLocalURI(rest[len(rest)-1]); {
+	case localSrcs > 0 && (localSrcs < len(rest)-1 || dstLocal):
+		return &shellError{msg: "copies between the local file system and itself, or from both file systems at once, are not supported yet"}
+	case localSrcs > 0:
+		return c.put(append(flags, rest...), false)
+	case dstLocal:
+		return runGet(c, append(flags, rest...))
 	}
 	dstArg := rest[len(rest)-1]
 	var srcs []*item
@@ -855,7 +953,7 @@ func (c *cmd) waitReplication(items []*item, n int) {
 // progress wraps r with a progress bar on stderr for large files when
 // stdout is a terminal.
 func (c *cmd) progress(r io.Reader, size int64, label string) io.Reader {
-	if size < progressMin || !c.isTerminal() {
+	if size < progressMin || c.parallel || !c.isTerminal() {
 		return r
 	}
 	return &progressReader{r: r, size: size, label: label, w: c.env.Stderr, last: -1}

@@ -177,7 +177,9 @@ func TestPut(t *testing.T) {
 		{name: "relative target", args: func(e *dataEnv) []string { return []string{"-put", filepath.Join(e.local, "l2.txt"), "x"} },
 			check: content("/user/alice/x", "local two\n")},
 		{name: "no parent", args: func(e *dataEnv) []string { return []string{"-put", filepath.Join(e.local, "l1.txt"), "/no/x"} },
-			stderr: str("put: `/no/x': No such file or directory\n"), code: 1},
+			stderr: func(e *dataEnv) string {
+				return "put: `/no/x': No such file or directory: `" + e.fs.URI() + "/no/x'\n"
+			}, code: 1},
 		{name: "missing local", args: argv("-put", "/nonexistent/q", "/d"),
 			stderr: str("put: `/nonexistent/q': No such file or directory\n"), code: 1},
 		{name: "stdin", stdin: "from stdin\n", args: argv("-put", "-", "/d/in"), check: content("/d/in", "from stdin\n")},

@@ -2,6 +2,7 @@ package fsshell
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -9,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // DialFromConf builds the FileSystem `hdfs dfs` works on from a Hadoop
@@ -23,16 +26,20 @@ import (
 //     absent);
 //   - otherwise every address conf.NameNodeRPCAddresses finds.
 //
-// user empty means $HADOOP_USER_NAME, else the operating-system user.
+// Connection retries follow ConnectRetryFromConf, their lines going to
+// stderr. user empty means $HADOOP_USER_NAME, else the operating-system user.
 // fs.permissions.umask-mode (octal), dfs.replication and dfs.blocksize
 // become the client's umask and new-file defaults; with
 // dfs.client.domain.socket.data.traffic, node-local DataNodes are reached
 // through dfs.domain.socket.path. No I/O happens here.
-func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
+func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSystem, error) {
 	if user == "" {
 		user = os.Getenv("HADOOP_USER_NAME")
 	}
 	opts := client.Options{User: user}
+	if err := ConnectRetryFromConf(c, stderr, &opts); err != nil {
+		return nil, err
+	}
 	addrs, authority, err := NameNodeAddresses(c)
 	if err != nil {
 		return nil, err
@@ -65,6 +72,26 @@ func DialFromConf(c *conf.Conf, user string) (*client.FileSystem, error) {
 	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
+	}
+	tok, err := TokenFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := security.ClientLogin(c, os.Getenv)
+	if tok != nil {
+		// A delegation token from HADOOP_TOKEN_FILE_LOCATION is used
+		// instead of a Kerberos ticket, as Hadoop's client does.
+		opts.DelegationToken, kc, err = tok, nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if kc != nil {
+		opts.KerberosClient = kc
+		if opts.KerberosServicePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
+			return nil, err
+		}
+		opts.RPCProtection = c.String(conf.HadoopRPCProtection)
 	}
 	return client.New(opts)
 }
@@ -117,4 +144,50 @@ func NameNodeAddresses(c *conf.Conf) (addrs []string, authority string, err erro
 		addrs = append(addrs, a.Address)
 	}
 	return addrs, "", nil
+}
+
+// ConnectRetryFromConf sets opts' connection retry policy from
+// ipc.client.connect.max.retries and ipc.client.connect.retry.interval;
+// each retry prints Hadoop's INFO line to stderr (nil: silent).
+func ConnectRetryFromConf(c *conf.Conf, stderr io.Writer, opts *client.Options) error {
+	n, err := c.Int(conf.IPCClientConnectMaxRetries)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		n = 0
+	}
+	iv, err := c.Duration(conf.IPCClientConnectRetryInterval)
+	if err != nil {
+		return err
+	}
+	if iv <= 0 {
+		iv = time.Millisecond
+	}
+	opts.ConnectMaxRetries, opts.ConnectRetryInterval = int(min(n, 1<<20)), iv
+	if stderr != nil {
+		opts.OnConnectRetry = func(msg string) {
+			fmt.Fprintf(stderr, "%s INFO ipc.Client: %s\n", time.Now().Format("2006-01-02 15:04:05,000"), msg)
+		}
+	}
+	return nil
+}
+
+// TokenFromEnv returns the HDFS delegation token of the token file that
+// HADOOP_TOKEN_FILE_LOCATION names, or nil when it is not set.
+func TokenFromEnv(getenv func(string) string) (*client.Token, error) {
+	p := getenv("HADOOP_TOKEN_FILE_LOCATION")
+	if p == "" {
+		return nil, nil
+	}
+	toks, err := client.ReadTokenFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: %w", err)
+	}
+	for _, t := range toks {
+		if t.Kind == "HDFS_DELEGATION_TOKEN" {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION: no HDFS_DELEGATION_TOKEN in %s", p)
 }

@@ -12,20 +12,26 @@
 //
 // # Commands
 //
-// Supported: -ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u], -lsr, -mkdir [-p],
-// -rm [-f] [-r|-R] [-skipTrash] (with the trash), -expunge [-immediate], -rmr, -rmdir [--ignore-fail-on-non-empty],
-// -mv, -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
-// -touch [-a] [-m] [-c] [-t TIMESTAMP], -count [-q] [-h] [-v] [-u],
-// -du [-s] [-h] [-v], -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z,
-// -setrep [-R] [-w] N, -setfattr {-n name [-v value] | -x name},
+// Supported: -ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e], -lsr,
+// -mkdir [-p], -rm [-f] [-r|-R] [-skipTrash] [-safely] (with the trash),
+// -expunge [-immediate], -rmr, -rmdir [--ignore-fail-on-non-empty], -mv,
+// -stat [format], -chmod [-R], -chown [-R], -chgrp [-R], -touchz,
+// -touch [-a] [-m] [-c] [-t TIMESTAMP],
+// -count [-q] [-h] [-v] [-t [TYPES]] [-u] [-x] [-e], -du [-s] [-h] [-v] [-x],
+// -dus, -df [-h], -test -d|-e|-f|-s|-w|-r|-z, -setrep [-R] [-w] N,
+// -setfattr {-n name [-v value] | -x name},
 // -getfattr [-R] {-n name | -d} [-e text|hex|base64], -setfacl [-R]
-// {-b|-k|-m|-x|--set}, -getfacl [-R], -help, -usage, and
-// the data commands:
-// -put/-copyFromLocal [-f] [-p] (stdin with "-"), -moveFromLocal,
-// -get/-copyToLocal [-f] [-p], -getmerge [-nl] [-skip-empty-file], -cat,
-// -text (gzip is decompressed), -head, -tail [-f], -appendToFile (stdin
-// with "-"), -checksum, -cp [-f] [-p], -truncate [-w]. The others
-// (-find, -concat, snapshots, -moveToLocal) answer
+// {-b|-k|-m|-x|--set}, -getfacl [-R],
+// -find PATH... [-name P | -iname P | -print | -print0 | -a]..., -concat,
+// -help, -usage, and the data commands: -put/-copyFromLocal [-f] [-p]
+// [-t N] [-q N] (stdin with "-"), -moveFromLocal, -get/-copyToLocal [-f]
+// [-p], -getmerge [-nl] [-skip-empty-file], -cat, -text (gzip is
+// decompressed), -head, -tail [-f] (these two take their argument as one
+// path, unglobbed, as Hadoop's do), -appendToFile (stdin with "-"),
+// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The copy commands take
+// file: URIs on their local side (-cp from or to one is a -put or -get);
+// other commands answer that file: URIs are not supported yet. The others
+// (taking snapshots, -moveToLocal) answer
 // "<cmd>: not supported yet" with status 1.
 //
 // Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to
@@ -93,7 +99,7 @@
 //
 // Example:
 //
-//	fsys, err := fsshell.DialFromConf(c, "")
+//	fsys, err := fsshell.DialFromConf(c, "", os.Stderr)
 //	if err != nil {
 //		return err
 //	}

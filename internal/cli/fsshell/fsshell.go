@@ -1,11 +1,13 @@
 package fsshell
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
@@ -32,6 +34,10 @@ type Env struct {
 	// trash interval, when above zero, takes its place (as in Hadoop);
 	// above zero, -rm without -skipTrash moves paths to the trash.
 	TrashInterval time.Duration
+	// SafelyDeleteLimit is hadoop.shell.safely.delete.limit.num.files:
+	// -rm -safely asks before deleting more files than this at once;
+	// zero or less never asks.
+	SafelyDeleteLimit int64
 }
 
 // ExitUsage is the status of a command-line error (Hadoop's -1).
@@ -55,15 +61,24 @@ type cmd struct {
 	name      string
 	numErrors int
 	exitCode  int
+	stdin     *bufio.Reader // Env.Stdin for questions, made on first use
+	// parallel is set while -put -t N copies with several goroutines:
+	// progress bars are off, and failures are counted under errMu.
+	parallel bool
+	errMu    sync.Mutex
 }
 
 // fail prints "<cmd>: <msg>" on stderr and counts an error.
 func (c *cmd) fail(msg string) {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	c.numErrors++
-	c.warn(msg)
+	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, msg)
 }
 
 func (c *cmd) warn(msg string) {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	fmt.Fprintf(c.env.Stderr, "%s: %s\n", c.name, msg)
 }
 
@@ -94,8 +109,24 @@ func (c *cmd) tz() *time.Location {
 // expansion errors are shown and counted. A missing item is reported as
 // Hadoop does unless missing is set, which handles it instead.
 func (c *cmd) forEachArg(args []string, fn func(*item) error, missing func(*item) error) {
+	c.forEach(args, c.expand, fn, missing)
+}
+
+// forEachLiteral is forEachArg for the commands Hadoop does not glob
+// (-head, -tail): each argument is one path, wildcards and all.
+func (c *cmd) forEachLiteral(args []string, fn func(*item) error, missing func(*item) error) {
+	c.forEach(args, func(a string) ([]*item, error) {
+		it, err := c.newItem(a)
+		if err != nil {
+			return nil, err
+		}
+		return []*item{it}, nil
+	}, fn, missing)
+}
+
+func (c *cmd) forEach(args []string, expand func(string) ([]*item, error), fn func(*item) error, missing func(*item) error) {
 	for _, a := range args {
-		items, err := c.expand(a)
+		items, err := expand(a)
 		if err != nil {
 			c.failErr(a, err)
 			continue
@@ -246,14 +277,15 @@ func printUsageAll(w io.Writer, table []*command) {
 	fmt.Fprint(w, genericUsage)
 }
 
+// printHelpOne prints a command's help in Hadoop 3's layout: the usage
+// line ending in " :", the description indented by two spaces, a blank
+// line.
 func printHelpOne(w io.Writer, cm *command) {
-	for i, line := range strings.Split(cm.desc, "\n") {
-		if i == 0 {
-			fmt.Fprintf(w, "%s:\t%s\n", usageLine(cm), line)
-		} else {
-			fmt.Fprintf(w, "\t\t%s\n", line)
-		}
+	fmt.Fprintf(w, "%s :\n", usageLine(cm))
+	for _, line := range strings.Split(cm.desc, "\n") {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
+	fmt.Fprintln(w)
 }
 
 func runHelp(c *cmd, table []*command, help bool, args []string) error {
@@ -264,13 +296,12 @@ func runHelp(c *cmd, table []*command, help bool, args []string) error {
 		for _, cm := range cmds {
 			fmt.Fprintf(w, "\t[%s]\n", usageLine(cm))
 		}
+		fmt.Fprintln(w)
 		if help {
 			for _, cm := range cmds {
-				fmt.Fprintln(w)
 				printHelpOne(w, cm)
 			}
 		}
-		fmt.Fprintln(w)
 		fmt.Fprint(w, genericUsage)
 		return nil
 	}

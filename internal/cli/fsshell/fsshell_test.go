@@ -51,7 +51,7 @@ func testTree() *fakeNN {
 
 const (
 	uri     = "hdfs://nn.example.com:8020"
-	usageLs = "Usage: hdfs dfs [generic options] -ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]\n"
+	usageLs = "Usage: hdfs dfs [generic options] -ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e] [<path> ...]\n"
 )
 
 type shellCase struct {
@@ -181,7 +181,7 @@ func TestMkdir(t *testing.T) {
 		}},
 		{name: "exists", args: []string{"-mkdir", "/d"}, stderr: "mkdir: `/d': File exists\n", code: 1},
 		{name: "is a file", args: []string{"-mkdir", "/d/a"}, stderr: "mkdir: `/d/a': Is not a directory\n", code: 1},
-		{name: "no parent", args: []string{"-mkdir", "/x/y"}, stderr: "mkdir: `/x/y': No such file or directory\n", code: 1,
+		{name: "no parent", args: []string{"-mkdir", "/x/y"}, stderr: "mkdir: `mkdir failed for path: /x/y. Item parent path not found: /x.': No such file or directory\n", code: 1,
 			check: func(t *testing.T, nn *fakeNN) {
 				if nn.node("/x") != nil {
 					t.Error("/x created")
@@ -226,7 +226,7 @@ func present(paths ...string) func(t *testing.T, nn *fakeNN) {
 }
 
 func TestRm(t *testing.T) {
-	usage := "Usage: hdfs dfs [generic options] -rm [-f] [-r|-R] [-skipTrash] <src> ...\n"
+	usage := "Usage: hdfs dfs [generic options] -rm [-f] [-r|-R] [-skipTrash] [-safely] <src> ...\n"
 	trash := func(nn *fakeNN) { nn.trash = 60 }
 	runCases(t, []shellCase{
 		{name: "file", args: []string{"-rm", "/d/a"}, stdout: "Deleted /d/a\n", check: gone("/d/a")},
@@ -279,12 +279,12 @@ func TestMv(t *testing.T) {
 		}},
 		{name: "into dir", args: []string{"-mv", "/d/a", "/d/b", "/empty"}, check: present("/empty/a", "/empty/b")},
 		{name: "into dir by form", args: []string{"-mv", "/d/a", "/newdir/."},
-			stderr: "mv: `/newdir/.': No such file or directory\n", code: 1},
+			stderr: "mv: `/newdir/.': No such file or directory: `hdfs://nn.example.com:8020/newdir'\n", code: 1},
 		{name: "dir", args: []string{"-mv", "/d/sub", "/empty"}, check: present("/empty/sub/c")},
 		{name: "target exists", args: []string{"-mv", "/d/a", "/d/b"}, stderr: "mv: `/d/b': File exists\n", code: 1, check: present("/d/a")},
 		{name: "target in dir exists", setup: func(nn *fakeNN) { nn.add("/empty/a", &node{perm: 0o644, owner: "alice", group: "g", repl: 1}) },
 			args: []string{"-mv", "/d/a", "/empty"}, stderr: "mv: `/empty/a': File exists\n", code: 1},
-		{name: "no parent", args: []string{"-mv", "/d/a", "/nope/x"}, stderr: "mv: `/nope/x': No such file or directory\n", code: 1},
+		{name: "no parent", args: []string{"-mv", "/d/a", "/nope/x"}, stderr: "mv: `/nope/x': No such file or directory: `hdfs://nn.example.com:8020/nope/x'\n", code: 1},
 		{name: "several to file", args: []string{"-mv", "/d/a", "/d/b", "/user/alice/notes.txt"},
 			stderr: "mv: `/user/alice/notes.txt': Is not a directory\n", code: 1},
 		{name: "several to missing", args: []string{"-mv", "/d/a", "/d/b", "/nope"},
@@ -419,7 +419,7 @@ func TestTouch(t *testing.T) {
 		{name: "touchz empty file", args: []string{"-touchz", "/d/b"}, check: times("/d/b", now, now)},
 		{name: "touchz data", args: []string{"-touchz", "/d/a"}, stderr: "touchz: `/d/a': Not a zero-length file\n", code: 1},
 		{name: "touchz dir", args: []string{"-touchz", "/d"}, stderr: "touchz: `/d': Is a directory\n", code: 1},
-		{name: "touchz no parent", args: []string{"-touchz", "/nope/x"}, stderr: "touchz: `/nope/x': No such file or directory\n", code: 1},
+		{name: "touchz no parent", args: []string{"-touchz", "/nope/x"}, stderr: "touchz: `/nope/x': No such file or directory: `hdfs://nn.example.com:8020/nope/x'\n", code: 1},
 		{name: "touch existing", args: []string{"-touch", "/d/a"}, check: times("/d/a", now, now)},
 		{name: "touch timestamp", args: []string{"-touch", "-t", "20250102:030405", "/d/a"}, check: times("/d/a", ts, ts)},
 		{name: "touch -m", args: []string{"-touch", "-m", "/d/a"}, check: times("/d/a", now, t0)},
@@ -463,7 +463,7 @@ func TestCount(t *testing.T) {
 			"        none             inf            none             inf /d")},
 		{name: "missing", args: []string{"-count", "/nope"}, stderr: "count: `/nope': No such file or directory\n", code: 1},
 		{name: "no args", args: []string{"-count"},
-			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-u] <path> ...\n", code: 255},
+			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ...\n", code: 255},
 	})
 }
 
@@ -550,14 +550,14 @@ func TestSetrep(t *testing.T) {
 func TestDispatch(t *testing.T) {
 	runCases(t, []shellCase{
 		{name: "usage one", args: []string{"-usage", "ls"}, stdout: usageLs},
-		{name: "help one", args: []string{"-help", "-mkdir"}, stdout: "-mkdir [-p] <path> ...:\tCreate each directory.\n" +
-			"\t\t-p: Create missing parents and accept directories that already exist.\n"},
+		{name: "help one", args: []string{"-help", "-mkdir"}, stdout: "-mkdir [-p] <path> ... :\n  Create each directory.\n" +
+			"  -p: Create missing parents and accept directories that already exist.\n\n"},
 		{name: "help unknown", args: []string{"-help", "nope"},
 			stderr: "-help: `nope': Unknown command\nUsage: hdfs dfs [generic options] -help [cmd ...]\n", code: 255},
 		{name: "unknown", args: []string{"-nope"}, stderr: "-nope: Unknown command\n", code: 255},
 		{name: "missing dash", args: []string{"ls", "/"},
 			stderr: "ls: Unknown command\nDid you mean -ls?  This command begins with a dash.\n", code: 255},
-		{name: "unsupported", args: []string{"-find", "/", "-name", "a"}, stderr: "find: not supported yet\n", code: 1},
+		{name: "unsupported", args: []string{"-createSnapshot", "/d"}, stderr: "createSnapshot: not supported yet\n", code: 1},
 		{name: "usage of unsupported", args: []string{"-usage", "createSnapshot"}, stderr: "usage: createSnapshot: not supported yet\n", code: 1},
 	})
 }
@@ -578,7 +578,7 @@ func TestUsageAll(t *testing.T) {
 	}
 	// Every listed command has its help paragraph.
 	for _, cm := range listed(commands()) {
-		if !strings.Contains(out.String(), "\n"+usageLine(cm)+":\t") {
+		if !strings.Contains(out.String(), "\n"+usageLine(cm)+" :\n  ") {
 			t.Errorf("-help lacks %s", cm.name)
 		}
 	}

@@ -2,8 +2,10 @@ package fsshell
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,15 +163,66 @@ func quotaColumns(q, remQ, sq, remSQ string) string {
 	return padLeft(q, 12) + " " + padLeft(remQ, 15) + " " + padLeft(sq, 15) + " " + padLeft(remSQ, 15) + " "
 }
 
+// quotaStorageTypes are the storage types that take quotas, in Hadoop's
+// order (StorageType.getTypesSupportingQuota).
+var quotaStorageTypes = []string{"RAM_DISK", "NVDIMM", "SSD", "DISK", "ARCHIVE"}
+
+// takeValueOption removes "-name [VALUE]" from the options at the front
+// of args the way Hadoop's CommandFormat does for an option with a value:
+// the next word is its value when more than min words remain and it does
+// not start with "-". found reports whether the option was there.
+func takeValueOption(args []string, name string, min int) (rest []string, value string, found bool) {
+	rest = append([]string(nil), args...)
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		if a != "-"+name {
+			continue
+		}
+		rest = append(rest[:i], rest[i+1:]...)
+		if i < len(rest) && len(rest) > min && (!strings.HasPrefix(rest[i], "-") || rest[i] == "-") {
+			value = rest[i]
+			rest = append(rest[:i], rest[i+1:]...)
+		}
+		return rest, value, true
+	}
+	return rest, "", false
+}
+
 func runCount(c *cmd, args []string) error {
-	f, rest, err := parseFlags(args, 1, unlimited, []string{"q", "h", "v", "u"}, false)
+	args, types, byType := takeValueOption(args, "t", 1)
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"q", "h", "v", "u", "x", "e"}, false)
 	if err != nil {
 		return err
 	}
-	showQuotas, human, usageOnly := f.on("q"), f.on("h"), f.on("u")
+	showQuotas, human, usageOnly, showEC := f.on("q"), f.on("h"), f.on("u"), f.on("e")
+	var typeList []string
+	byType = byType && (showQuotas || usageOnly)
+	if byType {
+		if types == "" || strings.EqualFold(types, "all") {
+			typeList = quotaStorageTypes
+		} else {
+			for _, t := range strings.Split(types, ",") {
+				u := strings.ToUpper(strings.TrimSpace(t))
+				if !slices.Contains(append(quotaStorageTypes, "PROVIDED"), u) {
+					return usagef("No enum constant org.apache.hadoop.fs.StorageType.%s", u)
+				}
+				typeList = append(typeList, u)
+			}
+		}
+	}
+	if (showQuotas || usageOnly) && f.on("x") {
+		c.printf("q or u option is given, the -x option is ignored.\n")
+	}
 	if f.on("v") {
 		var h string
 		switch {
+		case byType:
+			for _, t := range typeList {
+				h += fmt.Sprintf("%13s %17s ", t+"_QUOTA", "REM_"+t+"_QUOTA")
+			}
 		case usageOnly:
 			h = quotaColumns("QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
 		case showQuotas:
@@ -178,11 +231,27 @@ func runCount(c *cmd, args []string) error {
 		default:
 			h = countColumns("DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE")
 		}
+		if showEC {
+			h += "ERASURECODING_POLICY "
+		}
 		c.printf("%sPATHNAME\n", h)
 	}
 	c.forEachArg(rest, func(it *item) error {
 		var line string
-		if usageOnly {
+		switch {
+		case byType:
+			u, err := c.fs.QuotaUsage(c.ctx, it.abs)
+			if err != nil {
+				return err
+			}
+			for _, t := range typeList {
+				q, rem := "none", "inf"
+				if tq, ok := u.TypeQuotas[t]; ok && tq.Quota >= 0 {
+					q, rem = formatSize(tq.Quota, human), formatSize(tq.Quota-tq.Consumed, human)
+				}
+				line += fmt.Sprintf("%13s %17s ", q, rem)
+			}
+		case usageOnly:
 			u, err := c.fs.QuotaUsage(c.ctx, it.abs)
 			if err != nil {
 				return err
@@ -195,7 +264,7 @@ func runCount(c *cmd, args []string) error {
 				sq, remSQ = formatSize(u.SpaceQuota, human), formatSize(u.SpaceQuota-u.SpaceConsumed, human)
 			}
 			line = quotaColumns(q, remQ, sq, remSQ)
-		} else {
+		default:
 			s, err := c.fs.ContentSummary(c.ctx, it.abs)
 			if err != nil {
 				return err
@@ -212,6 +281,16 @@ func runCount(c *cmd, args []string) error {
 			}
 			line += countColumns(formatSize(s.DirectoryCount, human), formatSize(s.FileCount, human), formatSize(s.Length, human))
 		}
+		if showEC {
+			s, err := c.fs.ContentSummary(c.ctx, it.abs)
+			if err != nil {
+				return err
+			}
+			if s.ErasureCodingPolicy != "Replicated" {
+				line += "EC:"
+			}
+			line += s.ErasureCodingPolicy + " "
+		}
 		c.printf("%s%s\n", line, it.str)
 		return nil
 	}, nil)
@@ -223,7 +302,8 @@ func runDus(c *cmd, args []string) error {
 }
 
 func runDu(c *cmd, args []string) error {
-	f, rest, err := parseFlags(args, 0, unlimited, []string{"h", "s", "v"}, false)
+	// -x (leave snapshots out) changes nothing until snapshots exist.
+	f, rest, err := parseFlags(args, 0, unlimited, []string{"h", "s", "v", "x"}, false)
 	if err != nil {
 		return err
 	}

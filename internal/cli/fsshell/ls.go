@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hdfsgo/hdfsgo/client"
 )
@@ -14,8 +16,10 @@ type lister struct {
 	c                                   *cmd
 	pathOnly, dirRecurse, recursive     bool
 	human, reverse, byTime, bySize      bool
-	atime                               bool
+	atime, showEC, hideNonPrintable     bool
 	maxRepl, maxLen, maxOwner, maxGroup int
+	ec                                  map[*item]string // -e: each item's policy name
+	ecWidth                             int
 }
 
 func runLsr(c *cmd, args []string) error {
@@ -23,7 +27,7 @@ func runLsr(c *cmd, args []string) error {
 }
 
 func runLs(c *cmd, args []string) error {
-	f, rest, err := parseFlags(args, 0, unlimited, []string{"C", "d", "h", "R", "r", "t", "S", "u"}, false)
+	f, rest, err := parseFlags(args, 0, unlimited, []string{"C", "d", "h", "q", "R", "r", "t", "S", "u", "e"}, false)
 	if err != nil {
 		return err
 	}
@@ -36,6 +40,9 @@ func runLs(c *cmd, args []string) error {
 	l.byTime = f.on("t")
 	l.bySize = !l.byTime && f.on("S")
 	l.atime = f.on("u")
+	l.showEC = f.on("e")
+	l.hideNonPrintable = f.on("q")
+	l.ec = map[*item]string{}
 	if len(rest) == 0 {
 		rest = []string{"."}
 	}
@@ -113,6 +120,21 @@ func compareInt(a, b int64) int {
 }
 
 func (l *lister) adjustWidths(items []*item) {
+	if l.showEC {
+		// Hadoop sizes the policy column per listing, not per run, and
+		// to the number of digits of the longest name's length (not to
+		// the length itself): the same width is kept here, so that the
+		// lines are byte for byte Hadoop's.
+		l.ecWidth = 0
+		for _, it := range items {
+			name := ""
+			if s, err := l.c.fs.ContentSummary(l.c.ctx, it.abs); err == nil {
+				name = s.ErasureCodingPolicy
+			}
+			l.ec[it] = name
+			l.ecWidth = max(l.ecWidth, len(strconv.Itoa(len(name))))
+		}
+	}
 	for _, it := range items {
 		s := it.status()
 		l.maxRepl = max(l.maxRepl, len(strconv.Itoa(int(s.Replication))))
@@ -127,8 +149,12 @@ func (l *lister) adjustWidths(items []*item) {
 //	drwxr-xr-x   - alice supergroup          0 2026-12-01 20:00 /d
 //	-rw-r--r--   3 alice supergroup       1234 2026-12-01 20:00 /d/f
 func (l *lister) print(it *item) {
+	name := it.str
+	if l.hideNonPrintable {
+		name = printable(name)
+	}
 	if l.pathOnly {
-		l.c.printf("%s\n", it.str)
+		l.c.printf("%s\n", name)
 		return
 	}
 	s := it.status()
@@ -149,6 +175,9 @@ func (l *lister) print(it *item) {
 		repl = strconv.Itoa(int(s.Replication))
 	}
 	b.WriteString(padLeft(repl, l.maxRepl) + " ")
+	if l.showEC {
+		b.WriteString(" " + padLeft(l.ec[it], l.ecWidth) + " ")
+	}
 	if l.maxOwner > 0 {
 		b.WriteString(padRight(s.Owner, l.maxOwner) + " ")
 	} else {
@@ -166,8 +195,19 @@ func (l *lister) print(it *item) {
 	}
 	b.WriteString(t.In(l.c.tz()).Format(lsDateLayout))
 	b.WriteString(" ")
-	b.WriteString(it.str)
+	b.WriteString(name)
 	l.c.printf("%s\n", b.String())
+}
+
+// printable is -ls -q's form of a path: every control, format,
+// private-use, surrogate or unassigned character becomes "?".
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) || !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z) {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // lsDateLayout is Hadoop's "yyyy-MM-dd HH:mm".

@@ -1,7 +1,9 @@
 package fsshell
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -38,7 +40,7 @@ func runMkdir(c *cmd, args []string) error {
 				return err
 			}
 			if !ok {
-				return pathErr(it.str, msgNotFound)
+				return pathErr(fmt.Sprintf("mkdir failed for path: %s. Item parent path not found: %s.", mkdirPathString(it.str), mkdirPathString(path.Dir(strings.TrimSuffix(it.str, "/")))), msgNotFound)
 			}
 		}
 		// Like Hadoop's shell, always mkdirs with createParent: the parent
@@ -57,6 +59,12 @@ func (c *cmd) exists(abs string) (bool, error) {
 	return it.exists(), nil
 }
 
+// missingParent is Hadoop's error for a target whose parent does not
+// exist: the path as typed, then the fully qualified one.
+func (c *cmd) missingParent(it *item) error {
+	return &shellError{msg: "`" + it.str + "': " + msgNotFound + ": `" + c.fs.URI() + it.abs + "'", notFound: true}
+}
+
 // parentExists is Hadoop's PathData.parentExists: for a path ending in
 // "/", "." or ".." the path itself must exist, else its parent.
 func (c *cmd) parentExists(it *item) (bool, error) {
@@ -72,10 +80,11 @@ func runRmr(c *cmd, args []string) error {
 }
 
 func runRm(c *cmd, args []string) error {
-	f, rest, err := parseFlags(args, 1, unlimited, []string{"f", "r", "R", "skipTrash"}, false)
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"f", "r", "R", "skipTrash", "safely"}, false)
 	if err != nil {
 		return err
 	}
+	safely := f.on("safely")
 	ignoreFNF := f.on("f")
 	recursive := f.on("r") || f.on("R")
 	skipTrash := f.on("skipTrash")
@@ -129,6 +138,9 @@ func runRm(c *cmd, args []string) error {
 					}
 				}
 			}
+			if safely && !c.safeToDelete(it) {
+				continue
+			}
 			if recursive {
 				err = c.fs.RemoveAll(c.ctx, it.abs)
 			} else {
@@ -142,6 +154,57 @@ func runRm(c *cmd, args []string) error {
 		}
 	}
 	return nil
+}
+
+// safeToDelete is -rm -safely's question: deleting more files than
+// Env.SafelyDeleteLimit at once needs a "y" on stdin.
+func (c *cmd) safeToDelete(it *item) bool {
+	limit := c.env.SafelyDeleteLimit
+	if limit <= 0 {
+		return true
+	}
+	s, err := c.fs.ContentSummary(c.ctx, it.abs)
+	if err != nil {
+		c.failErr(it.str, err)
+		return false
+	}
+	if s.FileCount <= limit {
+		return true
+	}
+	if c.confirm(fmt.Sprintf("Proceed deleting %d files?", s.FileCount)) {
+		return true
+	}
+	fmt.Fprint(c.env.Stderr, "Delete aborted at user request.\n\n")
+	return false
+}
+
+// confirm asks question on stderr until stdin answers y, yes, n or no (any
+// case), as Hadoop's tools do; the end of stdin is a no.
+func (c *cmd) confirm(question string) bool {
+	if c.stdin == nil {
+		in := c.env.Stdin
+		if in == nil {
+			in = strings.NewReader("")
+		}
+		c.stdin = bufio.NewReader(in)
+	}
+	for range 100 {
+		fmt.Fprintf(c.env.Stderr, "%s (Y or N) ", question)
+		line, err := c.stdin.ReadString('\n')
+		answer := strings.TrimRight(line, "\r\n")
+		switch strings.ToLower(answer) {
+		case "y", "yes":
+			return true
+		case "n", "no":
+			return false
+		}
+		if err != nil {
+			fmt.Fprintln(c.env.Stderr)
+			return false
+		}
+		fmt.Fprintf(c.env.Stderr, "Invalid input: %s\n", answer)
+	}
+	return false
 }
 
 func runRmdir(c *cmd, args []string) error {
@@ -221,7 +284,7 @@ func runMv(c *cmd, args []string) error {
 			return err
 		}
 		if !ok {
-			return pathErr(dst.str, msgNotFound)
+			return c.missingParent(dst)
 		}
 	}
 	for _, src := range srcs {
@@ -278,7 +341,7 @@ func runTouchz(c *cmd, args []string) error {
 			return err
 		}
 		if !ok {
-			return pathErr(it.str, msgNotFound)
+			return c.missingParent(it)
 		}
 		return c.fs.CreateEmptyFile(c.ctx, it.abs, fileDefault)
 	})
@@ -352,7 +415,7 @@ func runTouch(c *cmd, args []string) error {
 			return err
 		}
 		if !ok {
-			return pathErr(it.str, msgNotFound)
+			return c.missingParent(it)
 		}
 		if noCreate {
 			return nil
@@ -410,4 +473,13 @@ func runSetrep(c *cmd, args []string) error {
 		c.waitReplication(waitList, int(rep))
 	}
 	return nil
+}
+
+// mkdirPathString is a path as Hadoop's Path prints it in -mkdir's
+// message: without a trailing slash.
+func mkdirPathString(p string) string {
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	return p
 }

@@ -102,13 +102,27 @@ func (c *cmd) newItem(arg string) (*item, error) {
 
 func (c *cmd) resolveErr(arg string, err error) error {
 	if errors.Is(err, client.ErrWrongFS) {
+		if isLocalURI(arg) {
+			return &shellError{msg: "`" + arg + "': file: URIs are not supported yet by this command (-put, -copyFromLocal, -moveFromLocal, -appendToFile, -get, -copyToLocal, -getmerge and -cp take them on their local side)"}
+		}
 		return &shellError{msg: "Wrong FS: " + arg + ", expected: " + c.fs.URI()}
 	}
 	return &shellError{msg: "`" + arg + "': " + err.Error()}
 }
 
-// hasGlob reports whether s contains glob syntax.
-func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
+// hasGlob reports whether s contains glob syntax: a wildcard (*?[{) not
+// escaped by a backslash, as Hadoop's GlobPattern decides.
+func hasGlob(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '{':
+			return true
+		}
+	}
+	return false
+}
 
 // expand turns an argument into items. A plain path gives one item,
 // existing or not. A glob gives every existing match, shown in the form
@@ -116,7 +130,9 @@ func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
 // error.
 func (c *cmd) expand(arg string) ([]*item, error) {
 	if !hasGlob(arg) {
-		it, err := c.newItem(arg)
+		// Not a pattern: its escapes are dropped, as Hadoop's shell does
+		// ("x\*y" names the file x*y).
+		it, err := c.newItem(unescapeGlob(arg))
 		if err != nil {
 			return nil, err
 		}
@@ -363,4 +379,30 @@ func unescapeGlob(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// isLocalURI reports whether arg is a file: URI.
+func isLocalURI(arg string) bool {
+	scheme, _, ok := strings.Cut(arg, ":")
+	return ok && strings.EqualFold(scheme, "file") && !strings.Contains(scheme, "/")
+}
+
+// localPathOf is the local path a file: URI names (file:/x, file:///x,
+// file://localhost/x); any other argument is returned as it is.
+func localPathOf(arg string) string {
+	if !isLocalURI(arg) {
+		return arg
+	}
+	_, p, _ := strings.Cut(arg, ":")
+	if rest, ok := strings.CutPrefix(p, "//"); ok {
+		if i := strings.Index(rest, "/"); i >= 0 {
+			p = rest[i:]
+		} else {
+			p = "/"
+		}
+	}
+	if p == "" {
+		p = "/"
+	}
+	return p
 }

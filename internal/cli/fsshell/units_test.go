@@ -250,7 +250,7 @@ func TestDialFromConf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := conf.Defaults().With(tt.kv...)
-			fsys, err := DialFromConf(c, "carol")
+			fsys, err := DialFromConf(c, "carol", nil)
 			if tt.wantErr {
 				if err == nil {
 					fsys.Close()
@@ -271,7 +271,7 @@ func TestDialFromConf(t *testing.T) {
 
 func TestDialFromConfUserFromEnv(t *testing.T) {
 	t.Setenv("HADOOP_USER_NAME", "dave")
-	fsys, err := DialFromConf(conf.Defaults().With(conf.KeyValue{Key: conf.FSDefaultFS, Value: "hdfs://h:1"}), "")
+	fsys, err := DialFromConf(conf.Defaults().With(conf.KeyValue{Key: conf.FSDefaultFS, Value: "hdfs://h:1"}), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,11 @@ const (
 	CodeSetStoragePolicy Code = 45 // OP_SET_STORAGE_POLICY
 	CodeTruncate         Code = 46 // OP_TRUNCATE
 	CodeAppend           Code = 47 // OP_APPEND
+
+	CodeGetDelegationToken    Code = 18 // OP_GET_DELEGATION_TOKEN (layout version 4)
+	CodeRenewDelegationToken  Code = 19 // OP_RENEW_DELEGATION_TOKEN (layout version 4)
+	CodeCancelDelegationToken Code = 20 // OP_CANCEL_DELEGATION_TOKEN (layout version 4)
+	CodeUpdateMasterKey       Code = 21 // OP_UPDATE_MASTER_KEY (layout version 4)
 )
 
 // Op is one namespace mutation. The concrete types below are the only
@@ -255,6 +260,48 @@ type Truncate struct {
 	RPC           RPCID
 }
 
+// DelegationTokenID is a delegation token's identifier (Hadoop's
+// AbstractDelegationTokenIdentifier): who owns it, who may renew it, the
+// real user of a proxy, when it was issued and its last possible expiry
+// (ms), its sequence number and the master key that signs it.
+type DelegationTokenID struct {
+	Owner, Renewer, RealUser string
+	IssueDate, MaxDate       int64
+	SequenceNumber           int32
+	MasterKeyID              int32
+}
+
+// GetDelegationToken records a token issued, valid until Expiry (ms).
+type GetDelegationToken struct {
+	ID     DelegationTokenID
+	Expiry int64
+}
+
+// RenewDelegationToken records a token's new expiry (ms).
+type RenewDelegationToken struct {
+	ID     DelegationTokenID
+	Expiry int64
+}
+
+// CancelDelegationToken records a token cancelled.
+type CancelDelegationToken struct {
+	ID DelegationTokenID
+}
+
+// UpdateMasterKey records a new master key of the delegation-token secret
+// manager: its id, expiry (ms) and secret. It becomes the current key;
+// keys that expired before it was made are forgotten.
+type UpdateMasterKey struct {
+	KeyID  int32
+	Expiry int64
+	Secret []byte
+}
+
+func (*GetDelegationToken) Code() Code    { return CodeGetDelegationToken }
+func (*RenewDelegationToken) Code() Code  { return CodeRenewDelegationToken }
+func (*CancelDelegationToken) Code() Code { return CodeCancelDelegationToken }
+func (*UpdateMasterKey) Code() Code       { return CodeUpdateMasterKey }
+
 // XAttr namespaces, numbered as Hadoop's XAttr.NameSpace (and
 // XAttrNamespaceProto). Part of the on-disk formats.
 const (
@@ -386,6 +433,8 @@ func (c Code) Since() int32 {
 	switch c {
 	case CodeSetACL, CodeSetXAttr, CodeRemoveXAttr, CodeSetStoragePolicy, CodeAllowSnapshot, CodeDisallowSnapshot:
 		return 3
+	case CodeGetDelegationToken, CodeRenewDelegationToken, CodeCancelDelegationToken, CodeUpdateMasterKey:
+		return 4
 	}
 	return 1
 }
@@ -410,5 +459,7 @@ var codeNames = map[Code]string{
 	CodeAddBlock: "OP_ADD_BLOCK", CodeTruncate: "OP_TRUNCATE", CodeAppend: "OP_APPEND",
 	CodeSetACL: "OP_SET_ACL", CodeSetXAttr: "OP_SET_XATTR", CodeRemoveXAttr: "OP_REMOVE_XATTR",
 	CodeSetStoragePolicy: "OP_SET_STORAGE_POLICY", CodeAllowSnapshot: "OP_ALLOW_SNAPSHOT",
-	CodeDisallowSnapshot: "OP_DISALLOW_SNAPSHOT",
+	CodeDisallowSnapshot:   "OP_DISALLOW_SNAPSHOT",
+	CodeGetDelegationToken: "OP_GET_DELEGATION_TOKEN", CodeRenewDelegationToken: "OP_RENEW_DELEGATION_TOKEN",
+	CodeCancelDelegationToken: "OP_CANCEL_DELEGATION_TOKEN", CodeUpdateMasterKey: "OP_UPDATE_MASTER_KEY",
 }

@@ -287,10 +287,20 @@ func (c *cluster) run(t *testing.T, confDir string, args ...string) string {
 }
 
 func (c *cluster) runErr(confDir string, stdin []byte, args ...string) (string, error) {
+	return c.runEnvIn(confDir, nil, stdin, args...)
+}
+
+// runEnv runs the hdfs binary with extra environment variables and
+// returns its stdout (and stderr, on failure).
+func (c *cluster) runEnv(confDir string, env []string, args ...string) (string, error) {
+	return c.runEnvIn(confDir, env, nil, args...)
+}
+
+func (c *cluster) runEnvIn(confDir string, env []string, stdin []byte, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, hdfsBin, append([]string{"--config", confDir}, args...)...)
-	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR=")
+	cmd.Env = append(append(os.Environ(), "HADOOP_CONF_DIR="), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

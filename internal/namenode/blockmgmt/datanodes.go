@@ -286,7 +286,7 @@ func (m *Manager) info(dn *datanode, now time.Time) DatanodeInfo {
 	in := DatanodeInfo{
 		ID: dn.id, Location: dn.rack, LastUpdate: dn.lastUpdate, Xceivers: dn.xceivers,
 		AdminState: dn.admin, Dead: dn.dead, Stale: !dn.dead && m.isStale(dn, now),
-		MaintenanceExpire: dn.maintUntil,
+		MaintenanceExpire: dn.maintUntil, LastBlockReport: dn.lastReport,
 	}
 	if dn.lv != nil {
 		in.Leaving = dn.lv.status
@@ -381,6 +381,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 	}
 	s.MissingBlocks = int64(m.needed.levels[levelCorrupt].Len())
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
+	s.HighestPriorityLowRedundancy = int64(m.needed.levels[levelHighest].Len())
 	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
 		if b := m.blocks[e.Value.(int64)]; b != nil && b.repl == 1 {
 			s.MissingReplOneBlocks++

@@ -61,6 +61,8 @@ type datanode struct {
 	disallowed bool
 	// reported: a full block report arrived since the node registered.
 	reported bool
+	// lastReport is when the node's last full block report arrived.
+	lastReport time.Time
 	// lv is the admin monitor's record while it tracks the node.
 	lv       *leaving
 	storages []*storage

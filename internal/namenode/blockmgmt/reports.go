@@ -183,6 +183,7 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 	}
 	m.nowHint = now
 	dn.reported = true
+	dn.lastReport = now
 	st := m.storage(dn, storageID)
 	for _, rr := range replicas {
 		b := m.blocks[rr.ID]

@@ -239,6 +239,9 @@ type DatanodeInfo struct {
 	Stale         bool
 	Dead          bool
 	NumBlocks     int
+	// LastBlockReport is when the last full block report arrived (zero:
+	// none yet).
+	LastBlockReport time.Time
 	// MaintenanceExpire is when the node's maintenance ends (zero when it is
 	// not in maintenance; far in the future for no expiry).
 	MaintenanceExpire time.Time
@@ -278,20 +281,23 @@ type LocatedBlock struct {
 
 // Stats are the cluster figures of getFsStats (GetFsStatsResponseProto).
 type Stats struct {
-	Capacity             int64
-	Used                 int64
-	Remaining            int64
-	UnderReplicated      int64 // queued for reconstruction, missing blocks excluded
-	CorruptBlocks        int64
-	MissingBlocks        int64
-	MissingReplOneBlocks int64
-	BlocksInFuture       int64 // bytes in replicas with future generation stamps
-	PendingDeletion      int64
-	PendingReplication   int64
-	LiveNodes            int
-	DeadNodes            int
-	StaleNodes           int
-	TotalBlocks          int64
+	Capacity        int64
+	Used            int64
+	Remaining       int64
+	UnderReplicated int64 // queued for reconstruction, missing blocks excluded
+	// HighestPriorityLowRedundancy: blocks queued at the highest priority
+	// (one live replica left).
+	HighestPriorityLowRedundancy int64
+	CorruptBlocks                int64
+	MissingBlocks                int64
+	MissingReplOneBlocks         int64
+	BlocksInFuture               int64 // bytes in replicas with future generation stamps
+	PendingDeletion              int64
+	PendingReplication           int64
+	LiveNodes                    int
+	DeadNodes                    int
+	StaleNodes                   int
+	TotalBlocks                  int64
 
 	// Nodes by admin state (FSNamesystemState's NumDecomLiveDataNodes, ...).
 	DecommissioningNodes   int // DECOMMISSION_INPROGRESS, live or dead

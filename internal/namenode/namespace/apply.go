@@ -32,6 +32,8 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 	case *op.AllocateBlockID:
 		t.lastBlockID = o.BlockID
 		return nil
+	case *op.UpdateMasterKey, *op.GetDelegationToken, *op.RenewDelegationToken, *op.CancelDelegationToken:
+		return t.applyDelegation(o)
 	case *op.Mkdir:
 		return t.applyMkdir(o)
 	case *op.Add:

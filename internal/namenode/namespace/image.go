@@ -22,6 +22,7 @@ func (t *Tree) ImageHeader(txid int64) fsimage.Header {
 		GenStamp:    t.genStamp,
 		LastBlockID: t.lastBlockID,
 		NumInodes:   uint64(t.NumInodes()),
+		Delegation:  t.encodeDelegation(),
 	}
 }
 
@@ -197,6 +198,11 @@ func (b *Builder) Finish() (*Tree, error) {
 		return nil, fmt.Errorf("%w: header says %d inodes, found %d", ErrImage, b.h.NumInodes, b.n)
 	}
 	fillUsage(b.t.root)
+	dt, err := decodeDelegation(b.h.Delegation)
+	if err != nil {
+		return nil, err
+	}
+	b.t.dt = dt
 	t := b.t
 	b.t = nil
 	return t, nil

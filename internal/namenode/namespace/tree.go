@@ -169,6 +169,8 @@ type Tree struct {
 
 	feats map[*inode]*features   // xattrs, ACLs, storage policies (features.go)
 	acls  map[string]*aclFeature // every ACL in use, shared by the inodes that hold it
+
+	dt delegation // delegation-token keys and tokens
 }
 
 // New returns a namespace holding only "/" (owned by cfg.SuperUser:cfg.SuperGroup,

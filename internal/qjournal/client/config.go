@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // Config is what a QuorumJournalManager reads from the configuration,
@@ -44,6 +45,12 @@ type Config struct {
 	RPCMaxTxns int
 	// User is the user the RPC connections name (the NameNode's).
 	User string
+	// Kerberos, when set, authenticates the connections to the
+	// JournalNodes (the NameNode's keytab, a ticket for
+	// dfs.journalnode.kerberos.principal); Protection is
+	// hadoop.rpc.protection. nil: SIMPLE.
+	Kerberos   *security.Initiator
+	Protection security.QOP
 	// NameserviceID is sent in the requests that carry one (Hadoop 3's
 	// nameServiceId); "" sends none.
 	NameserviceID string

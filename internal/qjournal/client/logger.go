@@ -208,7 +208,7 @@ func (l *logger) parallel(q *qcall, run func(ctx context.Context) (any, error)) 
 func (l *logger) newRPC() *ipc.Client {
 	return ipc.NewClient(ipc.ClientConfig{Addresses: []string{l.addr}, User: l.m.cfg.User,
 		Protocol: protocolName, MaxRetries: -1, DialTimeout: min(l.m.cfg.WriteTxnsTimeout, 20*time.Second),
-		Logger: l.m.log})
+		Logger: l.m.log, Kerberos: l.m.cfg.Kerberos, Protection: l.m.cfg.Protection})
 }
 
 func (l *logger) client() *ipc.Client {

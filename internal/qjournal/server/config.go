@@ -3,12 +3,14 @@ package server
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/qjournal/protocol"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -24,6 +26,12 @@ type Config struct {
 	// HTTPAddress serves /getJournal, the status page and /jmx
 	// (dfs.journalnode.http-address, 0.0.0.0:8480).
 	HTTPAddress string
+	// Kerberos is the JournalNode's identity when
+	// hadoop.security.authentication=kerberos
+	// (dfs.journalnode.kerberos.principal, dfs.journalnode.keytab.file):
+	// its RPC server requires Kerberos and it calls the other JournalNodes
+	// with it. nil: SIMPLE.
+	Kerberos *security.Identity
 	// Handlers is the RPC handler count (dfs.journalnode.handler.count, 5).
 	Handlers int
 	// MaxDataLength is ipc.maximum.data.length (128 MiB): the largest
@@ -74,6 +82,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.HTTPOpenTimeout = dur(conf.DFSQJournalHTTPOpenTimeout)
 	cfg.HTTPReadTimeout = dur(conf.DFSQJournalHTTPReadTimeout)
 	var err error
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.JournalNode, cfg.RPCAddress, os.Getenv); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.RPCLimits, err = ipc.LimitsFrom(c); err != nil {
 		errs = append(errs, err)
 	}

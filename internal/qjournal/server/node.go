@@ -122,7 +122,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*JournalNode, error) {
 		}
 	}
 	jn.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: cfg.Handlers, MaxDataLength: cfg.MaxDataLength,
-		Limits: cfg.RPCLimits, Logger: deps.Logger})
+		Limits: cfg.RPCLimits, Logger: deps.Logger, Kerberos: cfg.Kerberos.ServerAcceptor()})
 	jn.rpcAddr = l.Addr()
 	jn.registerRPC()
 	jn.registerWeb()

@@ -115,8 +115,12 @@ func (jn *JournalNode) SyncOnce(ctx context.Context, j *Journal, next map[string
 		next[j.jid] = i + 1
 	}
 	peer := peers[i]
-	c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{peer}, User: "journalnode",
-		Protocol: protocol.InterQJournalProtocol, MaxRetries: -1, DialTimeout: jn.cfg.HTTPOpenTimeout})
+	cc := ipc.ClientConfig{Addresses: []string{peer}, User: "journalnode",
+		Protocol: protocol.InterQJournalProtocol, MaxRetries: -1, DialTimeout: jn.cfg.HTTPOpenTimeout}
+	if id := jn.cfg.Kerberos; id != nil {
+		cc.Kerberos, cc.Protection = id.InitiatorFor(id.Acceptor.Principal), id.Acceptor.Protection
+	}
+	c := ipc.NewClient(cc)
 	defer c.Close()
 	cctx, cancel := context.WithTimeout(ctx, syncRPCTimeout)
 	defer cancel()

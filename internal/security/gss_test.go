@@ -1,0 +1,157 @@
+package security
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/jcmturner/gokrb5/v8/crypto"
+	"github.com/jcmturner/gokrb5/v8/gssapi"
+	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	typesKey "github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
+)
+
+func TestGSSAPIWithKDC(t *testing.T) {
+	kdc := krbtest.Start(t)
+	nnKT := kdc.AddPrincipal("nn/localhost")
+	aliceKT := kdc.AddPrincipal("alice")
+	kt, err := keytab.Load(nnKT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := &Acceptor{Keytab: kt, KeytabPath: nnKT, Principal: "nn/_HOST@" + krbtest.Realm,
+		Rules: Rules{{Default: true, text: "DEFAULT"}}, DefaultRealm: krbtest.Realm, Protection: QOPPrivacy}
+	ini := &Initiator{Client: kdc.ClientFromCCache(kdc.Kinit("alice", aliceKT)), Principal: "nn/_HOST@" + krbtest.Realm}
+
+	tok, cs, err := ini.Start("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := acc.Accept(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.User != "alice" || got.Principal != "alice@"+krbtest.Realm {
+		t.Fatalf("accepted %q as %q", got.Principal, got.User)
+	}
+	// The same token again is a replay.
+	if _, err := acc.Accept(tok); err == nil || !strings.Contains(err.Error(), "replay") {
+		t.Fatalf("replayed token: %v", err)
+	}
+	ss := got.Session
+	for _, seal := range []bool{false, true} {
+		msg := []byte("the quick brown fox")
+		w, err := cs.Wrap(msg, seal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seal == bytes.Contains(w, msg) {
+			t.Fatalf("seal=%v: plaintext visible=%v", seal, !seal)
+		}
+		back, sealed, err := ss.Unwrap(w)
+		if err != nil || sealed != seal || !bytes.Equal(back, msg) {
+			t.Fatalf("server unwrap: %q %v %v", back, sealed, err)
+		}
+		w, _ = ss.Wrap(msg, seal)
+		if back, _, err = cs.Unwrap(w); err != nil || !bytes.Equal(back, msg) {
+			t.Fatalf("client unwrap: %q %v", back, err)
+		}
+		// A flipped byte is refused; a token is not accepted back by its sender.
+		w[len(w)-3] ^= 1
+		if _, _, err := cs.Unwrap(w); err == nil {
+			t.Fatal("tampered token accepted")
+		}
+		w, _ = cs.Wrap(msg, seal)
+		if _, _, err := cs.Unwrap(w); err == nil {
+			t.Fatal("reflected token accepted")
+		}
+	}
+
+	// A ticket for another service is refused with both names.
+	kdc.AddPrincipal("dn/localhost")
+	other := &Initiator{Client: ini.Client, Principal: "dn/_HOST@" + krbtest.Realm}
+	tok, _, err = other.Start("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acc.Accept(tok); err == nil || !strings.Contains(err.Error(), "ticket for dn/localhost@"+krbtest.Realm+", but this server is nn/_HOST") {
+		t.Fatalf("wrong service: %v", err)
+	}
+	// A principal the KDC does not know: a clear client-side error.
+	bad := &Initiator{Client: ini.Client, Principal: "nn/nohost@" + krbtest.Realm}
+	if _, _, err := bad.Start("x"); err == nil || !strings.Contains(err.Error(), "no Kerberos ticket for nn/nohost@") {
+		t.Fatalf("unknown principal: %v", err)
+	}
+}
+
+func FuzzAccept(f *testing.F) {
+	f.Add([]byte{0x60, 0x03, 0x06, 0x01, 0x00})
+	acc := &Acceptor{Keytab: keytab.New(), Principal: "nn/_HOST@R", DefaultRealm: "R", Protection: QOPPrivacy}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := acc.Accept(b); err == nil {
+			t.Fatal("accepted a token without any key")
+		}
+	})
+}
+
+func FuzzUnwrap(f *testing.F) {
+	f.Add([]byte{0x05, 0x04, 0x01, 0xFF, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'x'})
+	f.Add([]byte{0x05, 0x04, 0x03, 0xFF, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 'x', 'y'})
+	s := &Session{key: testKey()}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, _, err := s.Unwrap(b); err == nil && len(b) < 16+12 {
+			t.Fatal("accepted a token too short to carry a checksum")
+		}
+	})
+}
+
+func testKey() (k typesKey.EncryptionKey) {
+	k.KeyType = 18
+	k.KeyValue = bytes.Repeat([]byte{7}, 32)
+	return k
+}
+
+// TestWrapMatchesLibrary checks the cached-key wrap tokens against the
+// Kerberos library's own code, which the stock Go client uses to read
+// them: an acceptor's integrity token verifies with gssapi.WrapToken, a
+// sealed one decrypts with crypto.DecryptMessage; and the other way round.
+func TestWrapMatchesLibrary(t *testing.T) {
+	for _, kt := range []int32{17, 18} {
+		key := testKey()
+		key.KeyType = kt
+		key.KeyValue = key.KeyValue[:map[int32]int{17: 16, 18: 32}[kt]]
+		acc := &Session{key: key, acceptor: true}
+		msg := []byte("a response frame, more or less")
+		tok, err := acc.Wrap(msg, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wt gssapi.WrapToken
+		if err := wt.Unmarshal(tok, true); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := wt.Verify(key, keyusage.GSSAPI_ACCEPTOR_SEAL); !ok || err != nil || !bytes.Equal(wt.Payload, msg) {
+			t.Fatalf("etype %d: library does not verify our integrity token: %v", kt, err)
+		}
+		tok, err = acc.Wrap(msg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := crypto.DecryptMessage(tok[16:], key, keyusage.GSSAPI_ACCEPTOR_SEAL)
+		if err != nil || !bytes.HasPrefix(plain, msg) {
+			t.Fatalf("etype %d: library does not decrypt our sealed token: %v", kt, err)
+		}
+		// The library's initiator token is accepted by our acceptor.
+		lt, err := gssapi.NewInitiatorWrapToken(msg, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := lt.Marshal()
+		if got, _, err := acc.Unwrap(b); err != nil || !bytes.Equal(got, msg) {
+			t.Fatalf("etype %d: library's initiator token: %v", kt, err)
+		}
+	}
+}
