@@ -49,6 +49,16 @@ func TestVolumeFailsMidWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.startDataNode(0)
+	// The NameNode may not have noticed the restart: wait until the new
+	// process registered (and so heartbeats its two volumes) before
+	// writing, or the writes may place nothing on it.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.dns[0].logText(), "msg=registered") {
+		if time.Now().After(deadline) {
+			t.Fatalf("DataNode 0 did not register again:\n%s", tail(c.dns[0].logText(), 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	c.waitLive(3, 30*time.Second)
 
 	// Files written before the failure: their replicas on DataNode 0 are
@@ -115,7 +125,7 @@ func TestVolumeFailsMidWrite(t *testing.T) {
 	sums["/during"] = hex.EncodeToString(h[:])
 
 	// DataNode 0 took the volume out of service and kept running.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline = time.Now().Add(20 * time.Second)
 	for !strings.Contains(c.dns[0].logText(), "volume failed and was taken out of service") {
 		if time.Now().After(deadline) {
 			t.Fatalf("DataNode 0 did not fail its volume:\n%s", tail(c.dns[0].logText(), 40))

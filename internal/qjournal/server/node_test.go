@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -124,6 +125,17 @@ func TestPromisePersists(t *testing.T) {
 	}
 	if _, err := b.mkdirs("c", 1); err != nil { // carries the committed txid of b's batch
 		t.Fatal(err)
+	}
+	// A quorum of two acknowledged; wait until node 0 has it all too.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st := s.journal(0).Status()
+		if st.LastPromisedEpoch == 2 && st.LastWriterEpoch == 2 && st.CommittedTxID > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 0 did not catch up: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	s.stop(0)
 	cur := filepath.Join(s.dirs[0], jid, "current")
