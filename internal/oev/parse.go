@@ -295,6 +295,22 @@ func hasChild(e *elem, name string) bool {
 	return false
 }
 
+// dtid reads a <DELEGATION_TOKEN_IDENTIFIER>.
+func (f *fields) dtid() op.DelegationTokenID {
+	c := f.child("DELEGATION_TOKEN_IDENTIFIER")
+	if c == nil {
+		return op.DelegationTokenID{}
+	}
+	k := f.sub(c)
+	id := op.DelegationTokenID{SequenceNumber: int32(k.int("SEQUENCE_NUMBER", math.MinInt32, math.MaxInt32)),
+		Owner: k.str("OWNER"), Renewer: k.str("RENEWER"), RealUser: k.str("REALUSER"), IssueDate: k.i64("ISSUE_DATE"),
+		MaxDate: k.i64("MAX_DATE"), MasterKeyID: int32(k.int("MASTER_KEY_ID", math.MinInt32, math.MaxInt32))}
+	if k.err != nil {
+		f.fail("%v", k.err)
+	}
+	return id
+}
+
 func (f *fields) rpc() op.RPCID {
 	id, err := parseClientID(f.str("RPC_CLIENTID"))
 	if err != nil {
@@ -412,6 +428,30 @@ var opcodes = map[string]func(f *fields) op.Op{
 		return &op.SetStoragePolicy{Path: f.str("PATH"), PolicyID: uint8(f.int("POLICYID", 0, math.MaxUint8))}
 	},
 	"OP_SET_ACL": func(f *fields) op.Op { return &op.SetACL{Path: f.str("SRC"), Entries: f.aclEntries()} },
+	"OP_GET_DELEGATION_TOKEN": func(f *fields) op.Op {
+		return &op.GetDelegationToken{ID: f.dtid(), Expiry: f.i64("EXPIRY_TIME")}
+	},
+	"OP_RENEW_DELEGATION_TOKEN": func(f *fields) op.Op {
+		return &op.RenewDelegationToken{ID: f.dtid(), Expiry: f.i64("EXPIRY_TIME")}
+	},
+	"OP_CANCEL_DELEGATION_TOKEN": func(f *fields) op.Op { return &op.CancelDelegationToken{ID: f.dtid()} },
+	"OP_UPDATE_MASTER_KEY": func(f *fields) op.Op {
+		c := f.child("DELEGATION_KEY")
+		if c == nil {
+			return &op.UpdateMasterKey{}
+		}
+		k := f.sub(c)
+		o := &op.UpdateMasterKey{KeyID: int32(k.int("KEY_ID", math.MinInt32, math.MaxInt32)), Expiry: k.i64("EXPIRY_DATE")}
+		secret, err := hex.DecodeString(k.str("KEY"))
+		if err != nil {
+			f.fail("<KEY>: %v", err)
+		}
+		o.Secret = secret
+		if k.err != nil {
+			f.fail("%v", k.err)
+		}
+		return o
+	},
 	"OP_APPEND": func(f *fields) op.Op {
 		return &op.Append{Path: f.str("PATH"), ClientName: f.str("CLIENT_NAME"), ClientMachine: f.str("CLIENT_MACHINE"),
 			NewBlock: f.boolean("NEWBLOCK"), RPC: f.rpc()}

@@ -35,6 +35,14 @@ func leaf(name, text string) *elem { return &elem{name: name, text: text} }
 
 func num(name string, v int64) *elem { return leaf(name, strconv.FormatInt(v, 10)) }
 
+// dtidElem is a delegation token's identifier as Hadoop's XML has it.
+func dtidElem(id op.DelegationTokenID) *elem {
+	return &elem{name: "DELEGATION_TOKEN_IDENTIFIER", kids: []*elem{leaf("KIND", "HDFS_DELEGATION_TOKEN"),
+		num("SEQUENCE_NUMBER", int64(id.SequenceNumber)), leaf("OWNER", id.Owner), leaf("RENEWER", id.Renewer),
+		leaf("REALUSER", id.RealUser), num("ISSUE_DATE", id.IssueDate), num("MAX_DATE", id.MaxDate),
+		num("MASTER_KEY_ID", int64(id.MasterKeyID))}}
+}
+
 func boolean(name string, v bool) *elem { return leaf(name, strconv.FormatBool(v)) }
 
 func permElem(p op.Perm) *elem {
@@ -202,6 +210,15 @@ func opElems(o op.Op) ([]*elem, error) {
 		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
 	case *op.SetStoragePolicy:
 		e = []*elem{leaf("PATH", o.Path), num("POLICYID", int64(o.PolicyID))}
+	case *op.GetDelegationToken:
+		e = []*elem{dtidElem(o.ID), num("EXPIRY_TIME", o.Expiry)}
+	case *op.RenewDelegationToken:
+		e = []*elem{dtidElem(o.ID), num("EXPIRY_TIME", o.Expiry)}
+	case *op.CancelDelegationToken:
+		e = []*elem{dtidElem(o.ID)}
+	case *op.UpdateMasterKey:
+		e = []*elem{{name: "DELEGATION_KEY", kids: []*elem{num("KEY_ID", int64(o.KeyID)), num("EXPIRY_DATE", o.Expiry),
+			leaf("KEY", hex.EncodeToString(o.Secret))}}}
 	case *op.SetACL:
 		e = []*elem{leaf("SRC", o.Path)}
 		for _, a := range o.Entries {
