@@ -82,7 +82,24 @@ type Request struct {
 	RenameOptions string
 	CreateParent  bool   // createparent (CREATE), true by default
 	NameNodeRPC   string // namenoderpcaddress, set on redirects to a DataNode
+
+	// XAttrNames is every xattr.name of the request, in order (GETXATTRS
+	// takes several; SETXATTR and REMOVEXATTR one).
+	XAttrNames []string
+	XAttrValue string // xattr.value, encoded as XAttrValue describes
+	// XAttrFlag is flag (SETXATTR): XAttrCreate|XAttrReplace, 0 when absent.
+	XAttrFlag uint32
+	// XAttrEncoding is encoding (GETXATTRS): "TEXT", "HEX", "BASE64" or "".
+	XAttrEncoding string
+	StoragePolicy string // storagepolicy (SETSTORAGEPOLICY)
+	ACLSpec       string // aclspec, read by ParseACLSpec
 }
+
+// The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
+const (
+	XAttrCreate  = 1
+	XAttrReplace = 2
+)
 
 // userPattern is the form Hadoop's WebHDFS accepts for user.name and doas
 // (dfs.webhdfs.user.provider.user.pattern's default).
@@ -253,6 +270,32 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 		}
 	}
 	r.NameNodeRPC = vals["namenoderpcaddress"]
+	r.XAttrNames = repeated(rawQuery, "xattr.name")
+	r.XAttrValue = vals["xattr.value"]
+	if v := vals["flag"]; v != "" {
+		for _, f := range strings.Split(v, ",") {
+			switch strings.ToUpper(f) {
+			case "CREATE":
+				r.XAttrFlag |= XAttrCreate
+			case "REPLACE":
+				r.XAttrFlag |= XAttrReplace
+			default:
+				return nil, remoteerr.New(remoteerr.ClassIllegalArgument,
+					"Invalid value for webhdfs parameter \"flag\": No enum constant org.apache.hadoop.fs.XAttrSetFlag.%s", strings.ToUpper(f))
+			}
+		}
+	}
+	if v := vals["encoding"]; v != "" {
+		switch strings.ToUpper(v) {
+		case "TEXT", "HEX", "BASE64":
+			r.XAttrEncoding = strings.ToUpper(v)
+		default:
+			return nil, remoteerr.New(remoteerr.ClassIllegalArgument,
+				"Invalid value for webhdfs parameter \"encoding\": No enum constant org.apache.hadoop.fs.XAttrCodec.%s", strings.ToUpper(v))
+		}
+	}
+	r.StoragePolicy = vals["storagepolicy"]
+	r.ACLSpec = vals["aclspec"]
 	return r, nil
 }
 
@@ -315,7 +358,53 @@ func (r *Request) Query() string {
 	if r.NameNodeRPC != "" {
 		q.Set("namenoderpcaddress", r.NameNodeRPC)
 	}
-	return q.Encode()
+	if r.XAttrValue != "" {
+		q.Set("xattr.value", r.XAttrValue)
+	}
+	var flags []string
+	if r.XAttrFlag&XAttrCreate != 0 {
+		flags = append(flags, "CREATE")
+	}
+	if r.XAttrFlag&XAttrReplace != 0 {
+		flags = append(flags, "REPLACE")
+	}
+	if len(flags) > 0 {
+		q.Set("flag", strings.Join(flags, ","))
+	}
+	if r.XAttrEncoding != "" {
+		q.Set("encoding", r.XAttrEncoding)
+	}
+	if r.StoragePolicy != "" {
+		q.Set("storagepolicy", r.StoragePolicy)
+	}
+	if r.ACLSpec != "" {
+		q.Set("aclspec", r.ACLSpec)
+	}
+	out := q.Encode()
+	// xattr.name repeats and keeps its order, which Encode's sorting of
+	// one key's values would not change but its map would not hold.
+	for _, n := range r.XAttrNames {
+		out += "&xattr.name=" + url.QueryEscape(n)
+	}
+	return out
+}
+
+// repeated is every value of the parameter name (matched without regard
+// to case) in rawQuery, in order; nil when there is none. rawQuery has
+// already passed url.ParseQuery.
+func repeated(rawQuery, name string) []string {
+	var out []string
+	for _, kv := range strings.Split(rawQuery, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || !strings.EqualFold(k, name) {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // URLPath is the escaped URL path of the request's Path.

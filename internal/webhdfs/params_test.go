@@ -29,6 +29,14 @@ func TestParse(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(r.Sources, []string{"/a", "/b"}) {
 		t.Fatalf("sources: %+v %v", r, err)
 	}
+	r, err = Parse("GET", "/webhdfs/v1/t", "op=GETXATTRS&xattr.name=user.b&Xattr.Name=user.a&encoding=hex")
+	if err != nil || !reflect.DeepEqual(r.XAttrNames, []string{"user.b", "user.a"}) || r.XAttrEncoding != "HEX" {
+		t.Fatalf("xattr names: %+v %v", r, err)
+	}
+	r, err = Parse("PUT", "/webhdfs/v1/t", "op=SETXATTR&xattr.name=user.a&xattr.value=%22v%22&flag=replace")
+	if err != nil || r.XAttrValue != `"v"` || r.XAttrFlag != XAttrReplace {
+		t.Fatalf("setxattr: %+v %v", r, err)
+	}
 	bad := []struct{ method, path, query, class, text string }{
 		{"GET", "/webhdfs/v1/a", "", remoteerr.ClassIllegalArgument, `"op" is missing`},
 		{"GET", "/webhdfs/v1/a", "op=MKDIRS", remoteerr.ClassIllegalArgument, "No enum constant org.apache.hadoop.hdfs.web.resources.GetOpParam.Op.MKDIRS"},
@@ -42,6 +50,8 @@ func TestParse(t *testing.T) {
 		{"GET", "/webhdfs/v1/a", "op=GETFILESTATUS&doas=a%20b", remoteerr.ClassIllegalArgument, "does not belong to the domain"},
 		{"GET", "/webhdfsx", "op=GETFILESTATUS", remoteerr.ClassIllegalArgument, "does not start with"},
 		{"GET", "/webhdfs/v1/a", "op=%zz", remoteerr.ClassIllegalArgument, "malformed query"},
+		{"PUT", "/webhdfs/v1/a", "op=SETXATTR&flag=CREATE,bogus", remoteerr.ClassIllegalArgument, `"flag": No enum constant org.apache.hadoop.fs.XAttrSetFlag.BOGUS`},
+		{"GET", "/webhdfs/v1/a", "op=GETXATTRS&encoding=utf8", remoteerr.ClassIllegalArgument, `"encoding": No enum constant org.apache.hadoop.fs.XAttrCodec.UTF8`},
 	}
 	for _, b := range bad {
 		_, err := Parse(b.method, b.path, b.query)
@@ -82,6 +92,11 @@ func FuzzParse(f *testing.F) {
 	f.Add("POST", "/webhdfs/v1/x/y", "op=concat&sources=/a,/b&doas=c")
 	f.Add("DELETE", "/webhdfs/v1//", "op=DELETE&recursive=false")
 	f.Add("PUT", "/webhdfs/v1/a", "op=SETTIMES&modificationtime=-1&accesstime=7&startAfter=q&namenoderpcaddress=h:1")
+	f.Add("PUT", "/webhdfs/v1/a", "op=SETXATTR&xattr.name=user.a&xattr.value=0x0aff&flag=create,REPLACE")
+	f.Add("GET", "/webhdfs/v1/a", "op=GETXATTRS&XATTR.NAME=user.b&xattr.name=user.a&encoding=base64&xattr.name=")
+	f.Add("PUT", "/webhdfs/v1/a", "op=SETSTORAGEPOLICY&storagepolicy=COLD")
+	f.Add("PUT", "/webhdfs/v1/a", "op=MODIFYACLENTRIES&aclspec=user:bob:r-x,default:group::r--")
+	f.Add("PUT", "/webhdfs/v1/a", "op=SETXATTR&flag=bogus&encoding=x")
 	f.Fuzz(func(t *testing.T, method, path, query string) {
 		r, err := Parse(method, path, query)
 		if err != nil {
