@@ -280,6 +280,9 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:
+		if ok, err := h.serveFeature(ctx, w, req); ok {
+			return err
+		}
 		return remoteerr.New(remoteerr.ClassUnsupported, "%s is not supported by this NameNode yet", req.Op)
 	}
 	return nil

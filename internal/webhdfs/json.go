@@ -1,6 +1,7 @@
 package webhdfs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -152,13 +153,37 @@ func WriteError(w http.ResponseWriter, err error) {
 	WriteJSON(w, StatusOf(body.RemoteException.JavaClassName), body)
 }
 
+// marshal is v as JSON followed by a newline, with <, > and & written as
+// themselves (as Hadoop's answers have them), not escaped.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// XAttrNamesText is names as the JSON array LISTXATTRS's answer holds in a
+// string.
+func XAttrNamesText(names []string) string {
+	if names == nil {
+		names = []string{}
+	}
+	b, err := marshal(names)
+	if err != nil {
+		return "[]"
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
 // WriteJSON answers v as JSON with code.
 func WriteJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"webhdfs: cannot encode the answer"}}`)
+		code, b = http.StatusInternalServerError, []byte(`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"webhdfs: cannot encode the answer"}}`+"\n")
 	}
-	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
@@ -191,4 +216,26 @@ func DecodeError(status int, body []byte) error {
 		text = text[:200] + "..."
 	}
 	return errors.New("webhdfs: HTTP " + strconv.Itoa(status) + " " + http.StatusText(status) + ": " + text)
+}
+
+// StoragePolicy is a BlockStoragePolicy in WebHDFS's JSON form.
+type StoragePolicy struct {
+	ID                   int      `json:"id"`
+	Name                 string   `json:"name"`
+	StorageTypes         []string `json:"storageTypes"`
+	CreationFallbacks    []string `json:"creationFallbacks"`
+	ReplicationFallbacks []string `json:"replicationFallbacks"`
+	CopyOnCreateFile     bool     `json:"copyOnCreateFile"`
+}
+
+// StoragePolicyBody is GETSTORAGEPOLICY's answer.
+type StoragePolicyBody struct {
+	BlockStoragePolicy StoragePolicy `json:"BlockStoragePolicy"`
+}
+
+// StoragePoliciesBody is GETALLSTORAGEPOLICY's answer.
+type StoragePoliciesBody struct {
+	BlockStoragePolicies struct {
+		BlockStoragePolicy []StoragePolicy `json:"BlockStoragePolicy"`
+	} `json:"BlockStoragePolicies"`
 }

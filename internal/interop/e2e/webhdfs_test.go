@@ -169,6 +169,28 @@ func TestWebHDFSCurl(t *testing.T) {
 		t.Fatalf("DELETE: %q", out)
 	}
 
+	// Extended attributes, storage policies and ACLs.
+	for _, q := range []string{"op=SETXATTR&xattr.name=user.k&xattr.value=%22v%22&flag=CREATE", "op=SETSTORAGEPOLICY&storagepolicy=COLD",
+		"op=MODIFYACLENTRIES&aclspec=user:bob:r-x"} {
+		if out := curl(t, "-X", "PUT", base+"/w?"+q+"&"+u); len(out) != 0 {
+			t.Fatalf("%s: %q", q, out)
+		}
+	}
+	for q, want := range map[string]string{
+		"op=GETXATTRS&xattr.name=user.k": "{\"XAttrs\":[{\"name\":\"user.k\",\"value\":\"\\\"v\\\"\"}]}\n",
+		"op=LISTXATTRS":                  "{\"XAttrNames\":\"[\\\"user.k\\\"]\"}\n",
+	} {
+		if out := curl(t, base+"/w?"+q+"&"+u); string(out) != want {
+			t.Fatalf("%s: %q, want %q", q, out, want)
+		}
+	}
+	if out := curl(t, base+"/w?op=GETSTORAGEPOLICY&"+u); !bytes.Contains(out, []byte(`"name":"COLD"`)) {
+		t.Fatalf("GETSTORAGEPOLICY: %q", out)
+	}
+	if out := curl(t, base+"/w?op=GETACLSTATUS&"+u); !bytes.Contains(out, []byte(`"user:bob:r-x"`)) {
+		t.Fatalf("GETACLSTATUS: %q", out)
+	}
+
 	// Errors: the status line and the RemoteException body.
 	for _, e := range []struct {
 		args   []string
@@ -185,7 +207,12 @@ func TestWebHDFSCurl(t *testing.T) {
 			`"exception":"FileAlreadyExistsException"`},
 		{[]string{base + "/w?op=NOSUCHOP&" + u}, "400",
 			`{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"Invalid value for webhdfs parameter \"op\": No enum constant org.apache.hadoop.hdfs.web.resources.GetOpParam.Op.NOSUCHOP"}}`},
-		{[]string{base + "/w?op=GETXATTRS&" + u}, "400", `"exception":"UnsupportedOperationException"`},
+		{[]string{base + "/w?op=GETXATTRS&xattr.name=user.nope&" + u}, "403",
+			`{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"At least one of the attributes provided was not found."}}`},
+		{[]string{"-X", "PUT", base + "/w?op=SETSTORAGEPOLICY&storagepolicy=NOPE&" + u}, "400",
+			`"message":"Cannot find a block policy with the name NOPE"`},
+		{[]string{"-X", "PUT", base + "/w?op=SETACL&aclspec=user:bob:rwz&" + u}, "400",
+			`"message":"Invalid permission in <aclSpec> : user:bob:rwz"`},
 		{[]string{base + "/w?op=LISTSTATUS&user.name=alice&doas=bob"}, "403",
 			`"message":"User: alice is not allowed to impersonate bob"`},
 	} {
