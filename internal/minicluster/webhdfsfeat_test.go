@@ -60,9 +60,8 @@ func TestWebHDFSFeatureOps(t *testing.T) {
 
 	code, b = w.op("GET", "/f", "op=GETXATTRS&user.name=alice")
 	got := decode[webhdfs.XAttrsBody](t, "GETXATTRS", code, b)
-	strp := func(s string) *string { return &s }
-	want := []webhdfs.XAttr{{Name: "user.a", Value: strp(`"two"`)}, {Name: "user.b", Value: strp("\"\n\xff\"")}}
-	if len(got.XAttrs) != 2 || *got.XAttrs[0].Value != *want[0].Value || got.XAttrs[0].Name != "user.a" || got.XAttrs[1].Name != "user.b" {
+	if len(got.XAttrs) != 2 || got.XAttrs[0].Name != "user.a" || got.XAttrs[0].Value == nil || *got.XAttrs[0].Value != `"two"` ||
+		got.XAttrs[1].Name != "user.b" {
 		t.Fatalf("GETXATTRS: %s", b)
 	}
 	code, b = w.op("GET", "/f", "op=GETXATTRS&xattr.name=user.b&xattr.name=user.a&encoding=hex&user.name=alice")
