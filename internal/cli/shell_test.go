@@ -280,19 +280,6 @@ func TestShellHelpAndConnectRetries(t *testing.T) {
 	}
 }
 
-// TestShellFileURIsNotYet: a file: URI answers that it is not supported
-// yet, naming the commands that take local paths.
-func TestShellFileURIsNotYet(t *testing.T) {
-	r := newShellRig(t)
-	for _, cmd := range [][]string{{"-ls", "file:///tmp"}, {"-cat", "file:/etc/hostname"}, {"-mkdir", "file:/tmp/x"}} {
-		_, errOut, code := r.run(t, "", "dfs", cmd...)
-		want := strings.TrimPrefix(cmd[0], "-") + ": `" + cmd[1] + "': file: URIs are not supported yet by this command"
-		if code != 1 || !strings.HasPrefix(errOut, want) {
-			t.Errorf("%v: %d %q", cmd, code, errOut)
-		}
-	}
-}
-
 // TestShellFileURIsOnTheLocalSide: the copy commands take file: URIs
 // (file:/x, file:///x) where they take local paths.
 func TestShellFileURIsOnTheLocalSide(t *testing.T) {

@@ -57,7 +57,8 @@ type command struct {
 type cmd struct {
 	ctx       context.Context
 	env       Env
-	fs        *client.FileSystem
+	fs        fileSystem // the default file system (HDFS)
+	local     fileSystem // the file system of file: URIs
 	name      string
 	numErrors int
 	exitCode  int
@@ -193,7 +194,7 @@ func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) i
 		}
 		return ExitUsage
 	}
-	c := &cmd{ctx: ctx, env: env, fs: fsys, name: cm.name}
+	c := &cmd{ctx: ctx, env: env, fs: hdfsFS{fsys}, local: newLocalFS(), name: cm.name}
 	if cm.unsupported {
 		c.warn("not supported yet")
 		return 1
