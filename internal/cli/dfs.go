@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
@@ -34,6 +35,11 @@ func runDfs(inv *Invocation) int {
 	if uri, ok := webhdfsArgs(inv.Args); ok && needsFS(inv.Args) {
 		return runWebDfs(inv, uri, env.TrashInterval > 0)
 	}
+	if isLocalDefaultFS(inv.Conf) {
+		// Hadoop's default fs.defaultFS, file:///: paths are local ones.
+		env.LocalDefault = true
+		return fsshell.Run(context.Background(), env, nil, inv.Args)
+	}
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error
@@ -45,6 +51,12 @@ func runDfs(inv *Invocation) int {
 		defer fsys.Close()
 	}
 	return fsshell.Run(context.Background(), env, fsys, inv.Args)
+}
+
+// isLocalDefaultFS reports whether fs.defaultFS is a file: URI.
+func isLocalDefaultFS(c *conf.Conf) bool {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(c.String(conf.FSDefaultFS)), ":")
+	return ok && strings.EqualFold(scheme, "file")
 }
 
 // needsFS reports whether the shell command talks to a file system (help and

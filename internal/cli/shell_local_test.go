@@ -170,3 +170,35 @@ func TestShellLocalFileSystem(t *testing.T) {
 	want(0, "# file: "+u+"/a\n# owner: "+owner+"\n# group: "+group+"\nuser::rw-\ngroup::---\nother::---\n\n", "", "dfs", "-getfacl", u+"/a")
 	want(1, "", "setfacl: RawLocalFileSystem doesn't support modifyAclEntries\n", "dfs", "-setfacl", "-m", "user:nobody:rwx", u+"/a")
 }
+
+// TestShellLocalDefaultFS: with fs.defaultFS file:/// (Hadoop's default,
+// and what -fs file:/// sets) plain paths are local ones and no cluster is
+// needed; an hdfs: URI is then another file system.
+func TestShellLocalDefaultFS(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	for _, tc := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{args: []string{"dfs", "-cat", root + "/a"}, stdout: "alpha\n"},
+		{args: []string{"dfs", "-fs", "file:///", "-cat", "a"}, stdout: "alpha\n"},
+		{args: []string{"dfs", "-mkdir", "d"}},
+		{args: []string{"dfs", "-cp", "a", "file:" + root + "/d/b"}},
+		{args: []string{"dfs", "-ls", "-C", "-R"}, stdout: "a\nd\nd/b\n"},
+		{args: []string{"dfs", "-ls", "-C", "d/*"}, stdout: "d/b\n"},
+		{args: []string{"dfs", "-count", root}, stdout: fmt.Sprintf("%12d %12d %18d %s\n", 2, 2, 12, root)},
+		{args: []string{"dfs", "-rm", "-r", "d"}, stdout: "Deleted d\n"},
+		{args: []string{"dfs", "-cat", "d/b"}, stderr: "cat: `d/b': No such file or directory\n", code: 1},
+		{args: []string{"dfs", "-ls", "hdfs://nn:8020/"}, stderr: "ls: Wrong FS: hdfs://nn:8020/, expected: file:///\n", code: 1},
+	} {
+		out, errOut, code := run(t, nil, tc.args...)
+		if out != tc.stdout || errOut != tc.stderr || code != tc.code {
+			t.Errorf("hdfs %v:\n got exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr %q", tc.args, code, out, errOut, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}

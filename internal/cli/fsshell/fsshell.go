@@ -38,6 +38,9 @@ type Env struct {
 	// -rm -safely asks before deleting more files than this at once;
 	// zero or less never asks.
 	SafelyDeleteLimit int64
+	// LocalDefault is set when fs.defaultFS is a file: URI: paths without
+	// a scheme then name local files, and Run needs no HDFS client.
+	LocalDefault bool
 }
 
 // ExitUsage is the status of a command-line error (Hadoop's -1).
@@ -206,7 +209,9 @@ func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) i
 	if cm.name == "help" || cm.name == "usage" {
 		err = runHelp(c, table, cm.name == "help", args[1:])
 	} else {
-		if fsys == nil {
+		if env.LocalDefault {
+			c.fs = c.local
+		} else if fsys == nil {
 			c.warn("no file system")
 			return 1
 		}

@@ -103,7 +103,7 @@ func (h hdfsFS) Append(ctx context.Context, name string) (io.WriteCloser, error)
 // expectedURI names, in a Wrong FS error, the file system the argument
 // should have named: file:/// for file: URIs, the default one otherwise.
 func (c *cmd) expectedURI(arg string) string {
-	if isLocalURI(arg) {
+	if isLocalURI(arg) || c.fs == c.local {
 		return "file:///"
 	}
 	return c.fs.URI()

@@ -81,6 +81,8 @@ func (l *localFS) Resolve(name string) (string, error) {
 			rest = tail
 		}
 		p = rest
+	} else if i := strings.Index(p, ":"); i > 0 && !strings.Contains(p[:i], "/") {
+		return "", client.ErrWrongFS // another scheme: not a local path
 	}
 	if p == "" {
 		return "", fs.ErrInvalid
