@@ -150,6 +150,11 @@ func TestShellLocalFileSystem(t *testing.T) {
 	want(0, "", "", "dfs", "-cp", r.uri+"/h", u+"/back")
 	want(0, "alpha\nbeta\n", "", "dfs", "-cat", u+"/back")
 	want(0, "alpha\nbeta\nalpha\nbeta\n", "", "dfs", "-cat", "hdfs:///h", u+"/back")
+	want(0, "", "", "dfs", "-mkdir", u+"/both", "/both")
+	want(0, "", "", "dfs", "-cp", u+"/a", "hdfs:///h", u+"/both")
+	want(0, "", "", "dfs", "-cp", u+"/a", "hdfs:///h", "/both")
+	want(0, u+"/both/a\n"+u+"/both/h\n", "", "dfs", "-ls", "-C", "-d", u+"/both/*")
+	want(0, "/both/a\n/both/h\n", "", "dfs", "-ls", "-C", "/both")
 	want(1, "", "mv: `"+u+"/c': Does not match target filesystem\n", "dfs", "-mv", u+"/c", "/z")
 
 	// Deleting: local deletes never use the trash.

@@ -306,8 +306,9 @@ func TestShellFileURIsOnTheLocalSide(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", name, b, err, want)
 		}
 	}
-	_, errOut, code := r.run(t, "", "dfs", "-cp", "file:"+a, "/b", "/d")
-	if code != 1 || !strings.Contains(errOut, "not supported yet") {
-		t.Errorf("-cp from both file systems: %d %q", code, errOut)
-	}
+	// Sources on both file systems: the target must be a directory.
+	r.want(t, 1, "", "cp: `/d': No such file or directory\n", "dfs", "-cp", "file:"+a, "/b", "/d")
+	r.ok(t, "", "dfs", "-mkdir", "/d")
+	r.want(t, 0, "", "", "dfs", "-cp", "file:"+a, "/b", "/d")
+	r.want(t, 0, "alpha\nalpha\n", "", "dfs", "-cat", "/d/a", "/d/b")
 }

@@ -756,10 +756,9 @@ func runCp(c *cmd, args []string) error {
 		}
 	}
 	switch dstLocal := isLocalURI(rest[len(rest)-1]); {
-	case localSrcs > 0 && localSrcs < len(rest)-1:
-		return &shellError{msg: "copies from both file systems at once are not supported yet"}
-	case localSrcs > 0 && dstLocal:
-		// Local to local: the general copy below, on the local file system.
+	case localSrcs > 0 && (localSrcs < len(rest)-1 || dstLocal):
+		// Local to local, or sources on both file systems: the general
+		// copy below, each path on its own file system.
 	case localSrcs > 0:
 		return c.put(append(flags, rest...), false)
 	case dstLocal:
