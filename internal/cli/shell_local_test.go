@@ -164,6 +164,15 @@ func TestShellLocalFileSystem(t *testing.T) {
 		t.Errorf("d still there: %v", err)
 	}
 
+	// A backslash makes a wildcard literal; -rm and -rmdir refuse what
+	// they must.
+	want(0, "", "", "dfs", "-touchz", u+`/x\*y`)
+	want(0, u+"/x*y\n", "", "dfs", "-ls", "-C", u+`/x\*y`)
+	want(0, "", "", "dfs", "-mkdir", u+"/full", u+"/full/f")
+	want(1, "", "rm: `"+u+"/full': Is a directory\n", "dfs", "-rm", u+"/full")
+	want(1, "", "rmdir: `"+u+"/full': Directory is not empty\n", "dfs", "-rmdir", u+"/full")
+	want(0, "", "", "dfs", "-rmdir", u+"/full/f")
+
 	// Errors name the path as typed.
 	want(1, "", "cat: `"+u+"/x': No such file or directory\n", "dfs", "-cat", u+"/x")
 	want(1, "", "ls: `"+u+"/x': No such file or directory\n", "dfs", "-ls", u+"/x")
