@@ -43,31 +43,10 @@ func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
 		_, err = cc.nc.Write(b)
 		return err
 	}
-	recv := func(want common.RpcSaslProto_SaslState) (*common.RpcSaslProto, error) {
-		frame, err := wire.ReadFrame(cc.br, wire.DefaultMaxDataLength, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%w: SASL: read: %v", ErrConnBroken, err)
-		}
-		resp, err := wire.DecodeResponse(frame)
-		if err != nil {
-			return nil, fmt.Errorf("%w: SASL: %v", ErrProtocol, err)
-		}
-		if resp.Header.GetStatus() != common.RpcResponseHeaderProto_SUCCESS {
-			return nil, remoteerr.FromRemote(resp.Header.GetExceptionClassName(), resp.Header.GetErrorMsg())
-		}
-		var m common.RpcSaslProto
-		if err := proto.Unmarshal(resp.Body, &m); err != nil {
-			return nil, fmt.Errorf("%w: SASL: %v", ErrProtocol, err)
-		}
-		if m.GetState() != want {
-			return nil, fmt.Errorf("%w: SASL: got %v, want %v", ErrProtocol, m.GetState(), want)
-		}
-		return &m, nil
-	}
 	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
 		return &dialError{cc.addr, err}
 	}
-	neg, err := recv(common.RpcSaslProto_NEGOTIATE)
+	neg, err := readSasl(cc, common.RpcSaslProto_NEGOTIATE)
 	if err != nil {
 		return err
 	}
@@ -89,7 +68,7 @@ func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
 		Auths: []*common.RpcSaslProto_SaslAuth{krb}}); err != nil {
 		return fmt.Errorf("%w: %v", ErrConnBroken, err)
 	}
-	ch, err := recv(common.RpcSaslProto_CHALLENGE)
+	ch, err := readSasl(cc, common.RpcSaslProto_CHALLENGE)
 	if err != nil {
 		return err
 	}
@@ -113,7 +92,7 @@ func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
 	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_RESPONSE.Enum(), Token: answer}); err != nil {
 		return fmt.Errorf("%w: %v", ErrConnBroken, err)
 	}
-	if _, err := recv(common.RpcSaslProto_SUCCESS); err != nil {
+	if _, err := readSasl(cc, common.RpcSaslProto_SUCCESS); err != nil {
 		return err
 	}
 	if q != security.QOPAuthentication {

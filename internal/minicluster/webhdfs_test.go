@@ -197,8 +197,8 @@ func TestWebHDFSOps(t *testing.T) {
 	wantRemote(t, "CREATE over an existing file", code, b, 403, "FileAlreadyExistsException")
 	code, b = w.op("GET", "/d", "op=FROB")
 	wantRemote(t, "unknown op", code, b, 400, "IllegalArgumentException")
-	code, b = w.op("GET", "/d", "op=GETACLSTATUS")
-	wantRemote(t, "ACLs", code, b, 400, "UnsupportedOperationException")
+	code, b = w.op("GET", "/d", "op=GETXATTRS")
+	wantRemote(t, "xattrs", code, b, 400, "UnsupportedOperationException")
 	code, b = w.op("GET", "/d", "op=GETFILESTATUS&user.name=alice&doas=root")
 	wantRemote(t, "doas", code, b, 403, "AuthorizationException")
 	code, b = w.op("GET", "/d", "op=GETFILESTATUS&offset=x")
@@ -249,6 +249,18 @@ func TestWebHDFSOps(t *testing.T) {
 	code, _, b = w.twoStep("GET", "/d/e/g", "op=OPEN&user.name=alice", nil)
 	if code != 200 || !bytes.Equal(b, append(append([]byte{}, data[:1048576]...), "h2"...)) {
 		t.Fatalf("after TRUNCATE+CONCAT: %d, %d bytes", code, len(b))
+	}
+	code, b = w.op("GET", "/d/e", "op=GETACLSTATUS&user.name=alice")
+	if string(b) != `{"AclStatus":{"entries":[],"group":"staff","owner":"alice","permission":"750","stickyBit":false}}`+"\n" || code != 200 {
+		t.Fatalf("GETACLSTATUS: %d %s", code, b)
+	}
+	// Snapshottable directories: the superuser's to allow and disallow.
+	code, b = w.op("PUT", "/d/e", "op=ALLOWSNAPSHOT&user.name=alice")
+	wantRemote(t, "ALLOWSNAPSHOT by a non-superuser", code, b, 403, "AccessControlException")
+	for _, op := range []string{"ALLOWSNAPSHOT", "DISALLOWSNAPSHOT"} {
+		if code, b := w.op("PUT", "/d/e", "op="+op+"&user.name="+super); code != http.StatusOK || len(b) != 0 {
+			t.Fatalf("%s: %d %s", op, code, b)
+		}
 	}
 	code, b = w.op("DELETE", "/d/e", "op=DELETE&user.name=alice")
 	wantRemote(t, "DELETE of a non-empty dir, not recursive", code, b, 403, "PathIsNotEmptyDirectoryException")

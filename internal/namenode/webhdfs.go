@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
@@ -249,12 +250,56 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			return err
 		}
 		webhdfs.Boolean(w, resp.GetResult())
+	case "GETACLSTATUS":
+		resp, err := webCall(ctx, h, "getAclStatus", c.getAclStatus, &hdfs.GetAclStatusRequestProto{Src: p})
+		if err != nil {
+			return err
+		}
+		st := resp.GetResult()
+		entries := []string{}
+		for _, e := range st.GetEntries() {
+			entries = append(entries, aclEntryText(e))
+		}
+		perm := ""
+		if st.GetPermission() != nil {
+			perm = webhdfs.Perm(st.GetPermission().GetPerm())
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"AclStatus": map[string]any{
+			"entries": entries, "group": st.GetGroup(), "owner": st.GetOwner(), "permission": perm, "stickyBit": st.GetSticky(),
+		}})
+	case "ALLOWSNAPSHOT":
+		if _, err := webCall(ctx, h, "allowSnapshot", c.allowSnapshot, &hdfs.AllowSnapshotRequestProto{SnapshotRoot: p}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "DISALLOWSNAPSHOT":
+		if _, err := webCall(ctx, h, "disallowSnapshot", c.disallowSnapshot, &hdfs.DisallowSnapshotRequestProto{SnapshotRoot: p}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:
 		return remoteerr.New(remoteerr.ClassUnsupported, "%s is not supported by this NameNode yet", req.Op)
 	}
 	return nil
+}
+
+// aclEntryText is an ACL entry as Hadoop writes it: [default:]type:name:rwx.
+func aclEntryText(e *hdfs.AclEntryProto) string {
+	const rwx = "rwx"
+	p := int(e.GetPermissions())
+	perm := []byte("---")
+	for i := range 3 {
+		if p&(4>>i) != 0 {
+			perm[i] = rwx[i]
+		}
+	}
+	scope := ""
+	if e.GetScope() == hdfs.AclEntryProto_DEFAULT {
+		scope = "default:"
+	}
+	return scope + strings.ToLower(e.GetType().String()) + ":" + e.GetName() + ":" + string(perm)
 }
 
 func optString(s string) *string {

@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/hdfsgo/hdfsgo/internal/security/writable"
 	"strings"
 	"sync"
 	"time"
@@ -75,25 +76,25 @@ func (id *Identifier) String() string {
 // empty storage-type and storage-id lists (Hadoop 3).
 func (id *Identifier) Marshal() []byte {
 	var b []byte
-	b = appendVLong(b, id.ExpiryDate)
-	b = appendVLong(b, int64(id.KeyID))
-	b = appendString(b, id.UserID)
-	b = appendString(b, id.BlockPoolID)
-	b = appendVLong(b, id.BlockID)
+	b = writable.AppendVLong(b, id.ExpiryDate)
+	b = writable.AppendVLong(b, int64(id.KeyID))
+	b = writable.AppendText(b, id.UserID)
+	b = writable.AppendText(b, id.BlockPoolID)
+	b = writable.AppendVLong(b, id.BlockID)
 	var n int64
 	for _, m := range modeNames {
 		if id.Modes&m.m != 0 {
 			n++
 		}
 	}
-	b = appendVLong(b, n)
+	b = writable.AppendVLong(b, n)
 	for _, m := range modeNames {
 		if id.Modes&m.m != 0 {
-			b = appendString(b, m.name)
+			b = writable.AppendText(b, m.name)
 		}
 	}
-	b = appendVLong(b, 0) // storage types
-	b = appendVLong(b, 0) // storage ids
+	b = writable.AppendVLong(b, 0) // storage types
+	b = writable.AppendVLong(b, 0) // storage ids
 	return b
 }
 
@@ -109,23 +110,23 @@ func Unmarshal(b []byte) (*Identifier, error) {
 	if len(b) > MaxIdentifierLen {
 		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(b))
 	}
-	r := &reader{b: b}
+	r := writable.NewReader(b, 0, ErrMalformed)
 	id := &Identifier{}
-	id.ExpiryDate = r.vlong()
-	k := r.vlong()
+	id.ExpiryDate = r.VLong()
+	k := r.VLong()
 	if k < -1<<31 || k >= 1<<31 {
-		r.fail()
+		r.Fail()
 	}
 	id.KeyID = int32(k)
-	id.UserID = r.str()
-	id.BlockPoolID = r.str()
-	id.BlockID = r.vlong()
-	n := r.vlong()
+	id.UserID = r.Text()
+	id.BlockPoolID = r.Text()
+	id.BlockID = r.VLong()
+	n := r.VLong()
 	if n < 0 || n > 4 {
-		r.fail()
+		r.Fail()
 	}
 	for range n {
-		name := r.str()
+		name := r.Text()
 		found := false
 		for _, m := range modeNames {
 			if m.name == name {
@@ -134,27 +135,27 @@ func Unmarshal(b []byte) (*Identifier, error) {
 			}
 		}
 		if !found {
-			r.fail()
+			r.Fail()
 		}
 	}
-	if r.err == nil && r.off < len(b) {
+	if r.Err == nil && r.Off < len(b) {
 		// Hadoop 3: storage types (enum names) and storage ids.
 		for range 2 {
-			if r.off >= len(b) {
+			if r.Off >= len(b) {
 				break
 			}
-			n := r.vlong()
+			n := r.VLong()
 			if n < 0 || n > int64(len(b)) {
-				r.fail()
+				r.Fail()
 				break
 			}
 			for range n {
-				r.str()
+				r.Text()
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
 	return id, nil
 }
@@ -385,87 +386,6 @@ func (v *Verifier) Check(tok *common.TokenProto, pool string, blockID int64, mod
 }
 
 // Writable encoding (Hadoop's WritableUtils).
-
-func appendVLong(b []byte, i int64) []byte {
-	if i >= -112 && i <= 127 {
-		return append(b, byte(i))
-	}
-	l := -112
-	if i < 0 {
-		i = ^i
-		l = -120
-	}
-	for t := i; t != 0; t >>= 8 {
-		l--
-	}
-	b = append(b, byte(l))
-	n := -(l + 112)
-	if n > 8 {
-		n = -(l + 120)
-	}
-	for idx := n; idx != 0; idx-- {
-		b = append(b, byte(i>>((idx-1)*8)))
-	}
-	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	b = appendVLong(b, int64(len(s)))
-	return append(b, s...)
-}
-
-type reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = ErrMalformed
-	}
-}
-
-func (r *reader) vlong() int64 {
-	if r.err != nil || r.off >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	first := int8(r.b[r.off])
-	r.off++
-	if first >= -112 {
-		return int64(first)
-	}
-	neg := first < -120
-	n := int(-112 - int(first))
-	if neg {
-		n = int(-120 - int(first))
-	}
-	if n > 8 || r.off+n > len(r.b) {
-		r.fail()
-		return 0
-	}
-	var v int64
-	for _, c := range r.b[r.off : r.off+n] {
-		v = v<<8 | int64(c)
-	}
-	r.off += n
-	if neg {
-		v = ^v
-	}
-	return v
-}
-
-func (r *reader) str() string {
-	n := r.vlong()
-	if r.err != nil || n < 0 || n > int64(len(r.b)-r.off) {
-		r.fail()
-		return ""
-	}
-	s := string(r.b[r.off : r.off+int(n)])
-	r.off += int(n)
-	return s
-}
 
 // Equal reports whether two identifiers encode the same.
 func Equal(a, b *Identifier) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }

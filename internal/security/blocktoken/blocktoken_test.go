@@ -10,19 +10,6 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 )
 
-func TestVLong(t *testing.T) {
-	for _, v := range []int64{0, 1, -1, 127, 128, -112, -113, 255, 256, 1 << 20, -1 << 20, 1<<63 - 1, -1 << 63, 1796279510586} {
-		r := &reader{b: appendVLong(nil, v)}
-		if got := r.vlong(); got != v || r.err != nil || r.off != len(r.b) {
-			t.Errorf("vlong %d: got %d, %v", v, got, r.err)
-		}
-	}
-	// Hadoop's encoding of 1000: 0x8E (-114: two bytes follow), 0x03 0xE8.
-	if b := appendVLong(nil, 1000); string(b) != "\x8e\x03\xe8" {
-		t.Errorf("1000 encodes as % x", b)
-	}
-}
-
 func TestIdentifierRoundTrip(t *testing.T) {
 	id := &Identifier{ExpiryDate: 1796279510586, KeyID: 123456, UserID: "alice", BlockPoolID: "BP-1-127.0.0.1-1", BlockID: 1073741825, Modes: Read | Write}
 	got, err := Unmarshal(id.Marshal())

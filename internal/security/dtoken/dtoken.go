@@ -10,6 +10,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"github.com/hdfsgo/hdfsgo/internal/security/writable"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 )
@@ -25,13 +26,13 @@ const identifierVersion = 0
 // number and master key id.
 func Marshal(id op.DelegationTokenID) []byte {
 	b := []byte{identifierVersion}
-	b = appendText(b, id.Owner)
-	b = appendText(b, id.Renewer)
-	b = appendText(b, id.RealUser)
-	b = appendVLong(b, id.IssueDate)
-	b = appendVLong(b, id.MaxDate)
-	b = appendVLong(b, int64(id.SequenceNumber))
-	return appendVLong(b, int64(id.MasterKeyID))
+	b = writable.AppendText(b, id.Owner)
+	b = writable.AppendText(b, id.Renewer)
+	b = writable.AppendText(b, id.RealUser)
+	b = writable.AppendVLong(b, id.IssueDate)
+	b = writable.AppendVLong(b, id.MaxDate)
+	b = writable.AppendVLong(b, int64(id.SequenceNumber))
+	return writable.AppendVLong(b, int64(id.MasterKeyID))
 }
 
 // MaxIdentifierLen bounds the identifiers Unmarshal accepts.
@@ -49,14 +50,14 @@ func Unmarshal(b []byte) (op.DelegationTokenID, error) {
 	if b[0] != identifierVersion {
 		return id, fmt.Errorf("%w: unknown version %d", ErrMalformed, b[0])
 	}
-	r := &reader{b: b, off: 1}
-	id.Owner, id.Renewer, id.RealUser = r.text(), r.text(), r.text()
-	id.IssueDate, id.MaxDate = r.vlong(), r.vlong()
-	id.SequenceNumber, id.MasterKeyID = r.vint(), r.vint()
-	if r.err == nil && r.off != len(b) {
-		r.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(b)-r.off)
+	r := writable.NewReader(b, 1, ErrMalformed)
+	id.Owner, id.Renewer, id.RealUser = r.Text(), r.Text(), r.Text()
+	id.IssueDate, id.MaxDate = r.VLong(), r.VLong()
+	id.SequenceNumber, id.MasterKeyID = r.VInt(), r.VInt()
+	if r.Err == nil && r.Off != len(b) {
+		r.Err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(b)-r.Off)
 	}
-	return id, r.err
+	return id, r.Err
 }
 
 // Password is the HMAC-SHA1 of the identifier's bytes under the master
@@ -74,92 +75,3 @@ func String(id op.DelegationTokenID) string {
 }
 
 // Writable encoding (WritableUtils' zero-compressed vlong).
-
-func appendVLong(b []byte, i int64) []byte {
-	if i >= -112 && i <= 127 {
-		return append(b, byte(i))
-	}
-	l := -112
-	if i < 0 {
-		i = ^i
-		l = -120
-	}
-	for t := i; t != 0; t >>= 8 {
-		l--
-	}
-	b = append(b, byte(l))
-	n := -(l + 112)
-	if n > 8 {
-		n = -(l + 120)
-	}
-	for idx := n; idx != 0; idx-- {
-		b = append(b, byte(i>>((idx-1)*8)))
-	}
-	return b
-}
-
-func appendText(b []byte, s string) []byte {
-	b = appendVLong(b, int64(len(s)))
-	return append(b, s...)
-}
-
-type reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *reader) vlong() int64 {
-	if r.err != nil || r.off >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	first := int8(r.b[r.off])
-	r.off++
-	if first >= -112 {
-		return int64(first)
-	}
-	neg := first < -120
-	n := int(-112 - int(first))
-	if neg {
-		n = int(-120 - int(first))
-	}
-	if n > 8 || r.off+n > len(r.b) {
-		r.fail()
-		return 0
-	}
-	var v int64
-	for _, c := range r.b[r.off : r.off+n] {
-		v = v<<8 | int64(c)
-	}
-	r.off += n
-	if neg {
-		v = ^v
-	}
-	return v
-}
-
-func (r *reader) vint() int32 {
-	v := r.vlong()
-	if v < -1<<31 || v >= 1<<31 {
-		r.fail()
-	}
-	return int32(v)
-}
-
-func (r *reader) text() string {
-	n := r.vlong()
-	if r.err != nil || n < 0 || n > int64(len(r.b)-r.off) {
-		r.fail()
-		return ""
-	}
-	s := string(r.b[r.off : r.off+int(n)])
-	r.off += int(n)
-	return s
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = ErrMalformed
-	}
-}

@@ -2,6 +2,7 @@ package dtoken
 
 import (
 	"fmt"
+	"github.com/hdfsgo/hdfsgo/internal/security/writable"
 
 	"google.golang.org/protobuf/proto"
 
@@ -25,15 +26,15 @@ const (
 // MarshalTokenFile encodes tokens as a token storage file.
 func MarshalTokenFile(toks []*common.TokenProto) []byte {
 	b := append([]byte(fileMagic), fileVersion)
-	b = appendVLong(b, int64(len(toks)))
+	b = writable.AppendVLong(b, int64(len(toks)))
 	for _, t := range toks {
-		b = appendText(b, t.GetService())
-		b = appendText(b, string(t.GetIdentifier()))
-		b = appendText(b, string(t.GetPassword()))
-		b = appendText(b, t.GetKind())
-		b = appendText(b, t.GetService())
+		b = writable.AppendText(b, t.GetService())
+		b = writable.AppendText(b, string(t.GetIdentifier()))
+		b = writable.AppendText(b, string(t.GetPassword()))
+		b = writable.AppendText(b, t.GetKind())
+		b = writable.AppendText(b, t.GetService())
 	}
-	return appendVLong(b, 0)
+	return writable.AppendVLong(b, 0)
 }
 
 // UnmarshalTokenFile decodes a token storage file of the Writable form;
@@ -48,31 +49,31 @@ func UnmarshalTokenFile(b []byte) ([]*common.TokenProto, error) {
 	if b[4] != fileVersion {
 		return nil, fmt.Errorf("token storage file version %d is not supported (this build reads the Writable form, version %d)", b[4], fileVersion)
 	}
-	r := &reader{b: b, off: 5}
-	n := r.vlong()
+	r := writable.NewReader(b, 5, ErrMalformed)
+	n := r.VLong()
 	if n < 0 || n > int64(len(b)) {
 		return nil, fmt.Errorf("token storage file: bad token count %d", n)
 	}
 	var toks []*common.TokenProto
-	for i := int64(0); i < n && r.err == nil; i++ {
-		r.text() // alias
-		t := &common.TokenProto{Identifier: []byte(r.text()), Password: []byte(r.text())}
-		t.Kind, t.Service = proto.String(r.text()), proto.String(r.text())
+	for i := int64(0); i < n && r.Err == nil; i++ {
+		r.Text() // alias
+		t := &common.TokenProto{Identifier: []byte(r.Text()), Password: []byte(r.Text())}
+		t.Kind, t.Service = proto.String(r.Text()), proto.String(r.Text())
 		toks = append(toks, t)
 	}
-	keys := r.vlong()
+	keys := r.VLong()
 	if keys < 0 || keys > int64(len(b)) {
-		r.fail()
+		r.Fail()
 	}
-	for i := int64(0); i < keys && r.err == nil; i++ {
-		r.text() // alias
-		r.text() // secret
+	for i := int64(0); i < keys && r.Err == nil; i++ {
+		r.Text() // alias
+		r.Text() // secret
 	}
-	if r.err == nil && r.off != len(b) {
-		return nil, fmt.Errorf("token storage file: %d trailing bytes", len(b)-r.off)
+	if r.Err == nil && r.Off != len(b) {
+		return nil, fmt.Errorf("token storage file: %d trailing bytes", len(b)-r.Off)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("token storage file: %w", r.err)
+	if r.Err != nil {
+		return nil, fmt.Errorf("token storage file: %w", r.Err)
 	}
 	return toks, nil
 }
