@@ -38,6 +38,9 @@ func runDfs(inv *Invocation) int {
 	if isLocalDefaultFS(inv.Conf) {
 		// Hadoop's default fs.defaultFS, file:///: paths are local ones.
 		env.LocalDefault = true
+		env.DialHDFS = func(uri string) (*client.FileSystem, error) {
+			return fsshell.DialFromConf(inv.Conf.With(conf.KeyValue{Key: conf.FSDefaultFS, Value: uri}), "", inv.Env.Stderr)
+		}
 		return fsshell.Run(context.Background(), env, nil, inv.Args)
 	}
 	var fsys *client.FileSystem

@@ -187,8 +187,10 @@ func TestShellLocalFileSystem(t *testing.T) {
 
 // TestShellLocalDefaultFS: with fs.defaultFS file:/// (Hadoop's default,
 // and what -fs file:/// sets) plain paths are local ones and no cluster is
-// needed; an hdfs: URI is then another file system.
+// needed; an hdfs://HOST:PORT path reaches that cluster.
 func TestShellLocalDefaultFS(t *testing.T) {
+	r := newShellRig(t)
+	r.put(t, "/h", "from hdfs\n")
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -206,9 +208,14 @@ func TestShellLocalDefaultFS(t *testing.T) {
 		{args: []string{"dfs", "-ls", "-C", "-R"}, stdout: "a\nd\nd/b\n"},
 		{args: []string{"dfs", "-ls", "-C", "d/*"}, stdout: "d/b\n"},
 		{args: []string{"dfs", "-count", root}, stdout: fmt.Sprintf("%12d %12d %18d %s\n", 2, 2, 12, root)},
+		{args: []string{"dfs", "-cp", r.uri + "/h", "a", "d"}},
+		{args: []string{"dfs", "-cat", "d/h", r.uri + "/h"}, stdout: "from hdfs\nfrom hdfs\n"},
+		{args: []string{"dfs", "-put", "a", r.uri + "/up"}},
+		{args: []string{"dfs", "-mv", r.uri + "/up", r.uri + "/up2"}},
+		{args: []string{"dfs", "-ls", "-C", r.uri + "/up*"}, stdout: r.uri + "/up2\n"},
 		{args: []string{"dfs", "-rm", "-r", "d"}, stdout: "Deleted d\n"},
 		{args: []string{"dfs", "-cat", "d/b"}, stderr: "cat: `d/b': No such file or directory\n", code: 1},
-		{args: []string{"dfs", "-ls", "hdfs://nn:8020/"}, stderr: "ls: Wrong FS: hdfs://nn:8020/, expected: file:///\n", code: 1},
+		{args: []string{"dfs", "-ls", "hdfs:///x"}, stderr: "ls: Incomplete HDFS URI, no host: hdfs:///x\n", code: 1},
 	} {
 		out, errOut, code := run(t, nil, tc.args...)
 		if out != tc.stdout || errOut != tc.stderr || code != tc.code {

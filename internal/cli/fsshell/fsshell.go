@@ -41,6 +41,10 @@ type Env struct {
 	// LocalDefault is set when fs.defaultFS is a file: URI: paths without
 	// a scheme then name local files, and Run needs no HDFS client.
 	LocalDefault bool
+	// DialHDFS connects to the cluster at an hdfs://HOST:PORT URI; with
+	// LocalDefault, paths naming a cluster go through it. Run closes what
+	// it returns.
+	DialHDFS func(uri string) (*client.FileSystem, error)
 }
 
 // ExitUsage is the status of a command-line error (Hadoop's -1).
@@ -60,8 +64,9 @@ type command struct {
 type cmd struct {
 	ctx       context.Context
 	env       Env
-	fs        fileSystem // the default file system (HDFS)
-	local     fileSystem // the file system of file: URIs
+	fs        fileSystem        // the default file system (HDFS)
+	local     fileSystem        // the file system of file: URIs
+	remote    map[string]hdfsFS // clusters dialed by authority (LocalDefault)
 	name      string
 	numErrors int
 	exitCode  int
@@ -211,6 +216,11 @@ func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) i
 	} else {
 		if env.LocalDefault {
 			c.fs = c.local
+			defer func() {
+				for _, h := range c.remote {
+					h.Close()
+				}
+			}()
 		} else if fsys == nil {
 			c.warn("no file system")
 			return 1

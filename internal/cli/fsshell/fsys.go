@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/hdfsgo/hdfsgo/client"
 )
@@ -110,10 +111,40 @@ func (c *cmd) expectedURI(arg string) string {
 }
 
 // fsFor picks the file system an argument names: the local one for file:
-// URIs, the shell's default one otherwise.
-func (c *cmd) fsFor(arg string) fileSystem {
+// URIs, the shell's default one otherwise. When the default is the local
+// file system, an hdfs://HOST:PORT path reaches that cluster through
+// Env.DialHDFS (once per authority).
+func (c *cmd) fsFor(arg string) (fileSystem, error) {
 	if isLocalURI(arg) {
-		return c.local
+		return c.local, nil
 	}
-	return c.fs
+	if c.fs != c.local {
+		return c.fs, nil
+	}
+	scheme, rest, ok := strings.Cut(arg, ":")
+	if !ok || strings.Contains(scheme, "/") || !strings.EqualFold(scheme, "hdfs") {
+		return c.fs, nil
+	}
+	auth := ""
+	if r, ok := strings.CutPrefix(rest, "//"); ok {
+		auth, _, _ = strings.Cut(r, "/")
+	}
+	if auth == "" {
+		return nil, &shellError{msg: "Incomplete HDFS URI, no host: " + arg}
+	}
+	if c.env.DialHDFS == nil {
+		return c.fs, nil
+	}
+	if h, ok := c.remote[auth]; ok {
+		return h, nil
+	}
+	f, err := c.env.DialHDFS("hdfs://" + auth)
+	if err != nil {
+		return nil, err
+	}
+	if c.remote == nil {
+		c.remote = map[string]hdfsFS{}
+	}
+	c.remote[auth] = hdfsFS{f}
+	return c.remote[auth], nil
 }

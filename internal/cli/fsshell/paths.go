@@ -90,7 +90,10 @@ func (c *cmd) lookup(it *item) error {
 
 // newItem resolves one argument without glob expansion.
 func (c *cmd) newItem(arg string) (*item, error) {
-	fsys := c.fsFor(arg)
+	fsys, err := c.fsFor(arg)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := fsys.Resolve(arg)
 	if err != nil {
 		return nil, c.resolveErr(arg, err)
@@ -137,7 +140,10 @@ func (c *cmd) expand(arg string) ([]*item, error) {
 		}
 		return []*item{it}, nil
 	}
-	fsys := c.fsFor(arg)
+	fsys, err := c.fsFor(arg)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := fsys.Resolve(arg)
 	if err != nil {
 		return nil, c.resolveErr(arg, err)
