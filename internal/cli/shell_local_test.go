@@ -105,6 +105,7 @@ func TestShellLocalFileSystem(t *testing.T) {
 	want(0, lsLine("drwxr-xr-x", "-", dirSize("d/e"), u+"/d/e")+
 		lsLine("-rw-r--r--", "1", 10, u+"/d/e/f"), "", "dfs", "-ls", "-R", u+"/d")
 	want(0, lsLine("drwxr-xr-x", "-", dirSize("d"), u+"/d"), "", "dfs", "-ls", "-d", u+"/d")
+	want(0, fmt.Sprintf("-rw-r--r--   1  %s %s %s %10d %s %s\n", "Replicated", owner, group, 11, date, u+"/a"), "", "dfs", "-ls", "-e", u+"/a")
 	want(0, u+"/a\n"+u+"/d/e\n"+u+"/empty\n", "", "dfs", "-ls", "-C", u+"/*")
 	want(0, "11  11  "+u+"/a\n10  10  "+u+"/d\n0   0   "+u+"/empty\n", "", "dfs", "-du", u)
 	want(0, "21  21  "+u+"\n", "", "dfs", "-du", "-s", u)

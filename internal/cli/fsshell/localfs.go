@@ -279,6 +279,9 @@ func (l *localFS) ContentSummary(_ context.Context, name string) (*client.Conten
 		return nil, err
 	}
 	cs.SpaceConsumed = cs.Length
+	if cs.DirectoryCount == 0 {
+		cs.ErasureCodingPolicy = "Replicated" // a file, as HDFS names it
+	}
 	return cs, nil
 }
 
