@@ -214,6 +214,8 @@ func TestShellLocalDefaultFS(t *testing.T) {
 		{args: []string{"dfs", "-put", "a", r.uri + "/up"}},
 		{args: []string{"dfs", "-mv", r.uri + "/up", r.uri + "/up2"}},
 		{args: []string{"dfs", "-ls", "-C", r.uri + "/up*"}, stdout: r.uri + "/up2\n"},
+		{args: []string{"dfs", "-D", "fs.trash.interval=10", "-rm", r.uri + "/up2"},
+			stdout: "Moved: '" + r.uri + "/up2' to trash at: " + r.uri + "/user/" + r.user + "/.Trash/Current\n"},
 		{args: []string{"dfs", "-rm", "-r", "d"}, stdout: "Deleted d\n"},
 		{args: []string{"dfs", "-cat", "d/b"}, stderr: "cat: `d/b': No such file or directory\n", code: 1},
 		{args: []string{"dfs", "-ls", "hdfs:///x"}, stderr: "ls: Incomplete HDFS URI, no host: hdfs:///x\n", code: 1},
