@@ -132,6 +132,9 @@ func TestShellLocalFileSystem(t *testing.T) {
 	want(0, "", "", "dfs", "-chmod", "-R", "go-rx", u+"/d")
 	want(0, "600\n700\n600\n", "", "dfs", "-stat", "%a", u+"/a", u+"/d/e", u+"/d/e/f")
 	want(0, "", "", "dfs", "-chown", owner, u+"/a")
+	// A name the system does not know fails as the chown tool Hadoop's
+	// local file system runs says.
+	want(1, "", "chown: changing ownership of '"+u+"/a': chown: invalid user: 'no-such-user-x'\n", "dfs", "-chown", "no-such-user-x", u+"/a")
 	want(0, "", "", "dfs", "-touch", "-m", "-t", "20250607:080910", u+"/empty")
 	want(0, "1749283750000\n", "", "dfs", "-stat", "%Y", u+"/empty")
 	want(0, "", "", "dfs", "-cp", u+"/a", u+"/b")

@@ -215,14 +215,14 @@ func (l *localFS) Chown(_ context.Context, name, owner, group string) error {
 	if owner != "" {
 		u, err := user.Lookup(owner)
 		if err != nil {
-			return &shellError{msg: "chown: unknown user " + owner}
+			return &shellError{msg: "chown: invalid user: '" + owner + "'"}
 		}
 		uid, _ = strconv.Atoi(u.Uid)
 	}
 	if group != "" {
 		g, err := user.LookupGroup(group)
 		if err != nil {
-			return &shellError{msg: "chown: unknown group " + group}
+			return &shellError{msg: "chgrp: invalid group: '" + group + "'"}
 		}
 		gid, _ = strconv.Atoi(g.Gid)
 	}
