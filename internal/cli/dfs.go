@@ -56,10 +56,20 @@ func runDfs(inv *Invocation) int {
 	return fsshell.Run(context.Background(), env, fsys, inv.Args)
 }
 
-// isLocalDefaultFS reports whether fs.defaultFS is a file: URI.
+// isLocalDefaultFS reports whether paths without a scheme are local: when
+// fs.defaultFS is set to a file: URI, or left at its default (file:///)
+// with no NameNode address configured either (a dfs.namenode.rpc-address
+// alone still names the cluster, as it always has here).
 func isLocalDefaultFS(c *conf.Conf) bool {
 	scheme, _, ok := strings.Cut(strings.TrimSpace(c.String(conf.FSDefaultFS)), ":")
-	return ok && strings.EqualFold(scheme, "file")
+	if !ok || !strings.EqualFold(scheme, "file") {
+		return false
+	}
+	if c.Source(conf.FSDefaultFS) != conf.SourceDefault {
+		return true
+	}
+	_, _, err := fsshell.NameNodeAddresses(c)
+	return err != nil
 }
 
 // needsFS reports whether the shell command talks to a file system (help and

@@ -229,3 +229,20 @@ func TestShellLocalDefaultFS(t *testing.T) {
 		}
 	}
 }
+
+// TestShellRPCAddressStillNamesTheCluster: with fs.defaultFS left at its
+// default but dfs.namenode.rpc-address set, plain paths stay on the
+// cluster; -fs file:/// makes them local.
+func TestShellRPCAddressStillNamesTheCluster(t *testing.T) {
+	r := newShellRig(t)
+	r.put(t, "/only-in-hdfs", "x")
+	addr := strings.TrimPrefix(r.uri, "hdfs://")
+	out, errOut, code := run(t, nil, "dfs", "-D", "dfs.namenode.rpc-address="+addr, "-ls", "-C", "/only-in-hdfs")
+	if code != 0 || out != "/only-in-hdfs\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = run(t, nil, "dfs", "-D", "dfs.namenode.rpc-address="+addr, "-fs", "file:///", "-ls", "-C", "/only-in-hdfs")
+	if code != 1 || out != "" || errOut != "ls: `/only-in-hdfs': No such file or directory\n" {
+		t.Errorf("-fs file:///: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
