@@ -193,6 +193,19 @@ func TestShellRmSafelyAndPutThreads(t *testing.T) {
 	if code != 255 || !strings.HasPrefix(errOut, "-put: -t x: not a number\n") {
 		t.Fatalf("-put -t x: %d %q", code, errOut)
 	}
+	// -l writes one replica; -d writes the destination itself, and like
+	// any put refuses an existing one without -f.
+	r.ok(t, "", "dfs", "-put", "-l", "-d", srcs[1], "/p/lazy")
+	r.want(t, 0, "1 lazy\n", "", "dfs", "-stat", "%r %n", "/p/lazy")
+	r.want(t, 0, "3 f0\n", "", "dfs", "-stat", "%r %n", "/p/f0")
+	r.want(t, 0, "file 1\n", "", "dfs", "-cat", "/p/lazy")
+	_, errOut, code = r.run(t, "", "dfs", "-put", "-d", srcs[2], "/p/lazy")
+	if code != 1 || errOut != "put: `/p/lazy': File exists\n" {
+		t.Fatalf("-put -d onto an existing file: %d %q", code, errOut)
+	}
+	r.ok(t, "", "dfs", "-put", "-d", "-f", srcs[2], "/p/lazy")
+	r.want(t, 0, "file 2\n", "", "dfs", "-cat", "/p/lazy")
+	r.ok(t, "", "dfs", "-rm", "-skipTrash", "/p/lazy")
 
 	limit := []string{"-D", "hadoop.shell.safely.delete.limit.num.files=3"}
 	out, errOut, code := r.run(t, "n\n", "dfs", append(limit, "-rm", "-r", "-safely", "/p")...)

@@ -281,6 +281,8 @@ func (c *cmd) put(args []string, move bool) error {
 	if err != nil {
 		return err
 	}
+	c.putDirect, c.putLazy = f.on("d"), f.on("l")
+	defer func() { c.putDirect, c.putLazy = false, false }()
 	type job struct {
 		src    *localItem
 		target *item
@@ -463,11 +465,22 @@ func (c *cmd) preserveHDFS(preserve bool, target *item, fi os.FileInfo) error {
 }
 
 // writeHDFS copies r (size bytes, -1 unknown) into target through a
-// temporary ._COPYING_ file renamed into place at the end.
+// temporary ._COPYING_ file renamed into place at the end (-put -d: into
+// target itself; -put -l: with one replica, as Hadoop's lazy persist).
 func (c *cmd) writeHDFS(r io.Reader, size int64, label string, target *item, overwrite bool) error {
+	opts := client.CreateOptions{Overwrite: true}
+	if c.putLazy {
+		opts.Replication = 1
+	}
 	tmp := target.abs + copyingSuffix
-	w, err := target.fs.CreateFile(c.ctx, tmp, client.CreateOptions{Overwrite: true})
+	if c.putDirect {
+		tmp, opts.Overwrite = target.abs, overwrite
+	}
+	w, err := target.fs.CreateFile(c.ctx, tmp, opts)
 	if err != nil {
+		if c.putDirect && errors.Is(err, fs.ErrExist) {
+			return pathErr(target.str, msgExists)
+		}
 		return err
 	}
 	r = c.progress(r, size, label)
@@ -479,6 +492,9 @@ func (c *cmd) writeHDFS(r io.Reader, size int64, label string, target *item, ove
 	if err := w.Close(); err != nil {
 		_ = target.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
 		return err
+	}
+	if c.putDirect {
+		return nil
 	}
 	if overwrite {
 		err = target.fs.RenameOverwrite(c.ctx, tmp, target.abs)

@@ -75,6 +75,9 @@ type cmd struct {
 	// progress bars are off, and failures are counted under errMu.
 	parallel bool
 	errMu    sync.Mutex
+	// putDirect and putLazy are -put's -d (no ._COPYING_ file) and -l
+	// (replication 1), set before its copies start.
+	putDirect, putLazy bool
 }
 
 // fail prints "<cmd>: <msg>" on stderr and counts an error.
