@@ -507,7 +507,9 @@ func (nn *NameNode) volumeFailuresPage(s *nnSnapshot) web.Page {
 // the superuser's getSnapshottableDirListing has them).
 func (nn *NameNode) snapshotsPage() web.Page {
 	var dirs []namespace.SnapshottableDir
-	nn.ns.read(func(t *namespace.Tree) { dirs = t.SnapshottableDirs(namespace.Caller{User: nn.cfg.SuperUser, Super: true}) })
+	nn.ns.read(func(t *namespace.Tree) {
+		dirs = t.SnapshottableDirs(namespace.Caller{User: nn.cfg.SuperUser, Super: true})
+	})
 	t := &web.Table{Header: []string{"Path", "Snapshot Number", "Snapshot Quota", "Modification Time", "Permission", "Owner", "Group"},
 		Empty: "No snapshottable directories"}
 	for _, d := range dirs {
