@@ -210,3 +210,10 @@ const (
 	// QuotaReset removes a quota.
 	QuotaReset int64 = -1
 )
+
+// NewFileInfo builds a FileInfo from a status, for file systems other
+// than HDFS (the local one behind file: URIs, say). Its name is the last
+// element of st.Path ("/" for the root).
+func NewFileInfo(st FileStatus) *FileInfo {
+	return &FileInfo{name: path.Base(st.Path), status: st}
+}

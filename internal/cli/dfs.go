@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client"
@@ -34,6 +35,14 @@ func runDfs(inv *Invocation) int {
 	if uri, ok := webhdfsArgs(inv.Args); ok && needsFS(inv.Args) {
 		return runWebDfs(inv, uri, env.TrashInterval > 0)
 	}
+	if isLocalDefaultFS(inv.Conf) {
+		// Hadoop's default fs.defaultFS, file:///: paths are local ones.
+		env.LocalDefault = true
+		env.DialHDFS = func(uri string) (*client.FileSystem, error) {
+			return fsshell.DialFromConf(inv.Conf.With(conf.KeyValue{Key: conf.FSDefaultFS, Value: uri}), "", inv.Env.Stderr)
+		}
+		return fsshell.Run(context.Background(), env, nil, inv.Args)
+	}
 	var fsys *client.FileSystem
 	if needsFS(inv.Args) {
 		var err error
@@ -45,6 +54,22 @@ func runDfs(inv *Invocation) int {
 		defer fsys.Close()
 	}
 	return fsshell.Run(context.Background(), env, fsys, inv.Args)
+}
+
+// isLocalDefaultFS reports whether paths without a scheme are local: when
+// fs.defaultFS is set to a file: URI, or left at its default (file:///)
+// with no NameNode address configured either (a dfs.namenode.rpc-address
+// alone still names the cluster, as it always has here).
+func isLocalDefaultFS(c *conf.Conf) bool {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(c.String(conf.FSDefaultFS)), ":")
+	if !ok || !strings.EqualFold(scheme, "file") {
+		return false
+	}
+	if c.Source(conf.FSDefaultFS) != conf.SourceDefault {
+		return true
+	}
+	_, _, err := fsshell.NameNodeAddresses(c)
+	return err != nil
 }
 
 // needsFS reports whether the shell command talks to a file system (help and

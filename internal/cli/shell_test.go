@@ -193,6 +193,19 @@ func TestShellRmSafelyAndPutThreads(t *testing.T) {
 	if code != 255 || !strings.HasPrefix(errOut, "-put: -t x: not a number\n") {
 		t.Fatalf("-put -t x: %d %q", code, errOut)
 	}
+	// -l writes one replica; -d writes the destination itself, and like
+	// any put refuses an existing one without -f.
+	r.ok(t, "", "dfs", "-put", "-l", "-d", srcs[1], "/p/lazy")
+	r.want(t, 0, "1 lazy\n", "", "dfs", "-stat", "%r %n", "/p/lazy")
+	r.want(t, 0, "3 f0\n", "", "dfs", "-stat", "%r %n", "/p/f0")
+	r.want(t, 0, "file 1\n", "", "dfs", "-cat", "/p/lazy")
+	_, errOut, code = r.run(t, "", "dfs", "-put", "-d", srcs[2], "/p/lazy")
+	if code != 1 || errOut != "put: `/p/lazy': File exists\n" {
+		t.Fatalf("-put -d onto an existing file: %d %q", code, errOut)
+	}
+	r.ok(t, "", "dfs", "-put", "-d", "-f", srcs[2], "/p/lazy")
+	r.want(t, 0, "file 2\n", "", "dfs", "-cat", "/p/lazy")
+	r.ok(t, "", "dfs", "-rm", "-skipTrash", "/p/lazy")
 
 	limit := []string{"-D", "hadoop.shell.safely.delete.limit.num.files=3"}
 	out, errOut, code := r.run(t, "n\n", "dfs", append(limit, "-rm", "-r", "-safely", "/p")...)
@@ -280,19 +293,6 @@ func TestShellHelpAndConnectRetries(t *testing.T) {
 	}
 }
 
-// TestShellFileURIsNotYet: a file: URI answers that it is not supported
-// yet, naming the commands that take local paths.
-func TestShellFileURIsNotYet(t *testing.T) {
-	r := newShellRig(t)
-	for _, cmd := range [][]string{{"-ls", "file:///tmp"}, {"-cat", "file:/etc/hostname"}, {"-mkdir", "file:/tmp/x"}} {
-		_, errOut, code := r.run(t, "", "dfs", cmd...)
-		want := strings.TrimPrefix(cmd[0], "-") + ": `" + cmd[1] + "': file: URIs are not supported yet by this command"
-		if code != 1 || !strings.HasPrefix(errOut, want) {
-			t.Errorf("%v: %d %q", cmd, code, errOut)
-		}
-	}
-}
-
 // TestShellFileURIsOnTheLocalSide: the copy commands take file: URIs
 // (file:/x, file:///x) where they take local paths.
 func TestShellFileURIsOnTheLocalSide(t *testing.T) {
@@ -319,8 +319,9 @@ func TestShellFileURIsOnTheLocalSide(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", name, b, err, want)
 		}
 	}
-	_, errOut, code := r.run(t, "", "dfs", "-cp", "file:"+a, "/b", "/d")
-	if code != 1 || !strings.Contains(errOut, "not supported yet") {
-		t.Errorf("-cp from both file systems: %d %q", code, errOut)
-	}
+	// Sources on both file systems: the target must be a directory.
+	r.want(t, 1, "", "cp: `/d': No such file or directory\n", "dfs", "-cp", "file:"+a, "/b", "/d")
+	r.ok(t, "", "dfs", "-mkdir", "/d")
+	r.want(t, 0, "", "", "dfs", "-cp", "file:"+a, "/b", "/d")
+	r.want(t, 0, "alpha\nalpha\n", "", "dfs", "-cat", "/d/a", "/d/b")
 }

@@ -76,6 +76,7 @@ func TestUIInChromium(t *testing.T) {
 		{"namenode-datanodes", nn + "/datanodes.html", []string{`class="current">Datanodes</a>`, "Live DataNodes", "No dead DataNodes",
 			`<a href="http://` + c.DataNodes()[0].HTTPAddr().String() + `/">`}},
 		{"namenode-volume-failures", nn + "/volumefailures.html", []string{"There are no reported volume failures."}},
+		{"namenode-snapshot", nn + "/snapshots.html", []string{"Snapshottable directories: 0", "No snapshottable directories"}},
 		{"namenode-startup-progress", nn + "/startup.html", []string{"Loading fsimage", "Loading edits", "Saving checkpoint",
 			"Safe mode", "100% COMPLETE"}},
 		{"datanode", dn + "/datanode.html", []string{c.DataNodes()[0].XferAddr().String()}},

@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/version"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -502,8 +503,38 @@ func (nn *NameNode) volumeFailuresPage(s *nnSnapshot) web.Page {
 	return nn.tabPage("Datanode Volume Failures", web.Section{Heading: "Datanode Volume Failures", Table: t})
 }
 
-// snapshotsPage is the Snapshot tab.
+// snapshotsPage is the Snapshot tab: the snapshottable directories (as
+// the superuser's getSnapshottableDirListing has them).
 func (nn *NameNode) snapshotsPage() web.Page {
-	return nn.tabPage("Snapshot", web.Section{Heading: "Snapshot Summary",
-		Note: "Snapshots are not supported yet: there are no snapshottable directories and no snapshots."})
+	var dirs []namespace.SnapshottableDir
+	nn.ns.read(func(t *namespace.Tree) {
+		dirs = t.SnapshottableDirs(namespace.Caller{User: nn.cfg.SuperUser, Super: true})
+	})
+	t := &web.Table{Header: []string{"Path", "Snapshot Number", "Snapshot Quota", "Modification Time", "Permission", "Owner", "Group"},
+		Empty: "No snapshottable directories"}
+	for _, d := range dirs {
+		t.Rows = append(t.Rows, []string{d.Path, "0", strconv.Itoa(namespace.DefaultSnapshotQuota),
+			time.UnixMilli(d.Info.Mtime).UTC().Format(time.RFC1123), modeText(d.Info.Perm.Mode), d.Info.Perm.User, d.Info.Perm.Group})
+	}
+	return nn.tabPage("Snapshot", web.Section{Heading: "Snapshottable directories: " + strconv.Itoa(len(dirs)), Table: t},
+		web.Section{Heading: "Snapshotted directories: 0",
+			Note: "Taking snapshots (createSnapshot, .snapshot paths) is not supported yet; directories can be made snapshottable."})
+}
+
+// modeText is a directory's permission as ls writes it ("drwxr-xr-x").
+func modeText(mode uint16) string {
+	b := []byte("drwxrwxrwx")
+	for i := range 9 {
+		if mode&(1<<(8-i)) == 0 {
+			b[i+1] = '-'
+		}
+	}
+	if mode&0o1000 != 0 {
+		if b[9] == 'x' {
+			b[9] = 't'
+		} else {
+			b[9] = 'T'
+		}
+	}
+	return string(b)
 }

@@ -42,6 +42,9 @@ func TestWebEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := c.Call(context.Background(), "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/a/b")}, &hdfs.AllowSnapshotResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
 	after := webtest.Bean(t, base, "Hadoop:service=NameNode,name=FSNamesystem")
 	if after["FilesTotal"] != float64(4) {
 		t.Errorf("FilesTotal after three mkdirs: %v", after["FilesTotal"])
@@ -82,7 +85,7 @@ func TestWebEndpoints(t *testing.T) {
 	tabs := map[string][]string{
 		"/datanodes.html":      {"Live DataNodes", "No live DataNodes", "Dead DataNodes", "Decommissioning", "In maintenance"},
 		"/volumefailures.html": {"There are no reported volume failures."},
-		"/snapshots.html":      {"Snapshot Summary"},
+		"/snapshots.html":      {"Snapshottable directories: 1", "<td>/a/b</td><td>0</td><td>65536</td>", "<td>drwxr-xr-x</td>"},
 		"/startup.html":        {"Loading fsimage", "Loading edits", "Saving checkpoint", "Safe mode", "100% COMPLETE", "Percent Complete: "},
 	}
 	for path, want := range tabs {

@@ -124,20 +124,20 @@ func runSetfacl(c *cmd, args []string) error {
 			var err error
 			switch {
 			case b:
-				err = c.fs.RemoveACL(c.ctx, it.abs)
+				err = it.fs.RemoveACL(c.ctx, it.abs)
 			case k:
-				err = c.fs.RemoveDefaultACL(c.ctx, it.abs)
+				err = it.fs.RemoveDefaultACL(c.ctx, it.abs)
 			case m:
 				if len(entries) > 0 {
-					err = c.fs.ModifyACLEntries(c.ctx, it.abs, entries)
+					err = it.fs.ModifyACLEntries(c.ctx, it.abs, entries)
 				}
 			case x:
 				if len(entries) > 0 {
-					err = c.fs.RemoveACLEntries(c.ctx, it.abs, entries)
+					err = it.fs.RemoveACLEntries(c.ctx, it.abs, entries)
 				}
 			case set:
 				if len(entries) > 0 {
-					err = c.fs.SetACL(c.ctx, it.abs, entries)
+					err = it.fs.SetACL(c.ctx, it.abs, entries)
 				}
 			}
 			if err != nil {
@@ -184,7 +184,7 @@ func runGetfacl(c *cmd, args []string) error {
 			s := it.status()
 			var entries []client.ACLEntry
 			if s.HasACL {
-				st, err := c.fs.GetACLStatus(c.ctx, it.abs)
+				st, err := it.fs.GetACLStatus(c.ctx, it.abs)
 				if err != nil {
 					return &shellError{msg: c.describe(it.str, err)}
 				}

@@ -151,8 +151,9 @@ func commands() []*command {
 				"With several sources, <dst> must be a directory.\n" +
 				"  -p  Keep access and modification times and permissions.\n" +
 				"  -f  Overwrite an existing destination.\n" +
-				"  -l  Accepted for compatibility (lazy persist); no effect.\n" +
-				"  -d  Accepted for compatibility; no effect.\n" +
+				"  -l  Lazy persist: write one replica (hdfsgo's DataNodes have no RAM_DISK\n" +
+				"      tier, so it is written to disk at once).\n" +
+				"  -d  Write the destination directly, without a temporary ._COPYING_ file.\n" +
 				"  -t <thread count>  Copy up to this many sources at once (default 1).\n" +
 				"  -q <threadPool queue size>  Accepted for compatibility (default 1024)."},
 		{name: "copyFromLocal", usage: "[-f] [-p] [-l] [-d] [-t <thread count>] [-q <threadPool queue size>] <localsrc> ... <dst>", run: runPut,

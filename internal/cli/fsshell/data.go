@@ -77,7 +77,7 @@ func (c *cmd) catOne(it *item, decode bool) error {
 	if it.isDir() {
 		return pathErr(it.str, msgIsDir)
 	}
-	r, err := c.fs.Open(c.ctx, it.abs)
+	r, err := it.fs.Open(c.ctx, it.abs)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func runHead(c *cmd, args []string) error {
 		if it.isDir() {
 			return pathErr(it.str, msgIsDir)
 		}
-		r, err := c.fs.Open(c.ctx, it.abs)
+		r, err := it.fs.Open(c.ctx, it.abs)
 		if err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func runTail(c *cmd, args []string) error {
 		}
 		off := max(it.status().Length-tailBytes, 0)
 		for {
-			n, err := c.dumpFrom(it.abs, off)
+			n, err := c.dumpFrom(it, off)
 			if err != nil {
 				if f.on("f") && c.ctx.Err() != nil {
 					return nil // interrupted while following: the normal end
@@ -148,8 +148,8 @@ func runTail(c *cmd, args []string) error {
 }
 
 // dumpFrom copies the file from off to its current end to stdout.
-func (c *cmd) dumpFrom(abs string, off int64) (int64, error) {
-	r, err := c.fs.Open(c.ctx, abs)
+func (c *cmd) dumpFrom(it *item, off int64) (int64, error) {
+	r, err := it.fs.Open(c.ctx, it.abs)
 	if err != nil {
 		return 0, err
 	}
@@ -160,7 +160,7 @@ func (c *cmd) dumpFrom(abs string, off int64) (int64, error) {
 	if _, err := r.Seek(off, io.SeekStart); err != nil {
 		return 0, err
 	}
-	return r.WriteTo(c.env.Stdout)
+	return io.Copy(c.env.Stdout, r)
 }
 
 func runChecksum(c *cmd, args []string) error {
@@ -172,7 +172,12 @@ func runChecksum(c *cmd, args []string) error {
 		if it.isDir() {
 			return pathErr(it.str, msgIsDir)
 		}
-		sum, err := c.fs.Checksum(c.ctx, it.abs)
+		sum, err := it.fs.Checksum(c.ctx, it.abs)
+		if errors.Is(err, errNoChecksum) {
+			// The local file system keeps no checksum: Hadoop prints NONE.
+			c.printf("%s\tNONE\t\n", it.str)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -276,6 +281,8 @@ func (c *cmd) put(args []string, move bool) error {
 	if err != nil {
 		return err
 	}
+	c.putDirect, c.putLazy = f.on("d"), f.on("l")
+	defer func() { c.putDirect, c.putLazy = false, false }()
 	type job struct {
 		src    *localItem
 		target *item
@@ -406,7 +413,7 @@ func (c *cmd) putOne(src *localItem, target *item, overwrite, preserve bool) err
 			return pathErr(target.str, msgNotDir)
 		}
 		if !target.exists() {
-			if err := c.fs.Mkdir(c.ctx, target.abs, dirDefault); err != nil {
+			if err := target.fs.Mkdir(c.ctx, target.abs, dirDefault); err != nil {
 				return err
 			}
 		}
@@ -451,37 +458,51 @@ func (c *cmd) preserveHDFS(preserve bool, target *item, fi os.FileInfo) error {
 		return nil
 	}
 	ms := fi.ModTime().UnixMilli()
-	if err := c.fs.SetTimes(c.ctx, target.abs, ms, ms); err != nil {
+	if err := target.fs.SetTimes(c.ctx, target.abs, ms, ms); err != nil {
 		return err
 	}
-	return c.fs.Chmod(c.ctx, target.abs, fi.Mode().Perm())
+	return target.fs.Chmod(c.ctx, target.abs, fi.Mode().Perm())
 }
 
 // writeHDFS copies r (size bytes, -1 unknown) into target through a
-// temporary ._COPYING_ file renamed into place at the end.
+// temporary ._COPYING_ file renamed into place at the end (-put -d: into
+// target itself; -put -l: with one replica, as Hadoop's lazy persist).
 func (c *cmd) writeHDFS(r io.Reader, size int64, label string, target *item, overwrite bool) error {
+	opts := client.CreateOptions{Overwrite: true}
+	if c.putLazy {
+		opts.Replication = 1
+	}
 	tmp := target.abs + copyingSuffix
-	w, err := c.fs.CreateFile(c.ctx, tmp, client.CreateOptions{Overwrite: true})
+	if c.putDirect {
+		tmp, opts.Overwrite = target.abs, overwrite
+	}
+	w, err := target.fs.CreateFile(c.ctx, tmp, opts)
 	if err != nil {
+		if c.putDirect && errors.Is(err, fs.ErrExist) {
+			return pathErr(target.str, msgExists)
+		}
 		return err
 	}
 	r = c.progress(r, size, label)
-	if _, err := w.ReadFrom(r); err != nil {
+	if _, err := io.Copy(w, r); err != nil {
 		w.Close()
-		_ = c.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
+		_ = target.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
 		return err
 	}
 	if err := w.Close(); err != nil {
-		_ = c.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
+		_ = target.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
 		return err
 	}
+	if c.putDirect {
+		return nil
+	}
 	if overwrite {
-		err = c.fs.RenameOverwrite(c.ctx, tmp, target.abs)
+		err = target.fs.RenameOverwrite(c.ctx, tmp, target.abs)
 	} else {
-		err = c.fs.Rename(c.ctx, tmp, target.abs)
+		err = target.fs.Rename(c.ctx, tmp, target.abs)
 	}
 	if err != nil {
-		_ = c.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
+		_ = target.fs.RemoveAll(context.WithoutCancel(c.ctx), tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return pathErr(target.str, msgExists)
 		}
@@ -508,9 +529,9 @@ func runAppendToFile(c *cmd, args []string) error {
 	if c.numErrors > 0 {
 		return nil
 	}
-	var w *client.Writer
+	var w io.WriteCloser
 	if dst.exists() {
-		w, err = c.fs.Append(c.ctx, dst.abs)
+		w, err = dst.fs.Append(c.ctx, dst.abs)
 	} else {
 		ok, perr := c.parentExists(dst)
 		if perr != nil {
@@ -519,7 +540,7 @@ func runAppendToFile(c *cmd, args []string) error {
 		if !ok {
 			return c.missingParent(dst)
 		}
-		w, err = c.fs.Create(c.ctx, dst.abs)
+		w, err = dst.fs.Create(c.ctx, dst.abs)
 	}
 	if err != nil {
 		return err
@@ -537,7 +558,7 @@ func runAppendToFile(c *cmd, args []string) error {
 			defer lf.Close()
 			r = lf
 		}
-		if _, err := w.ReadFrom(r); err != nil {
+		if _, err := io.Copy(w, r); err != nil {
 			w.Close()
 			return err
 		}
@@ -628,7 +649,7 @@ func (c *cmd) getOne(src *item, target string, overwrite, preserve bool) error {
 	if exists && !overwrite {
 		return pathErr(target, msgExists)
 	}
-	r, err := c.fs.Open(c.ctx, src.abs)
+	r, err := src.fs.Open(c.ctx, src.abs)
 	if err != nil {
 		return err
 	}
@@ -710,12 +731,12 @@ func runGetmerge(c *cmd, args []string) error {
 		if f.on("skip-empty-file") && it.status().Length == 0 {
 			continue
 		}
-		r, err := c.fs.Open(c.ctx, it.abs)
+		r, err := it.fs.Open(c.ctx, it.abs)
 		if err != nil {
 			c.failErr(it.str, err)
 			continue
 		}
-		_, err = r.WriteTo(out)
+		_, err = io.Copy(out, r)
 		r.Close()
 		if err != nil {
 			return err
@@ -752,7 +773,8 @@ func runCp(c *cmd, args []string) error {
 	}
 	switch dstLocal := isLocalURI(rest[len(rest)-1]); {
 	case localSrcs > 0 && (localSrcs < len(rest)-1 || dstLocal):
-		return &shellError{msg: "copies between the local file system and itself, or from both file systems at once, are not supported yet"}
+		// Local to local, or sources on both file systems: the general
+		// copy below, each path on its own file system.
 	case localSrcs > 0:
 		return c.put(append(flags, rest...), false)
 	case dstLocal:
@@ -803,7 +825,7 @@ func (c *cmd) cpOne(src, target *item, overwrite, preserve bool) error {
 			return pathErr(target.str, msgNotDir)
 		}
 		if !target.exists() {
-			if err := c.fs.Mkdir(c.ctx, target.abs, dirDefault); err != nil {
+			if err := target.fs.Mkdir(c.ctx, target.abs, dirDefault); err != nil {
 				return err
 			}
 		}
@@ -828,7 +850,7 @@ func (c *cmd) cpOne(src, target *item, overwrite, preserve bool) error {
 	if target.exists() && !overwrite {
 		return pathErr(target.str, msgExists)
 	}
-	r, err := c.fs.Open(c.ctx, src.abs)
+	r, err := src.fs.Open(c.ctx, src.abs)
 	if err != nil {
 		return err
 	}
@@ -838,10 +860,10 @@ func (c *cmd) cpOne(src, target *item, overwrite, preserve bool) error {
 	}
 	if preserve {
 		s := src.status()
-		if err := c.fs.SetTimes(c.ctx, target.abs, s.ModTime.UnixMilli(), s.AccessTime.UnixMilli()); err != nil {
+		if err := target.fs.SetTimes(c.ctx, target.abs, s.ModTime.UnixMilli(), s.AccessTime.UnixMilli()); err != nil {
 			return err
 		}
-		return c.fs.Chmod(c.ctx, target.abs, src.fi.Mode()&(fs.ModePerm|fs.ModeSticky))
+		return target.fs.Chmod(c.ctx, target.abs, src.fi.Mode()&(fs.ModePerm|fs.ModeSticky))
 	}
 	return nil
 }
@@ -869,7 +891,7 @@ func runTruncate(c *cmd, args []string) error {
 		if old := it.status().Length; n > old {
 			return &shellError{msg: fmt.Sprintf("Cannot truncate to a larger file size. Current size: %d, truncate size: %d.", old, n)}
 		}
-		done, err := c.fs.Truncate(c.ctx, it.abs, n)
+		done, err := it.fs.Truncate(c.ctx, it.abs, n)
 		switch {
 		case err != nil:
 			return err
@@ -885,14 +907,14 @@ func runTruncate(c *cmd, args []string) error {
 	for _, it := range wait {
 		c.printf("Waiting for %s ...\n", it.str)
 		for {
-			fi, err := c.fs.Stat(c.ctx, it.abs)
+			fi, err := it.fs.Stat(c.ctx, it.abs)
 			if err != nil {
 				c.failErr(it.str, err)
 				break
 			}
 			// Done when the length is the new one and block recovery has
 			// closed the file again.
-			closed, cerr := c.fs.IsFileClosed(c.ctx, it.abs)
+			closed, cerr := it.fs.IsFileClosed(c.ctx, it.abs)
 			if cerr != nil {
 				c.failErr(it.str, cerr)
 				break
@@ -917,7 +939,7 @@ func (c *cmd) waitReplication(items []*item, n int) {
 		c.printf("Waiting for %s ...", it.str)
 		warned := false
 		for {
-			locs, err := c.fs.BlockLocations(c.ctx, it.abs, 0, it.status().Length)
+			locs, err := it.fs.BlockLocations(c.ctx, it.abs, 0, it.status().Length)
 			if err != nil {
 				c.printf("\n")
 				c.failErr(it.str, err)

@@ -28,11 +28,14 @@
 // [-p], -getmerge [-nl] [-skip-empty-file], -cat, -text (gzip is
 // decompressed), -head, -tail [-f] (these two take their argument as one
 // path, unglobbed, as Hadoop's do), -appendToFile (stdin with "-"),
-// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The copy commands take
-// file: URIs on their local side (-cp from or to one is a -put or -get);
-// other commands answer that file: URIs are not supported yet. The others
-// (taking snapshots, -moveToLocal) answer
-// "<cmd>: not supported yet" with status 1.
+// -checksum [-v], -cp [-f] [-p], -truncate [-w]. The others (taking
+// snapshots, -moveToLocal) answer "<cmd>: not supported yet" with status 1.
+//
+// Every command takes file: URIs too: each path is resolved on its own
+// file system, HDFS or the local one (Hadoop's LocalFileSystem without
+// checksum files), both behind the fileSystem interface. With
+// Env.LocalDefault (fs.defaultFS file:///) paths without a scheme are
+// local and no HDFS client is needed.
 //
 // Copies into HDFS (-put, -cp) write <target>._COPYING_ and rename it to
 // the target when complete, as Hadoop does; -get does the same locally.

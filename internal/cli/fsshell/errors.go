@@ -52,10 +52,8 @@ func (c *cmd) describe(display string, err error) string {
 		return firstLine(re.Message)
 	}
 	switch {
-	case errors.Is(err, client.ErrWrongFS) && isLocalURI(display):
-		return "`" + display + "': file: URIs are not supported yet by this command (-put, -copyFromLocal, -moveFromLocal, -appendToFile, -get, -copyToLocal, -getmerge and -cp take them on their local side)"
 	case errors.Is(err, client.ErrWrongFS):
-		return "Wrong FS: " + display + ", expected: " + c.fs.URI()
+		return "Wrong FS: " + display + ", expected: " + c.expectedURI(display)
 	case errors.Is(err, fs.ErrNotExist):
 		return "`" + display + "': " + msgNotFound
 	case errors.Is(err, fs.ErrExist):

@@ -123,5 +123,5 @@ func runConcat(c *cmd, args []string) error {
 		}
 		paths[i] = s.abs
 	}
-	return c.fs.Concat(c.ctx, target.abs, paths)
+	return target.fs.Concat(c.ctx, target.abs, paths)
 }

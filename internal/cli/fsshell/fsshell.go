@@ -38,6 +38,13 @@ type Env struct {
 	// -rm -safely asks before deleting more files than this at once;
 	// zero or less never asks.
 	SafelyDeleteLimit int64
+	// LocalDefault is set when fs.defaultFS is a file: URI: paths without
+	// a scheme then name local files, and Run needs no HDFS client.
+	LocalDefault bool
+	// DialHDFS connects to the cluster at an hdfs://HOST:PORT URI; with
+	// LocalDefault, paths naming a cluster go through it. Run closes what
+	// it returns.
+	DialHDFS func(uri string) (*client.FileSystem, error)
 }
 
 // ExitUsage is the status of a command-line error (Hadoop's -1).
@@ -57,7 +64,9 @@ type command struct {
 type cmd struct {
 	ctx       context.Context
 	env       Env
-	fs        *client.FileSystem
+	fs        fileSystem        // the default file system (HDFS)
+	local     fileSystem        // the file system of file: URIs
+	remote    map[string]hdfsFS // clusters dialed by authority (LocalDefault)
 	name      string
 	numErrors int
 	exitCode  int
@@ -66,6 +75,9 @@ type cmd struct {
 	// progress bars are off, and failures are counted under errMu.
 	parallel bool
 	errMu    sync.Mutex
+	// putDirect and putLazy are -put's -d (no ._COPYING_ file) and -l
+	// (replication 1), set before its copies start.
+	putDirect, putLazy bool
 }
 
 // fail prints "<cmd>: <msg>" on stderr and counts an error.
@@ -193,7 +205,7 @@ func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) i
 		}
 		return ExitUsage
 	}
-	c := &cmd{ctx: ctx, env: env, fs: fsys, name: cm.name}
+	c := &cmd{ctx: ctx, env: env, fs: hdfsFS{fsys}, local: newLocalFS(), name: cm.name}
 	if cm.unsupported {
 		c.warn("not supported yet")
 		return 1
@@ -205,7 +217,14 @@ func Run(ctx context.Context, env Env, fsys *client.FileSystem, args []string) i
 	if cm.name == "help" || cm.name == "usage" {
 		err = runHelp(c, table, cm.name == "help", args[1:])
 	} else {
-		if fsys == nil {
+		if env.LocalDefault {
+			c.fs = c.local
+			defer func() {
+				for _, h := range c.remote {
+					h.Close()
+				}
+			}()
+		} else if fsys == nil {
 			c.warn("no file system")
 			return 1
 		}

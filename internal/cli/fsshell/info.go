@@ -134,7 +134,7 @@ func runTest(c *cmd, args []string) error {
 			if flag == "w" {
 				perm = 0o2
 			}
-			err := c.fs.Access(c.ctx, it.abs, perm)
+			err := it.fs.Access(c.ctx, it.abs, perm)
 			switch {
 			case err == nil:
 				ok = true
@@ -240,7 +240,7 @@ func runCount(c *cmd, args []string) error {
 		var line string
 		switch {
 		case byType:
-			u, err := c.fs.QuotaUsage(c.ctx, it.abs)
+			u, err := it.fs.QuotaUsage(c.ctx, it.abs)
 			if err != nil {
 				return err
 			}
@@ -252,7 +252,7 @@ func runCount(c *cmd, args []string) error {
 				line += fmt.Sprintf("%13s %17s ", q, rem)
 			}
 		case usageOnly:
-			u, err := c.fs.QuotaUsage(c.ctx, it.abs)
+			u, err := it.fs.QuotaUsage(c.ctx, it.abs)
 			if err != nil {
 				return err
 			}
@@ -265,7 +265,7 @@ func runCount(c *cmd, args []string) error {
 			}
 			line = quotaColumns(q, remQ, sq, remSQ)
 		default:
-			s, err := c.fs.ContentSummary(c.ctx, it.abs)
+			s, err := it.fs.ContentSummary(c.ctx, it.abs)
 			if err != nil {
 				return err
 			}
@@ -282,7 +282,7 @@ func runCount(c *cmd, args []string) error {
 			line += countColumns(formatSize(s.DirectoryCount, human), formatSize(s.FileCount, human), formatSize(s.Length, human))
 		}
 		if showEC {
-			s, err := c.fs.ContentSummary(c.ctx, it.abs)
+			s, err := it.fs.ContentSummary(c.ctx, it.abs)
 			if err != nil {
 				return err
 			}
@@ -317,7 +317,7 @@ func runDu(c *cmd, args []string) error {
 		t.header = true
 	}
 	row := func(it *item) error {
-		s, err := c.fs.ContentSummary(c.ctx, it.abs)
+		s, err := it.fs.ContentSummary(c.ctx, it.abs)
 		if err != nil {
 			return err
 		}
@@ -361,12 +361,16 @@ func runDf(c *cmd, args []string) error {
 		t.right[i] = true
 	}
 	c.forEachArg(rest, func(it *item) error {
-		st, err := c.fs.StatFs(c.ctx)
+		st, err := it.fs.StatFs(c.ctx)
 		if err != nil {
 			return err
 		}
 		size, used, free := int64(st.Capacity), int64(st.Used), int64(st.Remaining)
-		t.add(c.fs.URI(), formatSize(size, human), formatSize(used, human), formatSize(free, human),
+		name := it.fs.URI()
+		if it.fs == c.local {
+			name = "file:///"
+		}
+		t.add(name, formatSize(size, human), formatSize(used, human), formatSize(free, human),
 			formatPercent(float64(used)/float64(size)))
 		return nil
 	}, nil)

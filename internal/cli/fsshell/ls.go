@@ -128,7 +128,7 @@ func (l *lister) adjustWidths(items []*item) {
 		l.ecWidth = 0
 		for _, it := range items {
 			name := ""
-			if s, err := l.c.fs.ContentSummary(l.c.ctx, it.abs); err == nil {
+			if s, err := it.fs.ContentSummary(l.c.ctx, it.abs); err == nil {
 				name = s.ErasureCodingPolicy
 			}
 			l.ec[it] = name

@@ -35,7 +35,7 @@ func runMkdir(c *cmd, args []string) error {
 		return nil
 	}, func(it *item) error {
 		if !parents {
-			ok, err := c.exists(path.Dir(it.abs))
+			ok, err := c.exists(it.fs, path.Dir(it.abs))
 			if err != nil {
 				return err
 			}
@@ -45,14 +45,14 @@ func runMkdir(c *cmd, args []string) error {
 		}
 		// Like Hadoop's shell, always mkdirs with createParent: the parent
 		// check above is what makes -p matter.
-		return c.fs.MkdirAll(c.ctx, it.abs, dirDefault)
+		return it.fs.MkdirAll(c.ctx, it.abs, dirDefault)
 	})
 	return nil
 }
 
 // exists reports whether abs exists.
-func (c *cmd) exists(abs string) (bool, error) {
-	it := &item{abs: abs}
+func (c *cmd) exists(fsys fileSystem, abs string) (bool, error) {
+	it := &item{abs: abs, fs: fsys}
 	if err := c.lookup(it); err != nil {
 		return false, err
 	}
@@ -62,7 +62,7 @@ func (c *cmd) exists(abs string) (bool, error) {
 // missingParent is Hadoop's error for a target whose parent does not
 // exist: the path as typed, then the fully qualified one.
 func (c *cmd) missingParent(it *item) error {
-	return &shellError{msg: "`" + it.str + "': " + msgNotFound + ": `" + c.fs.URI() + it.abs + "'", notFound: true}
+	return &shellError{msg: "`" + it.str + "': " + msgNotFound + ": `" + it.fs.URI() + it.abs + "'", notFound: true}
 }
 
 // parentExists is Hadoop's PathData.parentExists: for a path ending in
@@ -72,7 +72,7 @@ func (c *cmd) parentExists(it *item) (bool, error) {
 	if name == "" || name == "." || name == ".." {
 		return it.exists(), nil
 	}
-	return c.exists(path.Dir(it.abs))
+	return c.exists(it.fs, path.Dir(it.abs))
 }
 
 func runRmr(c *cmd, args []string) error {
@@ -121,7 +121,7 @@ func runRm(c *cmd, args []string) error {
 				c.fail(pathErr(it.str, msgIsDir).Error())
 				continue
 			}
-			if !skipTrash {
+			if !skipTrash && it.fs != c.local { // local deletes skip the trash, as in Hadoop
 				d, err := trashInterval()
 				if err != nil {
 					c.failErr(it.str, err)
@@ -142,9 +142,9 @@ func runRm(c *cmd, args []string) error {
 				continue
 			}
 			if recursive {
-				err = c.fs.RemoveAll(c.ctx, it.abs)
+				err = it.fs.RemoveAll(c.ctx, it.abs)
 			} else {
-				err = c.fs.Remove(c.ctx, it.abs)
+				err = it.fs.Remove(c.ctx, it.abs)
 			}
 			if err != nil {
 				c.failErr(it.str, err)
@@ -163,7 +163,7 @@ func (c *cmd) safeToDelete(it *item) bool {
 	if limit <= 0 {
 		return true
 	}
-	s, err := c.fs.ContentSummary(c.ctx, it.abs)
+	s, err := it.fs.ContentSummary(c.ctx, it.abs)
 	if err != nil {
 		c.failErr(it.str, err)
 		return false
@@ -219,7 +219,7 @@ func runRmdir(c *cmd, args []string) error {
 		}
 		empty := it.status().ChildrenNum == 0
 		if it.status().ChildrenNum < 0 {
-			kids, err := c.fs.ReadDir(c.ctx, it.abs)
+			kids, err := it.fs.ReadDir(c.ctx, it.abs)
 			if err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func runRmdir(c *cmd, args []string) error {
 			}
 			return pathErr(it.str, msgNotEmpty)
 		}
-		return c.fs.Remove(c.ctx, it.abs)
+		return it.fs.Remove(c.ctx, it.abs)
 	}, nil)
 	return nil
 }
@@ -309,7 +309,7 @@ func (c *cmd) move(src, dst *item) error {
 	}
 	if src.isDir() {
 		if target.abs == src.abs {
-			return &shellError{msg: "`" + src.str + "' to `" + c.fs.URI() + target.abs + "': are identical"}
+			return &shellError{msg: "`" + src.str + "' to `" + target.fs.URI() + target.abs + "': are identical"}
 		}
 		if strings.HasPrefix(target.abs, src.abs+"/") || src.abs == "/" {
 			return &shellError{msg: "`" + src.str + "' to `" + target.str + "': is a subdirectory of itself"}
@@ -318,7 +318,10 @@ func (c *cmd) move(src, dst *item) error {
 	if target != dst && target.exists() {
 		return pathErr(target.str, msgExists)
 	}
-	return c.fs.Rename(c.ctx, src.abs, target.abs)
+	if src.fs != target.fs {
+		return &shellError{msg: "`" + src.str + "': Does not match target filesystem"}
+	}
+	return src.fs.Rename(c.ctx, src.abs, target.abs)
 }
 
 func runTouchz(c *cmd, args []string) error {
@@ -334,7 +337,7 @@ func runTouchz(c *cmd, args []string) error {
 			return pathErr(it.str, "Not a zero-length file")
 		}
 		ms := c.now().UnixMilli()
-		return c.fs.SetTimes(c.ctx, it.abs, ms, ms)
+		return it.fs.SetTimes(c.ctx, it.abs, ms, ms)
 	}, func(it *item) error {
 		ok, err := c.parentExists(it)
 		if err != nil {
@@ -343,7 +346,7 @@ func runTouchz(c *cmd, args []string) error {
 		if !ok {
 			return c.missingParent(it)
 		}
-		return c.fs.CreateEmptyFile(c.ctx, it.abs, fileDefault)
+		return it.fs.CreateEmptyFile(c.ctx, it.abs, fileDefault)
 	})
 	return nil
 }
@@ -402,7 +405,7 @@ func runTouch(c *cmd, args []string) error {
 				mtime = -1
 			}
 		}
-		return c.fs.SetTimes(c.ctx, it.abs, mtime, atime)
+		return it.fs.SetTimes(c.ctx, it.abs, mtime, atime)
 	}
 	c.forEachArg(rest, func(it *item) error {
 		if it.isDir() {
@@ -420,7 +423,7 @@ func runTouch(c *cmd, args []string) error {
 		if noCreate {
 			return nil
 		}
-		if err := c.fs.CreateEmptyFile(c.ctx, it.abs, fileDefault); err != nil {
+		if err := it.fs.CreateEmptyFile(c.ctx, it.abs, fileDefault); err != nil {
 			return err
 		}
 		if haveTS {
@@ -455,7 +458,7 @@ func runSetrep(c *cmd, args []string) error {
 			case s.Type != client.TypeFile || s.ErasureCode:
 				return nil
 			}
-			ok, err := c.fs.SetReplication(c.ctx, it.abs, rep)
+			ok, err := it.fs.SetReplication(c.ctx, it.abs, rep)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ type item struct {
 	str string
 	abs string
 	fi  *client.FileInfo
+	fs  fileSystem // the file system abs is a path of
 }
 
 func (it *item) exists() bool { return it.fi != nil }
@@ -40,7 +41,7 @@ func childString(parent, name string) string {
 }
 
 func (c *cmd) child(parent *item, fi *client.FileInfo) *item {
-	return &item{str: childString(parent.str, fi.Name()), abs: fi.Path(), fi: fi}
+	return &item{str: childString(parent.str, fi.Name()), abs: fi.Path(), fi: fi, fs: parent.fs}
 }
 
 // children lists a directory item. A file is not a directory here, as in
@@ -52,7 +53,7 @@ func (c *cmd) children(it *item) ([]*item, error) {
 	if !it.isDir() {
 		return nil, pathErr(it.str, msgNotDir)
 	}
-	list, err := c.fs.ReadDir(c.ctx, it.abs)
+	list, err := it.fs.ReadDir(c.ctx, it.abs)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (c *cmd) children(it *item) ([]*item, error) {
 // childItem returns the item for name inside directory parent, with its
 // status looked up.
 func (c *cmd) childItem(parent *item, name string) (*item, error) {
-	it := &item{str: childString(parent.str, name), abs: path.Join(parent.abs, name)}
+	it := &item{str: childString(parent.str, name), abs: path.Join(parent.abs, name), fs: parent.fs}
 	if err := c.lookup(it); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (c *cmd) childItem(parent *item, name string) (*item, error) {
 
 // lookup fills it.fi; a missing path leaves it nil.
 func (c *cmd) lookup(it *item) error {
-	fi, err := c.fs.Stat(c.ctx, it.abs)
+	fi, err := it.fs.Stat(c.ctx, it.abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		it.fi = nil
 		return nil
@@ -89,11 +90,15 @@ func (c *cmd) lookup(it *item) error {
 
 // newItem resolves one argument without glob expansion.
 func (c *cmd) newItem(arg string) (*item, error) {
-	abs, err := c.fs.Resolve(arg)
+	fsys, err := c.fsFor(arg)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := fsys.Resolve(arg)
 	if err != nil {
 		return nil, c.resolveErr(arg, err)
 	}
-	it := &item{str: arg, abs: abs}
+	it := &item{str: arg, abs: abs, fs: fsys}
 	if err := c.lookup(it); err != nil {
 		return nil, err
 	}
@@ -102,10 +107,7 @@ func (c *cmd) newItem(arg string) (*item, error) {
 
 func (c *cmd) resolveErr(arg string, err error) error {
 	if errors.Is(err, client.ErrWrongFS) {
-		if isLocalURI(arg) {
-			return &shellError{msg: "`" + arg + "': file: URIs are not supported yet by this command (-put, -copyFromLocal, -moveFromLocal, -appendToFile, -get, -copyToLocal, -getmerge and -cp take them on their local side)"}
-		}
-		return &shellError{msg: "Wrong FS: " + arg + ", expected: " + c.fs.URI()}
+		return &shellError{msg: "Wrong FS: " + arg + ", expected: " + c.expectedURI(arg)}
 	}
 	return &shellError{msg: "`" + arg + "': " + err.Error()}
 }
@@ -138,11 +140,15 @@ func (c *cmd) expand(arg string) ([]*item, error) {
 		}
 		return []*item{it}, nil
 	}
-	abs, err := c.fs.Resolve(arg)
+	fsys, err := c.fsFor(arg)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := fsys.Resolve(arg)
 	if err != nil {
 		return nil, c.resolveErr(arg, err)
 	}
-	matches, err := c.glob(abs)
+	matches, err := c.glob(fsys, abs)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +161,11 @@ func (c *cmd) expand(arg string) ([]*item, error) {
 		var s string
 		switch {
 		case relative:
-			s = relativize(c.fs.WorkingDir(), m.Path())
+			s = relativize(fsys.WorkingDir(), m.Path())
 		default:
 			s = prefix + m.Path()
 		}
-		out[i] = &item{str: s, abs: m.Path(), fi: m}
+		out[i] = &item{str: s, abs: m.Path(), fi: m, fs: fsys}
 	}
 	return out, nil
 }
@@ -211,7 +217,7 @@ func relativize(wd, abs string) string {
 // component extends each candidate, a glob component lists each candidate
 // directory and keeps the matching names. Candidates that do not exist at
 // the end are dropped.
-func (c *cmd) glob(abs string) ([]*client.FileInfo, error) {
+func (c *cmd) glob(fsys fileSystem, abs string) ([]*client.FileInfo, error) {
 	type cand struct {
 		p  string
 		fi *client.FileInfo // nil: not looked up yet
@@ -236,7 +242,7 @@ func (c *cmd) glob(abs string) ([]*client.FileInfo, error) {
 		for _, cd := range cands {
 			fi := cd.fi
 			if fi == nil {
-				st, err := c.fs.Stat(c.ctx, cd.p)
+				st, err := fsys.Stat(c.ctx, cd.p)
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
@@ -248,7 +254,7 @@ func (c *cmd) glob(abs string) ([]*client.FileInfo, error) {
 			if !fi.IsDir() {
 				continue
 			}
-			list, err := c.fs.ReadDir(c.ctx, cd.p)
+			list, err := fsys.ReadDir(c.ctx, cd.p)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -269,7 +275,7 @@ func (c *cmd) glob(abs string) ([]*client.FileInfo, error) {
 			out = append(out, cd.fi)
 			continue
 		}
-		st, err := c.fs.Stat(c.ctx, cd.p)
+		st, err := fsys.Stat(c.ctx, cd.p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -162,7 +162,7 @@ func runChmod(c *cmd, args []string) error {
 			if newPerm&0o1000 != 0 {
 				mode |= fs.ModeSticky
 			}
-			if err := c.fs.Chmod(c.ctx, it.abs, mode); err != nil {
+			if err := it.fs.Chmod(c.ctx, it.abs, mode); err != nil {
 				return &shellError{msg: "changing permissions of '" + it.str + "': " + remoteText(err)}
 			}
 			return nil
@@ -223,7 +223,7 @@ func (c *cmd) chown(recursive bool, owner, group string, paths []string) error {
 			if o == "" && g == "" {
 				return nil
 			}
-			if err := c.fs.Chown(c.ctx, it.abs, o, g); err != nil {
+			if err := it.fs.Chown(c.ctx, it.abs, o, g); err != nil {
 				return &shellError{msg: "changing ownership of '" + it.str + "': " + remoteText(err)}
 			}
 			return nil

@@ -39,25 +39,25 @@ func (c *cmd) trashInterval() (time.Duration, error) {
 // moveToTrash renames it into the trash. moved is false when it is in the
 // trash already (the caller deletes it for good).
 func (c *cmd) moveToTrash(it *item) (moved bool, err error) {
-	root := c.trashRoot()
+	root := "/user/" + it.fs.User() + "/.Trash" // on the item's own file system
 	abs := it.abs
 	if abs == root || strings.HasPrefix(abs, root+"/") {
 		return false, nil
 	}
 	if abs == "/" || strings.HasPrefix(path.Dir(root)+"/", abs+"/") {
-		return false, &shellError{msg: fmt.Sprintf("Cannot move \"%s\" to the trash, as it contains the trash. Consider using -skipTrash option", c.fs.URI()+abs)}
+		return false, &shellError{msg: fmt.Sprintf("Cannot move \"%s\" to the trash, as it contains the trash. Consider using -skipTrash option", it.fs.URI()+abs)}
 	}
 	current := root + "/Current"
 	dst := current + abs
 	fail := func(err error) (bool, error) {
-		return false, &shellError{msg: "Failed to move to trash: " + c.fs.URI() + abs + ": " + remoteText(err) + ". Consider using -skipTrash option"}
+		return false, &shellError{msg: "Failed to move to trash: " + it.fs.URI() + abs + ": " + remoteText(err) + ". Consider using -skipTrash option"}
 	}
-	if err := c.fs.MkdirAll(c.ctx, path.Dir(dst), 0o700); err != nil {
+	if err := it.fs.MkdirAll(c.ctx, path.Dir(dst), 0o700); err != nil {
 		return fail(err)
 	}
 	target := dst
 	for i := 0; i < 100; i++ {
-		_, err := c.fs.Stat(c.ctx, target)
+		_, err := it.fs.Stat(c.ctx, target)
 		if errors.Is(err, fs.ErrNotExist) {
 			break
 		}
@@ -66,10 +66,10 @@ func (c *cmd) moveToTrash(it *item) (moved bool, err error) {
 		}
 		target = dst + strconv.FormatInt(c.now().UnixMilli()+int64(i), 10)
 	}
-	if err := c.fs.Rename(c.ctx, abs, target); err != nil {
+	if err := it.fs.Rename(c.ctx, abs, target); err != nil {
 		return fail(err)
 	}
-	c.printf("Moved: '%s' to trash at: %s\n", c.fs.URI()+abs, c.fs.URI()+current)
+	c.printf("Moved: '%s' to trash at: %s\n", it.fs.URI()+abs, it.fs.URI()+current)
 	return true, nil
 }
 

@@ -114,9 +114,9 @@ func runSetfattr(c *cmd, args []string) error {
 	c.forEachArg(args, func(it *item) error {
 		var err error
 		if hasName {
-			err = c.fs.SetXAttr(c.ctx, it.abs, name, value, client.XAttrCreate|client.XAttrReplace)
+			err = it.fs.SetXAttr(c.ctx, it.abs, name, value, client.XAttrCreate|client.XAttrReplace)
 		} else {
-			err = c.fs.RemoveXAttr(c.ctx, it.abs, xname)
+			err = it.fs.RemoveXAttr(c.ctx, it.abs, xname)
 		}
 		if err != nil {
 			return &shellError{msg: c.describe(it.str, err)}
@@ -171,7 +171,7 @@ func runGetfattr(c *cmd, args []string) error {
 		return c.walk(it, recursive, func(it *item) error {
 			fmt.Fprintf(c.env.Stdout, "# file: %s\n", it.str)
 			if dump {
-				xs, err := c.fs.GetXAttrs(c.ctx, it.abs)
+				xs, err := it.fs.GetXAttrs(c.ctx, it.abs)
 				if err != nil {
 					return &shellError{msg: c.describe(it.str, err)}
 				}
@@ -183,7 +183,7 @@ func runGetfattr(c *cmd, args []string) error {
 				}
 				return nil
 			}
-			xs, err := c.fs.GetXAttrs(c.ctx, it.abs, name)
+			xs, err := it.fs.GetXAttrs(c.ctx, it.abs, name)
 			if err != nil {
 				return &shellError{msg: c.describe(it.str, err)}
 			}
