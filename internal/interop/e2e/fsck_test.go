@@ -56,6 +56,9 @@ func TestFsck(t *testing.T) {
 	c.dfs(t, "-put", big, "/ok/big")
 	c.dfs(t, "-D", "dfs.replication=1", "-put", small, "/data/missing")
 	c.dfs(t, "-D", "dfs.replication=1", "-put", small, "/data/bad")
+	// A close needs one replica reported; wait for the NameNode to hear
+	// of all three before asking for a healthy report.
+	c.waitReplicated(t, "/ok/big", 3, "", 30*time.Second)
 
 	out, code := c.fsckRun(t, "/")
 	if code != 0 {
