@@ -25,36 +25,10 @@ var ErrNoCommonProtection = errors.New("No common protection layer between clien
 // server's security-layer CHALLENGE answered with the chosen level, then
 // SUCCESS. It leaves cc wrapping when integrity or privacy was chosen.
 func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
-	if dl, ok := ctx.Deadline(); ok {
-		cc.nc.SetDeadline(dl)
-	} else {
-		cc.nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
-	}
 	defer cc.nc.SetDeadline(time.Time{})
-	p := wire.ClientPreamble()
-	p.AuthProtocol = wire.AuthSASL
-	out := p.Append(nil)
-	send := func(m *common.RpcSaslProto) error {
-		b, err := wire.AppendRequest(out, wire.RequestHeader(wire.CallIDSASL, c.cfg.ClientID, -1), nil, m)
-		out = nil
-		if err != nil {
-			return err
-		}
-		_, err = cc.nc.Write(b)
-		return err
-	}
-	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
-		return &dialError{cc.addr, err}
-	}
-	neg, err := readSasl(cc, common.RpcSaslProto_NEGOTIATE)
+	krb, send, err := c.saslNegotiate(ctx, cc, "KERBEROS")
 	if err != nil {
 		return err
-	}
-	var krb *common.RpcSaslProto_SaslAuth
-	for _, a := range neg.GetAuths() {
-		if a.GetMethod() == "KERBEROS" {
-			krb = a
-		}
 	}
 	if krb == nil {
 		return fmt.Errorf("ipc: %s does not offer Kerberos authentication (is hadoop.security.authentication=kerberos set on the server?)", cc.addr)
@@ -106,36 +80,10 @@ func (c *Client) kerberosHandshake(ctx context.Context, cc *clientConn) error {
 // method), INITIATE with the digest response, SUCCESS with the server's
 // rspauth, which proves it knows the token's password.
 func (c *Client) tokenHandshake(ctx context.Context, cc *clientConn) error {
-	if dl, ok := ctx.Deadline(); ok {
-		cc.nc.SetDeadline(dl)
-	} else {
-		cc.nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
-	}
 	defer cc.nc.SetDeadline(time.Time{})
-	p := wire.ClientPreamble()
-	p.AuthProtocol = wire.AuthSASL
-	out := p.Append(nil)
-	send := func(m *common.RpcSaslProto) error {
-		b, err := wire.AppendRequest(out, wire.RequestHeader(wire.CallIDSASL, c.cfg.ClientID, -1), nil, m)
-		out = nil
-		if err != nil {
-			return err
-		}
-		_, err = cc.nc.Write(b)
-		return err
-	}
-	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
-		return &dialError{cc.addr, err}
-	}
-	neg, err := readSasl(cc, common.RpcSaslProto_NEGOTIATE)
+	tok, send, err := c.saslNegotiate(ctx, cc, "TOKEN")
 	if err != nil {
 		return err
-	}
-	var tok *common.RpcSaslProto_SaslAuth
-	for _, a := range neg.GetAuths() {
-		if a.GetMethod() == "TOKEN" {
-			tok = a
-		}
 	}
 	if tok == nil {
 		return fmt.Errorf("ipc: %s does not offer token authentication (is hadoop.security.authentication=kerberos set on the server?)", cc.addr)
@@ -158,6 +106,43 @@ func (c *Client) tokenHandshake(ctx context.Context, cc *clientConn) error {
 		return fmt.Errorf("ipc: %s: %w", cc.addr, err)
 	}
 	return nil
+}
+
+// saslNegotiate starts a SASL handshake on a fresh connection: it sets
+// the handshake's deadline (the caller clears it), sends the preamble and
+// NEGOTIATE, and returns the server's offer of method (nil if it makes
+// none) and the sender of the exchange's next messages.
+func (c *Client) saslNegotiate(ctx context.Context, cc *clientConn, method string) (*common.RpcSaslProto_SaslAuth, func(*common.RpcSaslProto) error, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		cc.nc.SetDeadline(dl)
+	} else {
+		cc.nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
+	}
+	p := wire.ClientPreamble()
+	p.AuthProtocol = wire.AuthSASL
+	out := p.Append(nil)
+	send := func(m *common.RpcSaslProto) error {
+		b, err := wire.AppendRequest(out, wire.RequestHeader(wire.CallIDSASL, c.cfg.ClientID, -1), nil, m)
+		out = nil
+		if err != nil {
+			return err
+		}
+		_, err = cc.nc.Write(b)
+		return err
+	}
+	if err := send(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
+		return nil, nil, &dialError{cc.addr, err}
+	}
+	neg, err := readSasl(cc, common.RpcSaslProto_NEGOTIATE)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range neg.GetAuths() {
+		if a.GetMethod() == method {
+			return a, send, nil
+		}
+	}
+	return nil, send, nil
 }
 
 // readSasl reads one SASL answer in the given state.
