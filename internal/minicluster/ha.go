@@ -91,11 +91,11 @@ func (c *Cluster) StartJournalNode(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	l, err := listenRetry(c.jnAddrs[i])
+	l, err := c.listen(c.jnAddrs[i])
 	if err != nil {
 		return fmt.Errorf("minicluster: jn%d: %w", i, err)
 	}
-	hl, err := listenRetry(c.jnHTTPAddrs[i])
+	hl, err := c.listen(c.jnHTTPAddrs[i])
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("minicluster: jn%d: %w", i, err)
@@ -148,10 +148,10 @@ func (c *Cluster) startJournalNodes(ctx context.Context) error {
 	c.mu.jns = make([]*server.JournalNode, n)
 	for i := range n {
 		var err error
-		if c.jnAddrs[i], err = pickPort(0); err != nil {
+		if c.jnAddrs[i], err = c.pickPort(0); err != nil {
 			return err
 		}
-		if c.jnHTTPAddrs[i], err = pickPort(0); err != nil {
+		if c.jnHTTPAddrs[i], err = c.pickPort(0); err != nil {
 			return err
 		}
 	}
@@ -174,9 +174,9 @@ func (c *Cluster) haNameNodeConfig(i int) (namenode.Config, *conf.Conf, error) {
 	return cfg, cc, err
 }
 
-// pickPort returns a free loopback address for a NameNode (port 0) or the
-// configured one.
-func pickPort(port int) (string, error) {
+// pickPort returns the configured loopback address (port != 0) or a free
+// one (port 0), whose listener is kept in reserve for listen or release.
+func (c *Cluster) pickPort(port int) (string, error) {
 	if port != 0 {
 		return "127.0.0.1:" + strconv.Itoa(port), nil
 	}
@@ -184,8 +184,38 @@ func pickPort(port int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.reserved == nil {
+		c.mu.reserved = map[string]net.Listener{}
+	}
+	c.mu.reserved[l.Addr().String()] = l
 	return l.Addr().String(), nil
+}
+
+// listen returns the listener reserved for addr, or (a restart, the port
+// freed by the stopped node) a new one, waiting a little for the port.
+func (c *Cluster) listen(addr string) (net.Listener, error) {
+	c.mu.Lock()
+	l := c.mu.reserved[addr]
+	delete(c.mu.reserved, addr)
+	c.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	return listenRetry(addr)
+}
+
+// release frees the port reserved for addr, for a daemon that listens by
+// itself.
+func (c *Cluster) release(addr string) {
+	c.mu.Lock()
+	l := c.mu.reserved[addr]
+	delete(c.mu.reserved, addr)
+	c.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
 }
 
 // startHA formats (unless reused) and starts nn1 and nn2, and makes nn1
@@ -198,10 +228,10 @@ func (c *Cluster) startHA(ctx context.Context) error {
 			rpcPort, httpPort = c.opts.NameNodePort, c.opts.NameNodeHTTPPort
 		}
 		var err error
-		if c.nnAddrs[i], err = pickPort(rpcPort); err != nil {
+		if c.nnAddrs[i], err = c.pickPort(rpcPort); err != nil {
 			return err
 		}
-		if c.nnHTTPAddrs[i], err = pickPort(httpPort); err != nil {
+		if c.nnHTTPAddrs[i], err = c.pickPort(httpPort); err != nil {
 			return err
 		}
 	}
@@ -211,7 +241,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 		c.zkfcAddrs = make([]string, 2)
 		for i := range nnIDs {
 			var err error
-			if c.zkfcAddrs[i], err = pickPort(0); err != nil {
+			if c.zkfcAddrs[i], err = c.pickPort(0); err != nil {
 				return err
 			}
 		}
@@ -296,11 +326,11 @@ func (c *Cluster) StartNameNode(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", c.nnAddrs[i])
+	l, err := c.listen(c.nnAddrs[i])
 	if err != nil {
 		return fmt.Errorf("minicluster: %s: listen on %s: %w", nnIDs[i], c.nnAddrs[i], err)
 	}
-	hl, err := net.Listen("tcp", c.nnHTTPAddrs[i])
+	hl, err := c.listen(c.nnHTTPAddrs[i])
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("minicluster: %s: listen on %s: %w", nnIDs[i], c.nnHTTPAddrs[i], err)

@@ -124,6 +124,11 @@ type Cluster struct {
 		dns   []*datanode.DataNode  // nil where stopped
 		zkfcs []*zkfc.Controller    // nil where stopped
 		jns   []*server.JournalNode // nil where stopped
+		// reserved holds the listeners of the ports picked for the
+		// NameNodes, JournalNodes and controllers until each first
+		// starts on its own, so that nothing else takes a port between
+		// the pick and the start.
+		reserved map[string]net.Listener
 	}
 }
 
@@ -491,6 +496,10 @@ func (c *Cluster) Close() error {
 	dns, nns, jns := c.mu.dns, c.mu.nns, c.mu.jns
 	c.mu.dns, c.mu.nns = make([]*datanode.DataNode, len(dns)), make([]*namenode.NameNode, len(nns))
 	c.mu.jns = make([]*server.JournalNode, len(jns))
+	for _, l := range c.mu.reserved {
+		l.Close()
+	}
+	c.mu.reserved = nil
 	c.mu.Unlock()
 	defer func() {
 		for _, jn := range jns {

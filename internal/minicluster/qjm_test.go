@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -350,11 +351,12 @@ func TestQJMInitializeSharedEdits(t *testing.T) {
 }
 
 func freeAddr(t *testing.T) string {
-	a, err := pickPort(0)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	defer l.Close()
+	return l.Addr().String()
 }
 
 func c0Logger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -42,6 +42,7 @@ func (c *Cluster) StartController(ctx context.Context, i int) error {
 		return err
 	}
 	cfg.RPCAddress = c.zkfcAddrs[i]
+	c.release(cfg.RPCAddress)
 	ctl, err := zkfc.Start(ctx, cfg, zkfc.Deps{Logger: c.logger.With("role", "zkfc", "nn", nnIDs[i])})
 	if err != nil {
 		return fmt.Errorf("minicluster: failover controller of %s: %w", nnIDs[i], err)
