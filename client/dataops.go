@@ -203,6 +203,10 @@ type BlockLocation struct {
 	Offset int64
 	Length int64
 	Hosts  []string // DataNode transfer addresses host:port
+	// StorageTypes and StorageIDs name the storage of each replica
+	// (parallel to Hosts): "DISK", "SSD", "ARCHIVE", ...
+	StorageTypes []string
+	StorageIDs   []string
 }
 
 // BlockLocations returns the blocks of name that overlap [off, off+n).
@@ -223,8 +227,17 @@ func (f *FileSystem) BlockLocations(ctx context.Context, name string, off, n int
 	var out []BlockLocation
 	for _, lb := range resp.GetLocations().GetBlocks() {
 		bl := BlockLocation{Offset: int64(lb.GetOffset()), Length: int64(lb.GetB().GetNumBytes())}
-		for _, l := range lb.GetLocs() {
+		for i, l := range lb.GetLocs() {
 			bl.Hosts = append(bl.Hosts, dnAddr(l.GetId()))
+			typ, sid := hdfs.StorageTypeProto_DISK, ""
+			if i < len(lb.GetStorageTypes()) {
+				typ = lb.GetStorageTypes()[i]
+			}
+			if i < len(lb.GetStorageIDs()) {
+				sid = lb.GetStorageIDs()[i]
+			}
+			bl.StorageTypes = append(bl.StorageTypes, typ.String())
+			bl.StorageIDs = append(bl.StorageIDs, sid)
 		}
 		out = append(out, bl)
 	}

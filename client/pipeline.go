@@ -93,8 +93,10 @@ func openPipeline(ctx context.Context, d *dnconn.Dialer, clientName string, lb *
 		LatestGenerationStamp: proto.Uint64(newGS),
 		RequestedChecksum:     csum.Proto(),
 	}
-	if len(lb.GetStorageTypes()) > 1 {
-		req.TargetStorageTypes = lb.GetStorageTypes()[1:]
+	if types := lb.GetStorageTypes(); len(types) > 0 {
+		// Each node writes on the storage type the NameNode chose for it.
+		req.StorageType = types[0].Enum()
+		req.TargetStorageTypes = types[1:]
 	}
 	if ids := lb.GetStorageIDs(); len(ids) > 0 {
 		req.StorageId = proto.String(ids[0])

@@ -70,7 +70,11 @@ func (w *Writer) addDatanodeLocked(nodes, failed []*hdfs.DatanodeInfoProto, acke
 	if t := resp.GetBlock().GetBlockToken(); t != nil {
 		tok = t
 	}
-	if err := transferBlock(w, src, locs[added], b, tok); err != nil {
+	typ := hdfs.StorageTypeProto_DISK
+	if ts := resp.GetBlock().GetStorageTypes(); added < len(ts) {
+		typ = ts[added]
+	}
+	if err := transferBlock(w, src, locs[added], typ, b, tok); err != nil {
 		return nil, err
 	}
 	nl := proto.Clone(lb).(*hdfs.LocatedBlockProto)
@@ -82,7 +86,7 @@ func (w *Writer) addDatanodeLocked(nodes, failed []*hdfs.DatanodeInfoProto, acke
 }
 
 // transferBlock has src copy block b to target (TRANSFER_BLOCK).
-func transferBlock(w *Writer, src, target *hdfs.DatanodeInfoProto, b *hdfs.ExtendedBlockProto, tok *common.TokenProto) error {
+func transferBlock(w *Writer, src, target *hdfs.DatanodeInfoProto, typ hdfs.StorageTypeProto, b *hdfs.ExtendedBlockProto, tok *common.TokenProto) error {
 	addr := dnAddr(src.GetId())
 	conn, err := w.f.dialer.Dial(w.ctx, addr)
 	if err != nil {
@@ -94,7 +98,7 @@ func transferBlock(w *Writer, src, target *hdfs.DatanodeInfoProto, b *hdfs.Exten
 	req := &hdfs.OpTransferBlockProto{
 		Header:             clientHeader(b, tok, w.f.clientName),
 		Targets:            []*hdfs.DatanodeInfoProto{target},
-		TargetStorageTypes: []hdfs.StorageTypeProto{hdfs.StorageTypeProto_DISK},
+		TargetStorageTypes: []hdfs.StorageTypeProto{typ},
 	}
 	if err := datatransfer.WriteOp(conn, datatransfer.OpTransferBlock, req); err != nil {
 		return err

@@ -36,8 +36,16 @@ func (a *bpActor) execute(ctx context.Context, c *dnpb.DatanodeCommandProto) {
 				}
 				b := storage.Block{ID: int64(bl.GetBlockId()), GenStamp: int64(bl.GetGenStamp()), NumBytes: int64(bl.GetNumBytes())}
 				targets := bc.GetTargets()[i].GetDatanodes()
+				var types []hdfs.StorageTypeProto
+				var ids []string
+				if i < len(bc.GetTargetStorageTypes()) {
+					types = bc.GetTargetStorageTypes()[i].GetStorageTypes()
+				}
+				if i < len(bc.GetTargetStorageUuids()) {
+					ids = bc.GetTargetStorageUuids()[i].GetStorageUuids()
+				}
 				dn.goWork(ctx, func(ctx context.Context) {
-					if err := dn.sendBlock(ctx, pool, b, targets, ""); err != nil {
+					if err := dn.sendBlockTo(ctx, pool, b, targets, types, ids, ""); err != nil {
 						a.log.Warn("DNA_TRANSFER failed", "block", b.String(), "err", err)
 					}
 				})

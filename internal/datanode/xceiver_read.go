@@ -245,7 +245,7 @@ func (x *xceiver) transferBlock(ctx context.Context, req *hdfs.OpTransferBlockPr
 	eb := hdr.GetBaseHeader().GetBlock()
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	err := x.dn.sendBlock(ctx, eb.GetPoolId(), blockOf(eb), req.GetTargets(), hdr.GetClientName())
+	err := x.dn.sendBlockTo(ctx, eb.GetPoolId(), blockOf(eb), req.GetTargets(), req.GetTargetStorageTypes(), req.GetTargetStorageIds(), hdr.GetClientName())
 	_ = x.conn.SetWriteDeadline(time.Now().Add(opTimeout))
 	if err != nil {
 		x.respondErr(hdfs.Status_ERROR, err.Error())
@@ -260,6 +260,13 @@ func (x *xceiver) transferBlock(ctx context.Context, req *hdfs.OpTransferBlockPr
 // comes back); otherwise a client's TRANSFER_BLOCK (stage TRANSFER_RBW or
 // TRANSFER_FINALIZED, a closing response is awaited).
 func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Block, targets []*hdfs.DatanodeInfoProto, clientName string) error {
+	return dn.sendBlockTo(ctx, poolID, b, targets, nil, nil, clientName)
+}
+
+// sendBlockTo is sendBlock naming the storage type (and storage id) the
+// replica goes to on each target (DNA_TRANSFER carries them); none given
+// means DISK, the protocol's default.
+func (dn *DataNode) sendBlockTo(ctx context.Context, poolID string, b storage.Block, targets []*hdfs.DatanodeInfoProto, types []hdfs.StorageTypeProto, ids []string, clientName string) error {
 	if len(targets) == 0 {
 		return fmt.Errorf("datanode: transfer of %v without targets", b)
 	}
@@ -307,6 +314,14 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 		MaxBytesRcvd:          proto.Uint64(0),
 		LatestGenerationStamp: proto.Uint64(0),
 		RequestedChecksum:     rr.Checksum().Proto(),
+	}
+	if len(types) > 0 {
+		req.StorageType = types[0].Enum()
+		req.TargetStorageTypes = types[1:]
+	}
+	if len(ids) > 0 {
+		req.StorageId = proto.String(ids[0])
+		req.TargetStorageIds = ids[1:]
 	}
 	if self := dn.selfInfo(poolID); self != nil {
 		req.Source = self

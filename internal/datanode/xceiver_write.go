@@ -338,10 +338,15 @@ func (x *xceiver) connectMirror(ctx context.Context, req *hdfs.OpWriteBlockProto
 	}
 	fwd := proto.Clone(req).(*hdfs.OpWriteBlockProto)
 	fwd.Targets = targets[1:]
+	// The next node writes on the storage chosen for it: the first of the
+	// target types and ids becomes its own.
+	fwd.StorageType, fwd.StorageId = nil, nil
 	if len(fwd.TargetStorageTypes) > 0 {
+		fwd.StorageType = fwd.TargetStorageTypes[0].Enum()
 		fwd.TargetStorageTypes = fwd.TargetStorageTypes[1:]
 	}
 	if len(fwd.TargetStorageIds) > 0 {
+		fwd.StorageId = proto.String(fwd.TargetStorageIds[0])
 		fwd.TargetStorageIds = fwd.TargetStorageIds[1:]
 	}
 	if len(fwd.TargetPinnings) > 0 {

@@ -100,6 +100,11 @@ type Options struct {
 	// DataNode's data, so that tests of utilization (the balancer) do not
 	// depend on the disk they run on.
 	DataNodeCapacity int64
+	// StorageTypes, when StorageTypes[i] is not empty, gives DataNode i one
+	// volume per entry (dn<i>/data0, dn<i>/data1, ...), tagged with that
+	// storage type in dfs.datanode.data.dir ("DISK", "SSD", "ARCHIVE",
+	// "RAM_DISK"); it overrides VolumesPerDataNode for that node.
+	StorageTypes [][]string
 }
 
 // Cluster is a running cluster.
@@ -294,6 +299,14 @@ func (c *Cluster) StartDataNodeWith(ctx context.Context, i int, st DataNodeStart
 		dirs := make([]string, n)
 		for j := range dirs {
 			dirs[j] = data + strconv.Itoa(j)
+		}
+		data = strings.Join(dirs, ",")
+	}
+	if i < len(c.opts.StorageTypes) && len(c.opts.StorageTypes[i]) > 0 {
+		dirs := make([]string, len(c.opts.StorageTypes[i]))
+		base := filepath.Join(c.opts.Dir, "dn"+strconv.Itoa(i), "data")
+		for j, typ := range c.opts.StorageTypes[i] {
+			dirs[j] = "[" + typ + "]" + base + strconv.Itoa(j)
 		}
 		data = strings.Join(dirs, ",")
 	}

@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"fmt"
+	pathpkg "path"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
@@ -32,6 +33,9 @@ import (
 //	                      and a lease for the client
 //	OP_CONCAT_DELETE      the sources' blocks become the target's
 //	OP_SET_REPLICATION    the file's blocks take the new factor
+//	OP_SET_STORAGE_POLICY, OP_RENAME, OP_RENAME_OLD, OP_CONCAT_DELETE
+//	                      the blocks below take their files' effective storage
+//	                      policy (it steers where new replicas go)
 //	OP_SET_GENSTAMP_V2    the block map's newest stamp (blocks "from the future")
 //	OP_REASSIGN_LEASE     the lease moves to the new holder
 //	OP_DELETE, OP_RENAME  freed blocks; leases of removed open files dropped
@@ -48,6 +52,19 @@ import (
 // the first answer.
 func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 	t, bm := n.mu.tree, n.mu.bm
+	// A rename moves a subtree under another parent, whose storage policy
+	// may differ: where the moved inode lands, and the policy it inherited.
+	var moved string
+	var policyBefore uint8
+	switch o := o.(type) {
+	case *op.Rename:
+		moved, policyBefore = o.Dst, t.EffectiveStoragePolicy(pathpkg.Dir(o.Src))
+	case *op.RenameOld:
+		moved, policyBefore = o.Dst, t.EffectiveStoragePolicy(pathpkg.Dir(o.Src))
+		if t.IsDir(o.Dst) {
+			moved = pathpkg.Join(o.Dst, pathpkg.Base(o.Src))
+		}
+	}
 	var eff namespace.Effects
 	if err := t.ApplyEffects(o, &eff); err != nil {
 		return err
@@ -68,6 +85,7 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 			}
 		}
 		berr = bm.AddBlock(int64(fi.ID), blockmgmt.Block(o.Last), int(fi.Replication), blockmgmt.UnderConstruction, nil)
+		bm.SetStoragePolicy([]int64{o.Last.ID}, t.EffectiveStoragePolicy(o.Path))
 	case *op.UpdateBlocks:
 		if k := len(o.Blocks); k > 0 {
 			bm.UpdateBlock(blockmgmt.Block(o.Blocks[k-1]))
@@ -105,6 +123,13 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Target)
 		}
 		bm.MoveToFile(blockIDs(blocks), int64(fi.ID), int(fi.Replication))
+		bm.SetStoragePolicy(blockIDs(blocks), t.EffectiveStoragePolicy(o.Target))
+	case *op.SetStoragePolicy:
+		refreshPolicies(t, bm, o.Path)
+	case *op.Rename, *op.RenameOld:
+		if moved != "" && t.EffectiveStoragePolicy(pathpkg.Dir(moved)) != policyBefore {
+			refreshPolicies(t, bm, moved)
+		}
 	case *op.SetReplication:
 		if fi, blocks, ok := t.File(o.Path); ok {
 			bm.SetReplication(blockIDs(blocks), int(fi.Replication))
@@ -131,6 +156,15 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 		n.rememberCallLocked(o)
 	}
 	return nil
+}
+
+// refreshPolicies gives the blocks of the files at or below path the
+// files' effective storage policies, after an op that may have changed
+// them (a policy set or unset above, a move under another directory).
+func refreshPolicies(t *namespace.Tree, bm *blockmgmt.Manager, path string) {
+	t.EachFilePolicy(path, func(policy uint8, blocks []op.Block) {
+		bm.SetStoragePolicy(blockIDs(blocks), policy)
+	})
 }
 
 func blockIDs(blocks []op.Block) []int64 {

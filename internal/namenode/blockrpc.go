@@ -99,7 +99,7 @@ func (c *clientRPC) addBlock(ctx context.Context, req *hdfs.AddBlockRequestProto
 			}
 		}
 		excluded := datanodeIDs(req.GetExcludeNodes())
-		targets, err := bm.ChoosePipeline(int(fi.Replication), machine, excluded, nil, fi.BlockSize, nowT)
+		targets, err := bm.ChoosePipeline(int(fi.Replication), machine, excluded, nil, fi.BlockSize, fi.StoragePolicy, nowT)
 		if err != nil {
 			if errors.Is(err, blockmgmt.ErrNotEnoughTargets) {
 				return nil, nil, remoteerr.New(remoteerr.ClassIOException,
@@ -112,8 +112,9 @@ func (c *clientRPC) addBlock(ctx context.Context, req *hdfs.AddBlockRequestProto
 		if prev != nil {
 			off += prev.NumBytes - blocks[len(blocks)-1].NumBytes
 		}
-		resp = targetsBlock(c.pool(), blockmgmt.Block(nb), off, idsToInfos(targets, bm))
-		return ops, func() { c.ns.mu.bm.SetPipeline(nb.ID, targets) }, nil
+		ids := blockmgmt.TargetIDs(targets)
+		resp = targetsBlock(c.pool(), blockmgmt.Block(nb), off, idsToInfos(ids, bm), targets)
+		return ops, func() { c.ns.mu.bm.SetPipeline(nb.ID, ids) }, nil
 	})
 	if err != nil {
 		return nil, toRemote(err)
@@ -325,13 +326,22 @@ func (c *clientRPC) getAdditionalDatanode(ctx context.Context, req *hdfs.GetAddi
 			return
 		}
 		n := int(req.GetNumAdditionalNodes())
-		added := bm.ChooseTargets(n, clientMachine(ctx), excluded, nil, fi.BlockSize, c.ns.clock.Now())
+		added := bm.ChooseStorageTargets(n, clientMachine(ctx), excluded, nil, fi.BlockSize, fi.StoragePolicy, c.ns.clock.Now())
 		if len(added) < n {
 			err = remoteerr.New(remoteerr.ClassIOException, "Failed to find %d additional datanode(s) for %s: %d available", n, req.GetSrc(), len(added))
 			return
 		}
-		all := append(append([]blockmgmt.DatanodeID{}, existing...), added...)
-		resp = targetsBlock(c.pool(), blockmgmt.Block(*b), lengthBefore(blocks, max(len(blocks)-1, 0)), idsToInfos(all, bm))
+		// The existing replicas keep the storages the client names.
+		var all []blockmgmt.Target
+		for i, id := range existing {
+			tg := blockmgmt.Target{DatanodeID: id, StorageType: blockmgmt.TypeDisk}
+			if i < len(req.GetExistingStorageUuids()) {
+				tg.StorageID = req.GetExistingStorageUuids()[i]
+			}
+			all = append(all, tg)
+		}
+		all = append(all, added...)
+		resp = targetsBlock(c.pool(), blockmgmt.Block(*b), lengthBefore(blocks, max(len(blocks)-1, 0)), idsToInfos(blockmgmt.TargetIDs(all), bm), all)
 	})
 	if err != nil {
 		return nil, toRemote(err)

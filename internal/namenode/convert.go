@@ -90,7 +90,11 @@ func locatedBlock(pool string, lb blockmgmt.LocatedBlock, offset int64) *hdfs.Lo
 	for i, d := range lb.Locations {
 		p.Locs = append(p.Locs, datanodeInfoProto(d))
 		p.IsCached = append(p.IsCached, false)
-		p.StorageTypes = append(p.StorageTypes, hdfs.StorageTypeProto_DISK)
+		typ := hdfs.StorageTypeProto_DISK
+		if i < len(lb.StorageTypes) && lb.StorageTypes[i] != 0 {
+			typ = hdfs.StorageTypeProto(lb.StorageTypes[i])
+		}
+		p.StorageTypes = append(p.StorageTypes, typ)
 		sid := ""
 		if i < len(lb.StorageIDs) {
 			sid = lb.StorageIDs[i]
@@ -100,8 +104,13 @@ func locatedBlock(pool string, lb blockmgmt.LocatedBlock, offset int64) *hdfs.Lo
 	return p
 }
 
-// targetsBlock is a located block for a new pipeline: the chosen targets, no
-// storage ids yet.
-func targetsBlock(pool string, b blockmgmt.Block, offset int64, targets []blockmgmt.DatanodeInfo) *hdfs.LocatedBlockProto {
-	return locatedBlock(pool, blockmgmt.LocatedBlock{Block: b, Locations: targets, UnderConstruction: true}, offset)
+// targetsBlock is a located block for a new pipeline: the chosen targets
+// (infos) and the storage chosen on each (ts, parallel to infos).
+func targetsBlock(pool string, b blockmgmt.Block, offset int64, infos []blockmgmt.DatanodeInfo, ts []blockmgmt.Target) *hdfs.LocatedBlockProto {
+	lb := blockmgmt.LocatedBlock{Block: b, Locations: infos, UnderConstruction: true}
+	for _, t := range ts {
+		lb.StorageIDs = append(lb.StorageIDs, t.StorageID)
+		lb.StorageTypes = append(lb.StorageTypes, t.StorageType)
+	}
+	return locatedBlock(pool, lb, offset)
 }

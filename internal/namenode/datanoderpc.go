@@ -212,10 +212,17 @@ func (d *datanodeRPC) command(c blockmgmt.Command) *datanode.DatanodeCommandProt
 		targets := &hdfs.DatanodeInfosProto{}
 		uuids := &hdfs.StorageUuidsProto{}
 		types := &hdfs.StorageTypesProto{}
-		for _, t := range c.Targets {
+		for i, t := range c.Targets {
 			targets.Datanodes = append(targets.Datanodes, datanodeInfoProto(blockmgmt.DatanodeInfo{ID: t}))
-			uuids.StorageUuids = append(uuids.StorageUuids, "")
-			types.StorageTypes = append(types.StorageTypes, hdfs.StorageTypeProto_DISK)
+			sid, typ := "", hdfs.StorageTypeProto_DISK
+			if i < len(c.StorageIDs) {
+				sid = c.StorageIDs[i]
+			}
+			if i < len(c.StorageTypes) && c.StorageTypes[i] != 0 {
+				typ = hdfs.StorageTypeProto(c.StorageTypes[i])
+			}
+			uuids.StorageUuids = append(uuids.StorageUuids, sid)
+			types.StorageTypes = append(types.StorageTypes, typ)
 		}
 		return &datanode.DatanodeCommandProto{
 			CmdType: datanode.DatanodeCommandProto_BlockCommand.Enum(),

@@ -93,10 +93,13 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
-	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
+	bcfg := cfg.Blocks
+	bcfg.StoragePolicy = blockPolicy
+	n.mu.bm = blockmgmt.New(bcfg, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
 	// The second relation is rebuilt from the first: every block the
 	// namespace knows, without locations until DataNodes report them.
-	tree.EachFileWithBlocks(func(id uint64, repl uint16, blocks []op.Block, uc bool) {
+	tree.EachFileWithBlocks(func(id uint64, repl uint16, policy uint8, blocks []op.Block, uc bool) {
+		defer n.mu.bm.SetStoragePolicy(blockIDs(blocks), policy)
 		for i, b := range blocks {
 			st := blockmgmt.Complete
 			if uc && i == len(blocks)-1 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
@@ -78,4 +79,24 @@ func (c *clientRPC) getStoragePolicies(ctx context.Context, _ *hdfs.GetStoragePo
 		resp.Policies = append(resp.Policies, policyProto(p))
 	}
 	return resp, nil
+}
+
+// blockPolicy resolves a storage policy id for block placement (0, none
+// set, is the default policy).
+func blockPolicy(id uint8) blockmgmt.StoragePolicy {
+	p, ok := namespace.StoragePolicyByID(id)
+	if !ok {
+		p, _ = namespace.StoragePolicyByID(namespace.DefaultStoragePolicyID)
+	}
+	types := func(names []string) []int32 {
+		var out []int32
+		for _, n := range names {
+			if v, ok := hdfs.StorageTypeProto_value[n]; ok {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return blockmgmt.StoragePolicy{Name: p.Name, Types: types(p.StorageTypes),
+		CreationFallbacks: types(p.CreationFallbacks), ReplicationFallbacks: types(p.ReplicationFallbacks)}
 }

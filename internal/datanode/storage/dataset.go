@@ -294,8 +294,10 @@ func (d *Dataset) chooseVolume(need int64, st StorageType) (*Volume, error) {
 		}
 	}
 	if len(cands) == 0 {
-		// Our NameNode does not place replicas by storage type yet: a
-		// node without the type asked for takes the replica anyway.
+		// A writer that names no type asks for DISK (the protocol's
+		// default), whatever the NameNode chose: a node without the type
+		// asked for takes the replica on another rather than refusing it,
+		// and reports where it went.
 		cands = append(cands, d.mu.vols...)
 	}
 	d.mu.cands = cands

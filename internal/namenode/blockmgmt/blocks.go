@@ -106,13 +106,14 @@ func (m *Manager) MoveToFile(ids []int64, fileID int64, replication int) {
 }
 
 // ChoosePipeline chooses the pipeline for a new block of a file with the
-// given replication (addBlock); it changes nothing. Fewer usable nodes than
+// given replication and effective storage policy (addBlock); it changes
+// nothing. Fewer usable nodes than
 // MinReplication fail with ErrNotEnoughTargets; otherwise up to replication
 // targets are returned in pipeline order. The caller logs the block, applies
 // it (AddBlock) and then records the pipeline (SetPipeline).
-func (m *Manager) ChoosePipeline(replication int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) ([]DatanodeID, error) {
+func (m *Manager) ChoosePipeline(replication int, writer string, excluded, favored []DatanodeID, blockSize int64, policyID uint8, now time.Time) ([]Target, error) {
 	n := int(m.clipRepl(replication))
-	targets := m.ChooseTargets(n, writer, excluded, favored, blockSize, now)
+	targets := m.ChooseStorageTargets(n, writer, excluded, favored, blockSize, policyID, now)
 	if len(targets) < m.cfg.MinReplication {
 		return targets, fmt.Errorf("%w: could only be written to %d of the %d minReplication nodes; %d datanode(s) running and %d excluded",
 			ErrNotEnoughTargets, len(targets), m.cfg.MinReplication, m.NumLiveDatanodes(), len(excluded))
@@ -371,6 +372,7 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 		type loc struct {
 			dn   *datanode
 			stID string
+			typ  int32
 			key  int
 		}
 		var locs []loc
@@ -379,12 +381,12 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 			good = bad
 		}
 		for _, st := range good {
-			locs = append(locs, loc{dn: st.dn, stID: st.id})
+			locs = append(locs, loc{dn: st.dn, stID: st.id, typ: typeOf(st)})
 		}
 		if len(locs) == 0 && lb.UnderConstruction {
 			for _, u := range m.expected[id] {
 				if dn := m.nodes[u]; dn != nil && !dn.dead {
-					locs = append(locs, loc{dn: dn})
+					locs = append(locs, loc{dn: dn, typ: TypeDisk})
 				}
 			}
 		}
@@ -405,6 +407,7 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 		for _, l := range locs {
 			lb.Locations = append(lb.Locations, m.info(l.dn, now))
 			lb.StorageIDs = append(lb.StorageIDs, l.stID)
+			lb.StorageTypes = append(lb.StorageTypes, l.typ)
 		}
 		out = append(out, lb)
 	}

@@ -85,6 +85,11 @@ type Config struct {
 	// (net.topology.script.file.name / table mapping, resolved by the caller).
 	// nil or an empty answer means DefaultRack. It must be pure and fast.
 	Topology func(ip string) string
+
+	// StoragePolicy resolves a block storage policy id (a file's effective
+	// policy, 0 for the default) to the storage types its replicas go to.
+	// nil means no storage-type preference. It must be pure and fast.
+	StoragePolicy func(id uint8) StoragePolicy
 }
 
 // DefaultConfig returns Hadoop's defaults.

@@ -140,9 +140,9 @@
 //	m.Activate(now)
 //	err := m.RegisterDatanode(dn, now)
 //	cmds, err := m.Heartbeat(dn.UUID, reports, xceivers, xmits, now)
-//	targets, err := m.ChoosePipeline(3, clientIP, nil, nil, blockSize, now)
+//	targets, err := m.ChoosePipeline(3, clientIP, nil, nil, blockSize, policyID, now)
 //	err = m.AddBlock(fileID, blk, 3, blockmgmt.UnderConstruction, nil) // applying the op
-//	m.SetPipeline(blk.ID, targets)
+//	m.SetPipeline(blk.ID, blockmgmt.TargetIDs(targets))
 //	res, err := m.ProcessIncremental(dn.UUID, storageID,
 //		[]blockmgmt.ReceivedDeleted{{Block: final, Status: blockmgmt.Received}}, now)
 //	state, err := m.CommitBlock(final) // COMPLETE when a finalized replica is in

@@ -35,6 +35,7 @@ type blockInfo struct {
 	repl     int16
 	state    BlockUCState
 	flags    uint8
+	policy   uint8 // the file's effective storage policy id (0: default)
 }
 
 // storage is one volume of a DataNode.

@@ -171,12 +171,13 @@ func TestDistance(t *testing.T) {
 
 func TestChoosePipeline(t *testing.T) {
 	h := activeHarness(t, DefaultConfig(), 7)
-	if _, err := h.m.ChoosePipeline(3, "10.9.9.9", nil, nil, mib, h.now); !errors.Is(err, ErrNotEnoughTargets) {
+	if _, err := h.m.ChoosePipeline(3, "10.9.9.9", nil, nil, mib, 0, h.now); !errors.Is(err, ErrNotEnoughTargets) {
 		t.Fatalf("no nodes: %v", err)
 	}
 	h.addNode("a1", "10.0.0.1")
 	h.addNode("b1", "10.0.0.2")
-	got, err := h.m.ChoosePipeline(3, "10.0.0.2", nil, nil, mib, h.now)
+	chosen, err := h.m.ChoosePipeline(3, "10.0.0.2", nil, nil, mib, 0, h.now)
+	got := TargetIDs(chosen)
 	if err != nil || len(got) != 2 || got[0].UUID != "uuid-b1" {
 		t.Fatalf("targets %v, %v", h.names(got), err)
 	}

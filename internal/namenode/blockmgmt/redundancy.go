@@ -311,11 +311,13 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 		return false
 	}
 	var existing, excluded []*datanode
+	var existingTypes []int32
 	for i := range b.replicas {
 		r := &b.replicas[i]
 		excluded = append(excluded, r.st.dn)
 		if r.flags&rCorrupt == 0 && r.state == Finalized && !r.st.dn.dead && r.st.dn.admin == Normal {
 			existing = append(existing, r.st.dn)
+			existingTypes = append(existingTypes, typeOf(r.st))
 		}
 	}
 	if p := m.pending[b.ID]; p != nil {
@@ -325,18 +327,23 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 			}
 		}
 	}
-	targets := m.chooseTargets(need, src, existing, excluded, nil, b.NumBytes, now, false)
+	targets := m.chooseTargets(need, src, existing, existingTypes, excluded, nil, b.NumBytes, m.policy(b.policy), now, false)
 	if len(targets) == 0 {
 		return false
 	}
 	t := Transfer{Block: b.Block, Targets: make([]DatanodeID, len(targets))}
+	for _, c := range m.toTargets(targets) {
+		t.StorageIDs = append(t.StorageIDs, c.StorageID)
+		t.StorageTypes = append(t.StorageTypes, c.StorageType)
+	}
 	p := m.pending[b.ID]
 	if p == nil {
 		p = &pendingWork{}
 		m.pending[b.ID] = p
 	}
 	p.deadline = now.Add(m.cfg.PendingReconstructionTimeout)
-	for i, dn := range targets {
+	for i, c := range targets {
+		dn := c.dn
 		t.Targets[i] = dn.id
 		p.copies = append(p.copies, pendingCopy{target: dn.id.UUID, source: src.id.UUID})
 		dn.scheduled++

@@ -140,6 +140,10 @@ type Command interface{ command() }
 type Transfer struct {
 	Block   Block
 	Targets []DatanodeID
+	// StorageIDs and StorageTypes name the storage chosen on each target
+	// (parallel to Targets).
+	StorageIDs   []string
+	StorageTypes []int32
 }
 
 // Invalidate (DNA_INVALIDATE) asks the node to delete these replicas.
@@ -272,6 +276,9 @@ type LocatedBlock struct {
 	Block
 	Locations  []DatanodeInfo
 	StorageIDs []string
+	// StorageTypes is the storage type of each location (parallel to
+	// Locations; DISK where the storage is not known yet).
+	StorageTypes []int32
 	// Corrupt: every location holds a corrupt replica.
 	Corrupt bool
 	// UnderConstruction: the block is not COMPLETE; the locations are the

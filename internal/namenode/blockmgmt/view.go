@@ -18,7 +18,8 @@ type View interface {
 	Holders(id int64, now time.Time) ([]DatanodeID, []bool)
 	GetBlockLocations(ids []int64, reader string, now time.Time) ([]LocatedBlock, error)
 	ChooseTargets(n int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) []DatanodeID
-	ChoosePipeline(replication int, writer string, excluded, favored []DatanodeID, blockSize int64, now time.Time) ([]DatanodeID, error)
+	ChooseStorageTargets(n int, writer string, excluded, favored []DatanodeID, blockSize int64, policyID uint8, now time.Time) []Target
+	ChoosePipeline(replication int, writer string, excluded, favored []DatanodeID, blockSize int64, policyID uint8, now time.Time) ([]Target, error)
 	CheckRecovery(id, newGenStamp int64) error
 	CheckCommit(blk Block) error
 	NumLiveDatanodes() int

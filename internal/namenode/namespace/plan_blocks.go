@@ -92,22 +92,25 @@ func (t *Tree) FileBlocks(c Caller, path string) (FileInfo, []op.Block, error) {
 }
 
 // EachFileWithBlocks calls fn for every file that has blocks, with its inode
-// id, replication, blocks and whether it is under construction (to rebuild the
-// block manager's map at start-up).
-func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks []op.Block, uc bool)) {
-	var walk func(n *inode)
-	walk = func(n *inode) {
+// id, replication, effective storage policy id, blocks and whether it is
+// under construction (to rebuild the block manager's map at start-up).
+func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, policy uint8, blocks []op.Block, uc bool)) {
+	var walk func(n *inode, inherited uint8)
+	walk = func(n *inode, inherited uint8) {
+		if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
+			inherited = p
+		}
 		if n.isDir() {
 			for _, c := range n.dir.children {
-				walk(c)
+				walk(c, inherited)
 			}
 			return
 		}
 		if len(n.blocks) > 0 {
-			fn(n.id, n.repl, n.blocks, n.uc != nil)
+			fn(n.id, n.repl, inherited, n.blocks, n.uc != nil)
 		}
 	}
-	walk(t.root)
+	walk(t.root, op.StoragePolicyUnspecified)
 }
 
 // InodeID returns the id of the inode at path, without permission checks (for

@@ -132,3 +132,48 @@ func (t *Tree) GetStoragePolicy(c Caller, path string) (StoragePolicy, error) {
 	p, _ := StoragePolicyByID(t.policyAlong(w, len(w.nodes)-1))
 	return p, nil
 }
+
+// EffectiveStoragePolicy is the effective storage policy id of the inode
+// at path (its own or its nearest ancestor's; op.StoragePolicyUnspecified
+// when none is set or the path does not exist), without permission checks,
+// for the NameNode's own bookkeeping.
+func (t *Tree) EffectiveStoragePolicy(path string) uint8 {
+	w := t.lookup(path)
+	if w == nil || w.last() == nil {
+		return op.StoragePolicyUnspecified
+	}
+	return t.policyAlong(w, len(w.nodes)-1)
+}
+
+// EachFilePolicy calls fn for every file with blocks at or below path,
+// with the file's effective storage policy id, so that the block map can
+// follow a policy change above the files.
+func (t *Tree) EachFilePolicy(path string, fn func(policy uint8, blocks []op.Block)) {
+	w := t.lookup(path)
+	if w == nil || w.last() == nil {
+		return
+	}
+	var walk func(n *inode, inherited uint8)
+	walk = func(n *inode, inherited uint8) {
+		if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
+			inherited = p
+		}
+		if n.isDir() {
+			for _, c := range n.dir.children {
+				walk(c, inherited)
+			}
+			return
+		}
+		if len(n.blocks) > 0 {
+			fn(inherited, n.blocks)
+		}
+	}
+	walk(w.last(), t.policyAlong(w, len(w.nodes)-2))
+}
+
+// IsDir reports whether path names an existing directory (no permission
+// checks).
+func (t *Tree) IsDir(path string) bool {
+	w := t.lookup(path)
+	return w != nil && w.last() != nil && w.last().isDir()
+}

@@ -1,0 +1,187 @@
+package minicluster
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+)
+
+// startTyped starts a cluster whose DataNode i has volumes of types[i].
+func startTyped(t *testing.T, types [][]string) (*Cluster, *client.FileSystem) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: len(types), StorageTypes: types,
+		Conf: []conf.KeyValue{{Key: conf.DFSHeartbeatInterval, Value: "1"}, {Key: conf.DFSNameNodeRedundancyInterval, Value: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	return c, fsys
+}
+
+// fileLen is the length of a file written by writeTyped: each name has its
+// own, so that its replicas can be told apart on the DataNodes' disks.
+func fileLen(name string) int {
+	n := uint32(1000)
+	for _, c := range name {
+		n = n*31 + uint32(c)
+	}
+	return 1000 + int(n%50000)
+}
+
+func writeTyped(t *testing.T, fsys *client.FileSystem, name string, repl uint16) error {
+	t.Helper()
+	w, err := fsys.CreateFile(context.Background(), name, client.CreateOptions{Replication: repl, Perm: 0o644})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(strings.Repeat("x", fileLen(name)))); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// replicaTypes waits (bounded) until the first block of name has want
+// replicas reported, and returns the storage types the NameNode names for
+// them and the types of the volumes the replicas really are on, both
+// sorted.
+func replicaTypes(t *testing.T, c *Cluster, fsys *client.FileSystem, types [][]string, name string, want int) (nn, disk []string) {
+	t.Helper()
+	ctx := context.Background()
+	var bl client.BlockLocation
+	for i := 0; ; i++ {
+		locs, err := fsys.BlockLocations(ctx, name, 0, 1)
+		if err != nil || len(locs) != 1 {
+			t.Fatalf("locations of %s: %v %v", name, locs, err)
+		}
+		bl = locs[0]
+		if len(bl.Hosts) >= want {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("%s: %d of %d replicas reported", name, len(bl.Hosts), want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	nn = slices.Sorted(slices.Values(bl.StorageTypes))
+	// The volume each replica is on, found on the DataNodes' disks.
+	for i, dn := range c.DataNodes() {
+		bp, err := dn.BlockPool(c.NameNode().BlockPoolID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range bp.Replicas() {
+			if r.NumBytes != int64(fileLen(name)) {
+				continue
+			}
+			base := filepath.Base(r.VolumeDir)
+			j, err := strconv.Atoi(strings.TrimPrefix(base, "data"))
+			if err != nil || j >= len(types[i]) {
+				t.Fatalf("replica on unexpected volume %s", r.VolumeDir)
+			}
+			disk = append(disk, types[i][j])
+		}
+	}
+	slices.Sort(disk)
+	return nn, disk
+}
+
+// Files under directories with ALL_SSD, ONE_SSD, COLD and no policy (HOT)
+// land on volumes of the policy's types, as the NameNode reports them and
+// as they are on the DataNodes' disks; raising a file's replication copies
+// it to the policy's type.
+func TestStoragePolicyPlacement(t *testing.T) {
+	ctx := context.Background()
+	all := []string{"DISK", "SSD", "ARCHIVE"}
+	types := [][]string{all, all, all, all}
+	c, fsys := startTyped(t, types)
+	for dir, policy := range map[string]string{"/ssd": "ALL_SSD", "/one": "ONE_SSD", "/cold": "COLD", "/hot": ""} {
+		if err := fsys.MkdirAll(ctx, dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if policy != "" {
+			if err := fsys.SetStoragePolicy(ctx, dir, policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := []struct {
+		file string
+		want []string
+	}{
+		{"/ssd/f", []string{"SSD", "SSD", "SSD"}},
+		{"/one/f", []string{"DISK", "DISK", "SSD"}},
+		{"/cold/f", []string{"ARCHIVE", "ARCHIVE", "ARCHIVE"}},
+		{"/hot/f", []string{"DISK", "DISK", "DISK"}},
+	}
+	for _, cs := range cases {
+		if err := writeTyped(t, fsys, cs.file, 3); err != nil {
+			t.Fatalf("%s: %v", cs.file, err)
+		}
+		nn, disk := replicaTypes(t, c, fsys, types, cs.file, 3)
+		if !slices.Equal(nn, cs.want) || !slices.Equal(disk, cs.want) {
+			t.Errorf("%s: NameNode says %v, disks hold %v, want %v", cs.file, nn, disk, cs.want)
+		}
+	}
+	// Re-replication follows the policy: one SSD replica, then four.
+	if err := writeTyped(t, fsys, "/ssd/g", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.SetReplication(ctx, "/ssd/g", 4); err != nil {
+		t.Fatal(err)
+	}
+	if nn, disk := replicaTypes(t, c, fsys, types, "/ssd/g", 4); !slices.Equal(nn, []string{"SSD", "SSD", "SSD", "SSD"}) || !slices.Equal(disk, nn) {
+		t.Errorf("re-replicated /ssd/g: NameNode says %v, disks hold %v", nn, disk)
+	}
+	// A policy set on a file after its directory's: the file's own wins;
+	// a renamed file takes its new directory's policy for new blocks.
+	if err := fsys.Rename(ctx, "/hot/f", "/cold/moved"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := fsys.StoragePolicy(ctx, "/cold/moved"); err != nil || p.Name != "COLD" {
+		t.Fatalf("policy of a file moved under /cold: %v %v", p, err)
+	}
+}
+
+// Without SSD or ARCHIVE volumes, ALL_SSD and ONE_SSD fall back to DISK
+// (their creation fallback); COLD has no fallback and the write fails.
+func TestStoragePolicyFallback(t *testing.T) {
+	ctx := context.Background()
+	types := [][]string{{"DISK"}, {"DISK"}}
+	c, fsys := startTyped(t, types)
+	for _, d := range []string{"/ssd", "/one", "/cold"} {
+		if err := fsys.MkdirAll(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d, p := range map[string]string{"/ssd": "ALL_SSD", "/one": "ONE_SSD", "/cold": "COLD"} {
+		if err := fsys.SetStoragePolicy(ctx, d, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"/ssd/f", "/one/f"} {
+		if err := writeTyped(t, fsys, f, 2); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if nn, disk := replicaTypes(t, c, fsys, types, f, 2); !slices.Equal(nn, []string{"DISK", "DISK"}) || !slices.Equal(disk, nn) {
+			t.Errorf("%s: NameNode says %v, disks hold %v", f, nn, disk)
+		}
+	}
+	err := writeTyped(t, fsys, "/cold/f", 2)
+	if err == nil || !strings.Contains(err.Error(), "could only be written to 0 of the 1 minReplication nodes") {
+		t.Fatalf("COLD without ARCHIVE volumes: %v", err)
+	}
+}
