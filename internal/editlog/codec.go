@@ -22,10 +22,10 @@ const (
 	// OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT and
 	// OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops
 	// (OP_GET_DELEGATION_TOKEN 18, OP_RENEW_DELEGATION_TOKEN 19,
-	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21). Older
-	// segments are still read; a new opcode in an older segment is
-	// corruption.
-	LayoutVersion int32 = 4
+	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21); version 6
+	// OP_SET_QUOTA_BY_STORAGETYPE (48). Older segments are still read; a
+	// new opcode in an older segment is corruption.
+	LayoutVersion int32 = 6
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
 	SegmentHeaderSize = 8
 	// RecordHeaderSize is opcode (1) + txid (8) + body length (4).
@@ -259,6 +259,10 @@ func appendBody(b []byte, o op.Op) []byte {
 	case *op.SetStoragePolicy:
 		b = appendString(b, o.Path)
 		b = binary.AppendUvarint(b, uint64(o.PolicyID))
+	case *op.SetQuotaByStorageType:
+		b = appendString(b, o.Path)
+		b = binary.AppendUvarint(b, uint64(o.StorageType))
+		b = binary.AppendVarint(b, o.DsQuota)
 	case *op.AllowSnapshot:
 		b = appendString(b, o.Path)
 	case *op.DisallowSnapshot:
@@ -528,6 +532,8 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 		o = &op.RemoveXAttr{Path: r.str(), XAttrs: r.xattrs()}
 	case op.CodeSetStoragePolicy:
 		o = &op.SetStoragePolicy{Path: r.str(), PolicyID: r.small(0xff, "storage policy")}
+	case op.CodeSetQuotaByStorageType:
+		o = &op.SetQuotaByStorageType{Path: r.str(), StorageType: r.small(0xff, "storage type"), DsQuota: r.varint()}
 	case op.CodeSetACL:
 		o = &op.SetACL{Path: r.str(), Entries: r.aclEntries()}
 	case op.CodeAllowSnapshot:
@@ -570,7 +576,8 @@ func knownCode(c op.Code) bool {
 		op.CodeAddBlock, op.CodeTruncate, op.CodeAppend,
 		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy,
 		op.CodeAllowSnapshot, op.CodeDisallowSnapshot,
-		op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey:
+		op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey,
+		op.CodeSetQuotaByStorageType:
 		return true
 	}
 	return false

@@ -48,6 +48,8 @@ func sampleOps() []op.Op {
 			RPC: op.RPCID{ClientID: []byte("0123456789abcdef"), CallID: 9}},
 		&op.RemoveXAttr{Path: "/f", XAttrs: []op.XAttr{{NS: op.XAttrSystem, Name: "x"}}},
 		&op.SetStoragePolicy{Path: "/d", PolicyID: 12},
+		&op.SetQuotaByStorageType{Path: "/d", StorageType: 2, DsQuota: 1 << 30},
+		&op.SetQuotaByStorageType{Path: "/d", StorageType: 3, DsQuota: op.QuotaReset},
 		&op.SetACL{Path: "/d", Entries: []op.ACLEntry{{Type: op.ACLUser, Perm: 7}, {Type: op.ACLUser, Name: "bob", Perm: 5},
 			{Scope: op.ACLDefault, Type: op.ACLMask, Perm: 4}}},
 		&op.SetACL{Path: "/e"},
@@ -108,7 +110,7 @@ func TestRecordLayout(t *testing.T) {
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
 	}
-	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 4}) {
+	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 6}) {
 		t.Fatalf("segment header = % x", hdr)
 	}
 }
@@ -125,6 +127,22 @@ func TestLayoutVersion3Ops(t *testing.T) {
 	o, err := decodeBody(op.CodeSetStoragePolicy, body, 3)
 	if err != nil || !reflect.DeepEqual(o, &op.SetStoragePolicy{Path: "/x"}) {
 		t.Fatalf("version 3 body = %#v, %v", o, err)
+	}
+}
+
+// TestQuotaByStorageTypeNeedsVersion6: OP_SET_QUOTA_BY_STORAGETYPE is
+// refused in segments older than layout version 6.
+func TestQuotaByStorageTypeNeedsVersion6(t *testing.T) {
+	rec := mustEncode(nil, 1, &op.SetQuotaByStorageType{Path: "/q", StorageType: 2, DsQuota: 4096})
+	body := rec[RecordHeaderSize : len(rec)-RecordTrailerSize]
+	for v := int32(1); v < 6; v++ {
+		if _, err := decodeBody(op.CodeSetQuotaByStorageType, body, v); err == nil {
+			t.Errorf("OP_SET_QUOTA_BY_STORAGETYPE decoded in a version %d segment", v)
+		}
+	}
+	o, err := decodeBody(op.CodeSetQuotaByStorageType, body, 6)
+	if err != nil || !reflect.DeepEqual(o, &op.SetQuotaByStorageType{Path: "/q", StorageType: 2, DsQuota: 4096}) {
+		t.Fatalf("version 6 body = %#v, %v", o, err)
 	}
 }
 

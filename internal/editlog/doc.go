@@ -36,13 +36,14 @@
 //	+------+------+------+------+------+------+------+------+
 //	| record | record | ...
 //
-// The layout version is 4 (LayoutVersion); readers accept 1 to 4, reject a
+// The layout version is 6 (LayoutVersion); readers accept 1 to 6, reject a
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
 // reads as if every rpc field were empty. Version 3 added OP_SET_ACL,
 // OP_SET_XATTR, OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT
 // and OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops (opcodes 18
-// to 21, bodies below). Such an op in an older segment is corruption.
+// to 21, bodies below); version 6 OP_SET_QUOTA_BY_STORAGETYPE (48). Such
+// an op in an older segment is corruption.
 //
 // # Records
 //
@@ -102,6 +103,8 @@
 //	OP_REMOVE_XATTR (44)     str path, xattrs
 //	OP_SET_STORAGE_POLICY(45) str path, uv policyID (≤ 255)
 //	OP_APPEND (47)           str path, str clientName, str clientMachine, bool newBlock
+//	OP_SET_QUOTA_BY_STORAGETYPE (48) str path, uv storageType (StorageTypeProto
+//	                         number, ≤ 255), v dsQuota (-1: cleared)
 //
 // xattrs = uv count, count × (uv namespace (≤ 4), str name, bool hasValue,
 // then (if 1) str value). ACL scope ≤ 1, type ≤ 3, perm ≤ 7 (op.ACLEntry).

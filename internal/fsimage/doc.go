@@ -43,7 +43,7 @@
 //	  numInodes uv | numInodeFrames uv | numStrings uv
 //
 // Readers take versions 1 to FormatVersion; the 'D' frame is there from
-// version 3 on.
+// version 3 on, quotas by storage type (bit7) from version 5 on.
 //
 // The numbers in the trailer must match what was read (and numInodes the
 // header's), so a file cut at a frame boundary is caught as surely as a torn
@@ -57,7 +57,8 @@
 //
 //	flags u8       bit0 directory, bit1 under construction (files only),
 //	               bit2 quotas present, bit3 features present (version 2),
-//	               bit4 snapshottable directory (version 2); other bits must be 0
+//	               bit4 snapshottable directory (version 2), bit7 quotas by
+//	               storage type (version 5); other bits must be 0
 //	id             zz delta
 //	parentID       zz delta
 //	name           uv length | bytes        (≤ MaxNameLen; empty only for the root)
@@ -65,6 +66,9 @@
 //	mode           uv                       (≤ 0xFFFF)
 //	mtime, atime   zz delta × 2
 //	if bit2:       nsQuota zz | dsQuota zz  (absent: both -1)
+//	if bit7:       numTypeQuotas uv (1 to MaxTypeQuotas) | (storageType uv
+//	               (≤ 255, StorageTypeProto number) | quota zz) × n
+//	               (directories, version 5)
 //	files only:
 //	  replication  uv (≤ 0xFFFF)
 //	  blockSize    zz delta

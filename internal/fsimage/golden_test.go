@@ -2,7 +2,9 @@ package fsimage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,7 +25,7 @@ func TestGoldenBytes(t *testing.T) {
 	h := Header{LayoutVersion: -1001, NamespaceID: 7, TxID: 42, LastInodeID: 16386, GenStamp: 1001, LastBlockID: 1 << 30, NumInodes: 2}
 	data, _ := encodeImage(t, h, inodes)
 	want := "" +
-		"48444653494d4731" + "00000003" + // magic, format version 3
+		"48444653494d4731" + "00000005" + // magic, format version 5
 		// 'H', 15 bytes: lv -1001, ns 7, txid 42, last inode 16386, gs 1001,
 		// last block 2^30, 2 inodes; crc
 		"48" + "0f" + "d10f" + "0e" + "54" + "828001" + "d20f" + "8080808008" + "02" + "17f7d1e5" +
@@ -44,7 +46,7 @@ func TestGoldenBytes(t *testing.T) {
 		t.Errorf("encoding changed:\n got %s\nwant %s", got, want)
 	}
 	// The same image in format version 1 (no delegation frame) still reads.
-	v1 := strings.Replace(strings.Replace(want, "00000003", "00000001", 1), "440040fcd00a", "", 1)
+	v1 := strings.Replace(strings.Replace(want, "00000005", "00000001", 1), "440040fcd00a", "", 1)
 	old, _ := hex.DecodeString(v1)
 	r1, h1, err := NewReader(bytes.NewReader(old))
 	if err != nil || h1.TxID != 42 || h1.Delegation != nil {
@@ -62,7 +64,7 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	// An image of format version 2 (features, no delegation frame) still
 	// loads.
-	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(want, "00000003", "00000002", 1), "440040fcd00a", "", 1))
+	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(want, "00000005", "00000002", 1), "440040fcd00a", "", 1))
 	r, _, err = NewReader(bytes.NewReader(v2))
 	if err != nil {
 		t.Fatalf("version 2 image: %v", err)
@@ -70,6 +72,50 @@ func TestGoldenBytes(t *testing.T) {
 	got2, err := readAll(r)
 	if err != nil || len(got2) != 2 || got2[1].Name == nil {
 		t.Fatalf("version 2 image: %d inodes, %v", len(got2), err)
+	}
+	// And one of format version 3 (with the delegation frame).
+	v3, _ := hex.DecodeString(strings.Replace(want, "00000005", "00000003", 1))
+	r, _, err = NewReader(bytes.NewReader(v3))
+	if err != nil {
+		t.Fatalf("version 3 image: %v", err)
+	}
+	if got3, err := readAll(r); err != nil || len(got3) != 2 {
+		t.Fatalf("version 3 image: %d inodes, %v", len(got3), err)
+	}
+}
+
+// TestGoldenTypeQuotas pins the encoding of a directory's quotas by
+// storage type (format version 5) and checks that an older reader refuses
+// the flag.
+func TestGoldenTypeQuotas(t *testing.T) {
+	inodes := []Inode{
+		{ID: 16385, IsDir: true, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}, NsQuota: -1, DsQuota: -1,
+			TypeQuotas: []TypeQuota{{Type: 2, Quota: 1024}, {Type: 3, Quota: 1 << 40}}},
+	}
+	h := Header{LayoutVersion: -1, TxID: 1, LastInodeID: 16385, NumInodes: 1}
+	data, _ := encodeImage(t, h, inodes)
+	// flags dir|typeQuota, id, parent, no name, "u", "g", mode, times;
+	// 2 type quotas: SSD 1024, ARCHIVE 2^40.
+	rec := "81" + "828002" + "00" + "00" + "000175" + "000167" + "ed03" + "00" + "00" + "02" + "02" + "8010" + "03" + "808080808040"
+	if !strings.Contains(hex.EncodeToString(data), rec) {
+		t.Fatalf("type-quota record %s not in %x", rec, data)
+	}
+	r, _, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(r)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].TypeQuotas, inodes[0].TypeQuotas) {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	old := bytes.Clone(data)
+	old[11] = 3 // format version 3
+	r, _, err = NewReader(bytes.NewReader(old))
+	if err == nil {
+		_, err = readAll(r)
+	}
+	if err == nil {
+		t.Fatal("a version 3 image with quotas by storage type was read")
 	}
 }
 
@@ -110,4 +156,36 @@ func TestGoldenFeatures(t *testing.T) {
 	if err == nil {
 		t.Fatal("a version 1 image with the features flag was read")
 	}
+}
+
+// FuzzReadTypeQuotaFrame feeds arbitrary record bytes inside a well-formed
+// inode frame of a current-version image, seeded with a directory that has
+// quotas by storage type, so the fuzzer reaches that decoder.
+func FuzzReadTypeQuotaFrame(f *testing.F) {
+	f.Add(mustHex(f, "01"+"81"+"828002"+"00"+"00"+"000175"+"000167"+"ed03"+"00"+"00"+"02"+"02"+"8010"+"03"+"808080808040"))
+	f.Add(mustHex(f, "01"+"81"+"828002"+"00"+"00"+"000175"+"000167"+"ed03"+"00"+"00"+"ffffffff0f"))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		img := binary.BigEndian.AppendUint32([]byte(Magic), FormatVersion)
+		var h []byte
+		for _, v := range []uint64{1, 1, 1, 1, 1, 1} {
+			h = binary.AppendUvarint(h, v)
+		}
+		h = binary.AppendUvarint(h, 1<<20) // NumInodes
+		img = append(img, frameBytes(frameHeader, h)...)
+		img = append(img, frameBytes(frameDelegation, nil)...)
+		img = append(img, frameBytes(frameInodes, payload)...)
+		err := readImage(img)
+		if err == nil || !errors.Is(err, ErrCorrupt) {
+			// The trailer is missing, so a clean read is impossible.
+			t.Fatalf("err = %v, want ErrCorrupt", err)
+		}
+	})
+}
+
+func mustHex(tb testing.TB, s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

@@ -246,6 +246,9 @@ func (r *Reader) decodeInode() (*Inode, error) {
 	if flags&flagSnap != 0 && flags&flagDir == 0 {
 		return fail("a file marked snapshottable")
 	}
+	if flags&flagTypeQ != 0 && (r.version < 5 || flags&flagDir == 0) {
+		return fail(fmt.Sprintf("quotas by storage type (flags 0x%02x) on a file or in a version %d image", flags, r.version))
+	}
 	in.Snapshottable = flags&flagSnap != 0
 	in.IsDir = flags&flagDir != 0
 	if in.IsDir && flags&flagUC != 0 {
@@ -288,6 +291,23 @@ func (r *Reader) decodeInode() (*Inode, error) {
 	if flags&flagQuota != 0 {
 		in.NsQuota = d.varint()
 		in.DsQuota = d.varint()
+	}
+	in.TypeQuotas = in.TypeQuotas[:0]
+	if flags&flagTypeQ != 0 {
+		n := d.uvarint()
+		if n == 0 || n > MaxTypeQuotas || n > uint64(len(d.b)-d.pos)/2 {
+			return fail(fmt.Sprintf("%d quotas by storage type", n))
+		}
+		for range n {
+			t := d.uvarint()
+			if t > 0xff {
+				return fail(fmt.Sprintf("storage type %d out of range", t))
+			}
+			in.TypeQuotas = append(in.TypeQuotas, TypeQuota{Type: uint8(t), Quota: d.varint()})
+		}
+		if d.err != nil {
+			return fail("truncated quotas by storage type")
+		}
 	}
 	in.Replication, in.BlockSize, in.Blocks, in.UC = 0, 0, in.Blocks[:0], nil
 	if !in.IsDir {

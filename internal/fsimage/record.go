@@ -32,6 +32,9 @@ type Inode struct {
 	// Directories.
 	NsQuota int64 // -1 when unset
 	DsQuota int64 // -1 when unset
+	// TypeQuotas are the storage-space quotas by storage type (format
+	// version 5), in storage type order, each type at most once.
+	TypeQuotas []TypeQuota
 
 	// Files.
 	Replication uint16
@@ -49,6 +52,14 @@ type Inode struct {
 // HasFeatures reports whether the inode has a storage policy, xattrs or an ACL.
 func (in *Inode) HasFeatures() bool {
 	return in.StoragePolicy != op.StoragePolicyUnspecified || len(in.XAttrs) > 0 || len(in.ACL) > 0
+}
+
+// TypeQuota is a directory's storage-space quota on one storage type
+// (Hadoop's QuotaByStorageTypeEntryProto): Type is the StorageTypeProto
+// number, Quota in bytes.
+type TypeQuota struct {
+	Type  uint8
+	Quota int64
 }
 
 // UnderConstruction is the lease-related state of a file open for write.

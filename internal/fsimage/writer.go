@@ -18,8 +18,9 @@ const (
 	// FormatVersion is the version of the encoding described in the package
 	// doc. A new encoding takes the next number; readers refuse unknown ones
 	// and read every older one. Version 2 added the features of an inode
-	// (flag bit 3), version 3 the delegation frame.
-	FormatVersion uint32 = 3
+	// (flag bit 3), version 3 the delegation frame, version 5 the quotas
+	// by storage type of a directory (flag bit 7).
+	FormatVersion uint32 = 5
 
 	frameHeader     byte = 'H'
 	frameDelegation byte = 'D'
@@ -31,7 +32,8 @@ const (
 	flagQuota = 1 << 2
 	flagFeat  = 1 << 3 // format version 2
 	flagSnap  = 1 << 4 // format version 2: a snapshottable directory
-	flagsMask = flagDir | flagUC | flagQuota | flagFeat | flagSnap
+	flagTypeQ = 1 << 7 // format version 5: quotas by storage type
+	flagsMask = flagDir | flagUC | flagQuota | flagFeat | flagSnap | flagTypeQ
 )
 
 // Limits the Reader enforces before allocating, and the Writer before
@@ -44,6 +46,7 @@ const (
 	MaxXAttrs        = 1 << 12  // extended attributes of one inode
 	MaxXAttrValue    = 1 << 16  // bytes of one extended attribute's value
 	MaxACLEntries    = 1 << 12  // ACL entries of one inode
+	MaxTypeQuotas    = 16       // quotas by storage type of one directory
 )
 
 // targetFrame is the payload size after which the Writer ends a frame.
@@ -185,6 +188,12 @@ func (w *Writer) check(in *Inode) error {
 	if in.Snapshottable && !in.IsDir {
 		return bad("only a directory may be snapshottable")
 	}
+	if len(in.TypeQuotas) > 0 && !in.IsDir {
+		return bad("only a directory may have quotas by storage type")
+	}
+	if len(in.TypeQuotas) > MaxTypeQuotas {
+		return bad(fmt.Sprintf("%d quotas by storage type: over %d", len(in.TypeQuotas), MaxTypeQuotas))
+	}
 	if in.IsDir {
 		if len(in.Blocks) != 0 || in.UC != nil || in.Replication != 0 || in.BlockSize != 0 {
 			return bad("a directory has no blocks, lease, replication or block size")
@@ -231,6 +240,9 @@ func (w *Writer) Write(in *Inode) error {
 	if in.Snapshottable {
 		flags |= flagSnap
 	}
+	if len(in.TypeQuotas) > 0 {
+		flags |= flagTypeQ
+	}
 	pr := &w.prev
 	p = append(p, flags)
 	p = binary.AppendVarint(p, int64(in.ID-pr.id))
@@ -247,6 +259,13 @@ func (w *Writer) Write(in *Inode) error {
 	if flags&flagQuota != 0 {
 		p = binary.AppendVarint(p, in.NsQuota)
 		p = binary.AppendVarint(p, in.DsQuota)
+	}
+	if flags&flagTypeQ != 0 {
+		p = binary.AppendUvarint(p, uint64(len(in.TypeQuotas)))
+		for _, q := range in.TypeQuotas {
+			p = binary.AppendUvarint(p, uint64(q.Type))
+			p = binary.AppendVarint(p, q.Quota)
+		}
 	}
 	if !in.IsDir {
 		p = binary.AppendUvarint(p, uint64(in.Replication))

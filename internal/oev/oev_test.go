@@ -71,6 +71,7 @@ var everyOp = []struct {
 	{&op.RemoveXAttr{Path: "/dir/i", XAttrs: []op.XAttr{{NS: op.XAttrUser, Name: "a1"}}, RPC: op.RPCID{ClientID: cid, CallID: 19}},
 		"OPCODE=OP_REMOVE_XATTR SRC=/dir/i XATTR/NAMESPACE=USER XATTR/NAME=a1 RPC_CLIENTID=cb20a92a-2c2f-4305-a838-2a01c6e73e18 RPC_CALLID=19"},
 	{&op.SetStoragePolicy{Path: "/dir", PolicyID: 2}, "OPCODE=OP_SET_STORAGE_POLICY PATH=/dir POLICYID=2"},
+	{&op.SetQuotaByStorageType{Path: "/dir", StorageType: 2, DsQuota: 4096}, "OPCODE=OP_SET_QUOTA_BY_STORAGETYPE SRC=/dir STORAGETYPE=2 DSQUOTA=4096"},
 	{&op.SetACL{Path: "/dir", Entries: []op.ACLEntry{
 		{Scope: op.ACLAccess, Type: op.ACLUser, Perm: 7}, {Scope: op.ACLAccess, Type: op.ACLUser, Name: "bob", Perm: 5},
 		{Scope: op.ACLAccess, Type: op.ACLGroup, Perm: 5}, {Scope: op.ACLAccess, Type: op.ACLMask, Perm: 5},

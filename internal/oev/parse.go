@@ -427,6 +427,9 @@ var opcodes = map[string]func(f *fields) op.Op{
 	"OP_SET_STORAGE_POLICY": func(f *fields) op.Op {
 		return &op.SetStoragePolicy{Path: f.str("PATH"), PolicyID: uint8(f.int("POLICYID", 0, math.MaxUint8))}
 	},
+	"OP_SET_QUOTA_BY_STORAGETYPE": func(f *fields) op.Op {
+		return &op.SetQuotaByStorageType{Path: f.str("SRC"), StorageType: uint8(f.int("STORAGETYPE", 0, math.MaxUint8)), DsQuota: f.i64("DSQUOTA")}
+	},
 	"OP_SET_ACL": func(f *fields) op.Op { return &op.SetACL{Path: f.str("SRC"), Entries: f.aclEntries()} },
 	"OP_GET_DELEGATION_TOKEN": func(f *fields) op.Op {
 		return &op.GetDelegationToken{ID: f.dtid(), Expiry: f.i64("EXPIRY_TIME")}

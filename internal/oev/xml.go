@@ -210,6 +210,8 @@ func opElems(o op.Op) ([]*elem, error) {
 		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
 	case *op.SetStoragePolicy:
 		e = []*elem{leaf("PATH", o.Path), num("POLICYID", int64(o.PolicyID))}
+	case *op.SetQuotaByStorageType:
+		e = []*elem{leaf("SRC", o.Path), num("STORAGETYPE", int64(o.StorageType)), num("DSQUOTA", o.DsQuota)}
 	case *op.GetDelegationToken:
 		e = []*elem{dtidElem(o.ID), num("EXPIRY_TIME", o.Expiry)}
 	case *op.RenewDelegationToken:

@@ -45,6 +45,9 @@ const (
 	CodeSetStoragePolicy Code = 45 // OP_SET_STORAGE_POLICY
 	CodeTruncate         Code = 46 // OP_TRUNCATE
 	CodeAppend           Code = 47 // OP_APPEND
+	// CodeSetQuotaByStorageType is OP_SET_QUOTA_BY_STORAGETYPE (layout
+	// version 6).
+	CodeSetQuotaByStorageType Code = 48
 
 	CodeGetDelegationToken    Code = 18 // OP_GET_DELEGATION_TOKEN (layout version 4)
 	CodeRenewDelegationToken  Code = 19 // OP_RENEW_DELEGATION_TOKEN (layout version 4)
@@ -181,6 +184,16 @@ type SetQuota struct {
 	Path    string
 	NsQuota int64
 	DsQuota int64
+}
+
+// SetQuotaByStorageType sets (or, with QuotaReset, clears) a directory's
+// storage-space quota on one storage type. StorageType is the
+// StorageTypeProto number (1 DISK, 2 SSD, 3 ARCHIVE, 4 RAM_DISK, 5
+// PROVIDED, 6 NVDIMM); part of the on-disk format.
+type SetQuotaByStorageType struct {
+	Path        string
+	StorageType uint8
+	DsQuota     int64
 }
 
 // Concat appends the blocks of Srcs, in order, to Target and deletes Srcs.
@@ -398,6 +411,9 @@ func (*SetPermissions) Code() Code   { return CodeSetPermissions }
 func (*SetOwner) Code() Code         { return CodeSetOwner }
 func (*Times) Code() Code            { return CodeTimes }
 func (*SetQuota) Code() Code         { return CodeSetQuota }
+func (*SetQuotaByStorageType) Code() Code {
+	return CodeSetQuotaByStorageType
+}
 func (*Concat) Code() Code           { return CodeConcat }
 func (*ReassignLease) Code() Code    { return CodeReassignLease }
 func (*StartLogSegment) Code() Code  { return CodeStartLogSegment }
@@ -435,6 +451,8 @@ func (c Code) Since() int32 {
 		return 3
 	case CodeGetDelegationToken, CodeRenewDelegationToken, CodeCancelDelegationToken, CodeUpdateMasterKey:
 		return 4
+	case CodeSetQuotaByStorageType:
+		return 6
 	}
 	return 1
 }
@@ -462,4 +480,5 @@ var codeNames = map[Code]string{
 	CodeDisallowSnapshot:   "OP_DISALLOW_SNAPSHOT",
 	CodeGetDelegationToken: "OP_GET_DELEGATION_TOKEN", CodeRenewDelegationToken: "OP_RENEW_DELEGATION_TOKEN",
 	CodeCancelDelegationToken: "OP_CANCEL_DELEGATION_TOKEN", CodeUpdateMasterKey: "OP_UPDATE_MASTER_KEY",
+	CodeSetQuotaByStorageType: "OP_SET_QUOTA_BY_STORAGETYPE",
 }
