@@ -454,7 +454,25 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		// No erasure coding: a file is "Replicated", a directory has
 		// no policy of its own, as Hadoop answers for replicated data.
 		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
+		TypeQuotaInfos:      typeQuotaInfos(s.TypeQuotas, s.HasTypeQuotas),
 	}}, nil
+}
+
+// typeQuotaInfos is the StorageTypeQuotaInfosProto of a summary or quota
+// usage (absent when it has no quota or usage by storage type).
+func typeQuotaInfos(ts namespace.TypeQuotaInfos, ok bool) *hdfs.StorageTypeQuotaInfosProto {
+	if !ok {
+		return nil
+	}
+	p := &hdfs.StorageTypeQuotaInfosProto{}
+	for _, t := range ts {
+		p.TypeQuotaInfo = append(p.TypeQuotaInfo, &hdfs.StorageTypeQuotaInfoProto{
+			Type:     hdfs.StorageTypeProto(t.Type).Enum(),
+			Quota:    proto.Uint64(quotaValue(t.Quota)),
+			Consumed: proto.Uint64(uint64(t.Consumed)),
+		})
+	}
+	return p
 }
 
 func ecPolicyName(s namespace.Summary) string {
@@ -477,15 +495,16 @@ func (c *clientRPC) getQuotaUsage(ctx context.Context, req *hdfs.GetQuotaUsageRe
 		Quota:                 proto.Uint64(quotaValue(q.Quota)),
 		SpaceConsumed:         proto.Uint64(uint64(q.SpaceConsumed)),
 		SpaceQuota:            proto.Uint64(quotaValue(q.SpaceQuota)),
+		TypeQuotaInfos:        typeQuotaInfos(q.TypeQuotas, q.HasTypeQuotas),
 	}}, nil
 }
 
 func (c *clientRPC) setQuota(ctx context.Context, req *hdfs.SetQuotaRequestProto) (*hdfs.SetQuotaResponseProto, error) {
-	if req.StorageType != nil {
-		return nil, unsupported("setQuota by storage type")
-	}
 	u := c.caller(ctx)
 	err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+		if req.StorageType != nil {
+			return t.PlanSetQuotaByStorageType(u, req.GetPath(), int64(req.GetNamespaceQuota()), int64(req.GetStoragespaceQuota()), uint8(req.GetStorageType()))
+		}
 		return t.PlanSetQuota(u, req.GetPath(), int64(req.GetNamespaceQuota()), int64(req.GetStoragespaceQuota()))
 	})
 	if err != nil {

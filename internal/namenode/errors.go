@@ -23,6 +23,8 @@ var namespaceClasses = []struct {
 	{namespace.ErrInvalidPath, remoteerr.ClassInvalidPath},
 	{namespace.ErrNSQuotaExceeded, remoteerr.ClassNSQuotaExceeded},
 	{namespace.ErrDSQuotaExceeded, remoteerr.ClassDSQuotaExceeded},
+	{namespace.ErrTypeQuotaExceeded, "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException"},
+	{namespace.ErrUnsupportedAction, "org.apache.hadoop.hdfs.protocol.UnsupportedActionException"},
 	{namespace.ErrComponentTooLong, remoteerr.ClassPathComponentTooLong},
 	{namespace.ErrMaxDirItems, remoteerr.ClassMaxDirectoryItems},
 	{namespace.ErrLeaseMismatch, remoteerr.ClassLeaseExpired},

@@ -81,6 +81,8 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		return nil
 	case *op.SetQuota:
 		return t.applySetQuota(o)
+	case *op.SetQuotaByStorageType:
+		return t.applySetQuotaByStorageType(o)
 	case *op.Concat:
 		return t.applyConcat(o)
 	case *op.ReassignLease:
@@ -406,7 +408,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 	if ns < -1 || ds < -1 {
 		return corruptf("set quota on %s: bad values %d, %d", o.Path, o.NsQuota, o.DsQuota)
 	}
-	if ns == -1 && ds == -1 && !w.isRoot() {
+	if ns == -1 && ds == -1 && !w.isRoot() && (q == nil || len(q.types) == 0) {
 		d.dir.quota = nil
 		return nil
 	}

@@ -61,6 +61,12 @@ var (
 	ErrACL = errors.New("namespace: invalid ACL")
 	// ErrSnapshot: org.apache.hadoop.hdfs.protocol.SnapshotException.
 	ErrSnapshot = errors.New("namespace: snapshot rule violated")
+	// ErrTypeQuotaExceeded:
+	// org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException.
+	ErrTypeQuotaExceeded = errors.New("namespace: quota by storage type exceeded")
+	// ErrUnsupportedAction:
+	// org.apache.hadoop.hdfs.protocol.UnsupportedActionException.
+	ErrUnsupportedAction = errors.New("namespace: unsupported action")
 	// ErrCorrupt: Apply could not apply an op to the tree (at replay: a corrupt
 	// or out-of-order edit log). Not sent to clients.
 	ErrCorrupt = errors.New("namespace: op does not apply")

@@ -59,6 +59,7 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 	}
 	if n.isDir() {
 		rec.NsQuota, rec.DsQuota = quotaOf(n)
+		rec.TypeQuotas = exportTypeQuotas(n)
 	} else {
 		rec.Replication = n.repl
 		rec.BlockSize = n.pref
@@ -113,6 +114,9 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 		}
 		t.numDirs = 1
 		b.dirs[rec.ID] = t.root
+		if err := t.importTypeQuotas(t.root, rec.TypeQuotas); err != nil {
+			return err
+		}
 		t.addImageFeatures(t.root, rec)
 		b.n++
 		return nil
@@ -142,6 +146,9 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 		n.dir = &dirData{parent: par}
 		if rec.NsQuota != -1 || rec.DsQuota != -1 {
 			n.dir.quota = &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}
+		}
+		if err := t.importTypeQuotas(n, rec.TypeQuotas); err != nil {
+			return err
 		}
 		b.dirs[rec.ID] = n
 		t.numDirs++

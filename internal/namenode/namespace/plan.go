@@ -880,6 +880,11 @@ func (t *Tree) PlanAddBlock(c Caller, path, clientName string, fileID uint64, pr
 	if err := verifyQuota(w.parent(), 0, spaceWith(f, blocks)-f.space(), nil); err != nil {
 		return op.Block{}, nil, err
 	}
+	if f.repl > 0 {
+		if err := t.verifyTypeQuota(w, f, (spaceWith(f, blocks)-f.space())/int64(f.repl)); err != nil {
+			return op.Block{}, nil, err
+		}
+	}
 	return nb, []op.Op{
 		&op.AllocateBlockID{BlockID: nb.ID},
 		&op.SetGenstamp{GenStamp: nb.GenStamp},

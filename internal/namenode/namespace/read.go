@@ -121,6 +121,11 @@ type Summary struct {
 	Quota          int64
 	SpaceConsumed  int64
 	SpaceQuota     int64
+	// TypeQuotas are the quotas and usage by storage type, in
+	// QuotaStorageTypes order; HasTypeQuotas is false (and TypeQuotas
+	// zero) when the subtree has neither.
+	TypeQuotas    TypeQuotaInfos
+	HasTypeQuotas bool
 }
 
 func (t *Tree) sum(n *inode, s *Summary) {
@@ -157,6 +162,7 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 	var s Summary
 	t.sum(n, &s)
 	s.Quota, s.SpaceQuota = quotaOf(n)
+	s.TypeQuotas, s.HasTypeQuotas = t.typeInfos(w)
 	return s, nil
 }
 
@@ -166,6 +172,9 @@ type QuotaUsage struct {
 	Quota                 int64
 	SpaceConsumed         int64
 	SpaceQuota            int64
+	// TypeQuotas, HasTypeQuotas: as in Summary.
+	TypeQuotas    TypeQuotaInfos
+	HasTypeQuotas bool
 }
 
 // QuotaUsage reports the inode count and space of a subtree with its quotas.
@@ -186,6 +195,7 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
 	}
 	u.Quota, u.SpaceQuota = quotaOf(n)
+	u.TypeQuotas, u.HasTypeQuotas = t.typeInfos(w)
 	return u, nil
 }
 
@@ -240,6 +250,9 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 		fmt.Fprintf(w, "%s dir id=%d %s:%s:%04o mtime=%d atime=%d", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime)
 		if q := n.dir.quota; q != nil {
 			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, q.nsUsed, q.dsUsed)
+			for _, tq := range q.types {
+				fmt.Fprintf(w, " %s=%d", StorageTypeName(tq.typ), tq.quota)
+			}
 		}
 		t.dumpFeatures(w, n)
 		w.WriteByte('\n')

@@ -138,6 +138,8 @@ type dirData struct {
 type quotaData struct {
 	ns, ds         int64 // -1 = unset
 	nsUsed, dsUsed int64 // usage of the subtree, the directory itself included
+	// types are the quotas by storage type, sorted by type (typequota.go).
+	types []typeQuota
 }
 
 type ucData struct {
@@ -153,6 +155,9 @@ type ownerPair struct{ user, group uint32 }
 type Tree struct {
 	cfg  Config
 	root *inode
+	// hasTypeQuotas: some directory has (or had) a quota by storage type,
+	// so block allocation checks them (typequota.go).
+	hasTypeQuotas bool
 
 	lastInodeID uint64
 	genStamp    int64

@@ -1,0 +1,314 @@
+package namespace
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+)
+
+// Quotas by storage type (setQuota with a storage type; Hadoop's
+// DirectoryWithQuotaFeature type quotas).
+//
+// A directory may limit the space its subtree takes on each storage type.
+// What a file takes on a type follows from its effective storage policy,
+// not from where its replicas happen to be: each of its replicas is counted
+// on the type the policy chooses for it (bytes × the replicas of that
+// type), and, as in HDFS, a file with no storage policy set on it or above
+// it counts on no type. The usage by type is not kept up to date on every
+// change: it is summed over the directory's subtree when a block is
+// allocated below a directory with a type quota, and when a summary or a
+// quota usage is asked for, so it costs nothing where no type quota is set.
+
+// typeQuota is a directory's space quota on one storage type.
+type typeQuota struct {
+	typ   uint8 // StorageTypeProto number
+	quota int64
+}
+
+// Storage types, numbered as StorageTypeProto (and op.SetQuotaByStorageType).
+const (
+	typeDisk    uint8 = 1
+	typeRAMDisk uint8 = 4
+	numTypes          = 7 // 0 unused, 1 DISK .. 6 NVDIMM
+)
+
+// storageTypeNames are Hadoop's names by StorageTypeProto number.
+var storageTypeNames = [numTypes]string{"", "DISK", "SSD", "ARCHIVE", "RAM_DISK", "PROVIDED", "NVDIMM"}
+
+// StorageTypeName is Hadoop's name of storage type t ("DISK", "SSD", ...).
+func StorageTypeName(t uint8) string {
+	if int(t) < numTypes && t != 0 {
+		return storageTypeNames[t]
+	}
+	return fmt.Sprintf("StorageType(%d)", t)
+}
+
+// QuotaStorageTypes are the storage types a quota can be set on, in
+// Hadoop's order of StorageType.getTypesSupportingQuota (every type but
+// RAM_DISK).
+var QuotaStorageTypes = []uint8{6, 2, 1, 3, 5}
+
+// typeNumber is the StorageTypeProto number of a type name.
+func typeNumber(name string) uint8 {
+	for i, n := range storageTypeNames {
+		if n == name && i > 0 {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+// replicaTypes is the storage type of each of repl replicas under policy
+// p (BlockStoragePolicy.chooseStorageTypes(replication)): the policy's
+// types in order, the last repeated, RAM_DISK left out.
+func (p StoragePolicy) replicaTypes(repl int) []uint8 {
+	var out []uint8
+	for _, n := range p.StorageTypes {
+		if len(out) == repl {
+			break
+		}
+		if t := typeNumber(n); t != typeRAMDisk && t != 0 {
+			out = append(out, t)
+		}
+	}
+	if k := len(p.StorageTypes); k > 0 {
+		if last := typeNumber(p.StorageTypes[k-1]); last != typeRAMDisk && last != 0 {
+			for len(out) < repl {
+				out = append(out, last)
+			}
+		}
+	}
+	return out
+}
+
+// typeSpaces is storage space by storage type.
+type typeSpaces [numTypes]int64
+
+// addFile adds what file f under effective policy policyID takes on each
+// type, with extra more bytes per replica.
+func (ts *typeSpaces) addFile(f *inode, policyID uint8, extra int64) {
+	if policyID == op.StoragePolicyUnspecified {
+		return
+	}
+	p, ok := StoragePolicyByID(policyID)
+	if !ok {
+		return
+	}
+	per := extra
+	if f.repl > 0 {
+		per += f.space() / int64(f.repl)
+	}
+	for _, t := range p.replicaTypes(int(f.repl)) {
+		ts[t] += per
+	}
+}
+
+// typeUsage sums the space by storage type of the subtree at n, whose
+// inherited storage policy is inherited.
+func (t *Tree) typeUsage(n *inode, inherited uint8, ts *typeSpaces) {
+	if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
+		inherited = p
+	}
+	if !n.isDir() {
+		ts.addFile(n, inherited, 0)
+		return
+	}
+	for _, c := range n.dir.children {
+		t.typeUsage(c, inherited, ts)
+	}
+}
+
+// typeQuotaOf returns d's quota on type typ, -1 when none.
+func typeQuotaOf(d *inode, typ uint8) int64 {
+	if d.isDir() && d.dir.quota != nil {
+		for _, q := range d.dir.quota.types {
+			if q.typ == typ {
+				return q.quota
+			}
+		}
+	}
+	return -1
+}
+
+// verifyTypeQuota checks that file f (the last node of w) may take extra
+// more bytes per replica (a new block, or more of its last one) under
+// every directory above it with a quota by storage type. It walks the
+// subtree of each such directory.
+func (t *Tree) verifyTypeQuota(w *walk, f *inode, extra int64) error {
+	if !t.hasTypeQuotas || extra <= 0 {
+		return nil
+	}
+	policy := t.policyAlong(w, len(w.nodes)-1)
+	if policy == op.StoragePolicyUnspecified {
+		return nil
+	}
+	var delta typeSpaces
+	delta.addFile(&inode{repl: f.repl}, policy, extra)
+	for i := len(w.nodes) - 2; i >= 0; i-- {
+		d := w.nodes[i]
+		if d == nil || d.dir == nil || d.dir.quota == nil || len(d.dir.quota.types) == 0 {
+			continue
+		}
+		var used typeSpaces
+		t.typeUsage(d, t.policyAlong(w, i-1), &used)
+		for _, q := range d.dir.quota.types {
+			if q.quota < 0 || delta[q.typ] == 0 {
+				continue
+			}
+			if used[q.typ]+delta[q.typ] > q.quota {
+				return newErr(fmt.Sprintf("Quota by storage type : %s on path : %s is exceeded. quota = %s but space consumed = %s",
+					StorageTypeName(q.typ), walkPath(w, i), long2String(q.quota), long2String(used[q.typ]+delta[q.typ])), ErrTypeQuotaExceeded)
+			}
+		}
+	}
+	return nil
+}
+
+// walkPath is the path of the first i+1 nodes of w.
+func walkPath(w *walk, i int) string {
+	if i == 0 {
+		return "/"
+	}
+	return dirPath(w.nodes[i])
+}
+
+// PlanSetQuotaByStorageType plans setQuota with a storage type (superuser
+// only, directories only): ds is the space quota on typ in bytes,
+// op.QuotaReset clears it, op.QuotaDontSet keeps it.
+func (t *Tree) PlanSetQuotaByStorageType(c Caller, path string, ns, ds int64, typ uint8) ([]op.Op, error) {
+	if err := t.superCheck(c); err != nil {
+		return nil, err
+	}
+	if (ns < 0 && ns != op.QuotaDontSet && ns != op.QuotaReset) || (ds < 0 && ds != op.QuotaDontSet && ds != op.QuotaReset) {
+		return nil, newErr(fmt.Sprintf("Illegal value for nsQuota or ssQuota : %d and %d", ns, ds), ErrIllegalArgument)
+	}
+	if ns != op.QuotaDontSet {
+		return nil, newErr(fmt.Sprintf("Failed to set quota by storage type because eitherdfs.quota.by.storage.type.enabled is set to true or nsQuota value is illegal %d", ns), ErrUnsupportedAction)
+	}
+	if !slices.Contains(QuotaStorageTypes, typ) {
+		return nil, newErr("Don't support Quota for storage type : "+StorageTypeName(typ), ErrIllegalArgument)
+	}
+	w, err := t.resolveExisting(c, path, "Directory does not exist: %s")
+	if err != nil {
+		return nil, err
+	}
+	d := w.last()
+	if !d.isDir() {
+		return nil, newErr("`"+w.path+"': Is not a directory", ErrNotDir)
+	}
+	if ds == op.QuotaDontSet || typeQuotaOf(d, typ) == ds {
+		return nil, nil
+	}
+	return []op.Op{&op.SetQuotaByStorageType{Path: w.path, StorageType: typ, DsQuota: ds}}, nil
+}
+
+func (t *Tree) applySetQuotaByStorageType(o *op.SetQuotaByStorageType) error {
+	_, d, err := t.existing(o.Path)
+	if err != nil {
+		return err
+	}
+	if !d.isDir() {
+		return corruptf("set quota by storage type on file %s", o.Path)
+	}
+	if o.DsQuota < -1 || int(o.StorageType) >= numTypes || o.StorageType == 0 {
+		return corruptf("set quota by storage type on %s: bad type %d or value %d", o.Path, o.StorageType, o.DsQuota)
+	}
+	t.setTypeQuota(d, o.StorageType, o.DsQuota)
+	return nil
+}
+
+// setTypeQuota sets (quota ≥ 0) or clears (-1) d's quota on typ.
+func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
+	q := d.dir.quota
+	if q == nil {
+		if quota < 0 {
+			return
+		}
+		nsU, dsU := counts(d)
+		q = &quotaData{ns: -1, ds: -1, nsUsed: nsU, dsUsed: dsU}
+		d.dir.quota = q
+	}
+	i := slices.IndexFunc(q.types, func(x typeQuota) bool { return x.typ == typ })
+	switch {
+	case quota < 0 && i >= 0:
+		q.types = slices.Delete(q.types, i, i+1)
+	case quota < 0:
+	case i >= 0:
+		q.types[i].quota = quota
+	default:
+		q.types = append(q.types, typeQuota{typ: typ, quota: quota})
+		slices.SortFunc(q.types, func(a, b typeQuota) int { return int(a.typ) - int(b.typ) })
+	}
+	if len(q.types) == 0 {
+		q.types = nil
+		if q.ns == -1 && q.ds == -1 && d != t.root {
+			d.dir.quota = nil
+		}
+	}
+	if quota >= 0 {
+		t.hasTypeQuotas = true
+	}
+}
+
+// exportTypeQuotas are d's quotas by storage type for the image.
+func exportTypeQuotas(d *inode) []fsimage.TypeQuota {
+	if !d.isDir() || d.dir.quota == nil || len(d.dir.quota.types) == 0 {
+		return nil
+	}
+	out := make([]fsimage.TypeQuota, len(d.dir.quota.types))
+	for i, q := range d.dir.quota.types {
+		out[i] = fsimage.TypeQuota{Type: q.typ, Quota: q.quota}
+	}
+	return out
+}
+
+// importTypeQuotas gives d the quotas by storage type of an image record.
+func (t *Tree) importTypeQuotas(d *inode, qs []fsimage.TypeQuota) error {
+	for _, q := range qs {
+		if q.Quota < 0 || int(q.Type) >= numTypes || q.Type == 0 {
+			return fmt.Errorf("%w: inode %d: quota %d on storage type %d", ErrImage, d.id, q.Quota, q.Type)
+		}
+		if d.dir.quota == nil {
+			d.dir.quota = &quotaData{ns: -1, ds: -1}
+		}
+		t.setTypeQuota(d, q.Type, q.Quota)
+	}
+	return nil
+}
+
+// TypeQuotaInfo is a quota and the usage on one storage type, as
+// getContentSummary and getQuotaUsage report them (-1: no quota).
+type TypeQuotaInfo struct {
+	Type     uint8
+	Quota    int64
+	Consumed int64
+}
+
+// TypeQuotaInfos are the TypeQuotaInfo of each of QuotaStorageTypes.
+type TypeQuotaInfos [5]TypeQuotaInfo
+
+// typeInfos reports n's quotas and usage by storage type: every type that
+// supports quotas when any quota or usage is there (as HDFS fills
+// typeQuotaInfos); false otherwise.
+func (t *Tree) typeInfos(w *walk) (TypeQuotaInfos, bool) {
+	if !t.hasTypeQuotas && len(t.feats) == 0 {
+		return TypeQuotaInfos{}, false // no policy, no type quota: nothing to sum
+	}
+	n := w.last()
+	var used typeSpaces
+	t.typeUsage(n, t.policyAlong(w, len(w.nodes)-2), &used)
+	var out TypeQuotaInfos
+	any := false
+	for i, typ := range QuotaStorageTypes {
+		out[i] = TypeQuotaInfo{Type: typ, Quota: typeQuotaOf(n, typ), Consumed: used[typ]}
+		if out[i].Quota >= 0 || out[i].Consumed != 0 {
+			any = true
+		}
+	}
+	if !any {
+		return TypeQuotaInfos{}, false
+	}
+	return out, true
+}
