@@ -401,16 +401,16 @@ type SetACL struct {
 	Entries []ACLEntry
 }
 
-func (*Add) Code() Code              { return CodeAdd }
-func (*Mkdir) Code() Code            { return CodeMkdir }
-func (*Delete) Code() Code           { return CodeDelete }
-func (*RenameOld) Code() Code        { return CodeRenameOld }
-func (*Rename) Code() Code           { return CodeRename }
-func (*SetReplication) Code() Code   { return CodeSetReplication }
-func (*SetPermissions) Code() Code   { return CodeSetPermissions }
-func (*SetOwner) Code() Code         { return CodeSetOwner }
-func (*Times) Code() Code            { return CodeTimes }
-func (*SetQuota) Code() Code         { return CodeSetQuota }
+func (*Add) Code() Code            { return CodeAdd }
+func (*Mkdir) Code() Code          { return CodeMkdir }
+func (*Delete) Code() Code         { return CodeDelete }
+func (*RenameOld) Code() Code      { return CodeRenameOld }
+func (*Rename) Code() Code         { return CodeRename }
+func (*SetReplication) Code() Code { return CodeSetReplication }
+func (*SetPermissions) Code() Code { return CodeSetPermissions }
+func (*SetOwner) Code() Code       { return CodeSetOwner }
+func (*Times) Code() Code          { return CodeTimes }
+func (*SetQuota) Code() Code       { return CodeSetQuota }
 func (*SetQuotaByStorageType) Code() Code {
 	return CodeSetQuotaByStorageType
 }
