@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"strings"
 	"time"
@@ -305,6 +306,27 @@ func (f *FileSystem) SetQuota(ctx context.Context, name string, nsQuota, dsQuota
 		return err
 	}
 	req := &hdfs.SetQuotaRequestProto{Path: proto.String(p), NamespaceQuota: proto.Uint64(uint64(nsQuota)), StoragespaceQuota: proto.Uint64(uint64(dsQuota))}
+	if err := f.call(ctx, "setQuota", req, &hdfs.SetQuotaResponseProto{}); err != nil {
+		return &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return nil
+}
+
+// SetTypeQuota sets the space quota of directory name on one storage type
+// ("SSD", "DISK", "ARCHIVE", ...): dsQuota bytes, or QuotaReset to remove
+// it (setQuota with a storage type).
+func (f *FileSystem) SetTypeQuota(ctx context.Context, name, storageType string, dsQuota int64) error {
+	const op = "set quota"
+	p, err := f.resolve(op, name)
+	if err != nil {
+		return err
+	}
+	t, ok := hdfs.StorageTypeProto_value[strings.ToUpper(storageType)]
+	if !ok {
+		return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("unknown storage type %q", storageType)}
+	}
+	req := &hdfs.SetQuotaRequestProto{Path: proto.String(p), NamespaceQuota: proto.Uint64(uint64(QuotaDontSet)),
+		StoragespaceQuota: proto.Uint64(uint64(dsQuota)), StorageType: hdfs.StorageTypeProto(t).Enum()}
 	if err := f.call(ctx, "setQuota", req, &hdfs.SetQuotaResponseProto{}); err != nil {
 		return &fs.PathError{Op: op, Path: name, Err: err}
 	}

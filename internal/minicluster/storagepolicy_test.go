@@ -185,3 +185,74 @@ func TestStoragePolicyFallback(t *testing.T) {
 		t.Fatalf("COLD without ARCHIVE volumes: %v", err)
 	}
 }
+
+// Storage policies and quotas by storage type survive NameNode restarts,
+// from the edit log and from an image: the quota is reported and enforced,
+// and re-replication after the restart still follows the policy.
+func TestStoragePolicyAndTypeQuotaRestart(t *testing.T) {
+	ctx := context.Background()
+	types := [][]string{{"DISK", "SSD"}, {"DISK", "SSD"}, {"DISK", "SSD"}}
+	c, fsys := startTyped(t, types)
+	if err := fsys.MkdirAll(ctx, "/r", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetStoragePolicy(ctx, "/r", "ALL_SSD"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetTypeQuota(ctx, "/r", "SSD", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTyped(t, fsys, "/r/f", 1); err != nil {
+		t.Fatal(err)
+	}
+	check := func(stage string, repl int) {
+		t.Helper()
+		u, err := fsys.QuotaUsage(ctx, "/r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := u.TypeQuotas["SSD"]; q.Quota != 1<<30 || q.Consumed != int64(fileLen("/r/f")*(repl-1)) {
+			t.Fatalf("%s: SSD quota %+v", stage, u.TypeQuotas)
+		}
+		if p, err := fsys.StoragePolicy(ctx, "/r/f"); err != nil || p.Name != "ALL_SSD" {
+			t.Fatalf("%s: policy %v %v", stage, p, err)
+		}
+		// (the file has repl-1 replicas now). Raising the replication (retried while the NameNode leaves safe
+		// mode) places the new replicas on SSD.
+		for i := 0; ; i++ {
+			_, err := fsys.SetReplication(ctx, "/r/f", uint16(repl))
+			if err == nil {
+				break
+			}
+			if i == 200 {
+				t.Fatalf("%s: setReplication: %v", stage, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		want := slices.Repeat([]string{"SSD"}, repl)
+		if nn, disk := replicaTypes(t, c, fsys, types, "/r/f", repl); !slices.Equal(nn, want) || !slices.Equal(disk, want) {
+			t.Fatalf("%s: NameNode says %v, disks hold %v", stage, nn, disk)
+		}
+	}
+	if err := c.RestartNameNode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after replaying the edits", 2)
+	saveNamespace(t, c)
+	if err := c.RestartNameNode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The image holds every op above; only segment markers follow it.
+	if ld := c.NameNode().Loaded(); ld.ImageTxID == 0 || ld.Replayed > 2 {
+		t.Fatalf("restart loaded image %d and replayed %d edits: not from the image", ld.ImageTxID, ld.Replayed)
+	}
+	check("after loading the image", 3)
+	// Enforced after the restart: a new block reserves 128 MB on SSD.
+	if err := fsys.SetTypeQuota(ctx, "/r", "SSD", 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	err := writeTyped(t, fsys, "/r/g", 1)
+	if err == nil || !strings.Contains(err.Error(), "Quota by storage type : SSD on path : /r is exceeded.") {
+		t.Fatalf("write over the SSD quota: %v", err)
+	}
+}
