@@ -3,6 +3,7 @@ package minicluster
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
 )
 
 // startTyped starts a cluster whose DataNode i has volumes of types[i].
@@ -254,5 +256,41 @@ func TestStoragePolicyAndTypeQuotaRestart(t *testing.T) {
 	err := writeTyped(t, fsys, "/r/g", 1)
 	if err == nil || !strings.Contains(err.Error(), "Quota by storage type : SSD on path : /r is exceeded.") {
 		t.Fatalf("write over the SSD quota: %v", err)
+	}
+}
+
+// WebHDFS GETCONTENTSUMMARY and GETQUOTAUSAGE carry Hadoop's "typeQuota"
+// object: each storage type with a quota, its quota and consumption.
+func TestWebHDFSTypeQuota(t *testing.T) {
+	ctx := context.Background()
+	c, fsys := startTyped(t, [][]string{{"DISK", "SSD"}})
+	if err := fsys.MkdirAll(ctx, "/w", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetStoragePolicy(ctx, "/w", "ONE_SSD"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetTypeQuota(ctx, "/w", "SSD", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTyped(t, fsys, "/w/f", 1); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(fileLen("/w/f"))
+	w := newWebClient(t, c)
+	super := c.NameNode().SuperUser()
+	want := map[string]any{"SSD": map[string]any{"quota": float64(1 << 30), "consumed": float64(n)}}
+	cs := decode[map[string]webhdfs.ContentSummary](t, "GETCONTENTSUMMARY", 200, mustOp(t, w, "GET", "/w", "op=GETCONTENTSUMMARY&user.name="+super))["ContentSummary"]
+	if !reflect.DeepEqual(cs.TypeQuota, want) {
+		t.Fatalf("GETCONTENTSUMMARY typeQuota %v, want %v", cs.TypeQuota, want)
+	}
+	qu := decode[map[string]webhdfs.QuotaUsage](t, "GETQUOTAUSAGE", 200, mustOp(t, w, "GET", "/w", "op=GETQUOTAUSAGE&user.name="+super))["QuotaUsage"]
+	if !reflect.DeepEqual(qu.TypeQuota, want) {
+		t.Fatalf("GETQUOTAUSAGE typeQuota %v, want %v", qu.TypeQuota, want)
+	}
+	// No type quota: an empty object.
+	qu = decode[map[string]webhdfs.QuotaUsage](t, "GETQUOTAUSAGE", 200, mustOp(t, w, "GET", "/w/f", "op=GETQUOTAUSAGE&user.name="+super))["QuotaUsage"]
+	if len(qu.TypeQuota) != 0 {
+		t.Fatalf("GETQUOTAUSAGE of a file: typeQuota %v", qu.TypeQuota)
 	}
 }

@@ -135,7 +135,7 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.ContentSummary{"ContentSummary": {
 			DirectoryCount: int64(s.GetDirectoryCount()), FileCount: int64(s.GetFileCount()), Length: int64(s.GetLength()),
 			Quota: int64(s.GetQuota()), SpaceConsumed: int64(s.GetSpaceConsumed()), SpaceQuota: int64(s.GetSpaceQuota()),
-			TypeQuota: map[string]any{},
+			TypeQuota: webTypeQuota(s.GetTypeQuotaInfos()),
 		}})
 	case "GETQUOTAUSAGE":
 		resp, err := webCall(ctx, h, "getQuotaUsage", c.getQuotaUsage, &hdfs.GetQuotaUsageRequestProto{Path: p})
@@ -145,7 +145,7 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		q := resp.GetUsage()
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]webhdfs.QuotaUsage{"QuotaUsage": {
 			FileAndDirectoryCount: int64(q.GetFileAndDirectoryCount()), Quota: int64(q.GetQuota()),
-			SpaceConsumed: int64(q.GetSpaceConsumed()), SpaceQuota: int64(q.GetSpaceQuota()), TypeQuota: map[string]any{},
+			SpaceConsumed: int64(q.GetSpaceConsumed()), SpaceQuota: int64(q.GetSpaceQuota()), TypeQuota: webTypeQuota(q.GetTypeQuotaInfos()),
 		}})
 	case "GETHOMEDIRECTORY":
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]string{"Path": "/user/" + req.User})

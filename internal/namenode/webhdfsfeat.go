@@ -223,3 +223,15 @@ func (h *webHDFS) serveACL(ctx context.Context, w http.ResponseWriter, req *webh
 	webhdfs.Empty(w)
 	return nil
 }
+
+// webTypeQuota is WebHDFS's "typeQuota" object: for each storage type with
+// a quota, its quota and the space consumed on it.
+func webTypeQuota(infos *hdfs.StorageTypeQuotaInfosProto) map[string]any {
+	out := map[string]any{}
+	for _, ti := range infos.GetTypeQuotaInfo() {
+		if q := int64(ti.GetQuota()); q >= 0 {
+			out[ti.GetType().String()] = map[string]int64{"quota": q, "consumed": int64(ti.GetConsumed())}
+		}
+	}
+	return out
+}
