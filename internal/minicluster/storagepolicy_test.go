@@ -2,6 +2,9 @@ package minicluster
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -292,5 +295,59 @@ func TestWebHDFSTypeQuota(t *testing.T) {
 	qu = decode[map[string]webhdfs.QuotaUsage](t, "GETQUOTAUSAGE", 200, mustOp(t, w, "GET", "/w/f", "op=GETQUOTAUSAGE&user.name="+super))["QuotaUsage"]
 	if len(qu.TypeQuota) != 0 {
 		t.Fatalf("GETQUOTAUSAGE of a file: typeQuota %v", qu.TypeQuota)
+	}
+}
+
+// fsck -storagepolicies reports the blocks whose replicas are on the
+// storage types their file's policy asks for, and those that are not (a
+// policy changed after the write).
+func TestFsckStoragePolicies(t *testing.T) {
+	ctx := context.Background()
+	all := []string{"DISK", "SSD", "ARCHIVE"}
+	types := [][]string{all, all, all}
+	c, fsys := startTyped(t, types)
+	for dir, policy := range map[string]string{"/ssd": "ALL_SSD", "/one": "ONE_SSD", "/hot": "HOT", "/plain": ""} {
+		if err := fsys.MkdirAll(ctx, dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if policy != "" {
+			if err := fsys.SetStoragePolicy(ctx, dir, policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := writeTyped(t, fsys, dir+"/f", 3); err != nil {
+			t.Fatal(err)
+		}
+		replicaTypes(t, c, fsys, types, dir+"/f", 3)
+	}
+	if err := fsys.SetStoragePolicy(ctx, "/hot", "COLD"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + c.NameNode().HTTPAddr().String() + "/fsck?ugi=" + c.NameNode().SuperUser() + "&storagepolicies=1&path=%2F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := string(b)
+	want := "\nBlocks satisfying the specified storage policy:\nStorage Policy                  # of blocks       % of blocks\n" +
+		fmt.Sprintf("%-25s %10d  %20s\n", "DISK:3(HOT)", 1, "25.0000%") +
+		fmt.Sprintf("%-25s %10d  %20s\n", "SSD:3(ALL_SSD)", 1, "25.0000%") +
+		fmt.Sprintf("%-25s %10d  %20s\n", "SSD:1,DISK:2(ONE_SSD)", 1, "25.0000%") +
+		"\nBlocks NOT satisfying the specified storage policy:\nStorage Policy                  Specified Storage Policy      # of blocks       % of blocks\n" +
+		fmt.Sprintf("%-35s %-20s %10d  %20s\n", "DISK:3(HOT)", "COLD", 1, "25.0000%") +
+		"FSCK ended at "
+	// The three satisfying lines have equal counts: their order is free.
+	head, tail, ok := strings.Cut(want, fmt.Sprintf("%-25s %10d  %20s\n", "DISK:3(HOT)", 1, "25.0000%"))
+	if !ok || !strings.Contains(out, head) || !strings.Contains(out, "\nBlocks NOT satisfying") {
+		t.Fatalf("fsck -storagepolicies:\n%s", out)
+	}
+	for _, line := range strings.SplitAfter(tail, "\n") {
+		if line != "" && line != "FSCK ended at " && !strings.Contains(out, line) {
+			t.Errorf("missing %q in:\n%s", line, out)
+		}
+	}
+	if !strings.Contains(out, fmt.Sprintf("%-25s %10d  %20s\n", "DISK:3(HOT)", 1, "25.0000%")) {
+		t.Errorf("no HOT line in:\n%s", out)
 	}
 }

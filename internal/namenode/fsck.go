@@ -217,6 +217,8 @@ type fsckRun struct {
 	internalErr error
 	// corrupt collects "blk_ID\tpath" lines for -list-corruptfileblocks.
 	corrupt []string
+	// policies: the blocks by storage types and policy (-storagepolicies).
+	policies policySummary
 }
 
 // handleFsck serves GET /fsck as Hadoop's FsckServlet does: a text report
@@ -233,9 +235,6 @@ func (nn *NameNode) handleFsck(w http.ResponseWriter, r *http.Request) {
 		return
 	case opts.includeSnapshots:
 		http.Error(w, "fsck: -includeSnapshots is not supported yet: this NameNode has no snapshots", http.StatusNotImplemented)
-		return
-	case opts.storagePolicies:
-		http.Error(w, "fsck: -storagepolicies is not supported yet: this NameNode has no storage policies", http.StatusNotImplemented)
 		return
 	case opts.user == "":
 		http.Error(w, "fsck: the ugi parameter (the user to run as) is missing", http.StatusBadRequest)
@@ -322,6 +321,9 @@ func (f *fsckRun) run(ctx context.Context, remote string) {
 	fmt.Fprintf(out, " Total symlinks:\t\t0\n")
 	fmt.Fprintf(out, "\nReplicated Blocks:\n%s\n", f.res.String())
 	fmt.Fprintf(out, "\nErasure Coded Block Groups:\n%s\n", fsckECSection)
+	if f.opts.storagePolicies {
+		out.WriteString(f.policies.String())
+	}
 	end := nn.deps.Clock.Now()
 	fmt.Fprintf(out, "FSCK ended at %s in %d milliseconds\n", javaNow(end), end.Sub(start).Milliseconds())
 	if f.res.healthy() {
@@ -431,6 +433,7 @@ func (f *fsckRun) readFileLocked(p string) (fsckEntry, bool) {
 	if !ok {
 		return fsckEntry{}, false
 	}
+	fi.StoragePolicy = f.nn.ns.mu.tree.EffectiveStoragePolicy(p)
 	now := f.nn.deps.Clock.Now()
 	e := fsckEntry{fi: fi, path: p, blocks: make([]blockmgmt.FsckBlock, 0, len(blocks))}
 	for _, b := range blocks {
@@ -470,6 +473,9 @@ func (f *fsckRun) checkFile(ctx context.Context, e fsckEntry) {
 	res.totalFiles++
 	res.totalSize += fi.Length
 	res.totalBlocks += int64(len(e.blocks))
+	if opts.storagePolicies {
+		f.policies.addFile(fi.StoragePolicy, e.blocks)
+	}
 	switch {
 	case opts.openForWrite && isOpen:
 		fmt.Fprintf(out, "%s %d bytes, replicated: replication=%d, %d block(s), OPENFORWRITE: ", e.path, fi.Length, fi.Replication, len(e.blocks))
