@@ -61,8 +61,12 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
-// IDPath is the file a running balancer holds open.
-const IDPath = "/system/balancer.id"
+// IDPath is the file a running balancer holds open; MoverIDPath the one
+// a running mover holds.
+const (
+	IDPath      = "/system/balancer.id"
+	MoverIDPath = "/system/mover.id"
+)
 
 // Protocol names.
 const (
@@ -161,6 +165,9 @@ type Config struct {
 	Clock  clock.Clock
 	Rand   *rand.Rand
 	Logger *slog.Logger
+
+	// idPath is the file the run holds open (IDPath when empty).
+	idPath string
 }
 
 // Validate names the first setting that cannot be used.
@@ -333,6 +340,9 @@ func (b *balancer) refreshKeys(ctx context.Context) error {
 
 // connect reaches the NameNode and marks the balancer running.
 func connect(ctx context.Context, cfg Config) (*balancer, error) {
+	if cfg.idPath == "" {
+		cfg.idPath = IDPath
+	}
 	b := &balancer{cfg: cfg, dialer: dnconn.NewDialer("", dialTimeout)}
 	b.mu.moved = map[int64]time.Time{}
 	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger})
@@ -369,8 +379,8 @@ func (b *balancer) markRunning(ctx context.Context) error {
 		var re *remoteerr.Error
 		return errors.As(err, &re) && re.Class == remoteerr.ClassAlreadyBeingCreated
 	}
-	if _, err := b.fs.Stat(ctx, IDPath); err == nil {
-		w, err := b.fs.Append(ctx, IDPath)
+	if _, err := b.fs.Stat(ctx, b.cfg.idPath); err == nil {
+		w, err := b.fs.Append(ctx, b.cfg.idPath)
 		if err != nil {
 			if running(err) {
 				return ErrAlreadyRunning
@@ -380,11 +390,11 @@ func (b *balancer) markRunning(ctx context.Context) error {
 		if err := w.Close(); err != nil {
 			return err
 		}
-		if err := b.fs.Remove(ctx, IDPath); err != nil {
+		if err := b.fs.Remove(ctx, b.cfg.idPath); err != nil {
 			return err
 		}
 	}
-	w, err := b.fs.CreateFile(ctx, IDPath, client.CreateOptions{CreateParent: true})
+	w, err := b.fs.CreateFile(ctx, b.cfg.idPath, client.CreateOptions{CreateParent: true})
 	if err != nil {
 		if running(err) {
 			return ErrAlreadyRunning
@@ -408,11 +418,11 @@ func (b *balancer) markRunning(ctx context.Context) error {
 func (b *balancer) close() {
 	if b.idFile != nil {
 		if err := b.idFile.Close(); err != nil {
-			b.cfg.Logger.Warn("closing "+IDPath, "err", err)
+			b.cfg.Logger.Warn("closing "+b.cfg.idPath, "err", err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := b.fs.Remove(ctx, IDPath); err != nil {
-			b.cfg.Logger.Warn("Failed to delete "+IDPath, "err", err)
+		if err := b.fs.Remove(ctx, b.cfg.idPath); err != nil {
+			b.cfg.Logger.Warn("Failed to delete "+b.cfg.idPath, "err", err)
 		}
 		cancel()
 	}
@@ -819,14 +829,24 @@ func (d *dispatcher) execute(ctx context.Context, src string, m plan.Move) {
 // reading its IN_PROGRESS notes on the way.
 func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error {
 	target, proxy := d.nodes[m.Target], d.nodes[m.Proxy]
+	return d.b.replaceBlock(ctx, d.addr(target.UUID), proxy.info, src, hdfs.StorageTypeProto_DISK,
+		&hdfs.ExtendedBlockProto{PoolId: proto.String(d.b.pool), BlockId: proto.Uint64(uint64(m.Block.ID)),
+			GenerationStamp: proto.Uint64(uint64(m.Block.GenStamp)), NumBytes: proto.Uint64(uint64(m.Block.Size))})
+}
+
+// replaceBlock has the DataNode at targetAddr copy block eb from proxy onto
+// a storage of type st (REPLACE_BLOCK), the NameNode then deleting the
+// replica on delHint, and waits for its answer, reading its IN_PROGRESS
+// notes on the way.
+func (b *balancer) replaceBlock(ctx context.Context, targetAddr string, proxy *hdfs.DatanodeInfoProto, delHint string, st hdfs.StorageTypeProto, eb *hdfs.ExtendedBlockProto) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if d.b.cfg.MoveTimeout > 0 {
+	if b.cfg.MoveTimeout > 0 {
 		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeout(ctx, d.b.cfg.MoveTimeout)
+		ctx, c2 = context.WithTimeout(ctx, b.cfg.MoveTimeout)
 		defer c2()
 	}
-	conn, err := d.b.dialer.Dial(ctx, d.addr(m.Target))
+	conn, err := b.dialer.Dial(ctx, targetAddr)
 	if err != nil {
 		return err
 	}
@@ -835,13 +855,12 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 	defer stop()
 	req := &hdfs.OpReplaceBlockProto{
 		Header: &hdfs.BaseHeaderProto{
-			Block: &hdfs.ExtendedBlockProto{PoolId: proto.String(d.b.pool), BlockId: proto.Uint64(uint64(m.Block.ID)),
-				GenerationStamp: proto.Uint64(uint64(m.Block.GenStamp)), NumBytes: proto.Uint64(uint64(m.Block.Size))},
-			Token: d.b.moveToken(int64(m.Block.ID)),
+			Block: eb,
+			Token: b.moveToken(int64(eb.GetBlockId())),
 		},
-		DelHint:     proto.String(src),
-		Source:      proxy.info,
-		StorageType: hdfs.StorageTypeProto_DISK.Enum(),
+		DelHint:     proto.String(delHint),
+		Source:      proxy,
+		StorageType: st.Enum(),
 	}
 	_ = conn.SetWriteDeadline(time.Now().Add(dialTimeout))
 	if err := datatransfer.WriteOp(conn, datatransfer.OpReplaceBlock, req); err != nil {
@@ -855,7 +874,7 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("reading the answer of %s: %w", d.addr(target.UUID), err)
+			return fmt.Errorf("reading the answer of %s: %w", targetAddr, err)
 		}
 		switch resp.GetStatus() {
 		case hdfs.Status_IN_PROGRESS:

@@ -39,7 +39,7 @@ func init() {
 		{name: "diskbalancer", group: "Daemon Commands", summary: "distribute data evenly among disks on a given node"},
 		{name: "httpfs", group: "Daemon Commands", summary: "run HttpFS server, the HDFS HTTP gateway"},
 		{name: "journalnode", group: "Daemon Commands", summary: "run the DFS JournalNode", run: runJournalnode, usage: journalnodeUsage},
-		{name: "mover", group: "Daemon Commands", summary: "run a utility to move block replicas across storage types"},
+		{name: "mover", group: "Daemon Commands", summary: "run a utility to move block replicas across storage types", run: runMover, usage: moverUsage},
 		{name: "namenode", group: "Daemon Commands", summary: "run the DFS NameNode", run: runNamenode, usage: namenodeUsage},
 		{name: "nfs3", group: "Daemon Commands", summary: "run an NFS version 3 gateway"},
 		{name: "portmap", group: "Daemon Commands", summary: "run a portmap service"},

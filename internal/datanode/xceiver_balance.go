@@ -153,7 +153,9 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	if err != nil {
 		return fail(hdfs.Status_ERROR, err)
 	}
-	w, err := bp.CreateTemporary(b, ck, copyReservation(b))
+	// The copy goes to a volume of the storage type asked for (the mover
+	// moves replicas between types).
+	w, err := bp.CreateOn(storage.StorageType(req.GetStorageType()), storage.Temporary, b, ck, copyReservation(b))
 	if err != nil {
 		st := hdfs.Status_ERROR
 		if errors.Is(err, storage.ErrReplicaExists) {

@@ -153,7 +153,9 @@ func (m *Manager) updateNeeded(b *blockInfo, c replicaCount) {
 }
 
 // removeExcess deletes n replicas of b chosen like Hadoop's
-// chooseReplicasToDelete: the deletion hint when it is safe, else from the
+// chooseReplicasToDelete: among the replicas on storage types the block's
+// storage policy has too many of (all when none), the deletion hint when it
+// is safe, else from the
 // racks holding more than one replica (all racks when none does), the node
 // with the oldest heartbeat if it is stale, else the one with the least
 // remaining space.
@@ -174,6 +176,7 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		if len(cands) == 0 {
 			return
 		}
+		cands = m.excessByType(b, cands)
 		pick := -1
 		if m.deleteHintFor != "" {
 			for _, i := range cands {

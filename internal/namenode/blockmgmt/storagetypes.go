@@ -124,3 +124,36 @@ func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 		}
 	}
 }
+
+// excessByType narrows the candidate replicas (indexes into b.replicas) for
+// deletion to those on storage types beyond what b's storage policy asks
+// for (BlockStoragePolicy.chooseExcess); all of them when none is.
+func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
+	pol := m.policy(b.policy)
+	if len(pol.Types) == 0 {
+		return cands
+	}
+	want := map[int32]int{}
+	for _, t := range pol.requested(int(b.repl)) {
+		want[t]++
+	}
+	excess := map[int32]bool{}
+	for _, i := range cands {
+		t := typeOf(b.replicas[i].st)
+		if want[t] > 0 {
+			want[t]--
+			continue
+		}
+		excess[t] = true
+	}
+	if len(excess) == 0 {
+		return cands
+	}
+	var out []int
+	for _, i := range cands {
+		if excess[typeOf(b.replicas[i].st)] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
