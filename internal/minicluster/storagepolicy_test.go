@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	stock "github.com/colinmarc/hdfs/v2"
+
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
@@ -349,5 +351,55 @@ func TestFsckStoragePolicies(t *testing.T) {
 	}
 	if !strings.Contains(out, fmt.Sprintf("%-25s %10d  %20s\n", "DISK:3(HOT)", 1, "25.0000%")) {
 		t.Errorf("no HOT line in:\n%s", out)
+	}
+}
+
+// The stock Go client writes into and reads from a directory with a
+// storage policy and a quota by storage type, and reads its content
+// summary (with the typeQuotaInfos it must parse).
+func TestStockClientStorageTypes(t *testing.T) {
+	ctx := context.Background()
+	types := [][]string{{"DISK", "SSD"}, {"DISK", "SSD"}}
+	c, fsys := startTyped(t, types)
+	if err := fsys.MkdirAll(ctx, "/s", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetStoragePolicy(ctx, "/s", "ALL_SSD"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetTypeQuota(ctx, "/s", "SSD", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTyped(t, fsys, "/s/ours", 2); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := stock.NewClient(stock.ClientOptions{Addresses: []string{c.NameNodeAddr()}, User: c.NameNode().SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got, err := cl.ReadFile("/s/ours")
+	if err != nil || string(got) != strings.Repeat("x", fileLen("/s/ours")) {
+		t.Fatalf("stock read of an ALL_SSD file: %d bytes, %v", len(got), err)
+	}
+	w, err := cl.Create("/s/theirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("written by the stock client")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cl.ReadFile("/s/theirs"); err != nil || string(got) != "written by the stock client" {
+		t.Fatalf("stock read back: %q %v", got, err)
+	}
+	cs, err := cl.GetContentSummary("/s")
+	if err != nil {
+		t.Fatalf("stock getContentSummary with typeQuotaInfos: %v", err)
+	}
+	if cs.FileCount() != 2 {
+		t.Fatalf("stock content summary: %d files", cs.FileCount())
 	}
 }
