@@ -38,9 +38,15 @@ func startTyped(t *testing.T, types [][]string) (*Cluster, *client.FileSystem) {
 	return c, fsys
 }
 
+// renamedFiles maps a renamed test file to the name it was written as.
+var renamedFiles = map[string]string{"/cold/moved": "/hot/f"}
+
 // fileLen is the length of a file written by writeTyped: each name has its
 // own, so that its replicas can be told apart on the DataNodes' disks.
 func fileLen(name string) int {
+	if was, ok := renamedFiles[name]; ok {
+		name = was
+	}
 	n := uint32(1000)
 	for _, c := range name {
 		n = n*31 + uint32(c)
@@ -160,6 +166,13 @@ func TestStoragePolicyPlacement(t *testing.T) {
 	}
 	if p, err := fsys.StoragePolicy(ctx, "/cold/moved"); err != nil || p.Name != "COLD" {
 		t.Fatalf("policy of a file moved under /cold: %v %v", p, err)
+	}
+	if _, err := fsys.SetReplication(ctx, "/cold/moved", 4); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ARCHIVE", "DISK", "DISK", "DISK"}
+	if nn, disk := replicaTypes(t, c, fsys, types, "/cold/moved", 4); !slices.Equal(nn, want) || !slices.Equal(disk, want) {
+		t.Errorf("moved file re-replicated: NameNode says %v, disks hold %v, want %v", nn, disk, want)
 	}
 }
 
