@@ -766,9 +766,12 @@ func (d *dispatcher) fetch(ctx context.Context, s *source, size int64) (int64, e
 		if have[blk.ID] {
 			continue
 		}
-		for _, u := range bl.GetDatanodeUuids() {
+		for i, u := range bl.GetDatanodeUuids() {
 			if d.nodes[u] != nil { // holders outside the iteration are not used
 				blk.Holders = append(blk.Holders, u)
+			}
+			if u == s.uuid && i < len(bl.GetStorageTypes()) {
+				blk.Type = int32(bl.GetStorageTypes()[i])
 			}
 		}
 		// Proxies are tried in holder order: shuffled, the copies spread
@@ -829,7 +832,13 @@ func (d *dispatcher) execute(ctx context.Context, src string, m plan.Move) {
 // reading its IN_PROGRESS notes on the way.
 func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error {
 	target, proxy := d.nodes[m.Target], d.nodes[m.Proxy]
-	return d.b.replaceBlock(ctx, d.addr(target.UUID), proxy.info, src, hdfs.StorageTypeProto_DISK,
+	// The replica keeps its storage type (Hadoop's balancer moves within
+	// one type).
+	st := hdfs.StorageTypeProto_DISK
+	if m.Block.Type != 0 {
+		st = hdfs.StorageTypeProto(m.Block.Type)
+	}
+	return d.b.replaceBlock(ctx, d.addr(target.UUID), proxy.info, src, st,
 		&hdfs.ExtendedBlockProto{PoolId: proto.String(d.b.pool), BlockId: proto.Uint64(uint64(m.Block.ID)),
 			GenerationStamp: proto.Uint64(uint64(m.Block.GenStamp)), NumBytes: proto.Uint64(uint64(m.Block.Size))})
 }

@@ -136,7 +136,7 @@ func (r *namenodeRPC) getBlocks(ctx context.Context, req *nnpb.GetBlocksRequestP
 		for i, h := range b.Holders {
 			p.DatanodeUuids = append(p.DatanodeUuids, h.UUID)
 			p.StorageUuids = append(p.StorageUuids, b.StorageIDs[i])
-			p.StorageTypes = append(p.StorageTypes, hdfs.StorageTypeProto_DISK)
+			p.StorageTypes = append(p.StorageTypes, hdfs.StorageTypeProto(b.StorageTypes[i]))
 		}
 		out.Blocks = append(out.Blocks, p)
 	}

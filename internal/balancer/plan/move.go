@@ -5,6 +5,9 @@ package plan
 type Block struct {
 	ID, GenStamp, Size int64
 	Holders            []string
+	// Type is the storage type (StorageTypeProto number, 0 for DISK) of
+	// the source's replica: a move keeps it.
+	Type int32
 }
 
 // Pending is a task with what is still to send.

@@ -6,8 +6,9 @@ import "fmt"
 // nodes holding a valid replica of it, with the storage of each.
 type BlockWithLocations struct {
 	Block
-	Holders    []DatanodeID
-	StorageIDs []string
+	Holders      []DatanodeID
+	StorageIDs   []string
+	StorageTypes []int32
 }
 
 // GetBlocks lists COMPLETE blocks with a replica on the node (NamenodeProtocol
@@ -60,6 +61,7 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 			}
 			bl.Holders = append(bl.Holders, r.st.dn.id)
 			bl.StorageIDs = append(bl.StorageIDs, r.st.id)
+			bl.StorageTypes = append(bl.StorageTypes, typeOf(r.st))
 		}
 		if len(bl.Holders) == 0 {
 			continue
