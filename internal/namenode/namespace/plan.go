@@ -331,6 +331,9 @@ func (t *Tree) PlanAppend(c Caller, path, clientName, clientMachine string, newB
 			if err := verifyQuota(w.parent(), 0, (f.pref-lb)*int64(f.repl), nil); err != nil {
 				return nil, err
 			}
+			if err := t.verifyTypeQuota(w, f, f.pref-lb); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return []op.Op{&op.Append{Path: w.path, ClientName: clientName, ClientMachine: clientMachine, NewBlock: newBlock}}, nil
@@ -605,6 +608,9 @@ func (t *Tree) PlanSetReplication(c Caller, path string, replication uint16) (bo
 	if replication > f.repl {
 		l := f.space() / int64(max(f.repl, 1))
 		if err := verifyQuota(w.parent(), 0, l*int64(replication-f.repl), nil); err != nil {
+			return false, nil, err
+		}
+		if err := t.verifyTypeReplication(w, f, replication); err != nil {
 			return false, nil, err
 		}
 	}

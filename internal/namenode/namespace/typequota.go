@@ -134,18 +134,44 @@ func typeQuotaOf(d *inode, typ uint8) int64 {
 
 // verifyTypeQuota checks that file f (the last node of w) may take extra
 // more bytes per replica (a new block, or more of its last one) under
-// every directory above it with a quota by storage type. It walks the
-// subtree of each such directory.
+// every directory above it with a quota by storage type.
 func (t *Tree) verifyTypeQuota(w *walk, f *inode, extra int64) error {
 	if !t.hasTypeQuotas || extra <= 0 {
 		return nil
 	}
-	policy := t.policyAlong(w, len(w.nodes)-1)
-	if policy == op.StoragePolicyUnspecified {
+	var delta typeSpaces
+	delta.addFile(&inode{repl: f.repl}, t.policyAlong(w, len(w.nodes)-1), extra)
+	return t.verifyTypeDelta(w, delta)
+}
+
+// verifyTypeReplication checks that file f (the last node of w) may go from
+// its replication to repl under the quotas by storage type above it.
+func (t *Tree) verifyTypeReplication(w *walk, f *inode, repl uint16) error {
+	if !t.hasTypeQuotas || repl <= f.repl {
 		return nil
 	}
+	policy := t.policyAlong(w, len(w.nodes)-1)
+	var before, after typeSpaces
+	before.addFile(f, policy, 0)
+	per := int64(0)
+	if f.repl > 0 {
+		per = f.space() / int64(f.repl)
+	}
+	after.addFile(&inode{repl: repl}, policy, per)
 	var delta typeSpaces
-	delta.addFile(&inode{repl: f.repl}, policy, extra)
+	for i := range delta {
+		delta[i] = after[i] - before[i]
+	}
+	return t.verifyTypeDelta(w, delta)
+}
+
+// verifyTypeDelta checks adding delta below the parent of w's last node
+// against every quota by storage type from there up to the root, summing
+// each such directory's subtree.
+func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces) error {
+	if delta == (typeSpaces{}) {
+		return nil
+	}
 	for i := len(w.nodes) - 2; i >= 0; i-- {
 		d := w.nodes[i]
 		if d == nil || d.dir == nil || d.dir.quota == nil || len(d.dir.quota.types) == 0 {
@@ -154,7 +180,7 @@ func (t *Tree) verifyTypeQuota(w *walk, f *inode, extra int64) error {
 		var used typeSpaces
 		t.typeUsage(d, t.policyAlong(w, i-1), &used)
 		for _, q := range d.dir.quota.types {
-			if q.quota < 0 || delta[q.typ] == 0 {
+			if q.quota < 0 || delta[q.typ] <= 0 {
 				continue
 			}
 			if used[q.typ]+delta[q.typ] > q.quota {

@@ -125,3 +125,23 @@ func TestTypeQuotaEnforced(t *testing.T) {
 		}
 	}
 }
+
+// Raising the replication or reopening a partial last block for append is
+// checked against the quotas by storage type too.
+func TestTypeQuotaReplicationAndAppend(t *testing.T) {
+	tr := fixture(t)
+	mkdir(t, tr, u1, "/_test/u1/q", 0o755)
+	setPolicy(t, tr, "/_test/u1/q", "ALL_SSD")
+	create(t, tr, u1, "/_test/u1/q/f", 2, false) // 200 bytes, replication 3: 600 on SSD
+	setTypeQuota(t, tr, "/_test/u1/q", ssd, 1000)
+	_, _, err := tr.PlanSetReplication(u1, "/_test/u1/q/f", 6)
+	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 1000 B but space consumed = 1.17 KB")
+	ok, ops, err := tr.PlanSetReplication(u1, "/_test/u1/q/f", 4) // 800
+	if !ok {
+		t.Fatal(err)
+	}
+	must(t, tr, ops, err)
+	// Append reserves the rest of the last block (1024 - 100) per replica.
+	_, err = tr.PlanAppend(u1, "/_test/u1/q/f", "client-"+u1.User, "host", false)
+	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 1000 B but space consumed = 4.39 KB")
+}
