@@ -231,6 +231,10 @@ type Caller struct {
 	CallID     int32
 	RetryCount int32 // -1 when the client did not send one
 	Remote     net.Addr
+	// CallerContext and CallerSignature are the call's caller context
+	// (RpcRequestHeaderProto.callerContext), empty when it sent none.
+	CallerContext   string
+	CallerSignature []byte
 }
 
 type callerKey struct{}
@@ -253,6 +257,9 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		CallID:     c.header.GetCallId(),
 		RetryCount: c.header.GetRetryCount(),
 		Remote:     c.conn.nc.RemoteAddr(),
+
+		CallerContext:   c.header.GetCallerContext().GetContext(),
+		CallerSignature: c.header.GetCallerContext().GetSignature(),
 	}, true
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/audit"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -33,6 +34,7 @@ type NameNode struct {
 	started time.Time
 	groups  *groupCache
 	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
+	audit   *audit.Logger // nil: no audit log
 	// activity counts client calls for the NameNodeActivity bean.
 	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
@@ -112,6 +114,11 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	if !nn.UpgradeFinalized() {
 		deps.Logger.Warn("the upgrade is not finalized: the state before it is kept for a rollback until `hdfs dfsadmin -finalizeUpgrade`",
 			"cTime", ld.version.CTime)
+	}
+	if nn.audit, err = openAudit(cfg.Audit); err != nil {
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, err
 	}
 	nn.ha = newHAContext(nn)
 	nn.ns.writable = func() error { return nn.ha.check(ha.Write) }
@@ -250,6 +257,9 @@ func (nn *NameNode) Close() error {
 			errs = append(errs, err)
 		}
 		nn.backups.stop()
+		if err := nn.closeAudit(); err != nil {
+			errs = append(errs, err)
+		}
 		closeAll(nn.locks)
 		nn.closeErr = errors.Join(errs...)
 		close(nn.done)

@@ -42,6 +42,7 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 	}
 	resp, err := f(ctx, req)
 	h.nn.activity.record(method, err == nil)
+	h.nn.auditCall(ctx, method, req, resp, err)
 	return resp, err
 }
 
