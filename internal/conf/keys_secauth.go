@@ -6,11 +6,11 @@ const (
 	// from $HADOOP_LOG_DIR); the NameNode writes hdfs-audit.log there.
 	HadoopLogDir = "hadoop.log.dir" // unset ($HADOOP_LOG_DIR)
 
-	DFSNameNodeAuditLoggers            = "dfs.namenode.audit.loggers"              // default
-	DFSNameNodeAuditLogAsync           = "dfs.namenode.audit.log.async"            // true (Hadoop: false)
-	DFSNameNodeAuditLogAsyncBlocking   = "dfs.namenode.audit.log.async.blocking"   // true
+	DFSNameNodeAuditLoggers            = "dfs.namenode.audit.loggers"               // default
+	DFSNameNodeAuditLogAsync           = "dfs.namenode.audit.log.async"             // true (Hadoop: false)
+	DFSNameNodeAuditLogAsyncBlocking   = "dfs.namenode.audit.log.async.blocking"    // true
 	DFSNameNodeAuditLogAsyncBufferSize = "dfs.namenode.audit.log.async.buffer.size" // 128
-	DFSNameNodeAuditLogDebugCmdlist    = "dfs.namenode.audit.log.debug.cmdlist"    // unset
+	DFSNameNodeAuditLogDebugCmdlist    = "dfs.namenode.audit.log.debug.cmdlist"     // unset
 	// HDFSAuditLogger is log4j's hdfs.audit.logger ("LEVEL,APPENDER";
 	// $HDFS_AUDIT_LOGGER): RFAAUDIT writes hdfs-audit.log, NullAppender or
 	// level OFF writes nothing. Unset: RFAAUDIT when there is a log

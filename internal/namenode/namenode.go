@@ -33,7 +33,7 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
-	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
+	tokens  *blockTokens  // nil: dfs.block.access.token.enable is false
 	audit   *audit.Logger // nil: no audit log
 	// activity counts client calls for the NameNodeActivity bean.
 	activity activity
