@@ -25,3 +25,8 @@ func ReadFile(path string) ([]KeyValue, error) {
 	}
 	return kvs, nil
 }
+
+// Dir is the configuration directory Load read the site files from (""
+// for defaults only); other files of the configuration, such as
+// hadoop-policy.xml, are read from it.
+func (c *Conf) Dir() string { return c.dir }

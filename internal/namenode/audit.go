@@ -300,7 +300,7 @@ func (nn *NameNode) auditCall(ctx context.Context, method string, req, resp prot
 	if wc, ok := ctx.Value(webCallerKey{}).(webCaller); ok {
 		e.WebHDFS = true
 		e.IP = wc.remote
-		e.UGI = audit.UGI(wc.user, "SIMPLE", wc.realUser, "SIMPLE")
+		e.UGI = webUGI(wc)
 	} else if ci, ok := ipc.CallerFromContext(ctx); ok {
 		e.UGI = callerUGI(ci)
 		if ci.Remote != nil {
@@ -319,6 +319,9 @@ func (nn *NameNode) auditCall(ctx context.Context, method string, req, resp prot
 // callerUGI prints an RPC caller as Hadoop's UserGroupInformation does.
 func callerUGI(ci ipc.Caller) string {
 	name, auth := ci.User, "SIMPLE"
+	if ci.RealUser != "" {
+		name = ci.RealUser // the authenticated user, printed after "via"
+	}
 	switch {
 	case ci.TokenAuth:
 		name, auth = ci.Principal, "TOKEN"

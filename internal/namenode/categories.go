@@ -53,6 +53,8 @@ var categories = map[string]map[string]ha.Category{
 		"refreshUserToGroupsMappings": ha.Unchecked, "refreshSuperUserGroupsConfiguration": ha.Unchecked,
 	},
 	RefreshCallQueueProtocolName: {"refreshCallQueue": ha.Unchecked},
+	// dfsadmin -refreshServiceAcl (secauth.go).
+	RefreshAuthorizationPolicyProtocolName: {"refreshServiceAcl": ha.Unchecked},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
 	DatanodeProtocolName: {

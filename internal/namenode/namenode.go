@@ -35,6 +35,7 @@ type NameNode struct {
 	groups  *groupCache
 	tokens  *blockTokens  // nil: dfs.block.access.token.enable is false
 	audit   *audit.Logger // nil: no audit log
+	access  *connAccess   // proxy users and service ACLs (secauth.go)
 	// activity counts client calls for the NameNodeActivity bean.
 	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
@@ -152,6 +153,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	if cfg.Kerberos != nil {
 		cfg.Kerberos.Acceptor.TokenPassword = nn.tokenPassword
 	}
+	nn.groups.static = cfg.Access.StaticGroups
+	nn.access = newConnAccess(nn)
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,
@@ -159,6 +162,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		Limits:              cfg.RPCLimits,
 		Logger:              deps.Logger,
 		Kerberos:            cfg.Kerberos.ServerAcceptor(),
+		Authorize:           nn.access.authorize,
 	})
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)

@@ -1,0 +1,204 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/audit"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
+	"github.com/hdfsgo/hdfsgo/internal/security/proxyuser"
+)
+
+// RefreshAuthorizationPolicyProtocolName is the protocol of dfsadmin
+// -refreshServiceAcl.
+const RefreshAuthorizationPolicyProtocolName = "org.apache.hadoop.security.authorize.RefreshAuthorizationPolicyProtocol"
+
+// AccessConfig is who may connect and act for whom.
+type AccessConfig struct {
+	// ConfDir is the configuration directory (hadoop-policy.xml is read
+	// from it; "" when the configuration came from defaults and -D only).
+	ConfDir string
+	// ProxyUsers are the hadoop.proxyuser.NAME.{hosts,groups,users} keys.
+	ProxyUsers *proxyuser.Policy
+	// ServiceAuthorization is hadoop.security.authorization (false); ACLs
+	// is the policy read from hadoop-policy.xml when it is true.
+	ServiceAuthorization bool
+	ACLs                 *authorize.Policy
+	// StaticGroups is hadoop.user.group.static.mapping.overrides: users
+	// whose groups are these, whatever the operating system says.
+	StaticGroups map[string][]string
+}
+
+// accessConfigFrom reads the proxy users, the service ACLs and the static
+// group mapping of c.
+func accessConfigFrom(c *conf.Conf, errs *[]error) AccessConfig {
+	a := AccessConfig{ConfDir: c.Dir()}
+	var err error
+	if a.ProxyUsers, err = proxyuser.FromConf(c, nil); err != nil {
+		*errs = append(*errs, err)
+	}
+	a.ServiceAuthorization, err = c.Bool(conf.HadoopSecurityAuthorization)
+	if err != nil {
+		*errs = append(*errs, err)
+	}
+	if a.ServiceAuthorization {
+		if a.ACLs, err = authorize.Load(c, a.ConfDir); err != nil {
+			*errs = append(*errs, err)
+		}
+	}
+	if a.StaticGroups, err = parseStaticGroups(c.String(conf.HadoopUserGroupStaticMapping)); err != nil {
+		*errs = append(*errs, fmt.Errorf("%s: %v", conf.HadoopUserGroupStaticMapping, err))
+	}
+	return a
+}
+
+// parseStaticGroups reads "user=group1,group2;user2=".
+func parseStaticGroups(s string) (map[string][]string, error) {
+	m := map[string][]string{}
+	for _, part := range strings.Split(s, ";") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		user, groups, ok := strings.Cut(part, "=")
+		user = strings.TrimSpace(user)
+		if !ok || user == "" {
+			return nil, fmt.Errorf("bad mapping %q (want user=group1,group2)", part)
+		}
+		list := []string{}
+		for _, g := range strings.Split(groups, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				list = append(list, g)
+			}
+		}
+		m[user] = list
+	}
+	return m, nil
+}
+
+// connAccess decides the RPC connections (ipc.ServerConfig.Authorize):
+// proxy users, then the protocol's ACL. Both policies are swapped whole
+// by the refresh calls.
+type connAccess struct {
+	nn      *NameNode
+	proxies atomic.Pointer[proxyuser.Policy]
+	acls    atomic.Pointer[authorize.Policy] // nil: service-level authorization is off
+}
+
+func newConnAccess(nn *NameNode) *connAccess {
+	a := &connAccess{nn: nn}
+	a.proxies.Store(nn.cfg.Access.ProxyUsers)
+	if nn.cfg.Access.ServiceAuthorization {
+		a.acls.Store(nn.cfg.Access.ACLs)
+	}
+	return a
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if a == nil {
+		return netip.Addr{}
+	}
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// authorize is the ipc server's Authorize.
+func (a *connAccess) authorize(ca ipc.ConnAuth) error {
+	ip := addrOf(ca.Remote)
+	var groups []string
+	if ca.RealUser != "" {
+		groups = a.nn.groups.groups(ca.User)
+		realName := ca.RealUser
+		if ca.Principal != "" {
+			realName = ca.Principal
+		}
+		if err := a.proxies.Load().Authorize(proxyuser.Request{Real: ca.RealUser, RealName: realName,
+			User: ca.User, Groups: groups, Addr: ip}); err != nil {
+			return err
+		}
+	}
+	if acls := a.acls.Load(); acls != nil {
+		if groups == nil {
+			groups = a.nn.groups.groups(ca.User)
+		}
+		ugi := callerUGI(ipc.Caller{User: ca.User, RealUser: ca.RealUser, Principal: ca.Principal, TokenAuth: ca.TokenAuth})
+		return acls.Authorize(ca.Protocol, authorize.Subject{User: ca.User, Groups: groups, UGI: ugi, Addr: ip})
+	}
+	return nil
+}
+
+// webProxy decides a WebHDFS doas request with the same proxy-user rules
+// as RPC.
+func (a *connAccess) webProxy(real, user, remote string) error {
+	ip, _ := netip.ParseAddr(remote)
+	return a.proxies.Load().Authorize(proxyuser.Request{Real: real, User: user, Groups: a.nn.groups.groups(user), Addr: ip.Unmap()})
+}
+
+// reloadConf reads the configuration files again, as the refresh calls
+// do in Hadoop.
+func (nn *NameNode) reloadConf() (*conf.Conf, error) {
+	if nn.deps.ReloadConf != nil {
+		return nn.deps.ReloadConf()
+	}
+	return conf.Load(conf.Options{Dir: nn.cfg.Access.ConfDir})
+}
+
+// refreshProxyUsers is dfsadmin -refreshSuperUserGroupsConfiguration:
+// the hadoop.proxyuser.* keys read again from core-site.xml.
+func (nn *NameNode) refreshProxyUsers() error {
+	c, err := nn.reloadConf()
+	if err != nil {
+		return remoteerr.New(remoteerr.ClassIOException, "refreshSuperUserGroupsConfiguration: %v", err)
+	}
+	p, err := proxyuser.FromConf(c, nil)
+	if err != nil {
+		return remoteerr.New(remoteerr.ClassIOException, "refreshSuperUserGroupsConfiguration: %v", err)
+	}
+	nn.access.proxies.Store(p)
+	nn.deps.Logger.Info("refreshed the proxy users (hadoop.proxyuser.*)")
+	return nil
+}
+
+// refreshServiceACL is dfsadmin -refreshServiceAcl: hadoop-policy.xml
+// read again.
+func (nn *NameNode) refreshServiceACL() error {
+	if !nn.cfg.Access.ServiceAuthorization {
+		return remoteerr.New(classAuthorization, "Service Level Authorization not enabled!")
+	}
+	c, err := nn.reloadConf()
+	if err != nil {
+		return remoteerr.New(remoteerr.ClassIOException, "refreshServiceAcl: %v", err)
+	}
+	p, err := authorize.Load(c, nn.cfg.Access.ConfDir)
+	if err != nil {
+		return remoteerr.New(remoteerr.ClassIOException, "refreshServiceAcl: %v", err)
+	}
+	nn.access.acls.Store(p)
+	nn.deps.Logger.Info("refreshed the service-level authorization policy", "file", p.File())
+	return nil
+}
+
+const classAuthorization = "org.apache.hadoop.security.authorize.AuthorizationException"
+
+// registerRefreshPolicy serves dfsadmin -refreshServiceAcl.
+func registerRefreshPolicy(nn *NameNode, c *clientRPC) {
+	handle(nn, nn.rpc.Service(RefreshAuthorizationPolicyProtocolName), "refreshServiceAcl",
+		func(ctx context.Context, _ *common.RefreshServiceAclRequestProto) (*common.RefreshServiceAclResponseProto, error) {
+			if err := c.checkSuper(ctx); err != nil {
+				return nil, err
+			}
+			return nil, nn.refreshServiceACL()
+		})
+}
+
+// webUGI prints a WebHDFS caller for the audit log.
+func webUGI(wc webCaller) string { return audit.UGI(wc.user, "SIMPLE", wc.realUser, "SIMPLE") }
