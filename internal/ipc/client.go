@@ -467,6 +467,14 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 			if errors.Is(err, ErrClientClosed) {
 				return err
 			}
+			var re *remoteerr.Error
+			if errors.As(err, &re) {
+				// The server refused the connection with a FATAL answer
+				// (an authorization or authentication failure): the same
+				// request would be refused again.
+				c.dropConn(cc, err)
+				return re
+			}
 			lastErr = err
 			if !sent {
 				// The connection died before this request was queued:
