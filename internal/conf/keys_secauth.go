@@ -40,6 +40,10 @@ const (
 	// The ACL of a protocol whose key hadoop-policy.xml does not set.
 	SecurityServiceAuthorizationDefaultACL        = "security.service.authorization.default.acl"         // *
 	SecurityServiceAuthorizationDefaultBlockedACL = "security.service.authorization.default.acl.blocked" // unset
+	// The web user of a request without user.name, and whether /jmx too
+	// needs an administrator when hadoop.security.authorization is on.
+	HadoopHTTPStaticUser                       = "hadoop.http.staticuser.user"                    // dr.who
+	HadoopSecurityInstrumentationRequiresAdmin = "hadoop.security.instrumentation.requires.admin" // false
 )
 
 func secauthTable() []keyDef {
@@ -57,5 +61,7 @@ func secauthTable() []keyDef {
 		{HadoopSecurityAuthorization, "false", 0},
 		{HadoopPolicyFile, "hadoop-policy.xml", 0},
 		{SecurityServiceAuthorizationDefaultACL, "*", 0},
+		{HadoopHTTPStaticUser, "dr.who", 0},
+		{HadoopSecurityInstrumentationRequiresAdmin, "false", 0},
 	}
 }

@@ -116,6 +116,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		deps.Logger.Warn("the upgrade is not finalized: the state before it is kept for a rollback until `hdfs dfsadmin -finalizeUpgrade`",
 			"cTime", ld.version.CTime)
 	}
+	nn.groups.static = cfg.Access.StaticGroups
 	if nn.audit, err = openAudit(cfg.Audit); err != nil {
 		ld.elog.Close()
 		closeAll(ld.locks)
@@ -145,7 +146,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
 		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: nn.webAdmins()})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))
@@ -153,7 +154,6 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	if cfg.Kerberos != nil {
 		cfg.Kerberos.Acceptor.TokenPassword = nn.tokenPassword
 	}
-	nn.groups.static = cfg.Access.StaticGroups
 	nn.access = newConnAccess(nn)
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,

@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 	"github.com/hdfsgo/hdfsgo/internal/security/proxyuser"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // RefreshAuthorizationPolicyProtocolName is the protocol of dfsadmin
@@ -35,6 +36,16 @@ type AccessConfig struct {
 	// StaticGroups is hadoop.user.group.static.mapping.overrides: users
 	// whose groups are these, whatever the operating system says.
 	StaticGroups map[string][]string
+	// WebAdmins is dfs.cluster.administrators (nobody): with
+	// ServiceAuthorization, only they, the superuser and the supergroup
+	// see /conf, /stacks, /logLevel and /logs/. WebStaticUser is
+	// hadoop.http.staticuser.user (dr.who), the web user of a request
+	// without user.name; InstrumentationRequiresAdmin
+	// (hadoop.security.instrumentation.requires.admin, false) limits /jmx
+	// too.
+	WebAdmins                    authorize.ACL
+	WebStaticUser                string
+	InstrumentationRequiresAdmin bool
 }
 
 // accessConfigFrom reads the proxy users, the service ACLs and the static
@@ -53,6 +64,11 @@ func accessConfigFrom(c *conf.Conf, errs *[]error) AccessConfig {
 		if a.ACLs, err = authorize.Load(c, a.ConfDir); err != nil {
 			*errs = append(*errs, err)
 		}
+	}
+	a.WebAdmins = authorize.ParseACL(c.String(conf.DFSClusterAdministrators))
+	a.WebStaticUser = c.String(conf.HadoopHTTPStaticUser)
+	if a.InstrumentationRequiresAdmin, err = c.Bool(conf.HadoopSecurityInstrumentationRequiresAdmin); err != nil {
+		*errs = append(*errs, err)
 	}
 	if a.StaticGroups, err = parseStaticGroups(c.String(conf.HadoopUserGroupStaticMapping)); err != nil {
 		*errs = append(*errs, fmt.Errorf("%s: %v", conf.HadoopUserGroupStaticMapping, err))
@@ -202,3 +218,14 @@ func registerRefreshPolicy(nn *NameNode, c *clientRPC) {
 
 // webUGI prints a WebHDFS caller for the audit log.
 func webUGI(wc webCaller) string { return audit.UGI(wc.user, "SIMPLE", wc.realUser, "SIMPLE") }
+
+// webAdmins is who may see the web server's administrative endpoints:
+// nil (everyone) unless hadoop.security.authorization is on.
+func (nn *NameNode) webAdmins() *web.Admins {
+	a := nn.cfg.Access
+	if !a.ServiceAuthorization {
+		return nil
+	}
+	return &web.Admins{ACL: a.WebAdmins.Allows, SuperUser: nn.cfg.SuperUser, SuperGroup: nn.cfg.SuperGroup,
+		Groups: nn.groups.groups, StaticUser: a.WebStaticUser, InstrumentationRequiresAdmin: a.InstrumentationRequiresAdmin}
+}

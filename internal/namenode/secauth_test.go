@@ -237,3 +237,54 @@ func TestServiceACL(t *testing.T) {
 		t.Fatalf("joe after a failed refresh: %v", err)
 	}
 }
+
+// TestWebAdmins: with hadoop.security.authorization the NameNode's
+// /stacks, /conf and /logs/ answer 403 to anyone but the administrators
+// (dfs.cluster.administrators, the superuser, the supergroup); /jmx stays
+// open. The web user is user.name, else dr.who.
+func TestWebAdmins(t *testing.T) {
+	confDir := t.TempDir()
+	t.Setenv("HADOOP_LOG_DIR", t.TempDir())
+	writeSite(t, confDir, "core-site.xml", map[string]string{
+		conf.HadoopSecurityAuthorization:  "true",
+		conf.HadoopUserGroupStaticMapping: "carol=ops;dave=supergroup",
+		conf.DFSClusterAdministrators:     "alice ops",
+	})
+	nn := startFromConfDir(t, confDir)
+	base := "http://" + nn.HTTPAddr().String()
+	for _, tc := range []struct {
+		path, user string
+		want       int
+	}{
+		{"/stacks", "joe", http.StatusForbidden},
+		{"/stacks", "", http.StatusForbidden},
+		{"/conf", "joe", http.StatusForbidden},
+		{"/logs/", "joe", http.StatusForbidden},
+		{"/jmx", "joe", http.StatusOK},
+		{"/jmx", "", http.StatusOK},
+		{"/stacks", "alice", http.StatusOK},
+		{"/stacks", "carol", http.StatusOK},
+		{"/stacks", "dave", http.StatusOK},
+		{"/stacks", nn.SuperUser(), http.StatusOK},
+		{"/logs/", "alice", http.StatusOK},
+	} {
+		url := base + tc.path
+		if tc.user != "" {
+			url += "?user.name=" + tc.user
+		}
+		code, body := webtest.Get(t, url)
+		if code != tc.want {
+			t.Errorf("%s as %q: %d, want %d: %s", tc.path, tc.user, code, tc.want, body)
+			continue
+		}
+		if code == http.StatusForbidden {
+			who := tc.user
+			if who == "" {
+				who = "dr.who"
+			}
+			if want := "User " + who + " is unauthorized to access this page."; !strings.Contains(body, want) {
+				t.Errorf("%s as %q: body %q, want %q", tc.path, tc.user, body, want)
+			}
+		}
+	}
+}
