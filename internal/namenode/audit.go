@@ -19,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 )
 
 // AuditConfig is where and how the NameNode writes hdfs-audit.log.
@@ -318,20 +319,7 @@ func (nn *NameNode) auditCall(ctx context.Context, method string, req, resp prot
 
 // callerUGI prints an RPC caller as Hadoop's UserGroupInformation does.
 func callerUGI(ci ipc.Caller) string {
-	name, auth := ci.User, "SIMPLE"
-	if ci.RealUser != "" {
-		name = ci.RealUser // the authenticated user, printed after "via"
-	}
-	switch {
-	case ci.TokenAuth:
-		name, auth = ci.Principal, "TOKEN"
-	case ci.Principal != "":
-		name, auth = ci.Principal, "KERBEROS"
-	}
-	if ci.RealUser == "" {
-		return audit.UGI(name, auth, "", "")
-	}
-	return audit.UGI(ci.User, "", name, auth)
+	return authorize.UGI(authorize.Conn{User: ci.User, RealUser: ci.RealUser, Principal: ci.Principal, TokenAuth: ci.TokenAuth})
 }
 
 // auditStat is the status of the call's path after it succeeded (the

@@ -3,9 +3,7 @@ package namenode
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
-	"strings"
 	"sync/atomic"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -70,93 +68,52 @@ func accessConfigFrom(c *conf.Conf, errs *[]error) AccessConfig {
 	if a.InstrumentationRequiresAdmin, err = c.Bool(conf.HadoopSecurityInstrumentationRequiresAdmin); err != nil {
 		*errs = append(*errs, err)
 	}
-	if a.StaticGroups, err = parseStaticGroups(c.String(conf.HadoopUserGroupStaticMapping)); err != nil {
+	if a.StaticGroups, err = authorize.ParseStaticGroups(c.String(conf.HadoopUserGroupStaticMapping)); err != nil {
 		*errs = append(*errs, fmt.Errorf("%s: %v", conf.HadoopUserGroupStaticMapping, err))
 	}
 	return a
 }
 
-// parseStaticGroups reads "user=group1,group2;user2=".
-func parseStaticGroups(s string) (map[string][]string, error) {
-	m := map[string][]string{}
-	for _, part := range strings.Split(s, ";") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		user, groups, ok := strings.Cut(part, "=")
-		user = strings.TrimSpace(user)
-		if !ok || user == "" {
-			return nil, fmt.Errorf("bad mapping %q (want user=group1,group2)", part)
-		}
-		list := []string{}
-		for _, g := range strings.Split(groups, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				list = append(list, g)
-			}
-		}
-		m[user] = list
-	}
-	return m, nil
-}
-
 // connAccess decides the RPC connections (ipc.ServerConfig.Authorize):
-// proxy users, then the protocol's ACL. Both policies are swapped whole
-// by the refresh calls.
+// proxy users, then the protocol's ACL (authorize.Checker). The checker is
+// replaced whole by the refresh calls.
 type connAccess struct {
 	nn      *NameNode
-	proxies atomic.Pointer[proxyuser.Policy]
-	acls    atomic.Pointer[authorize.Policy] // nil: service-level authorization is off
+	checker atomic.Pointer[authorize.Checker]
 }
 
 func newConnAccess(nn *NameNode) *connAccess {
 	a := &connAccess{nn: nn}
-	a.proxies.Store(nn.cfg.Access.ProxyUsers)
+	ch := &authorize.Checker{Proxies: nn.cfg.Access.ProxyUsers, Groups: nn.groups.groups}
 	if nn.cfg.Access.ServiceAuthorization {
-		a.acls.Store(nn.cfg.Access.ACLs)
+		ch.ACLs = nn.cfg.Access.ACLs
 	}
+	a.checker.Store(ch)
 	return a
-}
-
-func addrOf(a net.Addr) netip.Addr {
-	if a == nil {
-		return netip.Addr{}
-	}
-	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-		return ap.Addr().Unmap()
-	}
-	return netip.Addr{}
 }
 
 // authorize is the ipc server's Authorize.
 func (a *connAccess) authorize(ca ipc.ConnAuth) error {
-	ip := addrOf(ca.Remote)
-	var groups []string
-	if ca.RealUser != "" {
-		groups = a.nn.groups.groups(ca.User)
-		realName := ca.RealUser
-		if ca.Principal != "" {
-			realName = ca.Principal
-		}
-		if err := a.proxies.Load().Authorize(proxyuser.Request{Real: ca.RealUser, RealName: realName,
-			User: ca.User, Groups: groups, Addr: ip}); err != nil {
-			return err
-		}
-	}
-	if acls := a.acls.Load(); acls != nil {
-		if groups == nil {
-			groups = a.nn.groups.groups(ca.User)
-		}
-		ugi := callerUGI(ipc.Caller{User: ca.User, RealUser: ca.RealUser, Principal: ca.Principal, TokenAuth: ca.TokenAuth})
-		return acls.Authorize(ca.Protocol, authorize.Subject{User: ca.User, Groups: groups, UGI: ugi, Addr: ip})
-	}
-	return nil
+	return a.checker.Load().Check(connOf(ca))
+}
+
+func connOf(ca ipc.ConnAuth) authorize.Conn {
+	return authorize.Conn{User: ca.User, RealUser: ca.RealUser, Principal: ca.Principal, TokenAuth: ca.TokenAuth,
+		Protocol: ca.Protocol, Addr: authorize.AddrOf(ca.Remote)}
 }
 
 // webProxy decides a WebHDFS doas request with the same proxy-user rules
 // as RPC.
 func (a *connAccess) webProxy(real, user, remote string) error {
 	ip, _ := netip.ParseAddr(remote)
-	return a.proxies.Load().Authorize(proxyuser.Request{Real: real, User: user, Groups: a.nn.groups.groups(user), Addr: ip.Unmap()})
+	return a.checker.Load().Proxies.Authorize(proxyuser.Request{Real: real, User: user, Groups: a.nn.groups.groups(user), Addr: ip.Unmap()})
+}
+
+// swap replaces the checker by a copy changed by f.
+func (a *connAccess) swap(f func(*authorize.Checker)) {
+	ch := *a.checker.Load()
+	f(&ch)
+	a.checker.Store(&ch)
 }
 
 // reloadConf reads the configuration files again, as the refresh calls
@@ -179,7 +136,7 @@ func (nn *NameNode) refreshProxyUsers() error {
 	if err != nil {
 		return remoteerr.New(remoteerr.ClassIOException, "refreshSuperUserGroupsConfiguration: %v", err)
 	}
-	nn.access.proxies.Store(p)
+	nn.access.swap(func(ch *authorize.Checker) { ch.Proxies = p })
 	nn.deps.Logger.Info("refreshed the proxy users (hadoop.proxyuser.*)")
 	return nil
 }
@@ -198,7 +155,7 @@ func (nn *NameNode) refreshServiceACL() error {
 	if err != nil {
 		return remoteerr.New(remoteerr.ClassIOException, "refreshServiceAcl: %v", err)
 	}
-	nn.access.acls.Store(p)
+	nn.access.swap(func(ch *authorize.Checker) { ch.ACLs = p })
 	nn.deps.Logger.Info("refreshed the service-level authorization policy", "file", p.File())
 	return nil
 }
