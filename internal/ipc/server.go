@@ -83,6 +83,25 @@ type ServerConfig struct {
 	// clients are refused and every connection authenticates with SASL
 	// GSSAPI, protected as Kerberos.Protection allows. nil: SIMPLE.
 	Kerberos *security.Acceptor
+	// Authorize, when set, decides whether a connection may go on once
+	// its connection context has arrived: proxy users (a context naming
+	// an effective user other than the authenticated one) and
+	// service-level authorization (the protocol it names). An error
+	// refuses the connection: a FATAL_UNAUTHORIZED answer with Hadoop's
+	// AuthorizationException and the error's text, then the connection
+	// closed. Without it a Kerberos server refuses every proxy request
+	// and a SIMPLE one takes the context's word.
+	Authorize func(ConnAuth) error
+}
+
+// ConnAuth is who a connection is, as Authorize sees it.
+type ConnAuth struct {
+	User      string // the effective user (a short name)
+	RealUser  string // the authenticated user a proxy connection acts for; "" when not proxied
+	Principal string // Kerberos: the authenticated principal (a token's owner); "" for SIMPLE
+	TokenAuth bool   // authenticated with a delegation token
+	Protocol  string // the protocol the context names
+	Remote    net.Addr
 }
 
 // Validate rejects negative settings, naming the Hadoop key.
@@ -231,6 +250,10 @@ type Caller struct {
 	CallID     int32
 	RetryCount int32 // -1 when the client did not send one
 	Remote     net.Addr
+	// CallerContext and CallerSignature are the call's caller context
+	// (RpcRequestHeaderProto.callerContext), empty when it sent none.
+	CallerContext   string
+	CallerSignature []byte
 }
 
 type callerKey struct{}
@@ -253,6 +276,9 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		CallID:     c.header.GetCallId(),
 		RetryCount: c.header.GetRetryCount(),
 		Remote:     c.conn.nc.RemoteAddr(),
+
+		CallerContext:   c.header.GetCallerContext().GetContext(),
+		CallerSignature: c.header.GetCallerContext().GetSignature(),
 	}, true
 }
 
@@ -1309,13 +1335,34 @@ func (c *serverConn) serveReads() error {
 			c.protocol = cc.GetProtocol()
 			if krb != nil {
 				// The user is who Kerberos says; naming someone else is a
-				// proxy (doAs) request, which this server does not grant.
+				// proxy (doAs) request, which Authorize decides.
 				acc := c.sasl.accepted
-				if c.user != "" && c.user != acc.Principal && c.user != acc.User {
+				c.principal = acc.Principal
+				switch eff := c.user; {
+				case eff == "" || eff == acc.Principal || eff == acc.User:
+					c.user, c.realUser = acc.User, ""
+				case c.tokenAuth || c.srv.cfg.Authorize == nil:
 					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
-						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, c.user))
+						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, eff))
+				default:
+					if strings.ContainsAny(eff, "@/") {
+						short, err := krb.Rules.ShortName(eff, krb.DefaultRealm)
+						if err != nil {
+							return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
+								fmt.Sprintf("User: %s is not allowed to impersonate %s: %v", acc.Principal, eff, err))
+						}
+						eff = short
+					}
+					c.user, c.realUser = eff, acc.User
 				}
-				c.user, c.realUser, c.principal = acc.User, "", acc.Principal
+			}
+			if auth := c.srv.cfg.Authorize; auth != nil {
+				if err := auth(ConnAuth{User: c.user, RealUser: c.realUser, Principal: c.principal, TokenAuth: c.tokenAuth,
+					Protocol: c.protocol, Remote: c.nc.RemoteAddr()}); err != nil {
+					c.srv.peerLog.Warn("ipc: connection unauthorized", "remote", c.remote(), "protocol", c.protocol,
+						"user", c.user, "realUser", c.realUser, "err", err)
+					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization, err.Error())
+				}
 			}
 			haveContext = true
 			c.handshaken.Store(true)

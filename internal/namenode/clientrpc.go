@@ -96,8 +96,9 @@ type webCallerKey struct{}
 
 // webCaller is who made a WebHDFS request.
 type webCaller struct {
-	user   string
-	remote string // the client's IP
+	user     string
+	realUser string // the proxy user of a doas request, else ""
+	remote   string // the client's IP
 }
 
 // callerUser is the user of the call in ctx: a WebHDFS request's, else
