@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -190,16 +192,15 @@ func TestEncryptionKey(t *testing.T) {
 	}
 
 	// A key of a block key the DataNode does not have.
-	bad := *key
-	bad.KeyId = new(uint32)
-	*bad.KeyId = key.GetKeyId() + 1000
+	bad := proto.Clone(key).(*hdfs.DataEncryptionKeyProto)
+	bad.KeyId = proto.Uint32(key.GetKeyId() + 1000)
 	addr, errc = echo(t, srv)
 	raw2, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw2.Close()
-	cl2 := NewClient(Config{}, func(context.Context) (*hdfs.DataEncryptionKeyProto, error) { return &bad, nil })
+	cl2 := NewClient(Config{}, func(context.Context) (*hdfs.DataEncryptionKeyProto, error) { return bad, nil })
 	if _, err := cl2.Wrap(context.Background(), raw2, nil); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("unknown key: %v", err)
 	}
