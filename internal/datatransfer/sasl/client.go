@@ -21,7 +21,7 @@ const handshakeTimeout = 60 * time.Second
 
 // KeySource returns the data encryption key to make handshakes with, or
 // nil when the cluster does not encrypt data transfer.
-type KeySource func(ctx context.Context) (*hdfs.DataEncryptionKeyProto, error)
+type KeySource func(ctx context.Context, pool string) (*hdfs.DataEncryptionKeyProto, error)
 
 // Client is the connecting side of the handshake: the client, a
 // DataNode connecting to another, the balancer.
@@ -37,18 +37,18 @@ func NewClient(cfg Config, key KeySource) *Client {
 }
 
 // Wrap makes the handshake on a new connection c to a DataNode with the
-// block token of the op to come and returns the connection to use. A
+// block token of the op to come (on a block of pool) and returns the connection to use. A
 // nil Client, a domain socket, or a client configured with no protection
 // talking to a cluster that does not encrypt, returns c as it is. As
 // Hadoop's client does, a DataNode on a privileged port (below 1024) is
 // trusted without a handshake unless data transfer is encrypted.
-func (cl *Client) Wrap(ctx context.Context, c net.Conn, tok *common.TokenProto) (net.Conn, error) {
+func (cl *Client) Wrap(ctx context.Context, c net.Conn, pool string, tok *common.TokenProto) (net.Conn, error) {
 	if cl == nil || secureChannel(c) {
 		return c, nil
 	}
 	var key *hdfs.DataEncryptionKeyProto
 	if cl.key != nil {
-		k, err := cl.key(ctx)
+		k, err := cl.key(ctx, pool)
 		if err != nil {
 			return nil, err
 		}

@@ -119,7 +119,7 @@ func TestRoundTripEachLevel(t *testing.T) {
 			}
 			defer raw.Close()
 			rec := &recorder{Conn: raw}
-			pc, err := NewClient(tc.cli, nil).Wrap(context.Background(), rec, k.token())
+			pc, err := NewClient(tc.cli, nil).Wrap(context.Background(), rec, "BP-1", k.token())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,8 +172,8 @@ func TestEncryptionKey(t *testing.T) {
 	}
 	defer raw.Close()
 	key := k.m.DataEncryptionKey("BP-1", "", time.Now())
-	cl := NewClient(Config{AES: true}, func(context.Context) (*hdfs.DataEncryptionKeyProto, error) { return key, nil })
-	pc, err := cl.Wrap(context.Background(), raw, nil)
+	cl := NewClient(Config{AES: true}, func(context.Context, string) (*hdfs.DataEncryptionKeyProto, error) { return key, nil })
+	pc, err := cl.Wrap(context.Background(), raw, "BP-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func TestEncryptionKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw2.Close()
-	cl2 := NewClient(Config{}, func(context.Context) (*hdfs.DataEncryptionKeyProto, error) { return bad, nil })
-	if _, err := cl2.Wrap(context.Background(), raw2, nil); !errors.Is(err, ErrUnknownKey) {
+	cl2 := NewClient(Config{}, func(context.Context, string) (*hdfs.DataEncryptionKeyProto, error) { return bad, nil })
+	if _, err := cl2.Wrap(context.Background(), raw2, "BP-1", nil); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("unknown key: %v", err)
 	}
 	<-errc
@@ -220,7 +220,7 @@ func TestRefusals(t *testing.T) {
 	tok := k.token()
 	tok.Password = append([]byte(nil), tok.Password...)
 	tok.Password[0] ^= 1
-	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), raw, tok); !errors.Is(err, ErrAccessToken) {
+	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), raw, "BP-1", tok); !errors.Is(err, ErrAccessToken) {
 		t.Errorf("wrong password: %v", err)
 	}
 	if err := <-errc; !errors.Is(err, security.ErrDigestMismatch) {
@@ -232,7 +232,7 @@ func TestRefusals(t *testing.T) {
 	addr, errc = echo(t, srv)
 	raw, _ = net.Dial("tcp", addr)
 	old := k.m.Generate("alice", "BP-1", 42, blocktoken.Read, time.Now().Add(-2*time.Hour))
-	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), raw, old); !errors.Is(err, ErrAccessToken) || !strings.Contains(err.Error(), "is expired") {
+	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), raw, "BP-1", old); !errors.Is(err, ErrAccessToken) || !strings.Contains(err.Error(), "is expired") {
 		t.Errorf("expired token: %v", err)
 	}
 	<-errc
@@ -241,7 +241,7 @@ func TestRefusals(t *testing.T) {
 	// No common level.
 	addr, errc = echo(t, srv)
 	raw, _ = net.Dial("tcp", addr)
-	if _, err := NewClient(Config{Protection: security.QOPAuthentication}, nil).Wrap(context.Background(), raw, k.token()); err == nil || !strings.Contains(err.Error(), "offers qop") {
+	if _, err := NewClient(Config{Protection: security.QOPAuthentication}, nil).Wrap(context.Background(), raw, "BP-1", k.token()); err == nil || !strings.Contains(err.Error(), "offers qop") {
 		t.Errorf("no common qop: %v", err)
 	}
 	raw.Close()
