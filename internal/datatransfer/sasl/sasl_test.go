@@ -19,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 type keyring struct {
@@ -302,10 +303,12 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{3, 8, 2})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m, err := ReadMessage(bufio.NewReader(bytes.NewReader(in)))
-		if err == nil && m.GetStatus() != hdfs.DataTransferEncryptorMessageProto_SUCCESS {
-			t.Fatal("a refusal read as success")
-		}
+		testtool.AllocBound(t, len(in), 16, 256<<10, func() {
+			m, err := ReadMessage(bufio.NewReader(bytes.NewReader(in)))
+			if err == nil && m.GetStatus() != hdfs.DataTransferEncryptorMessageProto_SUCCESS {
+				t.Fatal("a refusal read as success")
+			}
+		})
 	})
 }
 
@@ -330,10 +333,12 @@ func FuzzLayerRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		l := &layerConn{r: bytes.NewReader(in), layer: layerPair(t)}
 		buf := make([]byte, 64)
-		for i := 0; i < 100; i++ {
-			if _, err := l.Read(buf); err != nil {
-				return
+		testtool.AllocBound(t, len(in), 16, 256<<10, func() {
+			for i := 0; i < 100; i++ {
+				if _, err := l.Read(buf); err != nil {
+					return
+				}
 			}
-		}
+		})
 	})
 }

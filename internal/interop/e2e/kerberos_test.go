@@ -16,15 +16,18 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // TestKerberosCluster runs a NameNode and two DataNodes as processes with
-// hadoop.security.authentication=kerberos and hadoop.rpc.protection=privacy
-// against a real MIT KDC: every daemon logs in with its keytab, the
-// DataNodes register over Kerberos, and a user with a ticket (kinit)
-// writes, lists and reads with the stock Go client and with `hdfs dfs`;
-// without a ticket, with SIMPLE or with a wrong principal the calls are
-// refused with clear errors.
+// hadoop.security.authentication=kerberos, hadoop.rpc.protection=privacy,
+// block access tokens and dfs.data.transfer.protection=privacy against a
+// real MIT KDC: every daemon logs in with its keytab, the DataNodes
+// register over Kerberos, and a user with a ticket (kinit) writes, lists
+// and reads with the stock Go client and with `hdfs dfs`; a recording
+// proxy between the stock client and the DataNodes sees none of the
+// file's plaintext; without a ticket, with SIMPLE or with a wrong
+// principal the calls are refused with clear errors.
 func TestKerberosCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes; skipped with -short")
@@ -61,6 +64,10 @@ func TestKerberosCluster(t *testing.T) {
 		"dfs.namenode.keytab.file":        nnKT,
 		"dfs.datanode.kerberos.principal": "dn/_HOST@" + realm,
 		"dfs.datanode.keytab.file":        dnKT,
+		// Block tokens are required with Kerberos; SASL on the streaming
+		// port stands in for a privileged port.
+		"dfs.block.access.token.enable": "true",
+		"dfs.data.transfer.protection":  "privacy",
 		// The daemons' principals map to the superuser hdfs.
 		"hadoop.security.auth_to_local": "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT",
 	}
@@ -72,14 +79,20 @@ func TestKerberosCluster(t *testing.T) {
 
 	_, port, _ := net.SplitHostPort(c.nnAddr)
 	nn := net.JoinHostPort("localhost", port)
+	capture := &testtool.Capture{}
 	sc, err := stock.NewClient(stock.ClientOptions{Addresses: []string{nn},
-		KerberosClient: kdc.ClientFromCCache(aliceCC), KerberosServicePrincipleName: "nn/_HOST"})
+		KerberosClient: kdc.ClientFromCCache(aliceCC), KerberosServicePrincipleName: "nn/_HOST",
+		DataTransferProtection: "privacy", DatanodeDialFunc: capture.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.Close()
 	data := make([]byte, 3<<20+12345)
 	rand.Read(data)
+	marker := []byte("a line of the file that must not cross the wire in the clear")
+	for i := 0; i+len(marker) < len(data); i += 4096 {
+		copy(data[i:], marker)
+	}
 	w, err := sc.Create("/user/alice/f")
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +106,9 @@ func TestKerberosCluster(t *testing.T) {
 	got, err := sc.ReadFile("/user/alice/f")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (%v), wrote %d", len(got), err, len(data))
+	}
+	if capture.Len() < 2*len(data) || capture.Contains(marker) {
+		t.Errorf("capture of %d bytes (the file twice is %d): plaintext found %v", capture.Len(), 2*len(data), capture.Contains(marker))
 	}
 	infos, err := sc.ReadDir("/user/alice")
 	if err != nil || len(infos) != 1 || infos[0].Name() != "f" {

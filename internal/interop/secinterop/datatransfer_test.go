@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,77 +17,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
-
-// capture is a recording TCP proxy on loopback: each connection a client
-// opens through dial goes to a listener of its own, which forwards it to
-// the real address and keeps every byte in both directions.
-type capture struct {
-	mu    sync.Mutex
-	bytes bytes.Buffer
-	wg    sync.WaitGroup
-}
-
-func (c *capture) record(p []byte) {
-	c.mu.Lock()
-	c.bytes.Write(p)
-	c.mu.Unlock()
-}
-
-func (c *capture) contains(b []byte) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return bytes.Contains(c.bytes.Bytes(), b)
-}
-
-func (c *capture) size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes.Len()
-}
-
-// dial is a DialContext that goes through a new proxy listener.
-func (c *capture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	up, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err != nil {
-		l.Close()
-		return nil, err
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer l.Close()
-		down, err := l.Accept()
-		if err != nil {
-			up.Close()
-			return
-		}
-		pipe := func(dst, src net.Conn) {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := src.Read(buf)
-				if n > 0 {
-					c.record(buf[:n])
-					if _, werr := dst.Write(buf[:n]); werr != nil {
-						break
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-			dst.Close()
-			src.Close()
-		}
-		go pipe(up, down)
-		pipe(down, up)
-	}()
-	return (&net.Dialer{}).DialContext(ctx, "tcp", l.Addr().String())
-}
 
 // TestDataTransferProtection runs a cluster with block access tokens
 // and each data transfer protection: the stock Go client and this
@@ -141,9 +71,9 @@ func TestDataTransferProtection(t *testing.T) {
 				copy(data[i:], marker)
 			}
 
-			cap1 := &capture{}
+			cap1 := &testtool.Capture{}
 			sc, err := stock.NewClient(stock.ClientOptions{Addresses: []string{c.NameNodeAddr()}, User: super,
-				DataTransferProtection: tc.stockProt, DatanodeDialFunc: cap1.dial})
+				DataTransferProtection: tc.stockProt, DatanodeDialFunc: cap1.Dial})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,10 +91,10 @@ func TestDataTransferProtection(t *testing.T) {
 			if got, err := sc.ReadFile("/stock"); err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("stock client read %d bytes: %v", len(got), err)
 			}
-			if cap1.size() < len(data) {
-				t.Fatalf("the capture holds %d bytes, less than the file", cap1.size())
+			if cap1.Len() < len(data) {
+				t.Fatalf("the capture holds %d bytes, less than the file", cap1.Len())
 			}
-			if leaked := cap1.contains(marker); leaked == tc.encrypted {
+			if leaked := cap1.Contains(marker); leaked == tc.encrypted {
 				t.Errorf("stock client: plaintext in the capture: %v, want %v", leaked, !tc.encrypted)
 			}
 
