@@ -51,6 +51,10 @@ var (
 	ErrClosed = errors.New("client: file system closed")
 	// ErrDataNode: a DataNode refused an op or broke the protocol.
 	ErrDataNode = errors.New("client: datanode error")
+	// ErrAccessToken: a DataNode refused the block access token of an op
+	// (ERROR_ACCESS_TOKEN, or in the SASL handshake); readers and writers
+	// get new tokens from the NameNode and try once more.
+	ErrAccessToken = errors.New("client: block access token refused")
 	// ErrNoReplica: no location of a block could serve it.
 	ErrNoReplica = errors.New("client: could not obtain block")
 	// ErrPipeline: a write pipeline failed and could not be recovered.

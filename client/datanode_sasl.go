@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -67,6 +68,18 @@ func (f *FileSystem) newDataTransferSASL(opts Options) (*sasl.Client, error) {
 		key = f.dataEncryptionKey
 	}
 	return sasl.NewClient(cfg, key), nil
+}
+
+// tokenError reports whether err is a refused credential that new ones
+// from the NameNode may cure: a block token refused by an op or by the
+// handshake, or a data encryption key whose block key the DataNode does
+// not know (the cached key is dropped then).
+func (f *FileSystem) tokenError(err error) bool {
+	if errors.Is(err, sasl.ErrUnknownKey) {
+		f.forgetDataEncryptionKey()
+		return true
+	}
+	return errors.Is(err, ErrAccessToken) || errors.Is(err, sasl.ErrAccessToken)
 }
 
 // keyCache holds the NameNode's data encryption key until shortly before

@@ -214,6 +214,11 @@ func (r *Reader) locate(off int64) (*hdfs.LocatedBlockProto, error) {
 // for the locations again and retries, up to blockAcquireFailures times in
 // all, as Hadoop's reader does.
 func (r *Reader) openAt(off, n int64) (*blockReader, *hdfs.LocatedBlockProto, error) {
+	// A refused block token (expired, say) is cured once by asking the
+	// NameNode for the block's locations and tokens again, as Hadoop's
+	// DFSInputStream does.
+	refetch := 1
+rounds:
 	for {
 		var errs []string
 		lb, err := r.locate(off)
@@ -239,6 +244,13 @@ func (r *Reader) openAt(off, n int64) (*blockReader, *hdfs.LocatedBlockProto, er
 			}
 			if r.ctx.Err() != nil {
 				return nil, nil, r.pathErr("read", r.ctx.Err())
+			}
+			if refetch > 0 && r.f.tokenError(err) {
+				refetch--
+				if err := r.fetch(off); err != nil {
+					return nil, nil, err
+				}
+				continue rounds
 			}
 			errs = append(errs, addr+": "+err.Error())
 			r.markDead(addr)

@@ -177,3 +177,52 @@ func TestDataTransferNoHandshakeRefused(t *testing.T) {
 		t.Errorf("the DataNode answered %d bytes (%v) to an op without the handshake; want the connection closed", len(b), err)
 	}
 }
+
+// TestExpiredTokenRefetched opens a file, lets the block tokens the
+// NameNode gave with its locations expire, then reads: the DataNode
+// refuses the token (in the SASL handshake with protection on, with
+// ERROR_ACCESS_TOKEN without), and the reader asks the NameNode for the
+// locations again and reads with the new token.
+func TestExpiredTokenRefetched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs clusters")
+	}
+	for _, prot := range []string{"", "privacy"} {
+		t.Run("protection="+prot, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			keys := []conf.KeyValue{
+				{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
+				{Key: conf.DFSBlockAccessTokenLifetime, Value: "1s"},
+			}
+			if prot != "" {
+				keys = append(keys, conf.KeyValue{Key: conf.DFSDataTransferProtection, Value: prot})
+			}
+			c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), DataNodes: 1, Conf: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: c.NameNode().SuperUser(),
+				DataTransferProtection: prot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fsys.Close()
+			data := bytes.Repeat([]byte("token"), 100000)
+			if err := fsys.WriteFile(ctx, "/f", data, false); err != nil {
+				t.Fatal(err)
+			}
+			r, err := fsys.Open(ctx, "/f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			time.Sleep(1500 * time.Millisecond) // the tokens of the open expire
+			got, err := io.ReadAll(r)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read after the token expired: %d bytes, %v", len(got), err)
+			}
+		})
+	}
+}
