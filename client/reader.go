@@ -155,13 +155,19 @@ func (f *FileSystem) visibleLength(ctx context.Context, lb *hdfs.LocatedBlockPro
 		if id.GetIpcPort() == 0 {
 			continue
 		}
-		c := ipc.NewClient(ipc.ClientConfig{
+		cfg := ipc.ClientConfig{
 			Addresses:   []string{net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetIpcPort())))},
 			User:        f.user,
 			Protocol:    clientDatanodeProtocol,
 			DialTimeout: dialTimeout,
 			MaxRetries:  -1,
-		})
+		}
+		if tok := lb.GetBlockToken(); f.secure && len(tok.GetIdentifier()) > 0 {
+			// A secure DataNode takes the block token as the
+			// connection's credential (and checks it grants READ).
+			cfg.Token, cfg.TokenUser = tok, f.user
+		}
+		c := ipc.NewClient(cfg)
 		resp := &hdfs.GetReplicaVisibleLengthResponseProto{}
 		err := c.Call(ctx, "getReplicaVisibleLength", req, resp)
 		c.Close()

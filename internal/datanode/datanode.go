@@ -266,7 +266,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: cfg.Kerberos.ServerAcceptor()})
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor()})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

@@ -9,8 +9,12 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
 // Protected data transfer: the streaming server's side of the SASL
@@ -108,3 +112,37 @@ func (x *xceiver) protect() bool {
 	x.conn, x.br = pc, br
 	return true
 }
+
+// ipcAcceptor is the IPC server's Kerberos acceptor (nil for SIMPLE),
+// with the TOKEN method taking block tokens: a client asking about a
+// block (getReplicaVisibleLength) authenticates with its block token, as
+// Hadoop's ClientDatanodeProtocol clients do.
+func (dn *DataNode) ipcAcceptor() *security.Acceptor {
+	acc := dn.cfg.Kerberos.ServerAcceptor()
+	if acc != nil && acc.TokenPassword == nil {
+		acc.TokenPassword = func(identifier []byte) ([]byte, string, error) {
+			return dn.tokens.TokenPassword(identifier, dn.clk.Now())
+		}
+	}
+	return acc
+}
+
+// checkReadAccess checks that the caller of a ClientDatanodeProtocol call
+// about block eb authenticated with a block token granting READ on it,
+// when block tokens are on (Hadoop's DataNode.checkReadAccess).
+func (dn *DataNode) checkReadAccess(ctx context.Context, eb *hdfs.ExtendedBlockProto) error {
+	if !dn.tokens.Enabled() {
+		return nil
+	}
+	c, _ := ipc.CallerFromContext(ctx)
+	if !c.TokenAuth || len(c.Token) == 0 {
+		return remoteerr.New(remoteerr.ClassIOException, "Can't continue since none or more than one BlockTokenIdentifier is found.")
+	}
+	if err := dn.tokens.CheckIdentifier(c.Token, eb.GetPoolId(), int64(eb.GetBlockId()), blocktoken.Read, dn.clk.Now()); err != nil {
+		return remoteerr.New(classInvalidToken, "%s", err.Error())
+	}
+	return nil
+}
+
+// classInvalidToken is the exception of a refused token.
+const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -93,4 +94,35 @@ func (v *Verifier) Password(identifier []byte, now time.Time) ([]byte, error) {
 		return nil, &AccessError{fmt.Sprintf("Can't re-compute password for %s, since the required block key (keyID=%d) doesn't exist.", id, id.KeyID)}
 	}
 	return k.Password(identifier), nil
+}
+
+// CheckIdentifier verifies that a token identifier whose password the
+// caller has already proven (a connection authenticated with the block
+// token over SASL) grants mode on the block at now.
+func (v *Verifier) CheckIdentifier(identifier []byte, pool string, blockID int64, mode Mode, now time.Time) error {
+	id, err := Unmarshal(identifier)
+	if err != nil {
+		return &AccessError{"Block token: " + err.Error()}
+	}
+	switch {
+	case id.BlockPoolID != pool || id.BlockID != blockID:
+		return &AccessError{fmt.Sprintf("Block token with %s doesn't apply to block %s:blk_%d", id, pool, blockID)}
+	case id.Modes&mode == 0:
+		return &AccessError{fmt.Sprintf("Block token with %s doesn't have %s permission", id, strings.Trim(mode.String(), "[]"))}
+	case now.UnixMilli() > id.ExpiryDate:
+		return &AccessError{fmt.Sprintf("Block token with %s is expired.", id)}
+	}
+	return nil
+}
+
+// TokenPassword is the TOKEN method's password lookup for a block
+// token (ClientDatanodeProtocol connections authenticate with the block
+// token of the block they ask about): its password and its user.
+func (v *Verifier) TokenPassword(identifier []byte, now time.Time) ([]byte, string, error) {
+	pw, err := v.Password(identifier, now)
+	if err != nil {
+		return nil, "", err
+	}
+	id, _ := Unmarshal(identifier)
+	return pw, id.UserID, nil
 }
