@@ -193,8 +193,8 @@ type FileSystem struct {
 	dialer      *dnDialer // to DataNodes
 	// secure: the NameNode is reached with Kerberos or a delegation
 	// token, so DataNodes' RPC servers take block tokens (TOKEN).
-	secure bool
-	packetSize  int       // Options.WritePacketSize
+	secure      bool
+	packetSize  int // Options.WritePacketSize
 	replication uint16
 	blockSize   int64
 	clientName  string
