@@ -244,6 +244,7 @@ type Caller struct {
 	RealUser   string       // real user when the connection is proxied, else ""
 	Principal  string       // the Kerberos principal the connection authenticated as (a token's owner); "" for SIMPLE
 	TokenAuth  bool         // the connection authenticated with a delegation token (TOKEN), not Kerberos
+	Token      []byte       // with TokenAuth, the identifier of that token (shared, do not modify)
 	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
 	Protocol   string       // protocol named in the connection context
 	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
@@ -270,6 +271,7 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		RealUser:   c.conn.realUser,
 		Principal:  c.conn.principal,
 		TokenAuth:  c.conn.tokenAuth,
+		Token:      c.conn.tokenID,
 		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
@@ -775,6 +777,7 @@ type serverConn struct {
 	principal                string       // Kerberos: the authenticated principal
 	qop                      security.QOP // Kerberos: the protection chosen
 	tokenAuth                bool         // authenticated with a delegation token
+	tokenID                  []byte       // that token's identifier
 
 	// SASL state, the reader's only.
 	sasl struct {
@@ -1492,6 +1495,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, "DIGEST-MD5: INITIATE with TOKEN before NEGOTIATE")
 	}
 	var owner string
+	var tokenID []byte
 	final, _, err := c.sasl.digest.VerifyDigest(m.GetToken(), func(user string) (string, error) {
 		ident, err := base64.StdEncoding.DecodeString(user)
 		if err != nil {
@@ -1501,7 +1505,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		if err != nil {
 			return "", err
 		}
-		owner = o
+		owner, tokenID = o, ident
 		return base64.StdEncoding.EncodeToString(pw), nil
 	})
 	c.sasl.digest = nil // one answer per challenge
@@ -1513,7 +1517,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
 	}
 	c.sasl.accepted = &security.Accepted{Principal: owner, User: user}
-	c.principal, c.qop, c.tokenAuth = owner, security.QOPAuthentication, true
+	c.principal, c.qop, c.tokenAuth, c.tokenID = owner, security.QOPAuthentication, true, tokenID
 	c.sasl.state = saslDone
 	if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
 		return false, err
