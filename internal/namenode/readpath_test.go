@@ -4,18 +4,22 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
 // startWith is startForTest with extra configuration.
-func startWith(t *testing.T, kvs ...conf.KeyValue) (*NameNode, *ipc.Client) {
+func startWith(t testing.TB, kvs ...conf.KeyValue) (*NameNode, *ipc.Client) {
 	t.Helper()
 	kvs = append([]conf.KeyValue{
 		{Key: conf.DFSNameNodeNameDir, Value: filepath.Join(t.TempDir(), "name")},
@@ -45,7 +49,7 @@ func startWith(t *testing.T, kvs ...conf.KeyValue) (*NameNode, *ipc.Client) {
 }
 
 // createClosed creates and completes an empty file.
-func createClosed(t *testing.T, c *ipc.Client, path string) {
+func createClosed(t testing.TB, c *ipc.Client, path string) {
 	t.Helper()
 	ctx := context.Background()
 	var cr hdfs.CreateResponseProto
@@ -117,5 +121,60 @@ func TestOpenLogsStaleAccessTime(t *testing.T) {
 	}
 	if after := accessTime(t, c, "/stale"); after <= before {
 		t.Fatalf("access time %d after the open, want later than %d", after, before)
+	}
+}
+
+// TestFileStatusFields: the status built in one allocation carries every
+// field as the message built field by field does.
+func TestFileStatusFields(t *testing.T) {
+	fi := namespace.FileInfo{ID: 16390, Length: 5, Mtime: 7, Atime: 8, BlockSize: 1 << 20, Replication: 3,
+		ChildrenNum: 0, StoragePolicy: 7, HasACL: true, Snapshottable: true,
+		Perm: op.Perm{User: "u", Group: "g", Mode: 0o640}}
+	want := &hdfs.HdfsFileStatusProto{
+		FileType: hdfs.HdfsFileStatusProto_IS_FILE.Enum(), Path: []byte("n"), Length: proto.Uint64(5),
+		Permission: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o640)}, Owner: proto.String("u"), Group: proto.String("g"),
+		ModificationTime: proto.Uint64(7), AccessTime: proto.Uint64(8), BlockReplication: proto.Uint32(3),
+		Blocksize: proto.Uint64(1 << 20), FileId: proto.Uint64(16390), ChildrenNum: proto.Int32(0),
+		StoragePolicy: proto.Uint32(7),
+		Flags:         proto.Uint32(uint32(hdfs.HdfsFileStatusProto_HAS_ACL | hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)),
+	}
+	if got := fileStatus(fi, []byte("n")); !proto.Equal(got, want) {
+		t.Errorf("fileStatus = %v, want %v", got, want)
+	}
+	dir := namespace.FileInfo{ID: 16385, IsDir: true, ChildrenNum: 2, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}}
+	want = &hdfs.HdfsFileStatusProto{
+		FileType: hdfs.HdfsFileStatusProto_IS_DIR.Enum(), Path: []byte{}, Length: proto.Uint64(0),
+		Permission: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)}, Owner: proto.String("u"), Group: proto.String("g"),
+		ModificationTime: proto.Uint64(0), AccessTime: proto.Uint64(0), BlockReplication: proto.Uint32(0),
+		Blocksize: proto.Uint64(0), FileId: proto.Uint64(16385), ChildrenNum: proto.Int32(2),
+	}
+	if got := fileStatus(dir, nil); !proto.Equal(got, want) {
+		t.Errorf("fileStatus of a directory = %v, want %v", got, want)
+	}
+}
+
+// TestCheckRequestFastPath: the requests checkRequest checks without
+// reflection have src as their only string field and no message field, so
+// the fast path checks what the reflective walk would; and it refuses a
+// path over the limit as the walk does.
+func TestCheckRequestFastPath(t *testing.T) {
+	long := "/" + strings.Repeat("a", MaxPathLength+1)
+	for _, m := range []proto.Message{
+		&hdfs.GetFileInfoRequestProto{Src: proto.String(long)},
+		&hdfs.GetBlockLocationsRequestProto{Src: proto.String(long)},
+		&hdfs.GetListingRequestProto{Src: proto.String(long)},
+	} {
+		fields := m.ProtoReflect().Descriptor().Fields()
+		for i := range fields.Len() {
+			fd := fields.Get(i)
+			k := fd.Kind()
+			if (k == protoreflect.StringKind && fd.Name() != "src") || k == protoreflect.MessageKind || k == protoreflect.GroupKind {
+				t.Errorf("%s has field %s (%v): checkRequest's fast path must check it too", m.ProtoReflect().Descriptor().Name(), fd.Name(), k)
+			}
+		}
+		fast, walk := checkRequest("m", m), checkFields("m", m.ProtoReflect())
+		if fast == nil || walk == nil || fast.Error() != walk.Error() {
+			t.Errorf("%T: fast path %v, reflective walk %v; want the same refusal", m, fast, walk)
+		}
 	}
 }
