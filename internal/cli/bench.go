@@ -20,7 +20,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-filesPerDir P] [-dirsPerDir P] [-close]
                             [-readPercent R] [-features xattr|acl]
                             [-keepResults] [-sharedConnection] [-logLevel L]
-                            [-cpuprofile FILE]
+                            [-cpuprofile FILE] [-cpupid PID] [-readers R]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -32,14 +32,17 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
   throughput, mean latency and the p50, p99 and p99.9 latencies are
-  printed, and, for an in-process NameNode, the edit-log fsyncs it did
-  meanwhile. With -fs hdfs://host:port (or an
+  printed, with the CPU time this process used per operation, and, for an
+  in-process NameNode, the edit-log fsyncs it did meanwhile. With
+  -fs hdfs://host:port (or an
   hdfs:// fs.defaultFS) the NameNode there is measured; otherwise one is
   started in this process on a temporary directory and removed afterwards.
 
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
                       listing, mixed (getFileInfo of existing files and
-                      creates of new ones, see -readPercent), all (the
+                      creates of new ones, see -readPercent), stockCreate
+                      (the stock Go client's Create and Close of an empty
+                      file per operation), all (the
                       seven before mixed), memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
@@ -56,6 +59,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -logLevel L         log level of the in-process NameNode (ERROR)
   -cpuprofile FILE    write a CPU profile of the first timed phase (for
                       restart: the first timed start)
+  -cpupid PID         also report the CPU time (user+sys, /proc/PID/stat)
+                      of process PID, e.g. a NameNode started apart, over
+                      each timed phase, in total and per operation
+  -readers R          for ops that write: R more threads call getFileInfo
+                      while the writers run; their rate and p50/p99/p99.9
 
   io measures the data path the way Hadoop's TestDFSIO does: N files of S
   bytes (default 4 × 128m) written, then read, by C concurrent clients
@@ -180,6 +188,10 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			}
 		case "-cpuprofile":
 			profile, ok = value()
+		case "-cpupid":
+			ok = number(&opts.CPUPid)
+		case "-readers":
+			ok = number(&opts.Readers)
 		case "-fs":
 			var v string
 			if v, ok = value(); ok {

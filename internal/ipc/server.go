@@ -675,9 +675,8 @@ func (s *Server) runCall(c *call) {
 		conn.callDone(c)
 		return // the connection died while the call waited; nobody listens
 	}
-	ctx := context.WithValue(conn.ctx, callerKey{}, c)
 	start := s.clk.Now()
-	resp, err := s.invoke(ctx, c)
+	resp, err := s.invoke(c, c)
 	s.stats.queueNanos.Add(int64(start.Sub(c.queued)))
 	s.stats.procNanos.Add(int64(s.clk.Now().Sub(start)))
 	s.stats.timed.Add(1)
@@ -731,7 +730,7 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 			c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
 		}
 	}
-	frame, ferr := wire.AppendResponse(nil, c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS), resp)
+	frame, ferr := wire.AppendSuccess(nil, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), resp)
 	if ferr != nil {
 		msg := "cannot encode response: " + ferr.Error()
 		return func() {
@@ -742,6 +741,20 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 		c.srv.stats.calls.Add(1)
 		c.enqueueFrame(frame)
 	}
+}
+
+// A call is its handler's ctx: its connection's, with the call itself as
+// the value of callerKey. It saves the allocation of a context.WithValue
+// per call; context.WithCancel and the like on top of it find the
+// connection's cancelCtx through Value and start no goroutine.
+func (c *call) Deadline() (time.Time, bool) { return c.conn.ctx.Deadline() }
+func (c *call) Done() <-chan struct{}       { return c.conn.ctx.Done() }
+func (c *call) Err() error                  { return c.conn.ctx.Err() }
+func (c *call) Value(key any) any {
+	if _, ok := key.(callerKey); ok {
+		return c
+	}
+	return c.conn.ctx.Value(key)
 }
 
 func (s *Server) invoke(ctx context.Context, c *call) (resp proto.Message, err error) {
@@ -1055,6 +1068,12 @@ func (c *serverConn) drainAfterCancel() {
 
 // enqueue appends one response frame to the output buffer.
 func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
+	return c.enqueueReply(nil, h, body, closeAfter)
+}
+
+// enqueueReply is enqueue; with h nil it appends the success reply of
+// req, whose header wire.AppendSuccess encodes without building it.
+func (c *serverConn) enqueueReply(req *common.RpcRequestHeaderProto, h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
 	c.out.Lock()
 	var err error
 	if c.out.closeAfter || c.out.dropping {
@@ -1062,9 +1081,15 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		return nil
 	}
 	n := len(c.out.buf)
-	if c.out.wrap != nil {
+	switch {
+	case c.out.wrap != nil:
+		if h == nil {
+			h = c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
+		}
 		c.out.buf, err = c.appendWrapped(c.out.buf, h, body)
-	} else {
+	case h == nil:
+		c.out.buf, err = wire.AppendSuccess(c.out.buf, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), body)
+	default:
 		c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
 	}
 	if err != nil {
@@ -1155,11 +1180,10 @@ func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status co
 }
 
 func (c *serverConn) sendSuccess(req *common.RpcRequestHeaderProto, body proto.Message) {
-	h := c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
 	// Counted before the reply is queued: a client that has its answer
 	// sees it counted.
 	c.srv.stats.calls.Add(1)
-	if err := c.enqueue(h, body, false); err != nil {
+	if err := c.enqueueReply(req, nil, body, false); err != nil {
 		c.srv.stats.calls.Add(-1)
 		class, msg := remoteerr.ClassIOException, "cannot encode response: "+err.Error()
 		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, class, msg)
