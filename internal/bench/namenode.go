@@ -80,6 +80,9 @@ const (
 	DefaultThreads     = 16
 	DefaultFiles       = 10
 	DefaultFilesPerDir = 4
+	// DefaultReplication is the replica count of the memory op's blocks
+	// layout.
+	DefaultReplication = 3
 	DefaultDirsPerDir  = 2
 	// DefaultReadPercent is the share of reads in OpMixed.
 	DefaultReadPercent = 90
@@ -114,6 +117,17 @@ type Options struct {
 	// "" (nothing), "xattr" (one user. attribute of 8 bytes) or "acl" (the
 	// same ACL with a named user on every file, which the files share).
 	Features string
+	// Layout is what the memory op builds: "" or "files" (empty files),
+	// "blocks" (files of one block each, its replicas reported by
+	// Replication simulated DataNodes through the block manager) or "dirs"
+	// (empty directories, FilesPerDir in each parent).
+	Layout string
+	// Replication is the replica count of the memory op's blocks layout
+	// (DefaultReplication when 0).
+	Replication int
+	// MemProfile, when set, receives the memory op's heap profile, taken
+	// after the build and a full collection.
+	MemProfile io.Writer
 	// SharedConnection makes every thread call through one ipc.Client (one
 	// TCP connection, calls multiplexed); by default each thread has its
 	// own client and connection, like separate client processes.
