@@ -287,6 +287,30 @@ func TestMemory(t *testing.T) {
 	}
 }
 
+// TestMemoryLayouts builds one-block files whose replicas three simulated
+// DataNodes report (the op checks every block has them), and empty
+// directories.
+func TestMemoryLayouts(t *testing.T) {
+	var out bytes.Buffer
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 2000, FilesPerDir: 100, Layout: "blocks"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := stat(t, out.String(), OpMemory, "# blocks"); got != "2000" {
+		t.Fatalf("# blocks %s\n%s", got, out.String())
+	}
+	out.Reset()
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 2000, FilesPerDir: 100, Layout: "dirs"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	// 2,000 leaves, 20 parents, the base dir, /nnThroughputBenchmark and /.
+	if got := stat(t, out.String(), OpMemory, "# directories"); got != "2023" {
+		t.Fatalf("# directories %s\n%s", got, out.String())
+	}
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 10, Layout: "tables"}, &out); !errors.Is(err, ErrBadOptions) {
+		t.Fatalf("layout tables: err %v", err)
+	}
+}
+
 func TestRestart(t *testing.T) {
 	var out bytes.Buffer
 	opts := Options{Op: OpRestart, Files: 300, FilesPerDir: 50, Threads: 4, TempDir: t.TempDir()}
