@@ -429,3 +429,25 @@ func BenchmarkLoopbackTCP(b *testing.B) {
 		})
 	}
 }
+
+// TestRestartOffline writes the name dir directly: 300 files in the image
+// and about 100 ops after it (the segment's start and end records, one
+// OP_MKDIR and 49 files of OP_ADD and OP_CLOSE: 101); the restarts must
+// find all 349 files, which timeRestart checks through getContentSummary.
+func TestRestartOffline(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Op: OpRestart, Offline: true, Files: 300, Edits: 100, FilesPerDir: 50, Threads: 2, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []string{"nrFiles = 300 (in the image) + 49 (in the edits)", "101 edits after it",
+		"restart stats (image + edits)", "restart stats (image only)", "saveNamespace Time:"} {
+		if !strings.Contains(report, want) {
+			t.Fatalf("no %q in\n%s", want, report)
+		}
+	}
+	if n := strings.Count(report, "(349 files)"); n != 2 {
+		t.Fatalf("%d restarts found the 349 files, want 2\n%s", n, report)
+	}
+}

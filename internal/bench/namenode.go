@@ -84,6 +84,9 @@ const (
 	// layout.
 	DefaultReplication = 3
 	DefaultDirsPerDir  = 2
+	// DefaultEdits is how many ops the offline restart op logs after its
+	// image.
+	DefaultEdits = 1000
 	// DefaultReadPercent is the share of reads in OpMixed.
 	DefaultReadPercent = 90
 	// blockSize is what the benchmark's files ask for; files have no blocks.
@@ -128,6 +131,13 @@ type Options struct {
 	// MemProfile, when set, receives the memory op's heap profile, taken
 	// after the build and a full collection.
 	MemProfile io.Writer
+	// Offline makes the restart op write the NameNode's directory
+	// directly (an image of Files files and a segment of Edits ops after
+	// it) instead of filling a NameNode over RPC; see runRestartOffline.
+	Offline bool
+	// Edits is the number of ops the offline restart op logs after the
+	// image (DefaultEdits when 0).
+	Edits int
 	// SharedConnection makes every thread call through one ipc.Client (one
 	// TCP connection, calls multiplexed); by default each thread has its
 	// own client and connection, like separate client processes.
@@ -165,6 +175,9 @@ func (o *Options) fill() error {
 	}
 	if o.DirsPerDir == 0 {
 		o.DirsPerDir = DefaultDirsPerDir
+	}
+	if o.Edits == 0 {
+		o.Edits = DefaultEdits
 	}
 	if o.ReadPercent < 0 {
 		o.ReadPercent = DefaultReadPercent
@@ -210,6 +223,9 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 	case OpMemory:
 		return runMemory(opts, out)
 	case OpRestart:
+		if opts.Offline {
+			return runRestartOffline(ctx, opts, out)
+		}
 		return runRestart(ctx, opts, out)
 	default:
 		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, all, memory or restart)", ErrUnknownOp, opts.Op)
@@ -284,6 +300,14 @@ func openTarget(ctx context.Context, opts *Options) (*target, error) {
 
 // startLocal formats a temporary directory and starts a NameNode on it.
 func (tg *target) startLocal(ctx context.Context) error {
+	if err := tg.formatLocal(ctx); err != nil {
+		return err
+	}
+	return tg.start(ctx)
+}
+
+// formatLocal makes and formats the directory of an in-process NameNode.
+func (tg *target) formatLocal(ctx context.Context) error {
 	dir, err := os.MkdirTemp(tg.opts.TempDir, "hdfsgo-bench-")
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -310,10 +334,7 @@ func (tg *target) startLocal(ctx context.Context) error {
 	}
 	tg.cfg = cfg
 	tg.deps = namenode.Deps{Logger: tg.opts.Logger}
-	if err := namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true}); err != nil {
-		return err
-	}
-	return tg.start(ctx)
+	return namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true})
 }
 
 // start starts the in-process NameNode on its (formatted) directory.

@@ -20,6 +20,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-filesPerDir P] [-dirsPerDir P] [-close]
                             [-readPercent R] [-features xattr|acl]
                             [-layout files|blocks|dirs] [-replication R]
+                            [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE] [-memprofile FILE]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
@@ -56,6 +57,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                       DataNodes report through the block manager (blocks),
                       or empty directories (dirs)
   -replication R      memory -layout blocks: replicas per block (3)
+  -offline            restart: write the NameNode's directory directly (an
+                      image of N files, then a segment of -edits E ops
+                      creating more) instead of filling it over RPC; also
+                      times the image save and a saveNamespace over RPC
+  -edits E            restart -offline: ops logged after the image (1000)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
@@ -158,6 +164,10 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			opts.Close = true
 		case "-features":
 			opts.Features, ok = value()
+		case "-offline":
+			opts.Offline = true
+		case "-edits":
+			ok = number(&opts.Edits)
 		case "-layout":
 			opts.Layout, ok = value()
 		case "-replication":
