@@ -12,6 +12,23 @@ import (
 type Effects struct {
 	FreedBlocks []op.Block // blocks no file refers to any more
 	RemovedUC   []uint64   // inode ids of deleted files that were open for write
+	// File is the file an OP_ADD_BLOCK or OP_CLOSE wrote, as the op left
+	// it, so that the caller need not resolve its path again.
+	File FileEffect
+}
+
+// FileEffect names a file an op wrote; OK is false for ops that set none.
+type FileEffect struct {
+	ID          uint64
+	Replication uint16
+	Blocks      []op.Block // the file's block list: read only
+	OK          bool
+}
+
+func (e *Effects) setFile(f *inode) {
+	if e != nil {
+		e.File = FileEffect{ID: f.id, Replication: f.repl(), Blocks: f.blocks(), OK: true}
+	}
 }
 
 // Apply applies one op to the tree. It is the only way the tree changes: the
@@ -101,7 +118,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		t.setBlocks(w, f, cloneBlocks(o.Blocks), eff)
 		return nil
 	case *op.AddBlock:
-		return t.applyAddBlock(o)
+		return t.applyAddBlock(o, eff)
 	case *op.Close:
 		w, f, err := t.ucFile(o.Path)
 		if err != nil {
@@ -113,6 +130,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
 		f.mtime, f.atime = o.Mtime, o.Atime
 		addUsage(w.parent(), 0, f.space()-old)
+		eff.setFile(f)
 		return nil
 	case *op.Append:
 		w, f, err := t.existingFile(o.Path)
@@ -464,7 +482,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	return nil
 }
 
-func (t *Tree) applyAddBlock(o *op.AddBlock) error {
+func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 	w, f, err := t.ucFile(o.Path)
 	if err != nil {
 		return err
@@ -482,6 +500,7 @@ func (t *Tree) applyAddBlock(o *op.AddBlock) error {
 	}
 	f.setBlocks(append(nb, o.Last))
 	addUsage(w.parent(), 0, f.space()-old)
+	eff.setFile(f)
 	return nil
 }
 
