@@ -119,13 +119,13 @@ func typeName(t int32) string {
 // steers the placement of their new replicas.
 func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 	for _, id := range ids {
-		if b := m.blocks[id]; b != nil {
+		if b := m.blocks.get(id); b != nil {
 			b.policy = policyID
 		}
 	}
 }
 
-// excessByType narrows the candidate replicas (indexes into b.replicas) for
+// excessByType narrows the candidate replicas (indexes into b.reps()) for
 // deletion to those on storage types beyond what b's storage policy asks
 // for (BlockStoragePolicy.chooseExcess); all of them when none is.
 func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
@@ -139,7 +139,7 @@ func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
 	}
 	excess := map[int32]bool{}
 	for _, i := range cands {
-		t := typeOf(b.replicas[i].st)
+		t := typeOf(b.reps()[i].st)
 		if want[t] > 0 {
 			want[t]--
 			continue
@@ -151,7 +151,7 @@ func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
 	}
 	var out []int
 	for _, i := range cands {
-		if excess[typeOf(b.replicas[i].st)] {
+		if excess[typeOf(b.reps()[i].st)] {
 			out = append(out, i)
 		}
 	}

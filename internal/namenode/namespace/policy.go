@@ -138,6 +138,9 @@ func (t *Tree) GetStoragePolicy(c Caller, path string) (StoragePolicy, error) {
 // when none is set or the path does not exist), without permission checks,
 // for the NameNode's own bookkeeping.
 func (t *Tree) EffectiveStoragePolicy(path string) uint8 {
+	if len(t.feats) == 0 {
+		return op.StoragePolicyUnspecified // no inode has a policy
+	}
 	w := t.lookup(path)
 	if w == nil || w.last() == nil {
 		return op.StoragePolicyUnspecified
@@ -159,13 +162,13 @@ func (t *Tree) EachFilePolicy(path string, fn func(policy uint8, blocks []op.Blo
 			inherited = p
 		}
 		if n.isDir() {
-			for _, c := range n.dir.children {
+			for _, c := range n.dir().children {
 				walk(c, inherited)
 			}
 			return
 		}
-		if len(n.blocks) > 0 {
-			fn(inherited, n.blocks)
+		if len(n.blocks()) > 0 {
+			fn(inherited, n.blocks())
 		}
 	}
 	walk(w.last(), t.policyAlong(w, len(w.nodes)-2))

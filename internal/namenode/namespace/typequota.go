@@ -86,22 +86,25 @@ func (p StoragePolicy) replicaTypes(repl int) []uint8 {
 // typeSpaces is storage space by storage type.
 type typeSpaces [numTypes]int64
 
-// addFile adds what file f under effective policy policyID takes on each
-// type, with extra more bytes per replica.
-func (ts *typeSpaces) addFile(f *inode, policyID uint8, extra int64) {
-	if policyID == op.StoragePolicyUnspecified {
+// add adds what a file of repl replicas under effective policy policyID
+// takes on each type with per bytes per replica.
+func (ts *typeSpaces) add(policyID uint8, repl uint16, per int64) {
+	if policyID == op.StoragePolicyUnspecified || per == 0 {
 		return
 	}
 	p, ok := StoragePolicyByID(policyID)
 	if !ok {
 		return
 	}
-	per := extra
-	if f.repl > 0 {
-		per += f.space() / int64(f.repl)
-	}
-	for _, t := range p.replicaTypes(int(f.repl)) {
+	for _, t := range p.replicaTypes(int(repl)) {
 		ts[t] += per
+	}
+}
+
+// addFile adds what file f under effective policy policyID takes.
+func (ts *typeSpaces) addFile(f *inode, policyID uint8) {
+	if r := f.repl(); r > 0 {
+		ts.add(policyID, r, f.space()/int64(r))
 	}
 }
 
@@ -112,18 +115,18 @@ func (t *Tree) typeUsage(n *inode, inherited uint8, ts *typeSpaces) {
 		inherited = p
 	}
 	if !n.isDir() {
-		ts.addFile(n, inherited, 0)
+		ts.addFile(n, inherited)
 		return
 	}
-	for _, c := range n.dir.children {
+	for _, c := range n.dir().children {
 		t.typeUsage(c, inherited, ts)
 	}
 }
 
 // typeQuotaOf returns d's quota on type typ, -1 when none.
 func typeQuotaOf(d *inode, typ uint8) int64 {
-	if d.isDir() && d.dir.quota != nil {
-		for _, q := range d.dir.quota.types {
+	if d.isDir() && d.dir().quota != nil {
+		for _, q := range d.dir().quota.types {
 			if q.typ == typ {
 				return q.quota
 			}
@@ -140,24 +143,24 @@ func (t *Tree) verifyTypeQuota(w *walk, f *inode, extra int64) error {
 		return nil
 	}
 	var delta typeSpaces
-	delta.addFile(&inode{repl: f.repl}, t.policyAlong(w, len(w.nodes)-1), extra)
+	delta.add(t.policyAlong(w, len(w.nodes)-1), f.repl(), extra)
 	return t.verifyTypeDelta(w, delta)
 }
 
 // verifyTypeReplication checks that file f (the last node of w) may go from
 // its replication to repl under the quotas by storage type above it.
 func (t *Tree) verifyTypeReplication(w *walk, f *inode, repl uint16) error {
-	if !t.hasTypeQuotas || repl <= f.repl {
+	if !t.hasTypeQuotas || repl <= f.repl() {
 		return nil
 	}
 	policy := t.policyAlong(w, len(w.nodes)-1)
 	var before, after typeSpaces
-	before.addFile(f, policy, 0)
+	before.addFile(f, policy)
 	per := int64(0)
-	if f.repl > 0 {
-		per = f.space() / int64(f.repl)
+	if f.repl() > 0 {
+		per = f.space() / int64(f.repl())
 	}
-	after.addFile(&inode{repl: repl}, policy, per)
+	after.add(policy, repl, per)
 	var delta typeSpaces
 	for i := range delta {
 		delta[i] = after[i] - before[i]
@@ -174,12 +177,12 @@ func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces) error {
 	}
 	for i := len(w.nodes) - 2; i >= 0; i-- {
 		d := w.nodes[i]
-		if d == nil || d.dir == nil || d.dir.quota == nil || len(d.dir.quota.types) == 0 {
+		if d == nil || !d.isDir() || d.dir().quota == nil || len(d.dir().quota.types) == 0 {
 			continue
 		}
 		var used typeSpaces
 		t.typeUsage(d, t.policyAlong(w, i-1), &used)
-		for _, q := range d.dir.quota.types {
+		for _, q := range d.dir().quota.types {
 			if q.quota < 0 || delta[q.typ] <= 0 {
 				continue
 			}
@@ -247,14 +250,14 @@ func (t *Tree) applySetQuotaByStorageType(o *op.SetQuotaByStorageType) error {
 
 // setTypeQuota sets (quota ≥ 0) or clears (-1) d's quota on typ.
 func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
-	q := d.dir.quota
+	q := d.dir().quota
 	if q == nil {
 		if quota < 0 {
 			return
 		}
 		nsU, dsU := counts(d)
 		q = &quotaData{ns: -1, ds: -1, nsUsed: nsU, dsUsed: dsU}
-		d.dir.quota = q
+		d.dir().quota = q
 	}
 	i := slices.IndexFunc(q.types, func(x typeQuota) bool { return x.typ == typ })
 	switch {
@@ -270,7 +273,7 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
 	if len(q.types) == 0 {
 		q.types = nil
 		if q.ns == -1 && q.ds == -1 && d != t.root {
-			d.dir.quota = nil
+			d.dir().quota = nil
 		}
 	}
 	if quota >= 0 {
@@ -280,11 +283,11 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
 
 // exportTypeQuotas are d's quotas by storage type for the image.
 func exportTypeQuotas(d *inode) []fsimage.TypeQuota {
-	if !d.isDir() || d.dir.quota == nil || len(d.dir.quota.types) == 0 {
+	if !d.isDir() || d.dir().quota == nil || len(d.dir().quota.types) == 0 {
 		return nil
 	}
-	out := make([]fsimage.TypeQuota, len(d.dir.quota.types))
-	for i, q := range d.dir.quota.types {
+	out := make([]fsimage.TypeQuota, len(d.dir().quota.types))
+	for i, q := range d.dir().quota.types {
 		out[i] = fsimage.TypeQuota{Type: q.typ, Quota: q.quota}
 	}
 	return out
@@ -296,8 +299,8 @@ func (t *Tree) importTypeQuotas(d *inode, qs []fsimage.TypeQuota) error {
 		if q.Quota < 0 || int(q.Type) >= numTypes || q.Type == 0 {
 			return fmt.Errorf("%w: inode %d: quota %d on storage type %d", ErrImage, d.id, q.Quota, q.Type)
 		}
-		if d.dir.quota == nil {
-			d.dir.quota = &quotaData{ns: -1, ds: -1}
+		if d.dir().quota == nil {
+			d.dir().quota = &quotaData{ns: -1, ds: -1}
 		}
 		t.setTypeQuota(d, q.Type, q.Quota)
 	}
