@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,4 +145,38 @@ func TestTypeQuotaReplicationAndAppend(t *testing.T) {
 	// Append reserves the rest of the last block (1024 - 100) per replica.
 	_, err = tr.PlanAppend(u1, "/_test/u1/q/f", "client-"+u1.User, "host", false)
 	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 1000 B but space consumed = 4.39 KB")
+}
+
+// BenchmarkAddBlockTypeQuota is the cost of planning addBlock for a file
+// under a directory of files, with and without a quota by storage type on
+// it (with one, the directory's subtree is summed at each allocation).
+func BenchmarkAddBlockTypeQuota(b *testing.B) {
+	for _, files := range []int{1000, 10000} {
+		for _, quota := range []bool{false, true} {
+			b.Run(fmt.Sprintf("files=%d/typeQuota=%v", files, quota), func(b *testing.B) {
+				tr := buildFiles(b, 1, files)
+				apply := func(ops []op.Op, err error) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, o := range ops {
+						if err := tr.Apply(o); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				apply(tr.PlanSetStoragePolicy(super, "/d0000", "ONE_SSD"))
+				if quota {
+					apply(tr.PlanSetQuotaByStorageType(super, "/d0000", op.QuotaDontSet, 1<<50, ssd))
+				}
+				apply(tr.PlanCreate(super, "/d0000/open", 0o644, "c", "h", CreateFlags{Create: true}, false, 3, 1024, 20))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := tr.PlanAddBlock(super, "/d0000/open", "c", 0, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
