@@ -160,6 +160,12 @@ func XML(r io.Reader, out io.Writer) error {
 			w.o("permission", permString(in.Perm.User, in.Perm.Group, in.Perm.Mode))
 			w.o("nsquota", in.NsQuota)
 			w.o("dsquota", in.DsQuota)
+			for _, q := range in.TypeQuotas {
+				w.WriteString("<typeQuota>")
+				w.o("type", storageTypeName(q.Type))
+				w.o("quota", q.Quota)
+				w.WriteString("</typeQuota>")
+			}
 			w.writeFeatures(in)
 			w.WriteString("</inode>\n")
 			if in.Snapshottable {
@@ -389,4 +395,15 @@ func byteDesc(n int64) string {
 		s = strconv.FormatFloat(float64(n)/float64(int64(1)<<(shift+10)), 'f', 2, 64)
 	}
 	return s + " " + units[i] + "B"
+}
+
+// storageTypeNames are Hadoop's storage type names by StorageTypeProto
+// number, as oiv prints a directory's quotas by storage type.
+var storageTypeNames = []string{1: "DISK", 2: "SSD", 3: "ARCHIVE", 4: "RAM_DISK", 5: "PROVIDED", 6: "NVDIMM"}
+
+func storageTypeName(t uint8) string {
+	if int(t) < len(storageTypeNames) && storageTypeNames[t] != "" {
+		return storageTypeNames[t]
+	}
+	return strconv.Itoa(int(t))
 }

@@ -18,6 +18,7 @@ func testInodes() []*fsimage.Inode {
 	return []*fsimage.Inode{
 		{ID: 16385, IsDir: true, Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}, Mtime: 1700000000000, NsQuota: -1, DsQuota: -1},
 		{ID: 16386, ParentID: 16385, Name: []byte("user"), IsDir: true, Perm: op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o1777}, Mtime: 1700000000100, NsQuota: 1000, DsQuota: 1 << 30,
+			TypeQuotas:    []fsimage.TypeQuota{{Type: 2, Quota: 1 << 20}, {Type: 3, Quota: 0}},
 			Snapshottable: true, ACL: []op.ACLEntry{{Scope: op.ACLAccess, Type: op.ACLUser, Name: "bob", Perm: 5}, {Scope: op.ACLDefault, Type: op.ACLGroup, Perm: 6}}},
 		{ID: 16387, ParentID: 16386, Name: []byte("data.csv"), Perm: op.Perm{User: "alice", Group: "staff", Mode: 0o644},
 			Mtime: 1700000000200, Atime: 1700000000300, NsQuota: -1, DsQuota: -1, Replication: 3, BlockSize: 134217728,
@@ -116,7 +117,7 @@ func TestXMLFieldByField(t *testing.T) {
 	}
 	want := []string{
 		"id=16385 type=DIRECTORY name= mtime=1700000000000 permission=hdfs:supergroup:0755 nsquota=-1 dsquota=-1",
-		"id=16386 type=DIRECTORY name=user mtime=1700000000100 permission=hdfs:supergroup:1777 nsquota=1000 dsquota=1073741824 acls{acl=user:bob:r-x acl=default:group::rw-}",
+		"id=16386 type=DIRECTORY name=user mtime=1700000000100 permission=hdfs:supergroup:1777 nsquota=1000 dsquota=1073741824 typeQuota{type=SSD quota=1048576} typeQuota{type=ARCHIVE quota=0} acls{acl=user:bob:r-x acl=default:group::rw-}",
 		"id=16387 type=FILE name=data.csv replication=3 mtime=1700000000200 atime=1700000000300 preferredBlockSize=134217728 permission=alice:staff:0644 " +
 			"blocks{block{id=1073741825 genstamp=1001 numBytes=134217728} block{id=1073741826 genstamp=1002 numBytes=5}} storagePolicyId=2 " +
 			"xattrs{xattr{ns=USER name=a1 val=123} xattr{ns=TRUSTED name=bin valHex=000102} xattr{ns=USER name=novalue}}",

@@ -73,6 +73,14 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 				blk = &cur.Blocks[len(cur.Blocks)-1]
 			case "fsimage/INodeSection/inode/file-under-construction":
 				cur.UC = &fsimage.UnderConstruction{}
+			case "fsimage/INodeSection/inode/typeQuota":
+				if cur == nil {
+					return [16]byte{}, bad("outside an inode")
+				}
+				if len(cur.TypeQuotas) >= fsimage.MaxTypeQuotas {
+					return [16]byte{}, bad("more than %d quotas by storage type", fsimage.MaxTypeQuotas)
+				}
+				cur.TypeQuotas = append(cur.TypeQuotas, fsimage.TypeQuota{Quota: -1})
 			case "fsimage/INodeSection/inode/xattrs/xattr":
 				if cur == nil {
 					return [16]byte{}, bad("outside an inode")
@@ -202,6 +210,19 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 				cur.NsQuota, err = i64()
 			case "fsimage/INodeSection/inode/dsquota":
 				cur.DsQuota, err = i64()
+			case "fsimage/INodeSection/inode/typeQuota/type":
+				tq := &cur.TypeQuotas[len(cur.TypeQuotas)-1]
+				tq.Type = 0
+				for i, n := range storageTypeNames {
+					if n != "" && n == s {
+						tq.Type = uint8(i)
+					}
+				}
+				if tq.Type == 0 {
+					err = bad("unknown storage type %q", s)
+				}
+			case "fsimage/INodeSection/inode/typeQuota/quota":
+				cur.TypeQuotas[len(cur.TypeQuotas)-1].Quota, err = i64()
 			case "fsimage/INodeSection/inode/replication":
 				v, err = i64()
 				if err == nil && (v < 0 || v > math.MaxUint16) {
