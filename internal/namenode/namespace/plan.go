@@ -413,7 +413,10 @@ func (t *Tree) renameLimits(sw, dw *walk) error {
 		ns, ds = ns-a, ds-b
 	}
 	common := func(d *inode) bool { return slices.Contains(sw.nodes, d) }
-	return verifyQuota(dpar, ns, ds, common)
+	if err := verifyQuota(dpar, ns, ds, common); err != nil {
+		return err
+	}
+	return t.verifyTypeRename(sw, dw, common)
 }
 
 // PlanRename plans the old rename call, which answers false instead of failing

@@ -144,7 +144,7 @@ func (t *Tree) verifyTypeQuota(w *walk, f *inode, extra int64) error {
 	}
 	var delta typeSpaces
 	delta.add(t.policyAlong(w, len(w.nodes)-1), f.repl(), extra)
-	return t.verifyTypeDelta(w, delta)
+	return t.verifyTypeDelta(w, delta, nil)
 }
 
 // verifyTypeReplication checks that file f (the last node of w) may go from
@@ -165,19 +165,20 @@ func (t *Tree) verifyTypeReplication(w *walk, f *inode, repl uint16) error {
 	for i := range delta {
 		delta[i] = after[i] - before[i]
 	}
-	return t.verifyTypeDelta(w, delta)
+	return t.verifyTypeDelta(w, delta, nil)
 }
 
 // verifyTypeDelta checks adding delta below the parent of w's last node
-// against every quota by storage type from there up to the root, summing
-// each such directory's subtree.
-func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces) error {
+// against every quota by storage type from there up to the root (but the
+// directories skip reports true for), summing each such directory's
+// subtree.
+func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces, skip func(*inode) bool) error {
 	if delta == (typeSpaces{}) {
 		return nil
 	}
 	for i := len(w.nodes) - 2; i >= 0; i-- {
 		d := w.nodes[i]
-		if d == nil || !d.isDir() || d.dir().quota == nil || len(d.dir().quota.types) == 0 {
+		if d == nil || !d.isDir() || d.dir().quota == nil || len(d.dir().quota.types) == 0 || (skip != nil && skip(d)) {
 			continue
 		}
 		var used typeSpaces
@@ -193,6 +194,25 @@ func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces) error {
 		}
 	}
 	return nil
+}
+
+// verifyTypeRename checks moving sw's inode to dw (replacing dw's inode
+// when it exists) against the quotas by storage type above dw that are not
+// above sw too: the moved subtree counts under the policy it inherits at
+// its new place.
+func (t *Tree) verifyTypeRename(sw, dw *walk, common func(*inode) bool) error {
+	if !t.hasTypeQuotas {
+		return nil
+	}
+	var moved, replaced typeSpaces
+	t.typeUsage(sw.last(), t.policyAlong(dw, len(dw.nodes)-2), &moved)
+	if old := dw.last(); old != nil {
+		t.typeUsage(old, t.policyAlong(dw, len(dw.nodes)-2), &replaced)
+	}
+	for i := range moved {
+		moved[i] -= replaced[i]
+	}
+	return t.verifyTypeDelta(dw, moved, common)
 }
 
 // walkPath is the path of the first i+1 nodes of w.

@@ -180,3 +180,25 @@ func BenchmarkAddBlockTypeQuota(b *testing.B) {
 		}
 	}
 }
+
+// A rename into a directory with a quota by storage type is checked
+// against it, under the policy the moved files inherit there.
+func TestTypeQuotaRename(t *testing.T) {
+	tr := fixture(t)
+	mkdir(t, tr, u1, "/_test/u1/q", 0o755)
+	setPolicy(t, tr, "/_test/u1/q", "ALL_SSD")
+	setTypeQuota(t, tr, "/_test/u1/q", ssd, 500)
+	// /_test/u1/file: 200 bytes, replication 3, no policy: 600 on SSD once
+	// under /q.
+	_, _, err := tr.PlanRename(u1, "/_test/u1/file", "/_test/u1/q/file", 40)
+	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 500 B but space consumed = 600 B")
+	setTypeQuota(t, tr, "/_test/u1/q", ssd, 600)
+	ok, ops, err := tr.PlanRename(u1, "/_test/u1/file", "/_test/u1/q/file", 40)
+	if !ok {
+		t.Fatal(err)
+	}
+	must(t, tr, ops, err)
+	if q, _ := tr.QuotaUsage(super, "/_test/u1/q"); q.TypeQuotas[1].Consumed != 600 {
+		t.Fatalf("after the move: %+v", q.TypeQuotas)
+	}
+}
