@@ -3,6 +3,7 @@ package blockmgmt
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -224,4 +225,81 @@ func (h *harness) heartbeatTyped(name string, types []int32) []Command {
 		h.t.Fatal(err)
 	}
 	return cmds
+}
+
+// TestPlacementByTypeRandom: on random clusters of typed volumes, every
+// target names a storage of its node with room, no node is chosen twice,
+// and the types chosen are the policy's when the cluster has room for
+// them, else its creation fallbacks.
+func TestPlacementByTypeRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	all := []int32{TypeDisk, TypeSSD, TypeArchive}
+	ids := []uint8{2, 5, 7, 10, 12}
+	for trial := range 200 {
+		nodes := map[string][]int32{}
+		var names []string
+		for i := range 2 + r.IntN(5) {
+			// One rack: the rack rules (which may leave a type unused on
+			// a full rack, as in HDFS) are not what this checks.
+			n := fmt.Sprintf("a%d", i)
+			var ts []int32
+			for _, typ := range all {
+				if r.IntN(2) == 0 {
+					ts = append(ts, typ)
+				}
+			}
+			if len(ts) == 0 {
+				ts = []int32{TypeDisk}
+			}
+			nodes[n] = ts
+			names = append(names, n)
+		}
+		h := typedHarness(t, nodes, names...)
+		id := ids[r.IntN(len(ids))]
+		repl := 1 + r.IntN(4)
+		got := h.m.ChooseStorageTargets(repl, "", nil, nil, mib, id, h.now)
+		if len(got) > repl {
+			t.Fatalf("trial %d: %d targets for %d replicas", trial, len(got), repl)
+		}
+		seen := map[string]bool{}
+		counts := map[int32]int{}
+		for _, tg := range got {
+			if seen[tg.UUID] {
+				t.Fatalf("trial %d: node %s twice", trial, tg.UUID)
+			}
+			seen[tg.UUID] = true
+			dn := h.m.nodes[tg.UUID]
+			ok := false
+			for _, st := range dn.storages {
+				if st.id == tg.StorageID && typeOf(st) == tg.StorageType && st.remaining >= mib {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("trial %d: target %+v is no storage of its node", trial, tg)
+			}
+			counts[tg.StorageType]++
+		}
+		// Every type the policy asks for that some unchosen node has must
+		// not have been left for a fallback.
+		pol := resolveTestPolicy(id)
+		want := map[int32]int{}
+		for _, typ := range pol.requested(repl) {
+			want[typ]++
+		}
+		for typ, n := range want {
+			if counts[typ] >= n {
+				continue
+			}
+			for _, name := range names {
+				if seen[h.id(name).UUID] {
+					continue
+				}
+				if slices.Contains(nodes[name], typ) {
+					t.Fatalf("trial %d: policy %s repl %d: %d of %d %s replicas placed, yet %s has %s free (targets %v)",
+						trial, pol.Name, repl, counts[typ], n, typeName(typ), name, typeName(typ), targetTypes(got))
+				}
+			}
+		}
+	}
 }
