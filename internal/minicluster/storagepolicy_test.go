@@ -416,3 +416,40 @@ func TestStockClientStorageTypes(t *testing.T) {
 		t.Fatalf("stock content summary: %d files", cs.FileCount())
 	}
 }
+
+// A standby replays OP_SET_STORAGE_POLICY and OP_SET_QUOTA_BY_STORAGETYPE
+// from the shared edits: after a failover the new active reports and
+// enforces the quota.
+func TestTypeQuotaFailover(t *testing.T) {
+	c := startHACluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	nns := c.NameNodes()
+	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(), User: nns[0].SuperUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	if err := fsys.MkdirAll(ctx, "/h", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SetStoragePolicy(ctx, "/h", "ALL_SSD"); err != nil {
+		t.Fatal(err)
+	}
+	// Below one block (1 MiB in this cluster): a new block goes over.
+	if err := fsys.SetTypeQuota(ctx, "/h", "SSD", 1<<19); err != nil {
+		t.Fatal(err)
+	}
+	waitStandbyCaughtUp(t, nns[0], nns[1])
+	if err := c.Failover(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	u, err := fsys.QuotaUsage(ctx, "/h")
+	if err != nil || u.TypeQuotas["SSD"].Quota != 1<<19 {
+		t.Fatalf("after failover: %+v %v", u, err)
+	}
+	err = writeTyped(t, fsys, "/h/f", 1)
+	if err == nil || !strings.Contains(err.Error(), "Quota by storage type : SSD on path : /h is exceeded.") {
+		t.Fatalf("write over the SSD quota after failover: %v", err)
+	}
+}
