@@ -283,6 +283,11 @@ const (
 	FSTrashCheckpointInterval = "fs.trash.checkpoint.interval" // 0 minutes (= fs.trash.interval)
 )
 
+// Quotas by storage type.
+const (
+	DFSQuotaByStorageTypeEnabled = "dfs.quota.by.storage.type.enabled" // true
+)
+
 // The shell's keys (hdfs dfs, hdfs dfsadmin, hdfs groups).
 const (
 	HadoopShellSafelyDeleteLimitNumFiles = "hadoop.shell.safely.delete.limit.num.files" // 100
@@ -520,6 +525,7 @@ func defaultTable() []keyDef {
 		{DFSNameNodeXAttrsEnabled, "true", 0},
 		{DFSNameNodeACLsEnabled, "true", 0},
 		{DFSStoragePolicyEnabled, "true", 0},
+		{DFSQuotaByStorageTypeEnabled, "true", 0},
 		{FSTrashCheckpointInterval, "0", minute},
 		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
 		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},

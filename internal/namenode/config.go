@@ -119,6 +119,9 @@ type Config struct {
 	ACLsEnabled bool
 	// StoragePolicyEnabled is dfs.storage.policy.enabled (true).
 	StoragePolicyEnabled bool
+	// QuotaByStorageTypeEnabled is dfs.quota.by.storage.type.enabled
+	// (true).
+	QuotaByStorageTypeEnabled bool
 	// TrashCheckpointInterval is fs.trash.checkpoint.interval (0: the
 	// trash interval).
 	TrashCheckpointInterval time.Duration
@@ -280,6 +283,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
 	cfg.ACLsEnabled = flag(conf.DFSNameNodeACLsEnabled)
 	cfg.StoragePolicyEnabled = flag(conf.DFSStoragePolicyEnabled)
+	cfg.QuotaByStorageTypeEnabled = flag(conf.DFSQuotaByStorageTypeEnabled)
 	cfg.TrashCheckpointInterval = dur(conf.FSTrashCheckpointInterval)
 
 	cfg.BlockSize = size(conf.DFSBlockSize)

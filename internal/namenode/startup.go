@@ -300,6 +300,8 @@ func treeConfig(cfg *Config) namespace.Config {
 		MaxXAttrSize:         cfg.MaxXAttrSize,
 		ACLsEnabled:          cfg.ACLsEnabled,
 		StoragePolicyEnabled: cfg.StoragePolicyEnabled,
+
+		QuotaByStorageTypeEnabled: cfg.QuotaByStorageTypeEnabled,
 	}
 }
 

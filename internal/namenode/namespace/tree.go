@@ -58,6 +58,9 @@ type Config struct {
 	// StoragePolicyEnabled allows setting storage policies
 	// (dfs.storage.policy.enabled, true).
 	StoragePolicyEnabled bool
+	// QuotaByStorageTypeEnabled allows setting quotas by storage type
+	// (dfs.quota.by.storage.type.enabled, true).
+	QuotaByStorageTypeEnabled bool
 }
 
 // MaxBlocksPerFileLimit is the largest dfs.namenode.fs-limits.max-blocks-per-file
@@ -83,6 +86,8 @@ func DefaultConfig(superUser string) Config {
 		MaxXAttrSize:         16384,
 		ACLsEnabled:          true,
 		StoragePolicyEnabled: true,
+
+		QuotaByStorageTypeEnabled: true,
 	}
 }
 

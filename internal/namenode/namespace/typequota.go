@@ -233,8 +233,9 @@ func (t *Tree) PlanSetQuotaByStorageType(c Caller, path string, ns, ds int64, ty
 	if (ns < 0 && ns != op.QuotaDontSet && ns != op.QuotaReset) || (ds < 0 && ds != op.QuotaDontSet && ds != op.QuotaReset) {
 		return nil, newErr(fmt.Sprintf("Illegal value for nsQuota or ssQuota : %d and %d", ns, ds), ErrIllegalArgument)
 	}
-	if ns != op.QuotaDontSet {
-		return nil, newErr(fmt.Sprintf("Failed to set quota by storage type because eitherdfs.quota.by.storage.type.enabled is set to true or nsQuota value is illegal %d", ns), ErrUnsupportedAction)
+	if !t.cfg.QuotaByStorageTypeEnabled || ns != op.QuotaDontSet {
+		return nil, newErr(fmt.Sprintf("Failed to set quota by storage type because eitherdfs.quota.by.storage.type.enabled is set to %v or nsQuota value is illegal %d",
+			t.cfg.QuotaByStorageTypeEnabled, ns), ErrUnsupportedAction)
 	}
 	if !slices.Contains(QuotaStorageTypes, typ) {
 		return nil, newErr("Don't support Quota for storage type : "+StorageTypeName(typ), ErrIllegalArgument)

@@ -202,3 +202,13 @@ func TestTypeQuotaRename(t *testing.T) {
 		t.Fatalf("after the move: %+v", q.TypeQuotas)
 	}
 }
+
+// dfs.quota.by.storage.type.enabled=false refuses quotas by storage type.
+func TestTypeQuotaDisabled(t *testing.T) {
+	cfg := testCfg()
+	cfg.QuotaByStorageTypeEnabled = false
+	tr := New(cfg)
+	mkdir(t, tr, super, "/d", 0o755)
+	_, err := tr.PlanSetQuotaByStorageType(super, "/d", op.QuotaDontSet, 10, ssd)
+	checkErr(t, err, ErrUnsupportedAction, "Failed to set quota by storage type because eitherdfs.quota.by.storage.type.enabled is set to false or nsQuota value is illegal 9223372036854775807")
+}
