@@ -195,6 +195,11 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
 	}
 	u.Quota, u.SpaceQuota = quotaOf(n)
+	// The usage of a quota directory is kept, not summed: its usage by
+	// storage type is summed only where type quotas are in use.
+	if n.isDir() && n.dir().quota != nil && !t.hasTypeQuotas {
+		return u, nil
+	}
 	u.TypeQuotas, u.HasTypeQuotas = t.typeInfos(w)
 	return u, nil
 }
