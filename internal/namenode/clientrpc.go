@@ -98,6 +98,10 @@ type webCallerKey struct{}
 type webCaller struct {
 	user   string
 	remote string // the client's IP
+	// With Kerberos: the principal the request authenticated as (SPNEGO)
+	// or the owner of its delegation token (tokenAuth).
+	principal string
+	tokenAuth bool
 }
 
 // callerUser is the user of the call in ctx: a WebHDFS request's, else

@@ -16,6 +16,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/gssapi"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
 )
@@ -160,47 +161,71 @@ var ErrMutualAuth = errors.New("GSSAPI: the client asks for mutual authenticatio
 // Accept checks a GSSAPI initial context token (RFC 2743 framing around a
 // Kerberos AP-REQ).
 func (a *Acceptor) Accept(token []byte) (*Accepted, error) {
+	acc, _, err := a.accept(token, false)
+	return acc, err
+}
+
+// AcceptMutual is Accept for mechanisms where the client may ask for
+// mutual authentication (SPNEGO over HTTP, as curl and browsers do): it
+// returns the verified AP-REQ too, so that the caller can answer it with
+// an AP-REP.
+func (a *Acceptor) AcceptMutual(token []byte) (*Accepted, *messages.APReq, error) {
+	acc, k, err := a.accept(token, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return acc, &k.APReq, nil
+}
+
+// MutualRequested reports whether the client asked for mutual
+// authentication in the AP-REQ's GSSAPI checksum.
+func MutualRequested(req *messages.APReq) bool {
+	auth := req.Authenticator
+	if len(auth.Cksum.Checksum) >= 24 && auth.Cksum.CksumType == 0x8003 {
+		return binary.LittleEndian.Uint32(auth.Cksum.Checksum[20:24])&gssapi.ContextFlagMutual != 0
+	}
+	return false
+}
+
+func (a *Acceptor) accept(token []byte, mutualOK bool) (*Accepted, *spnego.KRB5Token, error) {
 	var k spnego.KRB5Token
 	if err := unmarshalKRB5Token(&k, token); err != nil {
-		return nil, fmt.Errorf("GSSAPI: bad initial token: %v", err)
+		return nil, nil, fmt.Errorf("GSSAPI: bad initial token: %v", err)
 	}
 	if !k.IsAPReq() {
-		return nil, errors.New("GSSAPI: initial token is not an AP-REQ")
+		return nil, nil, errors.New("GSSAPI: initial token is not an AP-REQ")
 	}
 	sname := k.APReq.Ticket.SName.PrincipalNameString() + "@" + k.APReq.Ticket.Realm
 	if err := a.checkServicePrincipal(sname); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, err := k.APReq.Verify(a.Keytab, maxClockSkew, types.HostAddress{}, nil)
 	if err != nil || !ok {
 		if err == nil {
 			err = errors.New("not valid")
 		}
-		return nil, fmt.Errorf("GSSAPI: ticket for %s refused (keytab %s): %v", sname, a.KeytabPath, err)
+		return nil, nil, fmt.Errorf("GSSAPI: ticket for %s refused (keytab %s): %v", sname, a.KeytabPath, err)
 	}
 	if a.replays.seen(k.APReq.Authenticator, time.Now()) {
-		return nil, fmt.Errorf("GSSAPI: ticket for %s refused: replay of an earlier authenticator", sname)
+		return nil, nil, fmt.Errorf("GSSAPI: ticket for %s refused: replay of an earlier authenticator", sname)
 	}
 	auth := k.APReq.Authenticator
-	if len(auth.Cksum.Checksum) >= 24 && auth.Cksum.CksumType == 0x8003 {
-		flags := binary.LittleEndian.Uint32(auth.Cksum.Checksum[20:24])
-		if flags&gssapi.ContextFlagMutual != 0 {
-			return nil, ErrMutualAuth
-		}
+	if !mutualOK && MutualRequested(&k.APReq) {
+		return nil, nil, ErrMutualAuth
 	}
 	key := k.APReq.Ticket.DecryptedEncPart.Key
 	if auth.SubKey.KeyType != 0 && len(auth.SubKey.KeyValue) > 0 {
 		key = auth.SubKey
 	}
 	if _, err := crypto.GetEtype(key.KeyType); err != nil {
-		return nil, fmt.Errorf("GSSAPI: session key: %v", err)
+		return nil, nil, fmt.Errorf("GSSAPI: session key: %v", err)
 	}
 	client := auth.CName.PrincipalNameString() + "@" + auth.CRealm
 	user, err := a.Rules.ShortName(client, a.DefaultRealm)
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI: %s: %v", client, err)
+		return nil, nil, fmt.Errorf("GSSAPI: %s: %v", client, err)
 	}
-	return &Accepted{Principal: client, User: user, Session: &Session{key: key, acceptor: true}}, nil
+	return &Accepted{Principal: client, User: user, Session: &Session{key: key, acceptor: true}}, &k, nil
 }
 
 // unmarshalKRB5Token decodes the token, turning a panic of the ASN.1 code
