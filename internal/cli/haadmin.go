@@ -507,7 +507,7 @@ func (h *haAdmin) failover(ctx context.Context, cmd haCommand, args []string, op
 func (h *haAdmin) gracefulFailoverThroughZKFCs(ctx context.Context, to *haservice.Target) int {
 	z := haservice.NewZKFCClient(haservice.ClientConfig{Address: to.ZKFCAddress(), User: haUser(h.inv),
 		Timeout: h.cfg.NewActiveTimeout, ConnectRetries: 1, RetryInterval: h.cfg.ConnectRetryInterval,
-		DialTimeout: h.cfg.ConnectTimeout})
+		DialTimeout: h.cfg.ConnectTimeout, Kerberos: h.cfg.Kerberos, Protection: h.cfg.Protection})
 	defer z.Close()
 	if err := z.GracefulFailover(ctx); err != nil {
 		if errors.Is(err, haservice.ErrServiceFailed) {
