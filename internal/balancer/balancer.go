@@ -58,6 +58,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
@@ -108,6 +109,13 @@ type Config struct {
 	// User is the user the calls are made as (a superuser: getBlocks
 	// needs one).
 	User string
+	// Kerberos, when set, authenticates the NameNode connections
+	// (hadoop.security.authentication=kerberos): the logged-in client
+	// (dfs.balancer.keytab.file, or the ticket cache) and the NameNode's
+	// principal; User is then the client's. Protection is
+	// hadoop.rpc.protection.
+	Kerberos   *security.Initiator
+	Protection security.QOP
 
 	Policy    Policy
 	Threshold float64 // -threshold, percent (default 10)
@@ -335,8 +343,10 @@ func (b *balancer) refreshKeys(ctx context.Context) error {
 func connect(ctx context.Context, cfg Config) (*balancer, error) {
 	b := &balancer{cfg: cfg, dialer: dnconn.NewDialer("", dialTimeout)}
 	b.mu.moved = map[int64]time.Time{}
-	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger})
-	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger})
+	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
+	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
 	var v hdfs.VersionResponseProto
 	if err := b.nnp.Call(ctx, "versionRequest", &hdfs.VersionRequestProto{}, &v); err != nil {
 		b.close()
@@ -347,7 +357,12 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	fs, err := client.New(client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User})
+	opts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	if cfg.Kerberos != nil {
+		opts.KerberosClient, opts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
+		opts.RPCProtection = cfg.Protection.String()
+	}
+	fs, err := client.New(opts)
 	if err != nil {
 		b.close()
 		return nil, err

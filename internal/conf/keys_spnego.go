@@ -29,13 +29,17 @@ const (
 
 	// DFSBalancerKerberosPrincipal and DFSBalancerKeytabFile are the
 	// balancer's identity with Kerberos.
+	// They are used when DFSBalancerKeytabEnabled is true; else the
+	// balancer uses the ticket cache of whoever runs it.
 	DFSBalancerKerberosPrincipal = "dfs.balancer.kerberos.principal" // unset
 	DFSBalancerKeytabFile        = "dfs.balancer.keytab.file"        // unset
+	DFSBalancerKeytabEnabled     = "dfs.balancer.keytab.enabled"     // false
 )
 
 func spnegoTable() []keyDef {
 	return []keyDef{
 		{HadoopHTTPAuthenticationType, "simple", 0},
 		{HadoopHTTPAuthenticationTokenValidity, "36000", sec},
+		{DFSBalancerKeytabEnabled, "false", 0},
 	}
 }
