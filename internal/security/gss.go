@@ -336,12 +336,14 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 	}
 	if !seal {
 		if d, ok := s.derived.keys(s.key, send); ok {
-			tok := make([]byte, tokenHeaderLen, tokenHeaderLen+len(p)+sha1Trunc)
+			tok := make([]byte, tokenHeaderLen+len(p)+sha1Trunc)
 			tok[0], tok[1], tok[2], tok[3] = 0x05, 0x04, flags, 0xFF
 			binary.BigEndian.PutUint64(tok[8:], seq)
-			cks := d.checksum(p, tok) // the header with EC and RRC zero
+			copy(tok[tokenHeaderLen:], p)
+			// Over the message and the header with EC and RRC zero.
+			d.checksum96(tok[tokenHeaderLen+len(p):], p, tok[:tokenHeaderLen])
 			binary.BigEndian.PutUint16(tok[4:], sha1Trunc)
-			return append(append(tok, p...), cks...), nil
+			return tok, nil
 		}
 		et, err := crypto.GetEtype(s.key.KeyType)
 		if err != nil {
@@ -354,18 +356,20 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 		return wt.Marshal()
 	}
 	flags |= flagSealed
+	if d, ok := s.derived.keys(s.key, send); ok {
+		// One allocation: the header, then confounder|message|header
+		// sealed in place (EC and RRC zero).
+		tok := make([]byte, tokenHeaderLen+sealedLen(len(p)+tokenHeaderLen))
+		tok[0], tok[1], tok[2], tok[3] = 0x05, 0x04, flags, 0xFF
+		binary.BigEndian.PutUint64(tok[8:], seq)
+		d.sealParts(tok[tokenHeaderLen:], p, tok[:tokenHeaderLen])
+		return tok, nil
+	}
 	hdr := make([]byte, tokenHeaderLen)
 	hdr[0], hdr[1], hdr[2], hdr[3] = 0x05, 0x04, flags, 0xFF
 	binary.BigEndian.PutUint64(hdr[8:], seq)
 	plain := make([]byte, 0, len(p)+tokenHeaderLen)
 	plain = append(append(plain, p...), hdr...)
-	if d, ok := s.derived.keys(s.key, send); ok {
-		ct, err := d.encrypt(plain)
-		if err != nil {
-			return nil, err
-		}
-		return append(hdr, ct...), nil
-	}
 	et, err := crypto.GetEtype(s.key.KeyType)
 	if err != nil {
 		return nil, err
@@ -407,9 +411,9 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 		}
 		payload, sum := data[:len(data)-int(ec)], data[len(data)-int(ec):]
 		if d, ok := s.derived.keys(s.key, recv); ok {
-			hdr := append([]byte(nil), tok[:tokenHeaderLen]...)
-			hdr[4], hdr[5], hdr[6], hdr[7] = 0, 0, 0, 0
-			if !hmac.Equal(d.checksum(payload, hdr), sum) {
+			var cks [sha1Trunc]byte
+			d.wrapChecksum(cks[:], payload, tok[:tokenHeaderLen])
+			if !hmac.Equal(cks[:], sum) {
 				return nil, false, errors.New("GSSAPI: wrap token checksum does not match")
 			}
 			return payload, false, nil
@@ -429,9 +433,10 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 		return nil, true, errors.New("GSSAPI: sealed wrap token too short")
 	}
 	inner := plain[len(plain)-tokenHeaderLen:]
-	want := append([]byte(nil), tok[:tokenHeaderLen]...)
+	var want [tokenHeaderLen]byte
+	copy(want[:], tok)
 	want[6], want[7] = 0, 0
-	if !bytes.Equal(inner, want) {
+	if !bytes.Equal(inner, want[:]) {
 		return nil, true, errors.New("GSSAPI: sealed wrap token's header does not match")
 	}
 	return plain[:len(plain)-tokenHeaderLen-int(ec)], true, nil
@@ -440,6 +445,9 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 // decrypt checks the ciphertext's length before handing it to the
 // Kerberos library, which does not, and turns any panic into an error.
 func (s *Session) decrypt(data []byte, usage uint32) (plain []byte, err error) {
+	if d, ok := s.derived.keys(s.key, usage); ok {
+		return d.open(data)
+	}
 	key := s.key
 	et, err := crypto.GetEtype(key.KeyType)
 	if err != nil {
@@ -453,9 +461,6 @@ func (s *Session) decrypt(data []byte, usage uint32) (plain []byte, err error) {
 			err = fmt.Errorf("malformed ciphertext: %v", r)
 		}
 	}()
-	if d, ok := s.derived.keys(key, usage); ok {
-		return d.decrypt(data)
-	}
 	return crypto.DecryptMessage(data, key, usage)
 }
 
