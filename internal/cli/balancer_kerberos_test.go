@@ -43,6 +43,10 @@ func TestBalancerKerberos(t *testing.T) {
 		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
 		{Key: conf.DFSDataNodeKerberosPrincipal, Value: "dn/_HOST@" + realm},
 		{Key: conf.DFSDataNodeKeytabFile, Value: dnKT},
+		// A DataNode with Kerberos needs block tokens, and SASL on its
+		// streaming port instead of a privileged one.
+		{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
+		{Key: conf.DFSDataTransferProtection, Value: "integrity"},
 		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm +
 			")s/.*/hdfs/ RULE:[2:$1@$0](balancer@" + realm + ")s/.*/hdfs/ DEFAULT"},
 	}

@@ -19,9 +19,6 @@ func httpAuth(f *spnego.Filter) func(http.Handler) http.Handler {
 	return f.Wrap
 }
 
-// classInvalidToken is Hadoop's class for a token that does not verify.
-const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
-
 // delegationOf is the delegation token a WebHDFS request to a DataNode
 // must carry with Kerberos.
 func delegationOf(req *webhdfs.Request) (*hdfsclient.Token, error) {

@@ -56,6 +56,10 @@ func TestWebHDFSKerberos(t *testing.T) {
 		{Key: conf.DFSDataNodeKerberosPrincipal, Value: "dn/_HOST@" + realm},
 		{Key: conf.DFSDataNodeKeytabFile, Value: dnKT},
 		{Key: conf.DFSWebAuthenticationKerberosPrincipal, Value: "HTTP/_HOST@" + realm},
+		// A DataNode with Kerberos needs block tokens, and SASL on its
+		// streaming port instead of a privileged one.
+		{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
+		{Key: conf.DFSDataTransferProtection, Value: "integrity"},
 		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT"},
 		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
 	}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
 // Filter decides which requests of a daemon's web server must
@@ -53,7 +54,8 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
+		ctx := web.WithRemoteUser(WithUser(r.Context(), u), u.Name)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
