@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	gspnego "github.com/jcmturner/gokrb5/v8/spnego"
+
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/client/webhdfs"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -171,5 +173,71 @@ func TestWebHDFSKerberos(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"owner":"alice"`) {
 		t.Errorf("curl --negotiate: %v %s", err, out)
+	}
+}
+
+// TestWebKerberosAdmins: with hadoop.http.authentication.type=kerberos
+// every endpoint of the NameNode negotiates, and the administrators-only
+// ones (hadoop.security.authorization) judge the user SPNEGO proved, not
+// user.name.
+func TestWebKerberosAdmins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster")
+	}
+	kdc := krbtest.Start(t)
+	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
+	realm := krbtest.Realm
+	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
+	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
+		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
+		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
+	}
+	alice := kdc.ClientFromKeytab("alice", kdc.AddPrincipal("alice"))
+	hdfs := kdc.ClientFromKeytab("hdfs", kdc.AddPrincipal("hdfs"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: []conf.KeyValue{
+		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
+		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
+		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
+		{Key: conf.DFSWebAuthenticationKerberosPrincipal, Value: "HTTP/_HOST@" + realm},
+		{Key: conf.HadoopHTTPAuthenticationType, Value: "kerberos"},
+		{Key: conf.HadoopSecurityAuthorization, Value: "true"},
+		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, port, _ := net.SplitHostPort(c.NameNode().HTTPAddr().String())
+	base := "http://localhost:" + port
+	get := func(hc interface {
+		Do(*http.Request) (*http.Response, error)
+	}, path string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	plain := &http.Client{Timeout: 20 * time.Second}
+	if code, _ := get(plain, "/jmx"); code != http.StatusUnauthorized {
+		t.Errorf("/jmx without a ticket: %d", code)
+	}
+	asAlice := gspnego.NewClient(alice, &http.Client{Timeout: 20 * time.Second}, "HTTP/localhost")
+	asHDFS := gspnego.NewClient(hdfs, &http.Client{Timeout: 20 * time.Second}, "HTTP/localhost")
+	if code, body := get(asAlice, "/jmx"); code != http.StatusOK {
+		t.Errorf("/jmx as alice: %d %s", code, body)
+	}
+	for _, p := range []string{"/conf", "/conf?user.name=hdfs"} {
+		if code, body := get(asAlice, p); code != http.StatusForbidden || !strings.Contains(body, "User alice is unauthorized") {
+			t.Errorf("%s as alice: %d %s", p, code, body)
+		}
+	}
+	if code, body := get(asHDFS, "/conf"); code != http.StatusOK {
+		t.Errorf("/conf as hdfs: %d %s", code, body)
 	}
 }

@@ -310,6 +310,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
 		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSNameNodeKeytabFile, security.HostOf(cfg.HTTPAddress), true); err != nil {
 			errs = append(errs, fmt.Errorf("namenode: %w", err))
+		} else if cfg.HTTPAuth != nil {
+			// The checkpoint transfers between NameNodes do not negotiate.
+			cfg.HTTPAuth.Exempt = []string{imagetransfer.Path}
 		}
 		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
 	}

@@ -29,6 +29,10 @@ type Filter struct {
 	// Missing, when Auth is nil, says why: requests that need SPNEGO are
 	// answered 401 with it.
 	Missing string
+	// Exempt are path prefixes All leaves open: the daemons' own HTTP
+	// transfers (the checkpoint image servlet), whose clients do not
+	// negotiate.
+	Exempt []string
 }
 
 // Wrap returns next behind the filter. A nil Filter lets every request
@@ -39,7 +43,13 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		need := f.All
-		if p := r.URL.Path; p == "/webhdfs/v1" || strings.HasPrefix(p, "/webhdfs/v1/") {
+		p := r.URL.Path
+		for _, e := range f.Exempt {
+			if p == e || strings.HasPrefix(p, e+"/") {
+				need = false
+			}
+		}
+		if p == "/webhdfs/v1" || strings.HasPrefix(p, "/webhdfs/v1/") {
 			need = f.WebHDFS && !HasDelegation(r.URL.RawQuery)
 		}
 		if !need {

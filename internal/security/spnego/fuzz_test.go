@@ -88,8 +88,11 @@ func TestFilterPaths(t *testing.T) {
 		{false, true, "/webhdfs/v1/x?op=LISTSTATUS&delegation=", http.StatusUnauthorized},
 		{true, false, "/webhdfs/v1/x?op=OPEN", http.StatusNoContent},
 		{true, false, "/conf", http.StatusUnauthorized},
+		{true, true, "/imagetransfer?getimage=1", http.StatusNoContent},
+		{true, true, "/imagetransferx", http.StatusUnauthorized},
 	} {
-		f := &Filter{All: c.all, WebHDFS: c.webhdfs, Auth: &Authenticator{Signer: signer, Acceptor: &security.Acceptor{}}}
+		f := &Filter{All: c.all, WebHDFS: c.webhdfs, Auth: &Authenticator{Signer: signer, Acceptor: &security.Acceptor{}},
+			Exempt: []string{"/imagetransfer"}}
 		rec := httptest.NewRecorder()
 		f.Wrap(ok).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
 		if rec.Code != c.want {
