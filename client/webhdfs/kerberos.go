@@ -17,6 +17,7 @@ import (
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	gspnego "github.com/jcmturner/gokrb5/v8/spnego"
 
+	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	wh "github.com/hdfsgo/hdfsgo/internal/webhdfs"
 )
@@ -168,3 +169,32 @@ func (f *FileSystem) CancelDelegationToken(ctx context.Context, token string) er
 	f.kerberos.mu.Unlock()
 	return nil
 }
+
+// doNameNode sends op on p to the NameNode. With Kerberos, a delegation
+// token the NameNode no longer takes (expired, cancelled, its key gone
+// after a restart) is dropped and the request made once more with a new
+// one, as Hadoop's client does.
+func (f *FileSystem) doNameNode(ctx context.Context, method, p, op string, q url.Values, want int) (*http.Response, error) {
+	if q == nil {
+		q = url.Values{} // url fills in the token it sent
+	}
+	for attempt := 0; ; attempt++ {
+		u, err := f.url(ctx, p, op, q)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := f.do(ctx, method, u, nil, want)
+		var re *remoteerr.Error
+		if err == nil || f.krb == nil || attempt > 0 || !errors.As(err, &re) || re.Class != classInvalidToken {
+			return resp, err
+		}
+		f.kerberos.mu.Lock()
+		if f.tok == q.Get("delegation") {
+			f.tok = ""
+		}
+		f.kerberos.mu.Unlock()
+	}
+}
+
+// classInvalidToken is Hadoop's class for a token that does not verify.
+const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"

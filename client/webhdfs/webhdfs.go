@@ -175,11 +175,7 @@ func (f *FileSystem) call(ctx context.Context, method, opName, name string, q ur
 	if err != nil {
 		return &fs.PathError{Op: strings.ToLower(opName), Path: name, Err: err}
 	}
-	u, err := f.url(ctx, p, opName, q)
-	if err != nil {
-		return &fs.PathError{Op: strings.ToLower(opName), Path: name, Err: err}
-	}
-	resp, err := f.do(ctx, method, u, nil, http.StatusOK)
+	resp, err := f.doNameNode(ctx, method, p, opName, q, http.StatusOK)
 	if err != nil {
 		return &fs.PathError{Op: strings.ToLower(opName), Path: name, Err: err}
 	}
@@ -262,11 +258,7 @@ func (f *FileSystem) Rename(ctx context.Context, from, to string) (bool, error) 
 
 // redirect asks the NameNode for the DataNode URL of a data op.
 func (f *FileSystem) redirect(ctx context.Context, method, opName, p string, q url.Values) (string, error) {
-	u, err := f.url(ctx, p, opName, q)
-	if err != nil {
-		return "", err
-	}
-	resp, err := f.do(ctx, method, u, nil, http.StatusTemporaryRedirect)
+	resp, err := f.doNameNode(ctx, method, p, opName, q, http.StatusTemporaryRedirect)
 	if err != nil {
 		return "", err
 	}
