@@ -19,8 +19,11 @@ import (
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
                             [-readPercent R] [-features xattr|acl]
+                            [-layout files|blocks|dirs] [-replication R]
+                            [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
-                            [-cpuprofile FILE] [-cpupid PID] [-readers R]
+                            [-cpuprofile FILE] [-memprofile FILE]
+                            [-cpupid PID] [-readers R]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -54,6 +57,16 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
   -features F         memory: give every file one 8-byte user. xattr
                       (xattr) or the same ACL with a named user (acl)
+  -layout L           memory: what to build: empty files (files), files
+                      of one block each whose replicas R simulated
+                      DataNodes report through the block manager (blocks),
+                      or empty directories (dirs)
+  -replication R      memory -layout blocks: replicas per block (3)
+  -offline            restart: write the NameNode's directory directly (an
+                      image of N files, then a segment of -edits E ops
+                      creating more) instead of filling it over RPC; also
+                      times the image save and a saveNamespace over RPC
+  -edits E            restart -offline: ops logged after the image (1000)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
@@ -64,6 +77,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                       each timed phase, in total and per operation
   -readers R          for ops that write: R more threads call getFileInfo
                       while the writers run; their rate and p50/p99/p99.9
+  -memprofile FILE    memory: write a heap profile taken after the build
+                      and a full collection
 
   io measures the data path the way Hadoop's TestDFSIO does: N files of S
   bytes (default 4 × 128m) written, then read, by C concurrent clients
@@ -122,7 +137,7 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 	}
 	opts := bench.Options{ReadPercent: -1}
 	level := slog.LevelError
-	var profile string
+	var profile, memProfile string
 	// -fs and -D are generic options, taken before "namenode" by Run; they
 	// are accepted among the benchmark's options too.
 	var overrides []conf.KeyValue
@@ -163,6 +178,16 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			opts.Close = true
 		case "-features":
 			opts.Features, ok = value()
+		case "-offline":
+			opts.Offline = true
+		case "-edits":
+			ok = number(&opts.Edits)
+		case "-layout":
+			opts.Layout, ok = value()
+		case "-replication":
+			ok = number(&opts.Replication)
+		case "-memprofile":
+			memProfile, ok = value()
 		case "-readPercent":
 			var v string
 			if v, ok = value(); ok {
@@ -241,6 +266,15 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 		}
 		defer f.Close()
 		opts.CPUProfile = f
+	}
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
+			return exitFail
+		}
+		defer f.Close()
+		opts.MemProfile = f
 	}
 	var out io.Writer = inv.Env.Stdout
 	if err := bench.RunNameNode(context.Background(), opts, out); err != nil {
