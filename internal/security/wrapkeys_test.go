@@ -114,6 +114,9 @@ func TestSealInteropLengths(t *testing.T) {
 // TestWrapAllocations: a message costs one allocation (its output) to
 // wrap or unwrap sealed, none beyond the output for integrity.
 func TestWrapAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts do not hold under the race detector (sync.Pool drops items)")
+	}
 	key := testKeyOf(18)
 	ini, acc := &Session{key: key}, &Session{key: key, acceptor: true}
 	msg := bytes.Repeat([]byte("m"), 100)
