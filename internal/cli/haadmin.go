@@ -168,12 +168,12 @@ func (h *haAdmin) run(args []string) int {
 	if err != nil {
 		return h.fail(err)
 	}
-	h.cfg = cfg
 	var kc ipc.ClientConfig
 	if err := withKerberos(h.inv, &kc, security.NameNode); err != nil {
 		return h.fail(err)
 	}
 	cfg.Kerberos, cfg.Protection = kc.Kerberos, kc.Protection
+	h.cfg = cfg // with its Kerberos: the failover's own calls and the controllers' use it
 	h.dial = haservice.ClientDialer(haUser(h.inv), cfg, nil)
 
 	ctx, stop := h.context()
