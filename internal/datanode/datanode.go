@@ -20,8 +20,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -124,8 +124,8 @@ type DataNode struct {
 	// saslSrv and saslCli are the two sides of the data transfer SASL
 	// handshake (nil: dfs.data.transfer.protection and
 	// dfs.encrypt.data.transfer are off).
-	saslSrv *sasl.Server
-	saslCli *sasl.Client
+	saslSrv *dtsasl.Server
+	saslCli *dtsasl.Client
 	ipcSrv  *ipc.Server
 	xs      *xceiverServer
 	web     *web.Server // dfs.datanode.http.address

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -58,8 +58,8 @@ func (dn *DataNode) newSASL() {
 	if !c.Enabled() {
 		return
 	}
-	dn.saslSrv = sasl.NewServer(c, &dn.tokens, dn.clk.Now)
-	var key sasl.KeySource
+	dn.saslSrv = dtsasl.NewServer(c, &dn.tokens, dn.clk.Now)
+	var key dtsasl.KeySource
 	if c.Encrypt {
 		key = func(_ context.Context, pool string) (*hdfs.DataEncryptionKeyProto, error) {
 			k := dn.tokens.DataEncryptionKey(pool, c.Algorithm, dn.clk.Now())
@@ -69,7 +69,7 @@ func (dn *DataNode) newSASL() {
 			return k, nil
 		}
 	}
-	dn.saslCli = sasl.NewClient(c, key)
+	dn.saslCli = dtsasl.NewClient(c, key)
 }
 
 // dialProtected connects to another DataNode's streaming server and makes
@@ -95,7 +95,7 @@ func (x *xceiver) protect() bool {
 	if !srv.Required(x.conn) {
 		return true
 	}
-	ok, err := sasl.IsMagic(x.br)
+	ok, err := dtsasl.IsMagic(x.br)
 	if err != nil {
 		return false
 	}
