@@ -117,6 +117,36 @@ func TestDataTransferProtection(t *testing.T) {
 				t.Errorf("checksum: %v", err)
 			}
 
+			if tc.name == "privacy" {
+				// Re-replication: the NameNode has the DataNode holding
+				// the only replica transfer it to the other, which makes
+				// the handshake as a client (DNA_TRANSFER).
+				w, err := fsys.CreateFile(ctx, "/one", client.CreateOptions{Replication: 1, Perm: 0o644})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Write(data[:100000]); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := fsys.SetReplication(ctx, "/one", 2); err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					locs, err := fsys.BlockLocations(ctx, "/one", 0, 1)
+					if err == nil && len(locs) == 1 && len(locs[0].Hosts) == 2 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("re-replication under privacy: %v %v", locs, err)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+
 			// Refusals: no handshake at all; a weaker level. (The reader
 			// would try the replicas again for a while: a short deadline.)
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
