@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -341,4 +342,32 @@ func FuzzLayerRead(f *testing.F) {
 			}
 		})
 	})
+}
+
+func TestConfigFrom(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []conf.KeyValue
+		want Config
+		err  string
+	}{
+		{nil, Config{KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSDataTransferProtection, Value: "integrity,privacy"}, {Key: conf.DFSEncryptDataTransferCipherSuites, Value: "AES/CTR/NoPadding"}},
+			Config{Protection: security.QOPIntegrity | security.QOPPrivacy, AES: true, KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransfer, Value: "true"}, {Key: conf.DFSEncryptDataTransferCipherKeyBitlen, Value: "256"}},
+			Config{Encrypt: true, KeyBits: 256}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSDataTransferProtection, Value: "secret"}}, Config{}, "unknown protection"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherSuites, Value: "AES/GCM"}}, Config{}, "Invalid cipher suite, dfs.encrypt.data.transfer.cipher.suites=AES/GCM"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherKeyBitlen, Value: "100"}}, Config{}, "want 128, 192 or 256"},
+	} {
+		got, err := ConfigFrom(conf.Defaults().With(tc.kv...))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want %q", tc.kv, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %+v %v, want %+v", tc.kv, got, err, tc.want)
+		}
+	}
 }
