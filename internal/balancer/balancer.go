@@ -353,7 +353,18 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	fs, err := client.New(client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User})
+	copts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	if dt := cfg.DataTransfer; dt.Enabled() {
+		// The id file is written through DataNodes too.
+		if dt.Protection != 0 {
+			copts.DataTransferProtection = dt.Protection.String()
+		}
+		if dt.AES {
+			copts.DataTransferCipherSuites = dtsasl.AESCTR
+		}
+		copts.EncryptDataTransfer = dt.Encrypt
+	}
+	fs, err := client.New(copts)
 	if err != nil {
 		b.close()
 		return nil, err
