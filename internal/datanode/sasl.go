@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	hdfsclient "github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -146,3 +147,18 @@ func (dn *DataNode) checkReadAccess(ctx context.Context, eb *hdfs.ExtendedBlockP
 
 // classInvalidToken is the exception of a refused token.
 const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+
+// protectedClientOptions adds the DataNode's data transfer protection to
+// the options of a client it runs itself (WebHDFS writes and reads go
+// through the DataNodes like any client's).
+func (dn *DataNode) protectedClientOptions(o hdfsclient.Options) hdfsclient.Options {
+	dt := dn.cfg.DataTransfer
+	if dt.Protection != 0 {
+		o.DataTransferProtection = dt.Protection.String()
+	}
+	if dt.AES {
+		o.DataTransferCipherSuites = dtsasl.AESCTR
+	}
+	o.EncryptDataTransfer = dt.Encrypt
+	return o
+}

@@ -102,7 +102,7 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
-	fsys, err := hdfsclient.New(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
+	fsys, err := hdfsclient.New(h.dn.protectedClientOptions(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User}))
 	if err != nil {
 		webhdfs.WriteError(w, remoteerr.New(remoteerr.ClassIllegalArgument, "%v", err))
 		return

@@ -13,6 +13,7 @@ import (
 	stock "github.com/colinmarc/hdfs/v2"
 
 	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/client/webhdfs"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
@@ -130,6 +131,23 @@ func TestDataTransferProtection(t *testing.T) {
 				}
 				if err := w.Close(); err != nil {
 					t.Fatal(err)
+				}
+				// WebHDFS: the DataNode's own client makes the handshake.
+				wfs, err := webhdfs.New("webhdfs://"+c.NameNode().HTTPAddr().String(), super)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := wfs.Create(ctx, "/web", bytes.NewReader(data[:200000]), webhdfs.CreateOptions{}); err != nil {
+					t.Fatalf("WebHDFS create under privacy: %v", err)
+				}
+				rc, err := wfs.Open(ctx, "/web", 0, -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || !bytes.Equal(got, data[:200000]) {
+					t.Fatalf("WebHDFS read under privacy: %d bytes, %v", len(got), err)
 				}
 				if _, err := fsys.SetReplication(ctx, "/one", 2); err != nil {
 					t.Fatal(err)
