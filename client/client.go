@@ -155,6 +155,13 @@ type Options struct {
 	ConnectMaxRetries    int
 	ConnectRetryInterval time.Duration
 	OnConnectRetry       func(msg string)
+	// ProxyUser, when set, makes the client act as this user for the one
+	// that authenticated (User, or the Kerberos ticket's principal):
+	// Hadoop's proxy users (doAs; $HADOOP_PROXY_USER for the hdfs
+	// command). The NameNode allows it only as its
+	// hadoop.proxyuser.NAME.{hosts,groups,users} keys say, else every call
+	// fails with "User: NAME is not allowed to impersonate USER".
+	ProxyUser string
 }
 
 // Token is a Hadoop token: a delegation token as `hdfs fetchdt` writes it.
@@ -263,6 +270,10 @@ func New(opts Options) (*FileSystem, error) {
 		cfg.TokenUser = id.Owner
 		short, _, _ := strings.Cut(id.Owner, "@")
 		opts.User, _, _ = strings.Cut(short, "/")
+	}
+	if opts.ProxyUser != "" {
+		cfg.RealUser = opts.User
+		cfg.User, opts.User = opts.ProxyUser, opts.ProxyUser
 	}
 	c := ipc.NewClient(cfg)
 	f, err := newFileSystem(opts, c)

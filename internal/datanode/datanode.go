@@ -25,6 +25,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -252,9 +253,18 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.IPCAddress, err)
 		}
 	}
+	// Proxy users and service ACLs of the IPC port (hadoop-policy.xml).
+	authz, err := authorize.IPC(deps.Conf)
+	if err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
+	}
+	admins, err := authorize.WebAdmins(deps.Conf, currentUser())
+	if err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
+	}
 	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
 		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: admins})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
@@ -266,7 +276,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor()})
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor(),
+		Authorize: authz})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

@@ -203,6 +203,12 @@ type Config struct {
 	// edits (dfs.qjournal.*, dfs.ha.tail-edits.in-progress).
 	QJournal qjclient.Config
 
+	// Audit is the audit log (hdfs-audit.log; audit.go).
+	Audit AuditConfig
+	// Access is proxy users, service-level authorization and static
+	// groups (secauth.go).
+	Access AccessConfig
+
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
 		// LeaseSoftLimit replaces Hadoop's fixed 60 s soft limit.
@@ -289,6 +295,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	cfg.Audit = auditConfigFrom(c, os.Getenv, &errs)
+	cfg.Access = accessConfigFrom(c, &errs)
 	// After the HA keys: _HOST is the host of this NameNode's own address.
 	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
 		errs = append(errs, err)

@@ -36,7 +36,9 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 	if user == "" {
 		user = os.Getenv("HADOOP_USER_NAME")
 	}
-	opts := client.Options{User: user}
+	// $HADOOP_PROXY_USER: act as that user for the one authenticated, as
+	// Hadoop's login does (the NameNode's hadoop.proxyuser.* decide).
+	opts := client.Options{User: user, ProxyUser: os.Getenv("HADOOP_PROXY_USER")}
 	if err := ConnectRetryFromConf(c, stderr, &opts); err != nil {
 		return nil, err
 	}
