@@ -137,9 +137,11 @@ type Options struct {
 	// "AES/CTR/NoPadding" asks a DataNode agreeing on privacy for AES/CTR
 	// streams instead of the SASL layer's RC4.
 	DataTransferCipherSuites string
-	// EncryptDataTransfer makes the handshake with a data encryption key
-	// from the NameNode (getDataEncryptionKey) whenever the NameNode's
-	// server defaults say dfs.encrypt.data.transfer is on.
+	// EncryptDataTransfer (dfs.encrypt.data.transfer) turns the handshake
+	// on without DataTransferProtection. Whenever the handshake is on, it
+	// is made with a data encryption key from the NameNode
+	// (getDataEncryptionKey) if the NameNode's server defaults say
+	// dfs.encrypt.data.transfer, as Hadoop's client does.
 	EncryptDataTransfer bool
 	// WritePacketSize is the size of the packets a writer sends (Hadoop's
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means

@@ -42,8 +42,9 @@ func (d *dnDialer) Dial(ctx context.Context, addr string, b *hdfs.ExtendedBlockP
 // newDataTransferSASL builds the client's side of the handshake from
 // Options.DataTransferProtection and Options.DataTransferCipherSuites;
 // the data encryption key is asked of the NameNode when its server
-// defaults say dfs.encrypt.data.transfer. With neither it returns nil
-// unless keys may be needed (the defaults are read on first use).
+// defaults (read once, on the first DataNode connection) say
+// dfs.encrypt.data.transfer. With neither option nor
+// Options.EncryptDataTransfer it returns nil: no handshake.
 func (f *FileSystem) newDataTransferSASL(opts Options) (*dtsasl.Client, error) {
 	var cfg dtsasl.Config
 	if opts.DataTransferProtection != "" {
@@ -63,11 +64,10 @@ func (f *FileSystem) newDataTransferSASL(opts Options) (*dtsasl.Client, error) {
 	if !opts.EncryptDataTransfer && cfg.Protection == 0 {
 		return nil, nil
 	}
-	var key dtsasl.KeySource
-	if opts.EncryptDataTransfer {
-		key = f.dataEncryptionKey
-	}
-	return dtsasl.NewClient(cfg, key), nil
+	// As Hadoop's client, follow the NameNode's server defaults: a
+	// cluster that encrypts data transfer gets a data encryption key
+	// whatever this client's own setting.
+	return dtsasl.NewClient(cfg, f.dataEncryptionKey), nil
 }
 
 // tokenError reports whether err is a refused credential that new ones

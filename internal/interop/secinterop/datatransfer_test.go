@@ -165,6 +165,20 @@ func TestDataTransferProtection(t *testing.T) {
 				}
 			}
 
+			if tc.name == "encrypt data transfer" {
+				// A client configured with dfs.data.transfer.protection
+				// only follows the NameNode's server defaults and uses a
+				// data encryption key.
+				other, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, DataTransferProtection: "privacy"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Close()
+				if got, err := other.ReadFile(ctx, "/stock"); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("a client with protection only, against an encrypting cluster: %d bytes, %v", len(got), err)
+				}
+			}
+
 			// Refusals: no handshake at all; a weaker level. (The reader
 			// would try the replicas again for a while: a short deadline.)
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
