@@ -200,10 +200,7 @@ type FileSystem struct {
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
 	dialer      *dnDialer // to DataNodes
-	// secure: the NameNode is reached with Kerberos or a delegation
-	// token, so DataNodes' RPC servers take block tokens (TOKEN).
-	secure      bool
-	packetSize  int // Options.WritePacketSize
+	packetSize  int       // Options.WritePacketSize
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -318,7 +315,6 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		dialer:      &dnDialer{d: dnconn.NewDialer(opts.DomainSocketPath, dialTimeout)},
 		packetSize:  opts.WritePacketSize,
 	}
-	f.secure = opts.KerberosClient != nil || opts.DelegationToken != nil
 	sc, err := f.newDataTransferSASL(opts)
 	if err != nil {
 		return nil, err

@@ -277,7 +277,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
 	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor(),
-		Authorize: authz})
+		TokenPassword: dn.ipcTokenPassword(), Authorize: authz})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

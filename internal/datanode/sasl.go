@@ -117,15 +117,30 @@ func (x *xceiver) protect() bool {
 // ipcAcceptor is the IPC server's Kerberos acceptor (nil for SIMPLE),
 // with the TOKEN method taking block tokens: a client asking about a
 // block (getReplicaVisibleLength) authenticates with its block token, as
-// Hadoop's ClientDatanodeProtocol clients do.
+// Hadoop's ClientDatanodeProtocol clients do, with Kerberos or without.
 func (dn *DataNode) ipcAcceptor() *security.Acceptor {
 	acc := dn.cfg.Kerberos.ServerAcceptor()
 	if acc != nil && acc.TokenPassword == nil {
-		acc.TokenPassword = func(identifier []byte) ([]byte, string, error) {
-			return dn.tokens.TokenPassword(identifier, dn.clk.Now())
-		}
+		acc.TokenPassword = dn.blockTokenPassword
 	}
 	return acc
+}
+
+// ipcTokenPassword is the IPC server's TOKEN method without Kerberos
+// (block tokens beside SIMPLE, as a Hadoop DataNode with a secret
+// manager); nil with Kerberos, whose acceptor has it (ipcAcceptor).
+func (dn *DataNode) ipcTokenPassword() func([]byte) ([]byte, string, error) {
+	if dn.cfg.Kerberos != nil {
+		return nil
+	}
+	return dn.blockTokenPassword
+}
+
+func (dn *DataNode) blockTokenPassword(identifier []byte) ([]byte, string, error) {
+	if !dn.tokens.Enabled() {
+		return nil, "", errors.New("block access tokens are off (dfs.block.access.token.enable)")
+	}
+	return dn.tokens.TokenPassword(identifier, dn.clk.Now())
 }
 
 // checkReadAccess checks that the caller of a ClientDatanodeProtocol call
