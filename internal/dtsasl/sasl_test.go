@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -369,5 +370,68 @@ func TestConfigFrom(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%v: %+v %v, want %+v", tc.kv, got, err, tc.want)
 		}
+	}
+}
+
+// TestReplayRefused records a client's whole handshake and plays it to a
+// new connection: the DataNode's fresh nonce makes the recorded digest
+// response worthless.
+func TestReplayRefused(t *testing.T) {
+	k := newKeyring()
+	srv := NewServer(Config{Protection: security.QOPPrivacy}, k.v, time.Now)
+	addr, errc := echo(t, srv)
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rec := &recorder{Conn: raw}
+	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), rec, "BP-1", k.token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	recorded := bytes.NewReader(rec.out.Bytes())
+	rec.mu.Unlock()
+	// magic, the empty first message, the digest response.
+	var magic [4]byte
+	io.ReadFull(recorded, magic[:])
+	br := bufio.NewReader(recorded)
+	first, err := datatransfer.ReadDelimitedBytes(br, MaxMessage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := datatransfer.ReadDelimitedBytes(br, MaxMessage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replay bytes.Buffer
+	replay.Write(magic[:])
+	for _, m := range [][]byte{first, second} {
+		replay.Write(protowire.AppendVarint(nil, uint64(len(m))))
+		replay.Write(m)
+	}
+
+	addr, errc = echo(t, srv)
+	again, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	_ = again.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := again.Write(replay.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	abr := bufio.NewReader(again)
+	if _, err := ReadMessage(abr); err != nil {
+		t.Fatalf("challenge: %v", err)
+	}
+	if _, err := ReadMessage(abr); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "nonce") {
+		t.Errorf("replayed handshake: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the DataNode accepted a replayed handshake")
 	}
 }
