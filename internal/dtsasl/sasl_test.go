@@ -359,6 +359,8 @@ func TestConfigFrom(t *testing.T) {
 		{[]conf.KeyValue{{Key: conf.DFSDataTransferProtection, Value: "secret"}}, Config{}, "unknown protection"},
 		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherSuites, Value: "AES/GCM"}}, Config{}, "Invalid cipher suite, dfs.encrypt.data.transfer.cipher.suites=AES/GCM"},
 		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherKeyBitlen, Value: "100"}}, Config{}, "want 128, 192 or 256"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferAlgorithm, Value: "rc4"}}, Config{Algorithm: "rc4", KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferAlgorithm, Value: "3des"}}, Config{}, "3des is not supported"},
 	} {
 		got, err := ConfigFrom(conf.Defaults().With(tc.kv...))
 		if tc.err != "" {
