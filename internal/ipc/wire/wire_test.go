@@ -416,3 +416,23 @@ func TestAppendSuccessMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRequestHeaderMatchesMarshal: the call header AppendRequestHeader
+// encodes by hand is what marshalling RequestHeader's message gives
+// (clientId is required: a Client always has one).
+func TestAppendRequestHeaderMatchesMarshal(t *testing.T) {
+	for _, callID := range []int32{0, 1, 63, 64, 1 << 30, -1, -3, -33, 1<<31 - 1, -1 << 31} {
+		for _, clientID := range [][]byte{{}, []byte(testClientID), bytes.Repeat([]byte{7}, 200)} {
+			for _, retry := range []int32{-1, -5, 0, 1, 63, 64, 1<<31 - 1} {
+				want, err := AppendFrame(nil, RequestHeader(callID, clientID, retry))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := AppendRequestHeader([]byte("x"), callID, clientID, retry)
+				if !bytes.Equal(got[1:], want[4:]) || got[0] != 'x' {
+					t.Fatalf("callId %d, clientId %x, retryCount %d:\n got %x\nwant %x", callID, clientID, retry, got[1:], want[4:])
+				}
+			}
+		}
+	}
+}
