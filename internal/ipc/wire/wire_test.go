@@ -371,8 +371,21 @@ func TestReadGrowingExact(t *testing.T) {
 
 func FuzzDecodeResponse(f *testing.F) {
 	f.Add(append([]byte{byte(len(mustHex(f, goldenSuccessHeader)))}, mustHex(f, goldenSuccessHeader)...))
+	f.Add(mustResponseFrame(f, &common.RpcResponseHeaderProto{CallId: proto.Uint32(5), Status: common.RpcResponseHeaderProto_ERROR.Enum(),
+		ExceptionClassName: proto.String("java.io.IOException"), ErrorMsg: proto.String("m"), RetryCount: proto.Int32(-1)}))
+	f.Add(mustResponseFrame(f, &common.RpcResponseHeaderProto{CallId: proto.Uint32(1 << 31), Status: common.RpcResponseHeaderProto_SUCCESS.Enum(),
+		ServerIpcVersionNum: proto.Uint32(9), ClientId: []byte{}, RetryCount: proto.Int32(-1 << 31)}))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		resp, err := DecodeResponse(frame)
+		// The general decoder must agree with the fast header path.
+		general := &Response{Header: new(common.RpcResponseHeaderProto)}
+		gerr := DecodeResponseInto(frame, general)
+		if (err == nil) != (gerr == nil) {
+			t.Fatalf("DecodeResponse error %v, DecodeResponseInto error %v", err, gerr)
+		}
+		if err == nil && (!proto.Equal(resp.Header, general.Header) || !bytes.Equal(resp.Body, general.Body) || resp.HasBody != general.HasBody) {
+			t.Fatalf("DecodeResponse %v, DecodeResponseInto %v", resp.Header, general.Header)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("untyped error %v", err)
@@ -435,4 +448,13 @@ func TestAppendRequestHeaderMatchesMarshal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustResponseFrame is the content of a response frame holding h and no body.
+func mustResponseFrame(t testing.TB, h *common.RpcResponseHeaderProto) []byte {
+	b, err := AppendResponse(nil, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[4:]
 }
