@@ -244,10 +244,112 @@ type requestBox struct {
 	req    Request
 	header common.RpcRequestHeaderProto
 	method common.RequestHeaderProto
+	// The values the headers' fields point to when decodeHeaders decoded
+	// them.
+	kind                 common.RpcKindProto
+	op                   common.RpcRequestHeaderProto_OperationProto
+	callID, retry        int32
+	methodName, protocol string
+	version              uint64
+}
+
+// decodeHeader decodes the RpcRequestHeaderProto of a call as
+// proto.Unmarshal would (the last of repeated fields wins, varints are
+// truncated to the field's width) when it holds only rpcKind, rpcOp,
+// callId, clientId and retryCount with known enum values and both required
+// fields, and reports false, leaving it to proto.Unmarshal, for anything
+// else (traceInfo, callerContext, stateId, bad bytes, ...).
+func (b *requestBox) decodeHeader(hb []byte) bool {
+	h := &b.header
+	var haveCall, haveClient bool
+	for len(hb) > 0 {
+		num, typ, n := protowire.ConsumeTag(hb)
+		if n < 0 {
+			return false
+		}
+		hb = hb[n:]
+		switch {
+		case typ == protowire.VarintType && num >= 1 && num <= 5 && num != 4:
+			v, n := protowire.ConsumeVarint(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			switch num {
+			case 1:
+				if v > uint64(common.RpcKindProto_RPC_PROTOCOL_BUFFER) {
+					return false
+				}
+				b.kind, h.RpcKind = common.RpcKindProto(v), &b.kind
+			case 2:
+				if v > uint64(common.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION) {
+					return false
+				}
+				b.op, h.RpcOp = common.RpcRequestHeaderProto_OperationProto(v), &b.op
+			case 3:
+				b.callID, h.CallId, haveCall = int32(protowire.DecodeZigZag(v&math.MaxUint32)), &b.callID, true
+			case 5:
+				b.retry, h.RetryCount = int32(protowire.DecodeZigZag(v&math.MaxUint32)), &b.retry
+			}
+		case typ == protowire.BytesType && num == 4:
+			v, n := protowire.ConsumeBytes(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			// A copy, as proto.Unmarshal makes: a retry cache may keep it
+			// longer than the frame.
+			h.ClientId, haveClient = append([]byte{}, v...), true
+		default:
+			return false
+		}
+	}
+	return haveCall && haveClient
+}
+
+// decodeMethod decodes a RequestHeaderProto holding exactly its three
+// required fields (in any order, repeated ones last-wins), and reports
+// false for anything else.
+func (b *requestBox) decodeMethod(mb []byte) bool {
+	m := &b.method
+	var have [4]bool
+	for len(mb) > 0 {
+		num, typ, n := protowire.ConsumeTag(mb)
+		if n < 0 {
+			return false
+		}
+		mb = mb[n:]
+		switch {
+		case typ == protowire.BytesType && (num == 1 || num == 2):
+			v, n := protowire.ConsumeBytes(mb)
+			if n < 0 {
+				return false
+			}
+			mb = mb[n:]
+			if num == 1 {
+				b.methodName, m.MethodName = string(v), &b.methodName
+			} else {
+				b.protocol, m.DeclaringClassProtocolName = string(v), &b.protocol
+			}
+		case typ == protowire.VarintType && num == 3:
+			v, n := protowire.ConsumeVarint(mb)
+			if n < 0 {
+				return false
+			}
+			mb = mb[n:]
+			b.version, m.ClientProtocolVersion = v, &b.version
+		default:
+			return false
+		}
+		have[num] = true
+	}
+	return have[1] && have[2] && have[3]
 }
 
 // DecodeRequest decodes a request frame's content (without its length
-// prefix). The layout depends on the call id: calls (callId >= 0) carry
+// prefix). The two headers of an ordinary call are decoded by hand into one
+// allocation with the Request; anything else goes to proto.Unmarshal
+// (FuzzDecodeRequest checks that both give the same headers). The layout depends on the call id: calls (callId >= 0) carry
 // RpcRequestHeaderProto, RequestHeaderProto and the request message;
 // out-of-band frames (callId < 0) carry RpcRequestHeaderProto and at most
 // one further message. Bytes after the last message are an error.
@@ -259,8 +361,11 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	box := new(requestBox)
 	req := &box.req
 	req.Header = &box.header
-	if err := proto.Unmarshal(hb, req.Header); err != nil {
-		return nil, fmt.Errorf("%w: RpcRequestHeaderProto: %v", ErrMalformed, err)
+	if !box.decodeHeader(hb) {
+		proto.Reset(req.Header)
+		if err := proto.Unmarshal(hb, req.Header); err != nil {
+			return nil, fmt.Errorf("%w: RpcRequestHeaderProto: %v", ErrMalformed, err)
+		}
 	}
 	if req.Header.GetCallId() >= 0 {
 		mb, r2, err := nextDelimited(rest, "RequestHeaderProto")
@@ -268,8 +373,11 @@ func DecodeRequest(frame []byte) (*Request, error) {
 			return nil, err
 		}
 		req.Method = &box.method
-		if err := proto.Unmarshal(mb, req.Method); err != nil {
-			return nil, fmt.Errorf("%w: RequestHeaderProto: %v", ErrMalformed, err)
+		if !box.decodeMethod(mb) {
+			proto.Reset(req.Method)
+			if err := proto.Unmarshal(mb, req.Method); err != nil {
+				return nil, fmt.Errorf("%w: RequestHeaderProto: %v", ErrMalformed, err)
+			}
 		}
 		rest = r2
 	}

@@ -291,6 +291,7 @@ func FuzzDecodeRequest(f *testing.F) {
 					t.Fatalf("frame of %d bytes (cap %d) over the limit", len(frame), cap(frame))
 				}
 				req, err := DecodeRequest(frame)
+				checkGeneralDecode(t, frame, req, err)
 				if err != nil {
 					if !errors.Is(err, ErrMalformed) {
 						t.Fatalf("untyped error %v", err)
@@ -457,4 +458,47 @@ func mustResponseFrame(t testing.TB, h *common.RpcResponseHeaderProto) []byte {
 		t.Fatal(err)
 	}
 	return b[4:]
+}
+
+// checkGeneralDecode decodes frame's headers with proto.Unmarshal alone and
+// fails unless DecodeRequest's hand decoders gave the same (req, err).
+func checkGeneralDecode(t *testing.T, frame []byte, req *Request, err error) {
+	t.Helper()
+	var h common.RpcRequestHeaderProto
+	var m common.RequestHeaderProto
+	gerr := func() error {
+		hb, rest, err := nextDelimited(frame, "h")
+		if err != nil {
+			return err
+		}
+		if err := proto.Unmarshal(hb, &h); err != nil {
+			return err
+		}
+		if h.GetCallId() >= 0 {
+			mb, _, err := nextDelimited(rest, "m")
+			if err != nil {
+				return err
+			}
+			return proto.Unmarshal(mb, &m)
+		}
+		return nil
+	}()
+	if gerr != nil {
+		if err == nil {
+			t.Fatalf("DecodeRequest took what proto.Unmarshal refuses: %v", gerr)
+		}
+		return
+	}
+	if err != nil {
+		if errors.Is(err, ErrMalformed) && strings.Contains(err.Error(), "Proto") {
+			t.Fatalf("DecodeRequest refused headers proto.Unmarshal takes: %v", err)
+		}
+		return
+	}
+	if !proto.Equal(req.Header, &h) {
+		t.Fatalf("header %v, proto.Unmarshal %v", req.Header, &h)
+	}
+	if req.Method != nil && !proto.Equal(req.Method, &m) {
+		t.Fatalf("method header %v, proto.Unmarshal %v", req.Method, &m)
+	}
 }
