@@ -85,7 +85,13 @@ const (
 	DefaultThreads     = 16
 	DefaultFiles       = 10
 	DefaultFilesPerDir = 4
+	// DefaultReplication is the replica count of the memory op's blocks
+	// layout.
+	DefaultReplication = 3
 	DefaultDirsPerDir  = 2
+	// DefaultEdits is how many ops the offline restart op logs after its
+	// image.
+	DefaultEdits = 1000
 	// DefaultReadPercent is the share of reads in OpMixed.
 	DefaultReadPercent = 90
 	// blockSize is what the benchmark's files ask for; files have no blocks.
@@ -119,6 +125,24 @@ type Options struct {
 	// "" (nothing), "xattr" (one user. attribute of 8 bytes) or "acl" (the
 	// same ACL with a named user on every file, which the files share).
 	Features string
+	// Layout is what the memory op builds: "" or "files" (empty files),
+	// "blocks" (files of one block each, its replicas reported by
+	// Replication simulated DataNodes through the block manager) or "dirs"
+	// (empty directories, FilesPerDir in each parent).
+	Layout string
+	// Replication is the replica count of the memory op's blocks layout
+	// (DefaultReplication when 0).
+	Replication int
+	// MemProfile, when set, receives the memory op's heap profile, taken
+	// after the build and a full collection.
+	MemProfile io.Writer
+	// Offline makes the restart op write the NameNode's directory
+	// directly (an image of Files files and a segment of Edits ops after
+	// it) instead of filling a NameNode over RPC; see runRestartOffline.
+	Offline bool
+	// Edits is the number of ops the offline restart op logs after the
+	// image (DefaultEdits when 0).
+	Edits int
 	// SharedConnection makes every thread call through one ipc.Client (one
 	// TCP connection, calls multiplexed); by default each thread has its
 	// own client and connection, like separate client processes.
@@ -167,6 +191,9 @@ func (o *Options) fill() error {
 	if o.DirsPerDir == 0 {
 		o.DirsPerDir = DefaultDirsPerDir
 	}
+	if o.Edits == 0 {
+		o.Edits = DefaultEdits
+	}
 	if o.ReadPercent < 0 {
 		o.ReadPercent = DefaultReadPercent
 	}
@@ -211,6 +238,9 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 	case OpMemory:
 		return runMemory(opts, out)
 	case OpRestart:
+		if opts.Offline {
+			return runRestartOffline(ctx, opts, out)
+		}
 		return runRestart(ctx, opts, out)
 	default:
 		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, stockCreate, all, memory or restart)", ErrUnknownOp, opts.Op)
@@ -285,6 +315,14 @@ func openTarget(ctx context.Context, opts *Options) (*target, error) {
 
 // startLocal formats a temporary directory and starts a NameNode on it.
 func (tg *target) startLocal(ctx context.Context) error {
+	if err := tg.formatLocal(ctx); err != nil {
+		return err
+	}
+	return tg.start(ctx)
+}
+
+// formatLocal makes and formats the directory of an in-process NameNode.
+func (tg *target) formatLocal(ctx context.Context) error {
 	dir, err := os.MkdirTemp(tg.opts.TempDir, "hdfsgo-bench-")
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -311,10 +349,7 @@ func (tg *target) startLocal(ctx context.Context) error {
 	}
 	tg.cfg = cfg
 	tg.deps = namenode.Deps{Logger: tg.opts.Logger}
-	if err := namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true}); err != nil {
-		return err
-	}
-	return tg.start(ctx)
+	return namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true})
 }
 
 // start starts the in-process NameNode on its (formatted) directory.

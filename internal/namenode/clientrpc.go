@@ -96,8 +96,9 @@ type webCallerKey struct{}
 
 // webCaller is who made a WebHDFS request.
 type webCaller struct {
-	user   string
-	remote string // the client's IP
+	user     string
+	realUser string // the proxy user of a doas request, else ""
+	remote   string // the client's IP
 }
 
 // callerUser is the user of the call in ctx: a WebHDFS request's, else
@@ -233,7 +234,7 @@ func (c *clientRPC) getServerDefaults(ctx context.Context, _ *hdfs.GetServerDefa
 		WritePacketSize:     proto.Uint32(uint32(cfg.WritePacketSize)),
 		Replication:         proto.Uint32(uint32(cfg.Replication)),
 		FileBufferSize:      proto.Uint32(uint32(cfg.FileBufferSize)),
-		EncryptDataTransfer: proto.Bool(false),
+		EncryptDataTransfer: proto.Bool(cfg.EncryptDataTransfer),
 		TrashInterval:       proto.Uint64(uint64(cfg.TrashInterval.Minutes())),
 		ChecksumType:        hdfs.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
 		PolicyId:            proto.Uint32(0),
@@ -734,7 +735,13 @@ func (c *clientRPC) msync(ctx context.Context, _ *hdfs.MsyncRequestProto) (*hdfs
 	return &hdfs.MsyncResponseProto{}, nil
 }
 
+// getDataEncryptionKey hands out a data encryption key made with the
+// current block key when dfs.encrypt.data.transfer and block tokens are
+// on, else an answer without a key (as Hadoop's null key).
 func (c *clientRPC) getDataEncryptionKey(ctx context.Context, _ *hdfs.GetDataEncryptionKeyRequestProto) (*hdfs.GetDataEncryptionKeyResponseProto, error) {
-	// dfs.encrypt.data.transfer is off: there is no key to hand out.
-	return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
+	if !c.nn.cfg.EncryptDataTransfer || c.nn.tokens == nil {
+		return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
+	}
+	k := c.nn.tokens.m.DataEncryptionKey(c.pool(), c.nn.cfg.EncryptAlgorithm, c.nn.tokens.clock.Now())
+	return &hdfs.GetDataEncryptionKeyResponseProto{DataEncryptionKey: k}, nil
 }
