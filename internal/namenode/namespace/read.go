@@ -67,6 +67,14 @@ func (t *Tree) info(n *inode) FileInfo {
 // Stat reports one inode (getFileInfo). Traverse permission is checked on the
 // ancestors; a missing path is ErrNotFound.
 func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return FileInfo{}, err
+			}
+			return t.snapStat(v), nil
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return FileInfo{}, err
@@ -81,6 +89,14 @@ func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
 // It needs READ+EXECUTE on the directory. Listing a file reports that file alone.
 // limit <= 0 means no limit.
 func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]FileInfo, int, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return nil, 0, err
+			}
+			return t.snapList(c, v, startAfter, limit)
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return nil, 0, err
@@ -146,6 +162,14 @@ func quotaOf(n *inode) (ns, ds int64) {
 // ContentSummary reports the totals of a subtree; it needs READ+EXECUTE on every
 // directory in it.
 func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return Summary{}, err
+			}
+			return t.snapSummary(v), nil
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return Summary{}, err
@@ -232,6 +256,7 @@ func (t *Tree) Dump(w io.Writer) error {
 	fmt.Fprintf(bw, "counters lastInodeID=%d genStamp=%d lastBlockID=%d files=%d dirs=%d uc=%d\n",
 		t.lastInodeID, t.genStamp, t.lastBlockID, t.numFiles, t.numDirs, len(t.uc))
 	t.dump(bw, t.root, "/")
+	t.dumpSnapshots(bw)
 	return bw.Flush()
 }
 

@@ -1,6 +1,12 @@
 package namespace
 
-import "testing"
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
 
 func TestSnapshottableDirs(t *testing.T) {
 	tr := fixture(t)
@@ -45,5 +51,31 @@ func TestSnapshottableDirs(t *testing.T) {
 	checkErr(t, run(super, false, "/_test/u1/dir"), ErrSnapshot, "Directory is not a snapshottable directory: /_test/u1/dir")
 	if got := tr.SnapshottableDirs(super); len(got) != 1 {
 		t.Fatalf("after disallow: %+v", got)
+	}
+}
+
+// randomSnapshotOp plans a create, delete or rename of a snapshot of a
+// random snapshottable directory, by c or (mostly) the superuser.
+func randomSnapshotOp(tr *Tree, r *rand.Rand, c Caller, now int64) ([]op.Op, error) {
+	dirs := tr.SnapshottableDirs(super)
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	if r.Intn(3) > 0 {
+		c = super
+	}
+	d := dirs[r.Intn(len(dirs))].Path
+	name := fmt.Sprint("s", r.Intn(4))
+	switch r.Intn(4) {
+	case 0, 1:
+		if r.Intn(4) == 0 {
+			name = ""
+		}
+		_, ops, err := tr.PlanCreateSnapshot(c, d, name, 0, now)
+		return ops, err
+	case 2:
+		return tr.PlanDeleteSnapshot(c, d, name, now)
+	default:
+		return tr.PlanRenameSnapshot(c, d, name, fmt.Sprint("s", r.Intn(4)), now)
 	}
 }
