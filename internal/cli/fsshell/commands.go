@@ -223,13 +223,20 @@ func commands() []*command {
 		{name: "concat", usage: "<target path> <src path> <src path> ...", run: runConcat,
 			desc: "Append the blocks of the source files, in order, to the target file and\n" +
 				"remove the sources. Every file must be in the same directory."},
+		{name: "createSnapshot", usage: "<snapshotDir> [<snapshotName>]", run: runCreateSnapshot,
+			desc: "Take a snapshot of a snapshottable directory and print its path.\n" +
+				"Without a name, the NameNode names it s<yyyyMMdd-HHmmss.SSS>."},
+		{name: "deleteSnapshot", usage: "<snapshotDir> <snapshotName>", run: runDeleteSnapshot,
+			desc: "Delete a snapshot of a snapshottable directory."},
+		{name: "renameSnapshot", usage: "<snapshotDir> <oldName> <newName>", run: runRenameSnapshot,
+			desc: "Rename a snapshot of a snapshottable directory."},
 		{name: "help", usage: "[cmd ...]",
 			desc: "Show the help of the given commands, or of all."},
 		{name: "usage", usage: "[cmd ...]",
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"createSnapshot", "deleteSnapshot", "moveToLocal", "renameSnapshot",
+		"moveToLocal",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

@@ -31,6 +31,10 @@ type FileInfo struct {
 	StoragePolicy uint8
 	// Snapshottable: a directory that allows snapshots.
 	Snapshottable bool
+	// InSnapshot: the inode as a snapshot shows it (a .snapshot path); its
+	// blocks' lengths are the snapshot's, which may be shorter than the
+	// replicas' after an append.
+	InSnapshot bool
 }
 
 func (t *Tree) info(n *inode) FileInfo {

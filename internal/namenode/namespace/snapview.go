@@ -103,6 +103,7 @@ func (t *Tree) viewInfo(n viewNode, s *snapshot) FileInfo {
 	fi.ID = n.obj.id
 	fi.UnderConstruction, fi.ClientName, fi.ClientMachine = false, "", ""
 	fi.Snapshottable = false
+	fi.InSnapshot = true
 	if n.obj.isDir() {
 		fi.ChildrenNum = len(t.childrenAt(n.obj, s.id))
 	}
