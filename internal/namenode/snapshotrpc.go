@@ -23,6 +23,30 @@ func registerSnapshotCalls(c *clientRPC, s *ipc.Service) {
 	handle(c.nn, s, "deleteSnapshot", c.deleteSnapshot)
 	handle(c.nn, s, "renameSnapshot", c.renameSnapshot)
 	handle(c.nn, s, "getSnapshotListing", c.getSnapshotListing)
+	handle(c.nn, s, "getSnapshotDiffReport", c.getSnapshotDiffReport)
+}
+
+func (c *clientRPC) getSnapshotDiffReport(ctx context.Context, req *hdfs.GetSnapshotDiffReportRequestProto) (*hdfs.GetSnapshotDiffReportResponseProto, error) {
+	u := c.caller(ctx)
+	var root string
+	var entries []namespace.DiffEntry
+	var err error
+	c.ns.read(func(t *namespace.Tree) {
+		root, entries, err = t.SnapshotDiff(u, req.GetSnapshotRoot(), req.GetFromSnapshot(), req.GetToSnapshot())
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	r := &hdfs.SnapshotDiffReportProto{SnapshotRoot: proto.String(root), FromSnapshot: proto.String(req.GetFromSnapshot()),
+		ToSnapshot: proto.String(req.GetToSnapshot()), DiffReportEntries: []*hdfs.SnapshotDiffReportEntryProto{}}
+	for _, e := range entries {
+		pe := &hdfs.SnapshotDiffReportEntryProto{Fullpath: []byte(e.Source), ModificationLabel: proto.String(string(e.Type))}
+		if e.Type == namespace.DiffRename {
+			pe.TargetPath = []byte(e.Target)
+		}
+		r.DiffReportEntries = append(r.DiffReportEntries, pe)
+	}
+	return &hdfs.GetSnapshotDiffReportResponseProto{DiffReport: r}, nil
 }
 
 func (c *clientRPC) createSnapshot(ctx context.Context, req *hdfs.CreateSnapshotRequestProto) (*hdfs.CreateSnapshotResponseProto, error) {

@@ -446,3 +446,43 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 	ss.orphans = nil
 	return nil
 }
+
+// ImageSnapshot is one snapshot as an image records it.
+type ImageSnapshot struct {
+	DirID uint64 // the snapshottable directory's inode id
+	ID    int32
+	Name  string
+	Ctime int64
+}
+
+// ImageSnapshots reads the snapshot counter and the snapshots from the
+// snapshot state of an image (fsimage.Header.Snapshots), for the offline
+// image viewer; the rest of the state is not read.
+func ImageSnapshots(b []byte) (counter int32, snaps []ImageSnapshot, err error) {
+	if len(b) == 0 {
+		return 0, nil, nil
+	}
+	d := &snapDecoder{b: b}
+	if f := d.u8(); f != snapImageFormat {
+		return 0, nil, fmt.Errorf("%w: unknown format %d", errSnapImage, f)
+	}
+	c := d.uv()
+	if c > maxSnapshotID {
+		d.fail("bad counter %d", c)
+	}
+	for range d.count(2) {
+		dir := d.uv()
+		for range d.count(4) {
+			s := ImageSnapshot{DirID: dir, ID: d.id32(), Name: d.str(), Ctime: d.zz()}
+			d.uv() // the last inode id then
+			if d.err != nil {
+				break
+			}
+			snaps = append(snaps, s)
+		}
+	}
+	if d.err != nil {
+		return 0, nil, d.err
+	}
+	return int32(c), snaps, nil
+}

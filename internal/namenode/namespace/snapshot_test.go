@@ -3,6 +3,7 @@ package namespace
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -78,4 +79,67 @@ func randomSnapshotOp(tr *Tree, r *rand.Rand, c Caller, now int64) ([]op.Op, err
 	default:
 		return tr.PlanRenameSnapshot(c, d, name, fmt.Sprint("s", r.Intn(4)), now)
 	}
+}
+
+// TestSnapshotDiff checks the report of creates, deletes, renames within
+// and across directories, and modifications, both ways and against the
+// live tree.
+func TestSnapshotDiff(t *testing.T) {
+	tr := New(testCfg())
+	mkdir(t, tr, super, "/d/x", 0o755)
+	mkdir(t, tr, super, "/d/y", 0o755)
+	create(t, tr, super, "/d/f", 1, false)
+	create(t, tr, super, "/d/x/g", 1, false)
+	create(t, tr, super, "/d/x/h", 0, false)
+	ops, err := tr.PlanAllowSnapshot(super, "/d")
+	must(t, tr, ops, err)
+	snap := func(name string) {
+		t.Helper()
+		_, ops, err := tr.PlanCreateSnapshot(super, "/d", name, 0, 100)
+		must(t, tr, ops, err)
+	}
+	snap("s1")
+	create(t, tr, super, "/d/new", 0, false)
+	_, ops, err = tr.PlanDelete(super, "/d/x/h", false, 200)
+	must(t, tr, ops, err)
+	ops, err = tr.PlanRename2(super, "/d/f", "/d/f2", false, 210)
+	must(t, tr, ops, err)
+	ops, err = tr.PlanRename2(super, "/d/x/g", "/d/y/g", false, 220)
+	must(t, tr, ops, err)
+	ops, err = tr.PlanSetPermission(super, "/d/y", 0o700)
+	must(t, tr, ops, err)
+	snap("s2")
+	show := func(from, to string) string {
+		t.Helper()
+		root, entries, err := tr.SnapshotDiff(super, "/d", from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b []string
+		for _, e := range entries {
+			l := string(e.Type) + " " + e.Source
+			if e.Target != "" {
+				l += " -> " + e.Target
+			}
+			b = append(b, l)
+		}
+		return root + ": " + strings.Join(b, ", ")
+	}
+	want := "/d: M , + new, R f -> f2, M x, R x/g -> y/g, - x/h, M y"
+	if got := show("s1", "s2"); got != want {
+		t.Fatalf("s1 to s2:\n got %s\nwant %s", got, want)
+	}
+	if got := show("s1", ""); got != want {
+		t.Fatalf("s1 to now:\n got %s\nwant %s", got, want)
+	}
+	if got := show("s2", "s1"); got != "/d: M , R f2 -> f, - new, M x, + x/h, M y, R y/g -> x/g" {
+		t.Fatalf("s2 to s1: %s", got)
+	}
+	if got := show("s2", ""); got != "/d: " {
+		t.Fatalf("s2 to now: %s", got)
+	}
+	_, _, err = tr.SnapshotDiff(super, "/d", "s1", "nope")
+	checkErr(t, err, ErrSnapshot, "Cannot find the snapshot of directory /d with name nope")
+	_, _, err = tr.SnapshotDiff(super, "/d/x", "s1", "")
+	checkErr(t, err, ErrSnapshot, "Directory is not a snapshottable directory: /d/x")
 }
