@@ -92,6 +92,11 @@ type Request struct {
 	// XAttrEncoding is encoding (GETXATTRS): "TEXT", "HEX", "BASE64" or "".
 	XAttrEncoding string
 	StoragePolicy string // storagepolicy (SETSTORAGEPOLICY)
+	// Snapshot ops: snapshotname (CREATESNAPSHOT, DELETESNAPSHOT, the new
+	// name of RENAMESNAPSHOT), oldsnapshotname (RENAMESNAPSHOT),
+	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
+	SnapshotName, OldSnapshotName string
+	FromSnapshot, ToSnapshot      string
 	ACLSpec       string // aclspec, read by ParseACLSpec
 }
 
@@ -296,6 +301,8 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	}
 	r.StoragePolicy = vals["storagepolicy"]
 	r.ACLSpec = vals["aclspec"]
+	r.SnapshotName, r.OldSnapshotName = vals["snapshotname"], vals["oldsnapshotname"]
+	r.FromSnapshot, r.ToSnapshot = vals["fromsnapshot"], vals["tosnapshot"]
 	return r, nil
 }
 
@@ -379,6 +386,12 @@ func (r *Request) Query() string {
 	}
 	if r.ACLSpec != "" {
 		q.Set("aclspec", r.ACLSpec)
+	}
+	for k, v := range map[string]string{"snapshotname": r.SnapshotName, "oldsnapshotname": r.OldSnapshotName,
+		"fromsnapshot": r.FromSnapshot, "tosnapshot": r.ToSnapshot} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	out := q.Encode()
 	// xattr.name repeats and keeps its order, which Encode's sorting of
