@@ -97,7 +97,7 @@ type Request struct {
 	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
 	SnapshotName, OldSnapshotName string
 	FromSnapshot, ToSnapshot      string
-	ACLSpec       string // aclspec, read by ParseACLSpec
+	ACLSpec                       string // aclspec, read by ParseACLSpec
 }
 
 // The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
