@@ -67,6 +67,13 @@ type Config struct {
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
+	// EncryptDataTransfer is dfs.encrypt.data.transfer (false): the server
+	// defaults tell clients to encrypt data transfer, and
+	// getDataEncryptionKey hands out keys (block tokens must be on).
+	// EncryptAlgorithm is dfs.encrypt.data.transfer.algorithm (unset),
+	// carried in the keys.
+	EncryptDataTransfer bool
+	EncryptAlgorithm    string
 	// NameNodePrincipal and JournalNodePrincipal are
 	// dfs.namenode.kerberos.principal and
 	// dfs.journalnode.kerberos.principal: what this process asks tickets
@@ -199,6 +206,12 @@ type Config struct {
 	// edits (dfs.qjournal.*, dfs.ha.tail-edits.in-progress).
 	QJournal qjclient.Config
 
+	// Audit is the audit log (hdfs-audit.log; audit.go).
+	Audit AuditConfig
+	// Access is proxy users, service-level authorization and static
+	// groups (secauth.go).
+	Access AccessConfig
+
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
 		// LeaseSoftLimit replaces Hadoop's fixed 60 s soft limit.
@@ -250,6 +263,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 
 	cfg.SuperUser = currentUser()
 	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
+	cfg.EncryptDataTransfer = flag(conf.DFSEncryptDataTransfer)
+	cfg.EncryptAlgorithm = c.String(conf.DFSEncryptDataTransferAlgorithm)
 	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
 	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
 	cfg.DelegationKeyUpdateInterval = dur(conf.DFSNameNodeDelegationKeyUpdateInterval)
@@ -284,6 +299,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	cfg.Audit = auditConfigFrom(c, os.Getenv, &errs)
+	cfg.Access = accessConfigFrom(c, &errs)
 	// After the HA keys: _HOST is the host of this NameNode's own address.
 	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
 		errs = append(errs, err)

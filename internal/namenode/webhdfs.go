@@ -42,6 +42,7 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 	}
 	resp, err := f(ctx, req)
 	h.nn.activity.record(method, err == nil)
+	h.nn.auditCall(ctx, method, req, resp, err)
 	return resp, err
 }
 
@@ -58,13 +59,17 @@ func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		webhdfs.WriteError(w, err)
 		return
 	}
-	if req.DoAs != "" && req.DoAs != req.User {
-		webhdfs.WriteError(w, remoteerr.New("org.apache.hadoop.security.authorize.AuthorizationException",
-			"User: %s is not allowed to impersonate %s", req.User, req.DoAs))
-		return
-	}
 	remote, _, _ := net.SplitHostPort(r.RemoteAddr)
-	ctx := context.WithValue(r.Context(), webCallerKey{}, webCaller{user: req.User, remote: remote})
+	wc := webCaller{user: req.User, remote: remote}
+	if req.DoAs != "" && req.DoAs != req.User {
+		// doas: the same proxy-user rules as RPC (hadoop.proxyuser.*).
+		if err := h.nn.access.webProxy(req.User, req.DoAs, remote); err != nil {
+			webhdfs.WriteError(w, remoteerr.New(classAuthorization, "%s", err.Error()))
+			return
+		}
+		wc = webCaller{user: req.DoAs, realUser: req.User, remote: remote}
+	}
+	ctx := context.WithValue(r.Context(), webCallerKey{}, wc)
 	if err := h.serve(ctx, w, r, req); err != nil {
 		webhdfs.WriteError(w, err)
 	}

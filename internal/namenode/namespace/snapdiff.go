@@ -74,11 +74,11 @@ func sameAttrs(a, b *inode) bool {
 	if a.isDir() {
 		return true
 	}
-	if a.repl != b.repl || a.pref != b.pref || len(a.blocks) != len(b.blocks) {
+	if a.repl() != b.repl() || a.pref() != b.pref() || len(a.blocks()) != len(b.blocks()) {
 		return false
 	}
-	for i := range a.blocks {
-		if a.blocks[i].ID != b.blocks[i].ID || a.blocks[i].NumBytes != b.blocks[i].NumBytes {
+	for i := range a.blocks() {
+		if a.blocks()[i].ID != b.blocks()[i].ID || a.blocks()[i].NumBytes != b.blocks()[i].NumBytes {
 			return false
 		}
 	}

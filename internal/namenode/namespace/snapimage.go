@@ -53,10 +53,10 @@ func (t *Tree) appendInodeRec(b []byte, n *inode) []byte {
 	b = binary.AppendVarint(b, n.mtime)
 	b = binary.AppendVarint(b, n.atime)
 	if !n.isDir() {
-		b = binary.AppendUvarint(b, uint64(n.repl))
-		b = binary.AppendVarint(b, n.pref)
-		b = binary.AppendUvarint(b, uint64(len(n.blocks)))
-		for _, x := range n.blocks {
+		b = binary.AppendUvarint(b, uint64(n.repl()))
+		b = binary.AppendVarint(b, n.pref())
+		b = binary.AppendUvarint(b, uint64(len(n.blocks())))
+		for _, x := range n.blocks() {
 			b = binary.AppendVarint(b, x.ID)
 			b = binary.AppendVarint(b, x.NumBytes)
 			b = binary.AppendVarint(b, x.GenStamp)
@@ -118,7 +118,7 @@ func (t *Tree) encodeSnapshots() []byte {
 	b = binary.AppendUvarint(b, uint64(len(odirs)))
 	for _, d := range odirs {
 		var ids []uint64
-		for _, c := range d.dir.children {
+		for _, c := range d.dir().children {
 			if kept(c) {
 				ids = append(ids, c.id)
 			}
@@ -262,21 +262,24 @@ func (t *Tree) readInodeRec(d *snapDecoder, n *inode) {
 	n.mode = uint16(mode)
 	n.owner = t.ownerID(user, group)
 	if isDir == 1 {
-		n.dir = &dirData{}
+		n.setDir(&dirData{})
 		return
 	}
 	repl := d.uv()
-	if repl > 0xffff {
-		d.fail("bad replication %d", repl)
+	pref := d.zz()
+	if repl > 0xffff || pref < 0 || pref > MaxBlockSize {
+		d.fail("bad replication %d or block size %d", repl, pref)
+		return
 	}
-	n.repl = uint16(repl)
-	n.pref = d.zz()
+	n.setRepl(uint16(repl))
+	n.setPref(pref)
 	nb := d.count(3)
 	if nb > 0 {
-		n.blocks = make([]op.Block, nb)
-		for i := range n.blocks {
-			n.blocks[i] = op.Block{ID: d.zz(), NumBytes: d.zz(), GenStamp: d.zz()}
+		blocks := make([]op.Block, nb)
+		for i := range blocks {
+			blocks[i] = op.Block{ID: d.zz(), NumBytes: d.zz(), GenStamp: d.zz()}
 		}
+		n.setBlocks(blocks)
 	}
 }
 
@@ -294,8 +297,8 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 	var index func(n *inode)
 	index = func(n *inode) {
 		live[n.id] = n
-		if n.dir != nil {
-			for _, c := range n.dir.children {
+		if n.dir() != nil {
+			for _, c := range n.dir().children {
 				index(c)
 			}
 		}
@@ -362,7 +365,7 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 	}
 	for range d.count(2) {
 		dir := ss.orphans[d.uv()]
-		if d.err == nil && (dir == nil || !dir.isDir() || len(dir.dir.children) > 0) {
+		if d.err == nil && (dir == nil || !dir.isDir() || len(dir.dir().children) > 0) {
 			d.fail("children of an unknown orphan directory")
 		}
 		for range d.count(1) {
@@ -374,11 +377,11 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 				d.fail("unknown orphan child")
 				break
 			}
-			if _, dup := dir.dir.find(c.name); dup {
+			if _, dup := dir.dir().find(c.name); dup {
 				d.fail("duplicate orphan child %q", c.name)
 				break
 			}
-			dir.dir.insert(c)
+			dir.dir().insert(c)
 		}
 		if d.err != nil {
 			return d.err
@@ -398,11 +401,13 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		for range d.count(3) {
 			v := &version{tag: int32(d.uv())}
 			t.readInodeRec(d, &v.attrs)
-			if d.err == nil && (v.tag < prev || v.tag > ss.counter || v.attrs.id != n.id || (v.attrs.dir != nil) != n.isDir()) {
+			if d.err == nil && (v.tag < prev || v.tag > ss.counter || v.attrs.id != n.id || (v.attrs.dir() != nil) != n.isDir()) {
 				d.fail("bad version of inode %d", n.id)
 			}
 			prev = v.tag
-			v.attrs.dir = n.dir
+			if n.isDir() {
+				v.attrs.setDir(n.dir())
+			}
 			for k := range 2 {
 				for range d.count(1) {
 					c := byID(d.uv())

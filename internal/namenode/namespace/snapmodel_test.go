@@ -36,11 +36,11 @@ func liveView(tr *Tree, dir, name string, ctime int64) []string {
 		}
 		var blocks []op.Block
 		if !n.isDir() {
-			blocks = n.blocks
+			blocks = n.blocks()
 		}
 		out = append(out, viewLine(rel, fi, blocks))
 		if n.isDir() {
-			for _, c := range n.dir.children {
+			for _, c := range n.dir().children {
 				walkLive(c, rel+"/"+c.name)
 			}
 		}

@@ -157,14 +157,27 @@ func (t *Tree) cowNode(n *inode, l int32) {
 	if h != nil && len(h.vs) > 0 && h.vs[len(h.vs)-1].tag >= l {
 		return
 	}
-	v := &version{tag: ss.counter, attrs: *n}
-	v.attrs.uc = nil
-	v.attrs.blocks = cloneBlocks(n.blocks)
+	v := &version{tag: ss.counter, attrs: snapCopy(n)}
 	if h == nil {
 		h = &history{}
 		ss.hist[n] = h
 	}
 	h.vs = append(h.vs, v)
+}
+
+// snapCopy copies n's fields for a version: a directory's copy shares its
+// dirData (only to be told a directory; its children are never read
+// through it), a file's copy has its own block list and is closed.
+func snapCopy(n *inode) inode {
+	c := inode{id: n.id, name: n.name, mtime: n.mtime, atime: n.atime, owner: n.owner, mode: n.mode}
+	if n.isDir() {
+		c.setDir(n.dir())
+		return c
+	}
+	c.setPref(n.pref())
+	c.setRepl(n.repl())
+	c.setBlocks(cloneBlocks(n.blocks()))
+	return c
 }
 
 // cow saves the version of the last inode of w, when a snapshot needs it.
@@ -202,7 +215,7 @@ func (t *Tree) heldBySnapshot(f *inode, id int64) bool {
 		return false
 	}
 	for _, v := range h.vs {
-		if hasBlock(v.attrs.blocks, id) {
+		if hasBlock(v.attrs.blocks(), id) {
 			return true
 		}
 	}
@@ -228,7 +241,7 @@ func (t *Tree) wouldHold(w *walk, f *inode, id int64) bool {
 	}
 	h := t.snap.hist[f]
 	saved := h != nil && len(h.vs) > 0 && h.vs[len(h.vs)-1].tag >= l
-	return !saved && hasBlock(f.blocks, id)
+	return !saved && hasBlock(f.blocks(), id)
 }
 
 // versionAt returns the attributes of inode object n as snapshot id sees
@@ -257,7 +270,7 @@ func (t *Tree) childrenAt(d *inode, id int32) []viewNode {
 		out = append(out, viewNode{obj: c, at: t.attrsAt(c, id)})
 	}
 	if h == nil || k < 0 || k == len(h.vs) {
-		for _, c := range d.dir.children {
+		for _, c := range d.dir().children {
 			add(c)
 		}
 		return out
@@ -274,7 +287,7 @@ func (t *Tree) childrenAt(d *inode, id int32) []viewNode {
 			present[c] = true
 		}
 	}
-	for _, c := range d.dir.children {
+	for _, c := range d.dir().children {
 		if p, ok := present[c]; ok && !p {
 			continue
 		}
@@ -323,7 +336,7 @@ func (t *Tree) freeUnheld(f *inode, eff *Effects) {
 	if eff == nil {
 		return
 	}
-	for _, b := range f.blocks {
+	for _, b := range f.blocks() {
 		if !t.heldBySnapshot(f, b.ID) {
 			eff.FreedBlocks = append(eff.FreedBlocks, b)
 		}
@@ -457,7 +470,7 @@ func (t *Tree) collect(eff *Effects) {
 				kept = append(kept, v)
 				continue
 			}
-			dropped = append(dropped, v.attrs.blocks...)
+			dropped = append(dropped, v.attrs.blocks()...)
 			if len(kept) > 0 {
 				p := kept[len(kept)-1]
 				for c := range v.created {
@@ -473,7 +486,7 @@ func (t *Tree) collect(eff *Effects) {
 		}
 		h.vs = kept
 		for _, b := range dropped {
-			if (!h.orphan && hasBlock(n.blocks, b.ID)) || t.heldBySnapshot(n, b.ID) {
+			if (!h.orphan && hasBlock(n.blocks(), b.ID)) || t.heldBySnapshot(n, b.ID) {
 				continue
 			}
 			if eff != nil && !hasBlock(eff.FreedBlocks, b.ID) {
@@ -501,7 +514,7 @@ func (t *Tree) snapshotsBelow(n *inode) string {
 	}
 	var found []string
 	for d := range t.snap.dirs {
-		for a := d; a != nil; a = a.dir.parent {
+		for a := d; a != nil; a = a.dir().parent {
 			if a == n {
 				found = append(found, dirPath(d))
 				break
@@ -551,15 +564,15 @@ func (t *Tree) eachHeldBlock(fn func(id uint64, replication uint16, blocks []op.
 			continue
 		}
 		var out []op.Block
-		repl := n.repl
+		repl := n.repl()
 		for _, v := range h.vs {
-			repl = max(repl, v.attrs.repl)
-			for _, b := range v.attrs.blocks {
-				if (!h.orphan && hasBlock(n.blocks, b.ID)) || hasBlock(out, b.ID) {
+			repl = max(repl, v.attrs.repl())
+			for _, b := range v.attrs.blocks() {
+				if (!h.orphan && hasBlock(n.blocks(), b.ID)) || hasBlock(out, b.ID) {
 					continue
 				}
 				nb := b
-				for _, y := range n.blocks {
+				for _, y := range n.blocks() {
 					if y.ID == b.ID {
 						nb = y // an orphan's last state of the block
 					}

@@ -180,7 +180,7 @@ func (t *Tree) snapBlocks(c Caller, v *sview) (FileInfo, []op.Block, error) {
 	if t.checking(c) && !t.hasAccess(c, v.node.at, Read) {
 		return FileInfo{}, nil, t.denied(c, v.node.at, v.path, Read)
 	}
-	blocks := cloneBlocks(v.node.at.blocks)
+	blocks := cloneBlocks(v.node.at.blocks())
 	for i := range blocks {
 		blocks[i].GenStamp = t.newestGenStamp(v.node.obj, blocks[i])
 	}
@@ -190,7 +190,7 @@ func (t *Tree) snapBlocks(c Caller, v *sview) (FileInfo, []op.Block, error) {
 // newestGenStamp returns the newest stamp of block b in any state of f.
 func (t *Tree) newestGenStamp(f *inode, b op.Block) int64 {
 	gs := b.GenStamp
-	for _, x := range f.blocks {
+	for _, x := range f.blocks() {
 		if x.ID == b.ID && x.GenStamp > gs {
 			gs = x.GenStamp
 		}
@@ -198,7 +198,7 @@ func (t *Tree) newestGenStamp(f *inode, b op.Block) int64 {
 	if t.snap != nil {
 		if h := t.snap.hist[f]; h != nil {
 			for _, v := range h.vs {
-				for _, x := range v.attrs.blocks {
+				for _, x := range v.attrs.blocks() {
 					if x.ID == b.ID && x.GenStamp > gs {
 						gs = x.GenStamp
 					}
@@ -233,7 +233,7 @@ func (t *Tree) sumAt(n viewNode, id int32, s *Summary) {
 		s.FileCount++
 		l := n.at.length()
 		s.Length += l
-		s.SpaceConsumed += l * int64(n.at.repl)
+		s.SpaceConsumed += l * int64(n.at.repl())
 		return
 	}
 	s.DirectoryCount++
@@ -264,7 +264,7 @@ func (t *Tree) SnapshotView(dir, name string, fn func(rel string, fi FileInfo, b
 		fi := t.viewInfo(n, s)
 		var blocks []op.Block
 		if !n.obj.isDir() {
-			blocks = n.at.blocks
+			blocks = n.at.blocks()
 		}
 		fn(rel, fi, blocks)
 		if n.obj.isDir() {
