@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
@@ -300,6 +301,22 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			return err
 		}
 		webhdfs.Empty(w)
+	case "GETSNAPSHOTLIST":
+		resp, err := webCall(ctx, h, "getSnapshotListing", c.getSnapshotListing, &hdfs.GetSnapshotListingRequestProto{SnapshotRoot: p})
+		if err != nil {
+			return err
+		}
+		list := []any{}
+		for _, s := range resp.GetSnapshotList().GetSnapshotListing() {
+			status := "ACTIVE"
+			if s.GetIsDeleted() {
+				status = "DELETED"
+			}
+			list = append(list, map[string]any{"snapshotID": s.GetSnapshotID(), "deletionStatus": status,
+				"fullPath": namespace.SnapshotPath(string(s.GetParentFullpath()), string(s.GetDirStatus().GetPath())),
+				"dirStatus": jsonStatus(s.GetDirStatus())})
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotList": list})
 	case "GETSNAPSHOTDIFF":
 		resp, err := webCall(ctx, h, "getSnapshotDiffReport", c.getSnapshotDiffReport, &hdfs.GetSnapshotDiffReportRequestProto{SnapshotRoot: p,
 			FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot)})
