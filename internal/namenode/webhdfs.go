@@ -313,7 +313,7 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 				status = "DELETED"
 			}
 			list = append(list, map[string]any{"snapshotID": s.GetSnapshotID(), "deletionStatus": status,
-				"fullPath": namespace.SnapshotPath(string(s.GetParentFullpath()), string(s.GetDirStatus().GetPath())),
+				"fullPath":  namespace.SnapshotPath(string(s.GetParentFullpath()), string(s.GetDirStatus().GetPath())),
 				"dirStatus": jsonStatus(s.GetDirStatus())})
 		}
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotList": list})
