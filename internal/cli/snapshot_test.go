@@ -95,6 +95,13 @@ func TestSnapshotCommands(t *testing.T) {
 	if code != 1 || errOut != "snapshotDiff: Cannot find the snapshot of directory /s with name nope\n" {
 		t.Fatalf("snapshotDiff of a missing snapshot: %d %q %q", code, out, errOut)
 	}
+	// /s/old, deleted, is kept by s2: counted, and shown by -s, left out by -x.
+	if out, errOut, code := dfs("-count", "-s", "/s"); code != 0 || out != "           3            3                  0            0            1            0            0 /s\n" {
+		t.Fatalf("count -s: %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code := dfs("-count", "-x", "/s"); code != 0 || out != "           3            2                  0 /s\n" {
+		t.Fatalf("count -x: %d %q %q", code, out, errOut)
+	}
 	out, errOut, code = run(t, nil, "lsSnapshot", "-fs", fs, "/s")
 	re := regexp.MustCompile(`^drwxr-xr-x 0 \S+ supergroup 0 \d{4}-\d\d-\d\d \d\d:\d\d 1 ACTIVE /s/.snapshot/s2\n$`)
 	if code != 0 || !re.MatchString(out) {

@@ -463,7 +463,7 @@ func TestCount(t *testing.T) {
 			"        none             inf            none             inf /d")},
 		{name: "missing", args: []string{"-count", "/nope"}, stderr: "count: `/nope': No such file or directory\n", code: 1},
 		{name: "no args", args: []string{"-count"},
-			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ...\n", code: 255},
+			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...\n", code: 255},
 	})
 }
 

@@ -141,6 +141,10 @@ type Summary struct {
 	Quota          int64
 	SpaceConsumed  int64
 	SpaceQuota     int64
+	// What only snapshots below the path keep (inodes deleted since, and
+	// blocks that files no longer hold), as HDFS reports it; the totals
+	// above include it.
+	SnapshotLength, SnapshotFileCount, SnapshotDirectoryCount, SnapshotSpaceConsumed int64
 }
 
 func (t *Tree) sum(n *inode, s *Summary) {
@@ -184,6 +188,9 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 	n := w.last()
 	var s Summary
 	t.sum(n, &s)
+	if t.snapActive() {
+		t.snapshotOnly(n, &s)
+	}
 	s.Quota, s.SpaceQuota = quotaOf(n)
 	return s, nil
 }

@@ -143,3 +143,37 @@ func TestSnapshotDiff(t *testing.T) {
 	_, _, err = tr.SnapshotDiff(super, "/d/x", "s1", "")
 	checkErr(t, err, ErrSnapshot, "Directory is not a snapshottable directory: /d/x")
 }
+
+// TestSnapshotContentSummary: a directory's summary counts what only its
+// snapshots keep (a deleted file and directory, the blocks a truncate cut
+// off), in the totals and in the snapshot figures, until the snapshot goes.
+func TestSnapshotContentSummary(t *testing.T) {
+	tr := New(testCfg())
+	mkdir(t, tr, super, "/d/x", 0o755)
+	create(t, tr, super, "/d/x/g", 2, false) // 200 bytes, replication 3
+	create(t, tr, super, "/d/f", 3, false)   // 300 bytes
+	ops, err := tr.PlanAllowSnapshot(super, "/d")
+	must(t, tr, ops, err)
+	before, _ := tr.ContentSummary(super, "/d")
+	_, ops, err = tr.PlanCreateSnapshot(super, "/d", "s1", 0, 100)
+	must(t, tr, ops, err)
+	_, ops, err = tr.PlanDelete(super, "/d/x", true, 110)
+	must(t, tr, ops, err)
+	_, ops, err = tr.PlanTruncate(super, "/d/f", 100, "c", "m", 120)
+	must(t, tr, ops, err)
+	got, err := tr.ContentSummary(super, "/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summary{Length: 500, FileCount: 2, DirectoryCount: 2, Quota: -1, SpaceConsumed: 1500, SpaceQuota: -1,
+		SnapshotLength: 400, SnapshotFileCount: 1, SnapshotDirectoryCount: 1, SnapshotSpaceConsumed: 1200}
+	if got != want {
+		t.Fatalf("summary with the snapshot:\n got %+v\nwant %+v (before: %+v)", got, want, before)
+	}
+	ops, err = tr.PlanDeleteSnapshot(super, "/d", "s1", 130)
+	must(t, tr, ops, err)
+	got, _ = tr.ContentSummary(super, "/d")
+	if want := (Summary{Length: 100, FileCount: 1, DirectoryCount: 1, Quota: -1, SpaceConsumed: 300, SpaceQuota: -1}); got != want {
+		t.Fatalf("summary after deleting the snapshot: %+v", got)
+	}
+}

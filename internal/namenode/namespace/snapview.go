@@ -345,3 +345,83 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 		}
 	}
 }
+
+// snapshotOnly adds to s what snapshots keep below the live inode n and
+// the live tree no longer has: the deleted inodes that the children diffs
+// of n's subtree hold (and everything below them), and the blocks that
+// saved versions of files hold and the files do not.
+func (t *Tree) snapshotOnly(n *inode, s *Summary) {
+	ss := t.snap
+	orphan := func(c *inode) bool {
+		h := ss.hist[c]
+		return h != nil && h.orphan
+	}
+	seen := map[*inode]bool{}
+	var blocksOf func(f *inode, live bool)
+	blocksOf = func(f *inode, live bool) {
+		h := ss.hist[f]
+		if h == nil {
+			return
+		}
+		var counted []op.Block
+		repl := f.repl()
+		for _, v := range h.vs {
+			repl = max(repl, v.attrs.repl())
+			for _, b := range v.attrs.blocks() {
+				if (live && hasBlock(f.blocks(), b.ID)) || hasBlock(counted, b.ID) {
+					continue
+				}
+				counted = append(counted, b)
+				s.SnapshotLength += b.NumBytes
+				s.SnapshotSpaceConsumed += b.NumBytes * int64(repl)
+			}
+		}
+	}
+	var kept func(c *inode)
+	kept = func(c *inode) {
+		if seen[c] || !orphan(c) {
+			return
+		}
+		seen[c] = true
+		if !c.isDir() {
+			s.SnapshotFileCount++
+			blocksOf(c, false)
+			return
+		}
+		s.SnapshotDirectoryCount++
+		for _, x := range c.dir().children {
+			kept(x)
+		}
+		diffsOf(ss, c, kept)
+	}
+	var live func(x *inode)
+	live = func(x *inode) {
+		if !x.isDir() {
+			blocksOf(x, true)
+			return
+		}
+		diffsOf(ss, x, kept)
+		for _, c := range x.dir().children {
+			live(c)
+		}
+	}
+	live(n)
+	s.Length += s.SnapshotLength
+	s.FileCount += s.SnapshotFileCount
+	s.DirectoryCount += s.SnapshotDirectoryCount
+	s.SpaceConsumed += s.SnapshotSpaceConsumed
+}
+
+// diffsOf calls fn for every child that a version of directory d records
+// as removed.
+func diffsOf(ss *snapState, d *inode, fn func(*inode)) {
+	h := ss.hist[d]
+	if h == nil {
+		return
+	}
+	for _, v := range h.vs {
+		for c := range v.deleted {
+			fn(c)
+		}
+	}
+}
