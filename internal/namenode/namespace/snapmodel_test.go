@@ -3,6 +3,7 @@ package namespace
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -67,8 +68,12 @@ func snapView(t *testing.T, tr *Tree, dir, name string) []string {
 // was taken, that no block a snapshot or the live tree holds was freed,
 // and, at the end, that deleting everything frees every block once.
 func TestSnapshotViewsModel(t *testing.T) {
-	for seed := int64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSnapshotModel(t, seed, 400) })
+	seeds, steps := int64(6), 400
+	if os.Getenv("HDFSGO_LONG") == "1" {
+		seeds, steps = 60, 2000
+	}
+	for seed := int64(1); seed <= seeds; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSnapshotModel(t, seed, steps) })
 	}
 }
 
@@ -115,7 +120,7 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	names := []string{"a", "b", "c"}
 	randPath := func() string {
 		p := []string{"/d", "/e"}[r.Intn(3)%2]
-		for k := r.Intn(3); k >= 0; k-- {
+		for k := r.Intn(2); k >= 0; k-- {
 			p += "/" + names[r.Intn(len(names))]
 		}
 		return p
@@ -188,7 +193,11 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(14) {
+		switch r.Intn(16) {
+		case 14:
+			_, ops, err = tr.PlanSetReplication(super, p, uint16(1+r.Intn(3)))
+		case 15:
+			ops, err = tr.PlanConcat(super, p, []string{q}, now)
 		case 0:
 			ops, err = tr.PlanMkdirs(super, p, 0o755, true, now)
 		case 1, 2:
