@@ -205,6 +205,9 @@ type QuotaUsage struct {
 
 // QuotaUsage reports the inode count and space of a subtree with its quotas.
 func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
+	if err := t.notThroughSnapshot(c, path, "getQuotaUsage"); err != nil {
+		return QuotaUsage{}, err
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return QuotaUsage{}, err

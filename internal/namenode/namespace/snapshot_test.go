@@ -177,3 +177,23 @@ func TestSnapshotContentSummary(t *testing.T) {
 		t.Fatalf("summary after deleting the snapshot: %+v", got)
 	}
 }
+
+// TestSnapshotPathReads: checkAccess looks through .snapshot paths; the
+// reads that snapshots do not keep data for say so instead of calling the
+// path a modification.
+func TestSnapshotPathReads(t *testing.T) {
+	tr := New(testCfg())
+	mkdir(t, tr, super, "/d", 0o755)
+	create(t, tr, super, "/d/f", 0, false)
+	ops, err := tr.PlanAllowSnapshot(super, "/d")
+	must(t, tr, ops, err)
+	_, ops, err = tr.PlanCreateSnapshot(super, "/d", "s1", 0, 100)
+	must(t, tr, ops, err)
+	checkErr(t, tr.CheckAccess(u1, "/d/.snapshot/s1/f", Read), nil, "")
+	checkErr(t, tr.CheckAccess(u1, "/d/.snapshot/s1/f", Write), ErrSnapshotAccess, "Modification on a read-only snapshot is disallowed")
+	checkErr(t, tr.CheckAccess(u1, "/d/.snapshot/s1/nope", Read), ErrNotFound, "File does not exist: /d/.snapshot/s1/nope")
+	_, err = tr.GetXAttrs(u1, "/d/.snapshot/s1/f", nil)
+	checkErr(t, err, ErrIO, "getXAttrs of a path in a snapshot is not supported yet: /d/.snapshot/s1/f")
+	_, err = tr.PlanSetPermission(super, "/d/.snapshot/s1/f", 0o600)
+	checkErr(t, err, ErrSnapshotAccess, "Modification on a read-only snapshot is disallowed")
+}

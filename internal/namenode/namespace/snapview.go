@@ -425,3 +425,20 @@ func diffsOf(ss *snapState, d *inode, fn func(*inode)) {
 		}
 	}
 }
+
+// notThroughSnapshot refuses a read that does not look into snapshots yet
+// (xattrs, ACLs, storage policies and quotas of a snapshot's inodes are not
+// kept per snapshot) on a path through a ".snapshot" directory, with an
+// error that says so; nil for any other path.
+func (t *Tree) notThroughSnapshot(c Caller, path, method string) error {
+	if !t.maybeSnapPath(path) {
+		return nil
+	}
+	if _, ok, err := t.resolveSnap(c, path); ok {
+		if err != nil {
+			return err
+		}
+		return newErr(method+" of a path in a snapshot is not supported yet: "+path, ErrIO)
+	}
+	return nil
+}
