@@ -129,9 +129,13 @@
 //
 // Snapshot state is persisted in the image as its own record
 // (snapimage.go) and changed only by OP_CREATE_SNAPSHOT, OP_DELETE_SNAPSHOT,
-// OP_RENAME_SNAPSHOT and the copy-on-write steps of the other ops. Not kept
-// per snapshot yet: xattrs, ACLs and storage policies (a view shows the
-// inode's current ones), and quota usage counts only the live tree.
+// OP_RENAME_SNAPSHOT and the copy-on-write steps of the other ops.
+// ContentSummary adds what only snapshots keep (the orphans the diffs hold
+// and the blocks only versions hold), as HDFS's getContentSummary does; the
+// quota counters (setQuota's checks, getQuotaUsage) count only the live
+// tree. Not kept per snapshot yet: xattrs, ACLs and storage policies (a
+// view's status shows the inode's current ones; reading them through a
+// .snapshot path is refused as not supported).
 //
 // A Tree is not safe for concurrent use.
 package namespace
