@@ -37,8 +37,7 @@ Please Note:
 	2. Option -includeSnapshots should not be used for comparing stats, should be used only for HEALTH check, as this may contain duplicates if the same file present in both original fs tree and inside snapshots.
 
 The NameNode's /fsck HTTP endpoint (dfs.namenode.http-address) does the
-check; -move moves each corrupt file whole to /lost+found/<its path>.
--includeSnapshots is not supported yet.`
+check; -move moves each corrupt file whole to /lost+found/<its path>.`
 
 // runFsck is hdfs fsck: it asks the active NameNode's /fsck endpoint, as
 // Hadoop's DFSck does, prints the report as it streams and exits by its
@@ -63,12 +62,10 @@ func runFsck(inv *Invocation) int {
 		case flag != "":
 			q += "&" + flag + "=1"
 			listCorrupt = listCorrupt || a == "-list-corruptfileblocks"
+		case a == "-includeSnapshots":
+			q += "&includeSnapshots=1"
 		case a == "-storagepolicies":
 			q += "&storagepolicies=1"
-		case a == "-includeSnapshots":
-			fmt.Fprintf(errw, "fsck: %s is not supported yet: hdfsgo has no %s\n", a,
-				map[string]string{"-includeSnapshots": "snapshots"}[a])
-			return exitFail
 		case a == "-blockId":
 			var ids []string
 			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {

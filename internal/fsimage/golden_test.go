@@ -30,6 +30,7 @@ func TestGoldenBytes(t *testing.T) {
 		// last block 2^30, 2 inodes; crc
 		"48" + "0f" + "d10f" + "0e" + "54" + "828001" + "d20f" + "8080808008" + "02" + "17f7d1e5" +
 		"44" + "00" + "40fcd00a" + // 'D', no delegation state; crc
+		"53" + "01" + "00" + "2e2f062d" + // 'S', 1 byte: the last snapshot frame, no state; crc
 		"49" + "44" + "02" + // 'I', 68 bytes, 2 records
 		// root: flags dir|quota, id 16385, parent 0, no name, "hdfs" and "sg"
 		// as new strings, mode 0755, mtime 1000, atime 0, ns 2^62, ds -1
@@ -45,8 +46,18 @@ func TestGoldenBytes(t *testing.T) {
 	if got != want {
 		t.Errorf("encoding changed:\n got %s\nwant %s", got, want)
 	}
+	// The same image in format version 3 (no snapshot frame) still reads.
+	v3 := strings.Replace(strings.Replace(want, "00000005", "00000003", 1), "5301002e2f062d", "", 1)
+	old3, _ := hex.DecodeString(v3)
+	r3, h3, err := NewReader(bytes.NewReader(old3))
+	if err != nil || h3.TxID != 42 || h3.Snapshots != nil {
+		t.Fatalf("version 3 image: %+v %v", h3, err)
+	}
+	if got, err := readAll(r3); err != nil || len(got) != 2 {
+		t.Fatalf("version 3 image: %d inodes, %v", len(got), err)
+	}
 	// The same image in format version 1 (no delegation frame) still reads.
-	v1 := strings.Replace(strings.Replace(want, "00000005", "00000001", 1), "440040fcd00a", "", 1)
+	v1 := strings.Replace(strings.Replace(v3, "00000003", "00000001", 1), "440040fcd00a", "", 1)
 	old, _ := hex.DecodeString(v1)
 	r1, h1, err := NewReader(bytes.NewReader(old))
 	if err != nil || h1.TxID != 42 || h1.Delegation != nil {
@@ -64,7 +75,7 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	// An image of format version 2 (features, no delegation frame) still
 	// loads.
-	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(want, "00000005", "00000002", 1), "440040fcd00a", "", 1))
+	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(v3, "00000003", "00000002", 1), "440040fcd00a", "", 1))
 	r, _, err = NewReader(bytes.NewReader(v2))
 	if err != nil {
 		t.Fatalf("version 2 image: %v", err)
@@ -73,14 +84,15 @@ func TestGoldenBytes(t *testing.T) {
 	if err != nil || len(got2) != 2 || got2[1].Name == nil {
 		t.Fatalf("version 2 image: %d inodes, %v", len(got2), err)
 	}
-	// And one of format version 3 (with the delegation frame).
-	v3, _ := hex.DecodeString(strings.Replace(want, "00000005", "00000003", 1))
-	r, _, err = NewReader(bytes.NewReader(v3))
+	// And one of format version 4 (main's snapshot frames, no quotas by
+	// storage type).
+	v4, _ := hex.DecodeString(strings.Replace(want, "00000005", "00000004", 1))
+	r, _, err = NewReader(bytes.NewReader(v4))
 	if err != nil {
-		t.Fatalf("version 3 image: %v", err)
+		t.Fatalf("version 4 image: %v", err)
 	}
-	if got3, err := readAll(r); err != nil || len(got3) != 2 {
-		t.Fatalf("version 3 image: %d inodes, %v", len(got3), err)
+	if got4, err := readAll(r); err != nil || len(got4) != 2 {
+		t.Fatalf("version 4 image: %d inodes, %v", len(got4), err)
 	}
 }
 
@@ -173,6 +185,7 @@ func FuzzReadTypeQuotaFrame(f *testing.F) {
 		h = binary.AppendUvarint(h, 1<<20) // NumInodes
 		img = append(img, frameBytes(frameHeader, h)...)
 		img = append(img, frameBytes(frameDelegation, nil)...)
+		img = append(img, frameBytes(frameSnapshots, []byte{0})...) // no snapshots
 		img = append(img, frameBytes(frameInodes, payload)...)
 		err := readImage(img)
 		if err == nil || !errors.Is(err, ErrCorrupt) {
@@ -180,6 +193,25 @@ func FuzzReadTypeQuotaFrame(f *testing.F) {
 			t.Fatalf("err = %v, want ErrCorrupt", err)
 		}
 	})
+}
+
+// TestTypeQuotaFrameSeedsReachDecoder: the fuzz target's image frame
+// reaches the quotas-by-storage-type decoder (a bad count is its error).
+func TestTypeQuotaFrameSeedsReachDecoder(t *testing.T) {
+	payload := mustHex(t, "01"+"81"+"828002"+"00"+"00"+"000175"+"000167"+"ed03"+"00"+"00"+"ffffffff0f")
+	img := binary.BigEndian.AppendUint32([]byte(Magic), FormatVersion)
+	var h []byte
+	for _, v := range []uint64{1, 1, 1, 1, 1, 1} {
+		h = binary.AppendUvarint(h, v)
+	}
+	h = binary.AppendUvarint(h, 1<<20)
+	img = append(img, frameBytes(frameHeader, h)...)
+	img = append(img, frameBytes(frameDelegation, nil)...)
+	img = append(img, frameBytes(frameSnapshots, []byte{0})...)
+	img = append(img, frameBytes(frameInodes, payload)...)
+	if err := readImage(img); err == nil || !strings.Contains(err.Error(), "quotas by storage type") {
+		t.Fatalf("err = %v, want the type-quota count refused", err)
+	}
 }
 
 func mustHex(tb testing.TB, s string) []byte {

@@ -486,6 +486,11 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		// no policy of its own, as Hadoop answers for replicated data.
 		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
 		TypeQuotaInfos:      typeQuotaInfos(s.TypeQuotas, s.HasTypeQuotas),
+
+		SnapshotLength:         proto.Uint64(uint64(s.SnapshotLength)),
+		SnapshotFileCount:      proto.Uint64(uint64(s.SnapshotFileCount)),
+		SnapshotDirectoryCount: proto.Uint64(uint64(s.SnapshotDirectoryCount)),
+		SnapshotSpaceConsumed:  proto.Uint64(uint64(s.SnapshotSpaceConsumed)),
 	}}, nil
 }
 

@@ -61,6 +61,9 @@ var (
 	ErrACL = errors.New("namespace: invalid ACL")
 	// ErrSnapshot: org.apache.hadoop.hdfs.protocol.SnapshotException.
 	ErrSnapshot = errors.New("namespace: snapshot rule violated")
+	// ErrSnapshotAccess: org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException
+	// (a change below a ".snapshot" path).
+	ErrSnapshotAccess = errors.New("namespace: modification on a read-only snapshot")
 	// ErrTypeQuotaExceeded:
 	// org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException.
 	ErrTypeQuotaExceeded = errors.New("namespace: quota by storage type exceeded")
