@@ -59,6 +59,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
@@ -109,6 +110,13 @@ type Config struct {
 	// User is the user the calls are made as (a superuser: getBlocks
 	// needs one).
 	User string
+	// Kerberos, when set, authenticates the NameNode connections
+	// (hadoop.security.authentication=kerberos): the logged-in client
+	// (dfs.balancer.keytab.file, or the ticket cache) and the NameNode's
+	// principal; User is then the client's. Protection is
+	// hadoop.rpc.protection.
+	Kerberos   *security.Initiator
+	Protection security.QOP
 	// DataTransfer is the protection of the connections to DataNodes
 	// (dfs.data.transfer.protection, dfs.encrypt.data.transfer): the
 	// SASL handshake is made with the move's block token, or with a data
@@ -341,8 +349,10 @@ func (b *balancer) refreshKeys(ctx context.Context) error {
 func connect(ctx context.Context, cfg Config) (*balancer, error) {
 	b := &balancer{cfg: cfg, dialer: dnconn.NewDialer("", dialTimeout)}
 	b.mu.moved = map[int64]time.Time{}
-	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger})
-	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger})
+	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
+	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
 	var v hdfs.VersionResponseProto
 	if err := b.nnp.Call(ctx, "versionRequest", &hdfs.VersionRequestProto{}, &v); err != nil {
 		b.close()
@@ -353,18 +363,23 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	copts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	opts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	if cfg.Kerberos != nil {
+		opts.KerberosClient, opts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
+		opts.RPCProtection = cfg.Protection.String()
+	}
+	// /system/balancer.id is written through DataNodes like any file:
+	// with their streaming port's protection.
 	if dt := cfg.DataTransfer; dt.Enabled() {
-		// The id file is written through DataNodes too.
 		if dt.Protection != 0 {
-			copts.DataTransferProtection = dt.Protection.String()
+			opts.DataTransferProtection = dt.Protection.String()
 		}
 		if dt.AES {
-			copts.DataTransferCipherSuites = dtsasl.AESCTR
+			opts.DataTransferCipherSuites = dtsasl.AESCTR
 		}
-		copts.EncryptDataTransfer = dt.Encrypt
+		opts.EncryptDataTransfer = dt.Encrypt
 	}
-	fs, err := client.New(copts)
+	fs, err := client.New(opts)
 	if err != nil {
 		b.close()
 		return nil, err

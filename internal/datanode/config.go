@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -115,6 +116,9 @@ type Config struct {
 	// dfs.datanode.kerberos.principal): its IPC server requires Kerberos
 	// and it logs in to the NameNodes with it. nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos (the
+	// DataNode's WebHDFS takes delegation tokens only); nil without.
+	HTTPAuth *spnego.Filter
 	// NameNodePrincipal is dfs.namenode.kerberos.principal, the principal
 	// the DataNode asks tickets for (Kerberos only).
 	NameNodePrincipal string
@@ -255,6 +259,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	} else if cfg.Kerberos != nil {
 		cfg.User = cfg.Kerberos.User
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSDataNodeKeytabFile, security.HostOf(host), false); err != nil {
+			errs = append(errs, fmt.Errorf("datanode: %w", err))
+		}
 		if cfg.NameNodePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
 			errs = append(errs, fmt.Errorf("datanode: %w", err))
 		}

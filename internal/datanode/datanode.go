@@ -264,7 +264,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	}
 	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
 		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: admins})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: admins, Auth: httpAuth(cfg.HTTPAuth)})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}

@@ -837,6 +837,9 @@ type serverConn struct {
 		// (SASL integrity or privacy); seal encrypts.
 		wrap *security.Session
 		seal bool
+		// saslHeader is the encoded header of the WRAP frames; scratch
+		// holds a response frame while it is wrapped.
+		saslHeader, scratch []byte
 	}
 }
 
@@ -1121,17 +1124,31 @@ func (c *serverConn) enqueueReply(req *common.RpcRequestHeaderProto, h *common.R
 
 // appendWrapped appends the response as a SASL WRAP message holding the
 // protected frame, as Hadoop's server does for integrity and privacy.
+// The caller holds c.out's lock.
 func (c *serverConn) appendWrapped(dst []byte, h *common.RpcResponseHeaderProto, body proto.Message) ([]byte, error) {
-	frame, err := wire.AppendResponse(nil, h, body)
+	frame, err := wire.AppendResponse(c.out.scratch[:0], h, body)
 	if err != nil {
 		return dst, err
 	}
+	if cap(frame) <= 1<<20 {
+		c.out.scratch = frame
+	}
+	return c.appendWrapFrameLocked(dst, frame)
+}
+
+// appendWrapFrameLocked wraps frame and appends it as a SASL WRAP message.
+// The caller holds c.out's lock.
+func (c *serverConn) appendWrapFrameLocked(dst, frame []byte) ([]byte, error) {
 	tok, err := c.out.wrap.Wrap(frame, c.out.seal)
 	if err != nil {
 		return dst, err
 	}
-	return wire.AppendResponse(dst, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
-		&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+	if c.out.saslHeader == nil {
+		if c.out.saslHeader, err = proto.Marshal(c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS)); err != nil {
+			return dst, err
+		}
+	}
+	return wire.AppendSASLWrapFrame(dst, c.out.saslHeader, tok), nil
 }
 
 // saslResponseHeader is the header of an answer to a SASL message.
@@ -1152,11 +1169,8 @@ func (c *serverConn) enqueueFrame(frame []byte) {
 	}
 	n := len(c.out.buf)
 	if c.out.wrap != nil {
-		tok, err := c.out.wrap.Wrap(frame, c.out.seal)
-		if err == nil {
-			c.out.buf, err = wire.AppendResponse(c.out.buf, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
-				&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
-		}
+		var err error
+		c.out.buf, err = c.appendWrapFrameLocked(c.out.buf, frame)
 		if err != nil {
 			c.out.buf = c.out.buf[:n]
 			c.out.Unlock()
