@@ -92,12 +92,19 @@ type Request struct {
 	// XAttrEncoding is encoding (GETXATTRS): "TEXT", "HEX", "BASE64" or "".
 	XAttrEncoding string
 	StoragePolicy string // storagepolicy (SETSTORAGEPOLICY)
+	ACLSpec       string // aclspec, read by ParseACLSpec
 	// Snapshot ops: snapshotname (CREATESNAPSHOT, DELETESNAPSHOT, the new
 	// name of RENAMESNAPSHOT), oldsnapshotname (RENAMESNAPSHOT),
 	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
 	SnapshotName, OldSnapshotName string
 	FromSnapshot, ToSnapshot      string
-	ACLSpec                       string // aclspec, read by ParseACLSpec
+
+	// Delegation is delegation: a delegation token in Hadoop's URL-string
+	// form that authenticates the request instead of SPNEGO.
+	Delegation string
+	// Token is token (RENEWDELEGATIONTOKEN, CANCELDELEGATIONTOKEN), the
+	// token acted on; Renewer is renewer (GETDELEGATIONTOKEN).
+	Token, Renewer string
 }
 
 // The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
@@ -303,6 +310,7 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	r.ACLSpec = vals["aclspec"]
 	r.SnapshotName, r.OldSnapshotName = vals["snapshotname"], vals["oldsnapshotname"]
 	r.FromSnapshot, r.ToSnapshot = vals["fromsnapshot"], vals["tosnapshot"]
+	r.Delegation, r.Token, r.Renewer = vals["delegation"], vals["token"], vals["renewer"]
 	return r, nil
 }
 
@@ -364,6 +372,15 @@ func (r *Request) Query() string {
 	}
 	if r.NameNodeRPC != "" {
 		q.Set("namenoderpcaddress", r.NameNodeRPC)
+	}
+	if r.Delegation != "" {
+		q.Set("delegation", r.Delegation)
+	}
+	if r.Token != "" {
+		q.Set("token", r.Token)
+	}
+	if r.Renewer != "" {
+		q.Set("renewer", r.Renewer)
 	}
 	if r.XAttrValue != "" {
 		q.Set("xattr.value", r.XAttrValue)
