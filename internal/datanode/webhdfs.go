@@ -85,11 +85,6 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		webhdfs.WriteError(w, err)
 		return
 	}
-	if req.DoAs != "" && req.DoAs != req.User {
-		webhdfs.WriteError(w, remoteerr.New("org.apache.hadoop.security.authorize.AuthorizationException",
-			"User: %s is not allowed to impersonate %s", req.User, req.DoAs))
-		return
-	}
 	switch req.Op {
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 	default:
@@ -102,7 +97,13 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
-	fsys, err := hdfsclient.New(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
+	// doas: the NameNode decides it by its proxy-user rules when the
+	// client connects (a refusal fails the op with its text).
+	proxy := ""
+	if req.DoAs != req.User {
+		proxy = req.DoAs
+	}
+	fsys, err := hdfsclient.New(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User, ProxyUser: proxy})
 	if err != nil {
 		webhdfs.WriteError(w, remoteerr.New(remoteerr.ClassIllegalArgument, "%v", err))
 		return

@@ -24,8 +24,8 @@
 //
 // Parameter names are matched without regard to case, as Hadoop does;
 // user.name names the caller (hadoop.http.staticuser.user, "dr.who", when
-// absent) and doas the user to act as, which is refused: no proxy users
-// are configured.
+// absent) and doas the user to act as, which the NameNode allows as its
+// proxy-user keys (hadoop.proxyuser.*) say.
 //
 // # Errors
 //
