@@ -160,3 +160,23 @@ func TestSyncAndRoll(t *testing.T) {
 		t.Error(".3 kept past MaxBackups=2")
 	}
 }
+
+// FuzzAppendEscaped: whatever a path holds, its field is printable ASCII
+// without tab or newline, so it cannot forge a field or a line, and it
+// grows at most 12 bytes per input byte (a \uXXXX pair per 4-byte rune).
+func FuzzAppendEscaped(f *testing.F) {
+	for _, s := range []string{"/a/b", "/a\tb\nc", "\"\\", "é😀", "\x00\x7f\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendEscaped(nil, s)
+		if len(out) > 12*len(s) {
+			t.Fatalf("%q escaped to %d bytes", s, len(out))
+		}
+		for _, c := range out {
+			if c < 32 || c > 127 {
+				t.Fatalf("%q escaped to %q: byte %#x", s, out, c)
+			}
+		}
+	})
+}
