@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
 
 // auditLines reads hdfs-audit.log and returns each line's fields after
@@ -80,6 +81,9 @@ func TestAuditLog(t *testing.T) {
 	if code, body := webPut(t, base+"/webhdfs/v1/p/x?op=MKDIRS&user.name=bob"); code != http.StatusForbidden {
 		t.Fatalf("WebHDFS MKDIRS by bob: %d %s, want 403", code, body)
 	}
+	if code, body := webtest.Get(t, base+"/webhdfs/v1/p?op=LISTSTATUS&user.name=bob"); code != http.StatusOK {
+		t.Fatalf("WebHDFS LISTSTATUS: %d %s", code, body)
+	}
 	if err := nn.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +100,7 @@ func TestAuditLog(t *testing.T) {
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=delete\tsrc=/p/g\tdst=null\tperm=null\tproto=rpc",
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=mkdirs\tsrc=/p/w\tdst=null\tperm=" + su + ":supergroup:rwx--x--x\tproto=webhdfs",
 		"allowed=false\tugi=bob (auth:SIMPLE)\tip=/127.0.0.1\tcmd=mkdirs\tsrc=/p/x\tdst=null\tperm=null\tproto=webhdfs",
+		"allowed=true\tugi=bob (auth:SIMPLE)\tip=/127.0.0.1\tcmd=listStatus\tsrc=/p\tdst=null\tperm=null\tproto=webhdfs",
 	}
 	got := auditLines(t, filepath.Join(logDir, "hdfs-audit.log"))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
