@@ -17,10 +17,10 @@
 // The Logger is asynchronous when Config.Async is set: Log puts the event
 // in a bounded queue and a writer goroutine formats and writes it, so a
 // call's answer never waits for the disk.
-// The writer writes its buffer out 10 ms after the first line it holds
-// (Config.FlushDelay) or when 64 KiB are waiting, so a busy NameNode makes
-// one write system call per burst of lines, not one per line; Close writes
-// everything out. When the queue is full, Log waits for room (Config.Blocking, the default,
+// The writer lets lines gather for 10 ms after the first one arrives
+// (Config.FlushDelay; less when the queue fills) and then writes them all
+// out, so a busy NameNode wakes it and makes one write system call per
+// burst of lines, not one per line; Close writes everything out. When the queue is full, Log waits for room (Config.Blocking, the default,
 // as Hadoop's asynchronous audit logging does: an audit trail with holes is
 // worse than a slower NameNode, and only a disk slower than the NameNode's
 // whole call rate fills it) or drops the event and counts it (Dropped; the
@@ -101,11 +101,10 @@ type Config struct {
 	CallerContext    bool
 	CallerContextMax int
 	SignatureMax     int
-	// FlushDelay is how long, with Async, a line may wait in the writer's
-	// buffer before it is written to the file (hdfsgo's; default 10 ms; a
-	// full 64 KiB buffer is written at once). Lines a crash catches there
-	// are lost, as are those still queued. Negative: write after every
-	// burst.
+	// FlushDelay is how long, with Async, the writer lets lines gather
+	// after the first one before it writes them to the file (hdfsgo's;
+	// default 10 ms; a full queue cuts it short). Lines a crash catches
+	// queued are lost. Negative: write at once.
 	FlushDelay time.Duration
 }
 
@@ -116,6 +115,7 @@ type Logger struct {
 	debug map[string]bool
 
 	queue chan Event    // Async only
+	kick  chan struct{} // cap 1: the queue is full, write now
 	done  chan struct{} // closed when the writer has returned
 
 	closeOnce sync.Once
@@ -169,6 +169,7 @@ func Open(cfg Config) (*Logger, error) {
 	}
 	if cfg.Async {
 		l.queue = make(chan Event, cfg.BufferSize)
+		l.kick = make(chan struct{}, 1)
 		l.done = make(chan struct{})
 		go l.run()
 	}
@@ -223,63 +224,63 @@ func (l *Logger) Log(e Event) {
 		l.flushLocked()
 		return
 	}
+	defer func() { _ = recover() }() // the queue closed under us: Close won the race
+	select {
+	case l.queue <- e:
+		return
+	default:
+	}
+	// Full: wake the writer if it is letting lines gather.
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
 	if l.cfg.Blocking {
-		defer func() { _ = recover() }() // the queue closed under us: Close won the race
 		l.queue <- e
 		return
 	}
-	select {
-	case l.queue <- e:
-	default:
-		l.dropped.Add(1)
-		l.lost.Add(1)
-	}
+	l.dropped.Add(1)
+	l.lost.Add(1)
 }
 
-// run is the writer goroutine: it formats what the queue holds into its
-// buffer and writes the buffer out when it is full or FlushDelay after the
-// first line it holds, so that a busy NameNode costs one write system call
-// per FlushDelay rather than one per line.
+// run is the writer goroutine. It sleeps until a line is queued, then
+// lets lines gather for FlushDelay (less when the queue fills: Log kicks
+// it), formats everything queued into its buffer and writes the buffer
+// out: a busy NameNode wakes it and makes one write system call per
+// FlushDelay rather than per line.
 func (l *Logger) run() {
 	defer close(l.done)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	pending := false // lines in the buffer, the timer armed
 	for {
-		select {
-		case e, ok := <-l.queue:
-			if !ok {
+		e, ok := <-l.queue
+		if !ok {
+			return // Close flushes
+		}
+		if l.cfg.FlushDelay > 0 {
+			timer.Reset(l.cfg.FlushDelay)
+			select {
+			case <-timer.C:
+			case <-l.kick:
 				timer.Stop()
-				return // Close flushes
 			}
-			l.mu.Lock()
-			l.writeLocked(e)
-			// Take what else is queued while holding the lock once.
-		more:
-			for range cap(l.queue) {
-				select {
-				case e, ok := <-l.queue:
-					if !ok {
-						break more
-					}
-					l.writeLocked(e)
-				default:
+		}
+		l.mu.Lock()
+		l.writeLocked(e)
+	more:
+		for range 4 * cap(l.queue) {
+			select {
+			case e, ok := <-l.queue:
+				if !ok {
 					break more
 				}
+				l.writeLocked(e)
+			default:
+				break more
 			}
-			if l.cfg.FlushDelay <= 0 {
-				l.flushLocked()
-			} else if !pending {
-				pending = true
-				timer.Reset(l.cfg.FlushDelay)
-			}
-			l.mu.Unlock()
-		case <-timer.C:
-			l.mu.Lock()
-			l.flushLocked()
-			l.mu.Unlock()
-			pending = false
 		}
+		l.flushLocked()
+		l.mu.Unlock()
 	}
 }
 
