@@ -12,6 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/balancer"
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 )
 
@@ -66,6 +67,9 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 		return cfg, err
 	}
 	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
+	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+		return cfg, err
+	}
 	args := inv.Args
 	all := "[" + strings.Join(args, ", ") + "]"
 	hostList := func(i int, kind string) (map[string]bool, int, error) {

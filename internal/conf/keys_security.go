@@ -23,7 +23,7 @@ func securityTable() []keyDef {
 	return append([]keyDef{
 		{HadoopRPCProtection, "authentication", 0},
 		{HadoopSecurityAuthToLocal, "DEFAULT", 0},
-	}, append(blockTokenTable(), delegationTable()...)...)
+	}, append(append(blockTokenTable(), delegationTable()...), dataTransferTable()...)...)
 }
 
 // Block access tokens.

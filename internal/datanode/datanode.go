@@ -20,6 +20,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
@@ -121,9 +122,14 @@ type DataNode struct {
 	// dialer connects to other DataNodes: through their domain socket
 	// when they are on this host and the path is set, else over TCP.
 	dialer *dnconn.Dialer
-	ipcSrv *ipc.Server
-	xs     *xceiverServer
-	web    *web.Server // dfs.datanode.http.address
+	// saslSrv and saslCli are the two sides of the data transfer SASL
+	// handshake (nil: dfs.data.transfer.protection and
+	// dfs.encrypt.data.transfer are off).
+	saslSrv *sasl.Server
+	saslCli *sasl.Client
+	ipcSrv  *ipc.Server
+	xs      *xceiverServer
+	web     *web.Server // dfs.datanode.http.address
 	// started is when Start was called (web pages, DNStartedTimeInMillis).
 	started time.Time
 	actors  []*bpActor
@@ -199,6 +205,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		dn.rnd = crand.Reader
 	}
 	dn.windows.New = func() any { b := make([]byte, writeWindow); return &b }
+	dn.newSASL()
 	dn.mu.pools = map[string]*storage.BlockPool{}
 	dn.mu.deletes = map[deleteKey]string{}
 	dn.mu.dataDirs = append([]string(nil), cfg.DataDirs...)
@@ -269,7 +276,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: cfg.Kerberos.ServerAcceptor(),
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor(),
 		Authorize: authz})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))

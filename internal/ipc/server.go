@@ -244,6 +244,7 @@ type Caller struct {
 	RealUser   string       // real user when the connection is proxied, else ""
 	Principal  string       // the Kerberos principal the connection authenticated as (a token's owner); "" for SIMPLE
 	TokenAuth  bool         // the connection authenticated with a delegation token (TOKEN), not Kerberos
+	Token      []byte       // with TokenAuth, the identifier of that token (shared, do not modify)
 	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
 	Protocol   string       // protocol named in the connection context
 	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
@@ -270,6 +271,7 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		RealUser:   c.conn.realUser,
 		Principal:  c.conn.principal,
 		TokenAuth:  c.conn.tokenAuth,
+		Token:      c.conn.tokenID,
 		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
@@ -673,9 +675,8 @@ func (s *Server) runCall(c *call) {
 		conn.callDone(c)
 		return // the connection died while the call waited; nobody listens
 	}
-	ctx := context.WithValue(conn.ctx, callerKey{}, c)
 	start := s.clk.Now()
-	resp, err := s.invoke(ctx, c)
+	resp, err := s.invoke(c, c)
 	s.stats.queueNanos.Add(int64(start.Sub(c.queued)))
 	s.stats.procNanos.Add(int64(s.clk.Now().Sub(start)))
 	s.stats.timed.Add(1)
@@ -729,7 +730,7 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 			c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
 		}
 	}
-	frame, ferr := wire.AppendResponse(nil, c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS), resp)
+	frame, ferr := wire.AppendSuccess(nil, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), resp)
 	if ferr != nil {
 		msg := "cannot encode response: " + ferr.Error()
 		return func() {
@@ -740,6 +741,20 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 		c.srv.stats.calls.Add(1)
 		c.enqueueFrame(frame)
 	}
+}
+
+// A call is its handler's ctx: its connection's, with the call itself as
+// the value of callerKey. It saves the allocation of a context.WithValue
+// per call; context.WithCancel and the like on top of it find the
+// connection's cancelCtx through Value and start no goroutine.
+func (c *call) Deadline() (time.Time, bool) { return c.conn.ctx.Deadline() }
+func (c *call) Done() <-chan struct{}       { return c.conn.ctx.Done() }
+func (c *call) Err() error                  { return c.conn.ctx.Err() }
+func (c *call) Value(key any) any {
+	if _, ok := key.(callerKey); ok {
+		return c
+	}
+	return c.conn.ctx.Value(key)
 }
 
 func (s *Server) invoke(ctx context.Context, c *call) (resp proto.Message, err error) {
@@ -775,6 +790,7 @@ type serverConn struct {
 	principal                string       // Kerberos: the authenticated principal
 	qop                      security.QOP // Kerberos: the protection chosen
 	tokenAuth                bool         // authenticated with a delegation token
+	tokenID                  []byte       // that token's identifier
 
 	// SASL state, the reader's only.
 	sasl struct {
@@ -1052,6 +1068,12 @@ func (c *serverConn) drainAfterCancel() {
 
 // enqueue appends one response frame to the output buffer.
 func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
+	return c.enqueueReply(nil, h, body, closeAfter)
+}
+
+// enqueueReply is enqueue; with h nil it appends the success reply of
+// req, whose header wire.AppendSuccess encodes without building it.
+func (c *serverConn) enqueueReply(req *common.RpcRequestHeaderProto, h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
 	c.out.Lock()
 	var err error
 	if c.out.closeAfter || c.out.dropping {
@@ -1059,9 +1081,15 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		return nil
 	}
 	n := len(c.out.buf)
-	if c.out.wrap != nil {
+	switch {
+	case c.out.wrap != nil:
+		if h == nil {
+			h = c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
+		}
 		c.out.buf, err = c.appendWrapped(c.out.buf, h, body)
-	} else {
+	case h == nil:
+		c.out.buf, err = wire.AppendSuccess(c.out.buf, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), body)
+	default:
 		c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
 	}
 	if err != nil {
@@ -1152,11 +1180,10 @@ func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status co
 }
 
 func (c *serverConn) sendSuccess(req *common.RpcRequestHeaderProto, body proto.Message) {
-	h := c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
 	// Counted before the reply is queued: a client that has its answer
 	// sees it counted.
 	c.srv.stats.calls.Add(1)
-	if err := c.enqueue(h, body, false); err != nil {
+	if err := c.enqueueReply(req, nil, body, false); err != nil {
 		c.srv.stats.calls.Add(-1)
 		class, msg := remoteerr.ClassIOException, "cannot encode response: "+err.Error()
 		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, class, msg)
@@ -1492,6 +1519,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, "DIGEST-MD5: INITIATE with TOKEN before NEGOTIATE")
 	}
 	var owner string
+	var tokenID []byte
 	final, _, err := c.sasl.digest.VerifyDigest(m.GetToken(), func(user string) (string, error) {
 		ident, err := base64.StdEncoding.DecodeString(user)
 		if err != nil {
@@ -1501,7 +1529,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		if err != nil {
 			return "", err
 		}
-		owner = o
+		owner, tokenID = o, ident
 		return base64.StdEncoding.EncodeToString(pw), nil
 	})
 	c.sasl.digest = nil // one answer per challenge
@@ -1513,7 +1541,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
 	}
 	c.sasl.accepted = &security.Accepted{Principal: owner, User: user}
-	c.principal, c.qop, c.tokenAuth = owner, security.QOPAuthentication, true
+	c.principal, c.qop, c.tokenAuth, c.tokenID = owner, security.QOPAuthentication, true, tokenID
 	c.sasl.state = saslDone
 	if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
 		return false, err

@@ -67,6 +67,13 @@ type Config struct {
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
+	// EncryptDataTransfer is dfs.encrypt.data.transfer (false): the server
+	// defaults tell clients to encrypt data transfer, and
+	// getDataEncryptionKey hands out keys (block tokens must be on).
+	// EncryptAlgorithm is dfs.encrypt.data.transfer.algorithm (unset),
+	// carried in the keys.
+	EncryptDataTransfer bool
+	EncryptAlgorithm    string
 	// NameNodePrincipal and JournalNodePrincipal are
 	// dfs.namenode.kerberos.principal and
 	// dfs.journalnode.kerberos.principal: what this process asks tickets
@@ -253,6 +260,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 
 	cfg.SuperUser = currentUser()
 	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
+	cfg.EncryptDataTransfer = flag(conf.DFSEncryptDataTransfer)
+	cfg.EncryptAlgorithm = c.String(conf.DFSEncryptDataTransferAlgorithm)
 	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
 	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
 	cfg.DelegationKeyUpdateInterval = dur(conf.DFSNameNodeDelegationKeyUpdateInterval)

@@ -75,6 +75,11 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
 	}
+	opts.DataTransferProtection = strings.TrimSpace(c.String(conf.DFSDataTransferProtection))
+	opts.DataTransferCipherSuites = strings.TrimSpace(c.String(conf.DFSEncryptDataTransferCipherSuites))
+	if opts.EncryptDataTransfer, err = c.Bool(conf.DFSEncryptDataTransfer); err != nil {
+		return nil, err
+	}
 	tok, err := TokenFromEnv(os.Getenv)
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 			// in the queue, and is judged as an active would at failover.
 			m.postpone(dn, st, rb, state, m.deleteHintFor)
 			if i >= 0 && mark {
-				b.replicas[i].flags |= rMark
+				b.reps()[i].flags |= rMark
 			}
 			return
 		}
@@ -92,7 +92,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	}
 	if v == vIgnore {
 		if i >= 0 && mark {
-			b.replicas[i].flags |= rMark
+			b.reps()[i].flags |= rMark
 		}
 		return
 	}
@@ -101,12 +101,12 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		flags = rMark
 	}
 	if i >= 0 {
-		r := &b.replicas[i]
+		r := &b.reps()[i]
 		r.state = state
 		r.flags = r.flags&rCorrupt | flags
 	} else {
 		m.addReplica(b, st, state, flags)
-		i = len(b.replicas) - 1
+		i = len(b.reps()) - 1
 		if v == vGood {
 			res.Added++
 		}
@@ -186,11 +186,11 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 	dn.lastReport = now
 	st := m.storage(dn, storageID)
 	for _, rr := range replicas {
-		b := m.blocks[rr.ID]
+		b := m.blocks.get(rr.ID)
 		if m.shouldPostpone(b, rr.Block) {
 			m.postpone(dn, st, rr.Block, rr.State, "")
 			if b != nil && b.find(st) >= 0 {
-				b.replicas[b.find(st)].flags |= rMark // kept until the edits explain it
+				b.reps()[b.find(st)].flags |= rMark // kept until the edits explain it
 			}
 			continue
 		}
@@ -213,8 +213,8 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 		if j < 0 {
 			continue
 		}
-		if b.replicas[j].flags&rMark != 0 {
-			b.replicas[j].flags &^= rMark
+		if b.reps()[j].flags&rMark != 0 {
+			b.reps()[j].flags &^= rMark
 			continue
 		}
 		m.removeReplicaAt(b, j)
@@ -238,7 +238,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 	m.nowHint = now
 	st := m.storage(dn, storageID)
 	for _, it := range items {
-		b := m.blocks[it.ID]
+		b := m.blocks.get(it.ID)
 		switch it.Status {
 		case Deleted:
 			delete(dn.invSet, it.ID)
@@ -283,7 +283,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 // deleted once enough good ones exist; until then the block is queued.
 // Nodes that do not hold the block are ignored.
 func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
@@ -293,7 +293,7 @@ func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
 			continue
 		}
 		if i := b.findNode(dn); i >= 0 {
-			b.replicas[i].flags |= rCorrupt
+			b.reps()[i].flags |= rCorrupt
 		}
 	}
 	m.refresh(b)
