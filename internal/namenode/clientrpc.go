@@ -99,6 +99,10 @@ type webCaller struct {
 	user     string
 	realUser string // the proxy user of a doas request, else ""
 	remote   string // the client's IP
+	// With Kerberos: the principal the request authenticated as (SPNEGO)
+	// or the owner of its delegation token (tokenAuth).
+	principal string
+	tokenAuth bool
 }
 
 // callerUser is the user of the call in ctx: a WebHDFS request's, else

@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -64,6 +65,10 @@ type Config struct {
 	// hadoop.security.authentication=kerberos (its keytab, principal and
 	// hadoop.rpc.protection); nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos
+	// (dfs.web.authentication.kerberos.principal and .keytab,
+	// hadoop.http.authentication.type); nil without.
+	HTTPAuth *spnego.Filter
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
@@ -303,6 +308,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	} else if cfg.Kerberos != nil {
 		cfg.SuperUser = cfg.Kerberos.User
 		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSNameNodeKeytabFile, security.HostOf(cfg.HTTPAddress), true); err != nil {
+			errs = append(errs, fmt.Errorf("namenode: %w", err))
+		} else if cfg.HTTPAuth != nil {
+			// The checkpoint transfers between NameNodes do not negotiate.
+			cfg.HTTPAuth.Exempt = []string{imagetransfer.Path}
+		}
 		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
 	}
 	if qc, err := qjclient.ConfigFrom(c); err != nil {
