@@ -113,6 +113,9 @@ type Config struct {
 	MinBlockSize int64
 	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
 	ListLimit int
+	// SnapshotMaxLimit is dfs.namenode.snapshot.max.limit (65536): the
+	// snapshots one directory may have.
+	SnapshotMaxLimit int
 
 	// XAttrsEnabled is dfs.namenode.xattrs.enabled (true).
 	XAttrsEnabled bool
@@ -280,6 +283,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MaxBlocksPerFile = int(num(conf.DFSNameNodeMaxBlocksPerFile))
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
+	cfg.SnapshotMaxLimit = int(num(conf.DFSNameNodeSnapshotMaxLimit))
 	cfg.XAttrsEnabled = flag(conf.DFSNameNodeXAttrsEnabled)
 	cfg.MaxXAttrsPerInode = int(num(conf.DFSNameNodeMaxXAttrsPerInode))
 	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
@@ -422,6 +426,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.HTTPLimits.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
+		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)
 	}
 	if cfg.ListLimit < 1 {
 		bad(conf.DFSListLimit, "%d must be at least 1", cfg.ListLimit)
