@@ -92,6 +92,8 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
+	// The data moves to the other DataNodes with this DataNode's own
+	// protection of the streaming port.
 	opts := h.dn.protectedClientOptions(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
 	if h.dn.cfg.Kerberos != nil {
 		// user.name proves nothing: the request acts with the delegation
