@@ -131,6 +131,7 @@ func TestRunNameNodeOps(t *testing.T) {
 		{OpRename, false},
 		{OpListing, false},
 		{OpMixed, false},
+		{OpStockCreate, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/shared=%v", tc.op, tc.shared), func(t *testing.T) {
@@ -157,10 +158,33 @@ func TestRunNameNodeOps(t *testing.T) {
 					t.Fatalf("mixed: %d reads + %d creates, want 25 with both\n%s", r, w, out.String())
 				}
 			}
-			if tc.op == OpCreate {
+			if tc.op == OpCreate || tc.op == OpStockCreate {
 				stat(t, out.String(), tc.op, "Edit-log fsyncs per sec (flushes during the run)")
 			}
+			stat(t, out.String(), tc.op, "CPU (user+sys), this process")
 		})
+	}
+}
+
+// TestRunNameNodeReadersAndCPUPid runs getFileInfo readers beside creates
+// and reports the CPU of a process given by pid (this one).
+func TestRunNameNodeReadersAndCPUPid(t *testing.T) {
+	var out bytes.Buffer
+	pid := os.Getpid()
+	opts := Options{Op: OpCreate, Threads: 3, Files: 60, Readers: 2, CPUPid: pid, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	m := regexp.MustCompile(`Readers \(getFileInfo\) beside the writers: 2 threads, (\d+) ops, [0-9.]+ per sec, p50 / p99 / p99.9: [0-9.]+ / [0-9.]+ / [0-9.]+ ms`).FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no readers line\n%s", report)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 1 {
+		t.Fatalf("readers made %d calls\n%s", n, report)
+	}
+	if !regexp.MustCompile(fmt.Sprintf(`CPU \(user\+sys\), process %d: [0-9.]+ s, [0-9.]+ µs per op`, pid)).MatchString(report) {
+		t.Fatalf("no CPU line for process %d\n%s", pid, report)
 	}
 }
 

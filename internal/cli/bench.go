@@ -18,11 +18,12 @@ import (
 
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
-                            [-readPercent R] [-features xattr|acl]
+                            [-readPercent R] [-features xattr|acl|snapshot]
                             [-layout files|blocks|dirs] [-replication R]
                             [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE] [-memprofile FILE]
+                            [-cpupid PID] [-readers R]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -34,14 +35,17 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
   throughput, mean latency and the p50, p99 and p99.9 latencies are
-  printed, and, for an in-process NameNode, the edit-log fsyncs it did
-  meanwhile. With -fs hdfs://host:port (or an
+  printed, with the CPU time this process used per operation, and, for an
+  in-process NameNode, the edit-log fsyncs it did meanwhile. With
+  -fs hdfs://host:port (or an
   hdfs:// fs.defaultFS) the NameNode there is measured; otherwise one is
   started in this process on a temporary directory and removed afterwards.
 
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
                       listing, mixed (getFileInfo of existing files and
-                      creates of new ones, see -readPercent), all (the
+                      creates of new ones, see -readPercent), stockCreate
+                      (the stock Go client's Create and Close of an empty
+                      file per operation), all (the
                       seven before mixed), memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
@@ -52,7 +56,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -close              create: complete each file after creating it
   -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
   -features F         memory: give every file one 8-byte user. xattr
-                      (xattr) or the same ACL with a named user (acl)
+                      (xattr) or the same ACL with a named user (acl);
+                      or (snapshot) take 20 snapshots of the directory
+                      holding the files and report their create time
+                      beside a mkdir's and the memory that chmods and
+                      deletes after them cost
   -layout L           memory: what to build: empty files (files), files
                       of one block each whose replicas R simulated
                       DataNodes report through the block manager (blocks),
@@ -68,6 +76,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -logLevel L         log level of the in-process NameNode (ERROR)
   -cpuprofile FILE    write a CPU profile of the first timed phase (for
                       restart: the first timed start)
+  -cpupid PID         also report the CPU time (user+sys, /proc/PID/stat)
+                      of process PID, e.g. a NameNode started apart, over
+                      each timed phase, in total and per operation
+  -readers R          for ops that write: R more threads call getFileInfo
+                      while the writers run; their rate and p50/p99/p99.9
   -memprofile FILE    memory: write a heap profile taken after the build
                       and a full collection
 
@@ -204,6 +217,10 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			}
 		case "-cpuprofile":
 			profile, ok = value()
+		case "-cpupid":
+			ok = number(&opts.CPUPid)
+		case "-readers":
+			ok = number(&opts.Readers)
 		case "-fs":
 			var v string
 			if v, ok = value(); ok {
