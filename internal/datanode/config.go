@@ -15,9 +15,10 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -115,6 +116,9 @@ type Config struct {
 	// dfs.datanode.kerberos.principal): its IPC server requires Kerberos
 	// and it logs in to the NameNodes with it. nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos (the
+	// DataNode's WebHDFS takes delegation tokens only); nil without.
+	HTTPAuth *spnego.Filter
 	// NameNodePrincipal is dfs.namenode.kerberos.principal, the principal
 	// the DataNode asks tickets for (Kerberos only).
 	NameNodePrincipal string
@@ -122,8 +126,8 @@ type Config struct {
 	RPCProtection security.QOP
 	// DataTransfer is the protection of the streaming server and of the
 	// connections to other DataNodes: dfs.data.transfer.protection,
-	// dfs.encrypt.data.transfer and its cipher keys (see sasl.Config).
-	DataTransfer sasl.Config
+	// dfs.encrypt.data.transfer and its cipher keys (see dtsasl.Config).
+	DataTransfer dtsasl.Config
 	// BlockTokens is dfs.block.access.token.enable (false), which a
 	// DataNode with Kerberos requires (checkSecureConfig).
 	BlockTokens bool
@@ -255,6 +259,9 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	} else if cfg.Kerberos != nil {
 		cfg.User = cfg.Kerberos.User
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSDataNodeKeytabFile, security.HostOf(host), false); err != nil {
+			errs = append(errs, fmt.Errorf("datanode: %w", err))
+		}
 		if cfg.NameNodePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
 			errs = append(errs, fmt.Errorf("datanode: %w", err))
 		}
@@ -262,7 +269,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 			errs = append(errs, err)
 		}
 	}
-	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+	if cfg.DataTransfer, err = dtsasl.ConfigFrom(c); err != nil {
 		errs = append(errs, fmt.Errorf("datanode: %w", err))
 	}
 	if cfg.BlockTokens, err = c.Bool(conf.DFSBlockAccessTokenEnable); err != nil {

@@ -561,6 +561,9 @@ type clientConn struct {
 	wrap     *security.Session
 	seal     bool
 	clientID []byte
+	// saslHeader is the encoded request header of the WRAP frames, made
+	// by the first wrapFrames.
+	saslHeader []byte
 
 	wmu sync.Mutex // guards w
 	w   struct {

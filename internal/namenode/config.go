@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -64,6 +65,10 @@ type Config struct {
 	// hadoop.security.authentication=kerberos (its keytab, principal and
 	// hadoop.rpc.protection); nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos
+	// (dfs.web.authentication.kerberos.principal and .keytab,
+	// hadoop.http.authentication.type); nil without.
+	HTTPAuth *spnego.Filter
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
@@ -108,6 +113,9 @@ type Config struct {
 	MinBlockSize int64
 	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
 	ListLimit int
+	// SnapshotMaxLimit is dfs.namenode.snapshot.max.limit (65536): the
+	// snapshots one directory may have.
+	SnapshotMaxLimit int
 
 	// XAttrsEnabled is dfs.namenode.xattrs.enabled (true).
 	XAttrsEnabled bool
@@ -275,6 +283,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MaxBlocksPerFile = int(num(conf.DFSNameNodeMaxBlocksPerFile))
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
+	cfg.SnapshotMaxLimit = int(num(conf.DFSNameNodeSnapshotMaxLimit))
 	cfg.XAttrsEnabled = flag(conf.DFSNameNodeXAttrsEnabled)
 	cfg.MaxXAttrsPerInode = int(num(conf.DFSNameNodeMaxXAttrsPerInode))
 	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
@@ -303,6 +312,12 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	} else if cfg.Kerberos != nil {
 		cfg.SuperUser = cfg.Kerberos.User
 		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSNameNodeKeytabFile, security.HostOf(cfg.HTTPAddress), true); err != nil {
+			errs = append(errs, fmt.Errorf("namenode: %w", err))
+		} else if cfg.HTTPAuth != nil {
+			// The checkpoint transfers between NameNodes do not negotiate.
+			cfg.HTTPAuth.Exempt = []string{imagetransfer.Path}
+		}
 		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
 	}
 	if qc, err := qjclient.ConfigFrom(c); err != nil {
@@ -411,6 +426,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.HTTPLimits.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
+		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)
 	}
 	if cfg.ListLimit < 1 {
 		bad(conf.DFSListLimit, "%d must be at least 1", cfg.ListLimit)

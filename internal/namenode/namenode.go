@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
 		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: nn.webAdmins()})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: nn.webAdmins(), Auth: httpAuth(cfg.HTTPAuth)})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))

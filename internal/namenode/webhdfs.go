@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
@@ -47,13 +48,6 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 }
 
 func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.nn.cfg.Kerberos != nil {
-		// user.name is a claim anyone can make; with Kerberos, WebHDFS
-		// needs SPNEGO, which is not here yet.
-		webhdfs.WriteError(w, remoteerr.AccessControl(
-			"WebHDFS is not available with hadoop.security.authentication=kerberos: SPNEGO authentication is not supported yet; use RPC"))
-		return
-	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)
@@ -61,13 +55,22 @@ func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	remote, _, _ := net.SplitHostPort(r.RemoteAddr)
 	wc := webCaller{user: req.User, remote: remote}
+	if h.nn.cfg.Kerberos != nil {
+		// user.name is a claim anyone can make; with Kerberos the caller
+		// is who SPNEGO or a delegation token proved.
+		if wc, err = h.kerberosWebCaller(r, req, remote); err != nil {
+			webhdfs.WriteError(w, err)
+			return
+		}
+		req.User = wc.user
+	}
 	if req.DoAs != "" && req.DoAs != req.User {
 		// doas: the same proxy-user rules as RPC (hadoop.proxyuser.*).
 		if err := h.nn.access.webProxy(req.User, req.DoAs, remote); err != nil {
 			webhdfs.WriteError(w, remoteerr.New(classAuthorization, "%s", err.Error()))
 			return
 		}
-		wc = webCaller{user: req.DoAs, realUser: req.User, remote: remote}
+		wc.user, wc.realUser = req.DoAs, req.User
 	}
 	ctx := context.WithValue(r.Context(), webCallerKey{}, wc)
 	if err := h.serve(ctx, w, r, req); err != nil {
@@ -92,7 +95,7 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		var out webhdfs.ListStatusBody
 		out.FileStatuses.FileStatus = []webhdfs.FileStatus{}
 		// A file lists as itself, with an empty pathSuffix, as in Hadoop.
-		fi, err := webCall(ctx, h, "getFileInfo", c.getFileInfo, &hdfs.GetFileInfoRequestProto{Src: p})
+		fi, err := webCall(notAudited(ctx), h, "getFileInfo", c.getFileInfo, &hdfs.GetFileInfoRequestProto{Src: p})
 		if err != nil {
 			return err
 		}
@@ -282,9 +285,64 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			return err
 		}
 		webhdfs.Empty(w)
+	case "CREATESNAPSHOT":
+		resp, err := webCall(ctx, h, "createSnapshot", c.createSnapshot, &hdfs.CreateSnapshotRequestProto{SnapshotRoot: p, SnapshotName: optString(req.SnapshotName)})
+		if err != nil {
+			return err
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"Path": resp.GetSnapshotPath()})
+	case "DELETESNAPSHOT":
+		if _, err := webCall(ctx, h, "deleteSnapshot", c.deleteSnapshot, &hdfs.DeleteSnapshotRequestProto{SnapshotRoot: p,
+			SnapshotName: proto.String(req.SnapshotName)}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "RENAMESNAPSHOT":
+		if _, err := webCall(ctx, h, "renameSnapshot", c.renameSnapshot, &hdfs.RenameSnapshotRequestProto{SnapshotRoot: p,
+			SnapshotOldName: proto.String(req.OldSnapshotName), SnapshotNewName: proto.String(req.SnapshotName)}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "GETSNAPSHOTLIST":
+		resp, err := webCall(ctx, h, "getSnapshotListing", c.getSnapshotListing, &hdfs.GetSnapshotListingRequestProto{SnapshotRoot: p})
+		if err != nil {
+			return err
+		}
+		list := []any{}
+		for _, s := range resp.GetSnapshotList().GetSnapshotListing() {
+			status := "ACTIVE"
+			if s.GetIsDeleted() {
+				status = "DELETED"
+			}
+			list = append(list, map[string]any{"snapshotID": s.GetSnapshotID(), "deletionStatus": status,
+				"fullPath":  namespace.SnapshotPath(string(s.GetParentFullpath()), string(s.GetDirStatus().GetPath())),
+				"dirStatus": jsonStatus(s.GetDirStatus())})
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotList": list})
+	case "GETSNAPSHOTDIFF":
+		resp, err := webCall(ctx, h, "getSnapshotDiffReport", c.getSnapshotDiffReport, &hdfs.GetSnapshotDiffReportRequestProto{SnapshotRoot: p,
+			FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot)})
+		if err != nil {
+			return err
+		}
+		r := resp.GetDiffReport()
+		types := map[string]string{"M": "MODIFY", "+": "CREATE", "-": "DELETE", "R": "RENAME"}
+		list := []any{}
+		for _, e := range r.GetDiffReportEntries() {
+			m := map[string]any{"sourcePath": string(e.GetFullpath()), "type": types[e.GetModificationLabel()]}
+			if e.GetModificationLabel() == "R" {
+				m["targetPath"] = string(e.GetTargetPath())
+			}
+			list = append(list, m)
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotDiffReport": map[string]any{
+			"snapshotRoot": r.GetSnapshotRoot(), "fromSnapshot": r.GetFromSnapshot(), "toSnapshot": r.GetToSnapshot(), "diffList": list}})
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:
+		if ok, err := h.serveTokenOp(ctx, w, req); ok {
+			return err
+		}
 		if ok, err := h.serveFeature(ctx, w, req); ok {
 			return err
 		}
@@ -399,6 +457,11 @@ func (h *webHDFS) redirect(ctx context.Context, w http.ResponseWriter, r *http.R
 	dn := *req
 	dn.NoRedirect = false
 	dn.NameNodeRPC = h.rpcAddress(r)
+	deleg, err := h.redirectDelegation(ctx, req)
+	if err != nil {
+		return err
+	}
+	dn.Delegation = deleg
 	loc := "http://" + addr + webhdfs.URLPath(req.Path) + "?" + dn.Query()
 	if req.NoRedirect {
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]string{"Location": loc})

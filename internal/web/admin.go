@@ -26,10 +26,14 @@ type Admins struct {
 	InstrumentationRequiresAdmin bool
 }
 
-// RemoteUser is the user a request speaks for with SIMPLE web
-// authentication (Hadoop's pseudo authentication): its user.name
-// parameter, else staticUser.
+// RemoteUser is the user a request speaks for: the one the server's Auth
+// wrapper authenticated (SPNEGO), else, with SIMPLE web authentication
+// (Hadoop's pseudo authentication), its user.name parameter, else
+// staticUser.
 func RemoteUser(r *http.Request, staticUser string) string {
+	if u, ok := AuthenticatedUser(r.Context()); ok {
+		return u
+	}
 	if u := r.URL.Query().Get("user.name"); u != "" {
 		return u
 	}

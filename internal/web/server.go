@@ -45,6 +45,11 @@ type Config struct {
 	// Admins, when set, limits /conf, /stacks, /logLevel and /logs/ (and
 	// /jmx if it says so) to administrators (admin.go); nil: everyone.
 	Admins *Admins
+	// Auth, if set, wraps every endpoint: the daemon's HTTP
+	// authentication (SPNEGO with Kerberos), which may answer a request
+	// itself (401) or pass it on with the authenticated user in its
+	// context.
+	Auth func(http.Handler) http.Handler
 }
 
 // Server is a running web server. Safe for concurrent use.
@@ -137,8 +142,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	// No ReadTimeout or WriteTimeout: they bound a whole request, which
 	// would cut long downloads; guard sets progress deadlines instead.
+	var h http.Handler = s.mux
+	if cfg.Auth != nil {
+		h = cfg.Auth(h)
+	}
 	s.srv = &http.Server{
-		Handler:           securityHeaders(s.mux),
+		Handler:           securityHeaders(h),
 		ReadHeaderTimeout: lim.HeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		MaxHeaderBytes:    lim.MaxHeaderBytes,

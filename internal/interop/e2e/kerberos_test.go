@@ -49,6 +49,7 @@ func TestKerberosCluster(t *testing.T) {
 	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true}
 	for h := range hosts {
 		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
+		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
 	}
 	dnHosts := map[string]bool{}
 	for i := range 2 {
@@ -71,6 +72,9 @@ func TestKerberosCluster(t *testing.T) {
 		"dfs.namenode.keytab.file":        nnKT,
 		"dfs.datanode.kerberos.principal": "dn/_HOST@" + realm,
 		"dfs.datanode.keytab.file":        dnKT,
+		// SPNEGO for WebHDFS, with the HTTP principal in the NameNode's
+		// keytab.
+		"dfs.web.authentication.kerberos.principal": "HTTP/_HOST@" + realm,
 		// Block tokens are required with Kerberos; SASL on the streaming
 		// port stands in for a privileged port.
 		"dfs.block.access.token.enable": "true",
@@ -184,10 +188,17 @@ func TestKerberosCluster(t *testing.T) {
 		t.Errorf("hdfs dfs -ls with a delegation token: %v\n%s", err, out)
 	}
 
-	// WebHDFS trusts user.name, so it is off under Kerberos (no SPNEGO yet).
-	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-ls", "webhdfs://"+nnHTTP+"/"); err == nil ||
-		!strings.Contains(out, "SPNEGO authentication is not supported yet") {
-		t.Errorf("webhdfs under Kerberos: %v\n%s", err, out)
+	// WebHDFS with SPNEGO from alice's ticket cache, then her delegation
+	// token, which the NameNode's redirect carries to a DataNode.
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-put", local, "webhdfs://"+nnHTTP+"/user/alice/w"); err != nil {
+		t.Errorf("hdfs dfs -put webhdfs:// as alice: %v\n%s", err, out)
+	}
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-ls", "webhdfs://"+nnHTTP+"/user/alice"); err != nil ||
+		!strings.Contains(out, " alice ") || !strings.Contains(out, "/user/alice/w") {
+		t.Errorf("hdfs dfs -ls webhdfs:// as alice: %v\n%s", err, out)
+	}
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-cat", "webhdfs://"+nnHTTP+"/user/alice/w"); err != nil || out != "from the hdfs command\n" {
+		t.Errorf("hdfs dfs -cat webhdfs:// as alice: %v\n%q", err, out)
 	}
 
 	// Refusals.
@@ -199,6 +210,10 @@ func TestKerberosCluster(t *testing.T) {
 	}{
 		{"no ticket", []string{"KRB5CCNAME=FILE:" + filepath.Join(kdc.Dir, "no-such-cache")}, []string{"dfs", "-ls", "/"},
 			"no Kerberos ticket: cannot read the ticket cache"},
+		{"no ticket, WebHDFS", []string{"KRB5CCNAME=FILE:" + filepath.Join(kdc.Dir, "no-such-cache")}, []string{"dfs", "-ls", "webhdfs://" + nnHTTP + "/"},
+			"no Kerberos ticket: cannot read the ticket cache"},
+		{"SIMPLE client, WebHDFS", aliceEnv, []string{"dfs", "-D", "hadoop.security.authentication=simple", "-ls", "webhdfs://" + nnHTTP + "/"},
+			"Authentication required"},
 		{"SIMPLE client", aliceEnv, []string{"dfs", "-D", "hadoop.security.authentication=simple", "-ls", "/"},
 			"SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"},
 		{"wrong principal", aliceEnv, []string{"dfs", "-D", "dfs.namenode.kerberos.principal=jn/_HOST@" + realm, "-ls", "/"},

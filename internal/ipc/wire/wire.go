@@ -691,6 +691,28 @@ func AppendDelimited(dst, msg []byte) []byte {
 	return append(dst, msg...)
 }
 
+// AppendSASLWrapFrame appends a frame whose header is hdr, an encoded
+// RpcRequestHeaderProto or RpcResponseHeaderProto, and whose body is
+// RpcSaslProto{state: WRAP, token: tok}: the traffic of a SASL security
+// layer (integrity, privacy). The body is encoded by hand, byte for byte
+// as proto.Marshal encodes it (fields in number order: state 2, token 3),
+// so that a connection encodes its header once and no message is built
+// per frame.
+func AppendSASLWrapFrame(dst, hdr, tok []byte) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendDelimited(dst, hdr)
+	n := protowire.SizeTag(2) + protowire.SizeVarint(uint64(common.RpcSaslProto_WRAP)) +
+		protowire.SizeTag(3) + protowire.SizeBytes(len(tok))
+	dst = protowire.AppendVarint(dst, uint64(n))
+	dst = protowire.AppendTag(dst, 2, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(common.RpcSaslProto_WRAP))
+	dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+	dst = protowire.AppendBytes(dst, tok)
+	FixFrameLength(dst[start:])
+	return dst
+}
+
 // FixFrameLength rewrites the length prefix of the frame that starts at
 // frame[0] to cover the rest of frame.
 func FixFrameLength(frame []byte) {

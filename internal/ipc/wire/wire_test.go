@@ -399,6 +399,33 @@ func FuzzDecodeResponse(f *testing.F) {
 	})
 }
 
+// TestAppendSASLWrapFrame: the hand-encoded WRAP frame is the frame
+// proto.Marshal makes of the same header and RpcSaslProto, for token
+// lengths on both sides of the varint steps.
+func TestAppendSASLWrapFrame(t *testing.T) {
+	reqHdr := RequestHeader(CallIDSASL, []byte("0123456789abcdef"), -1)
+	respHdr := &common.RpcResponseHeaderProto{CallId: proto.Uint32(ResponseCallID(CallIDSASL)),
+		Status: common.RpcResponseHeaderProto_SUCCESS.Enum(), ServerIpcVersionNum: proto.Uint32(uint32(Version))}
+	for _, n := range []int{1, 127, 128, 16383, 16384, 1 << 20} {
+		tok := bytes.Repeat([]byte{0xA5}, n)
+		body := &common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok}
+		want, err := AppendRequest([]byte("x"), reqHdr, nil, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendSASLWrapFrame([]byte("x"), mustMarshal(t, reqHdr), tok); !bytes.Equal(got, want) {
+			t.Fatalf("request, %d-byte token: hand encoding differs", n)
+		}
+		want, err = AppendResponse(nil, respHdr, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendSASLWrapFrame(nil, mustMarshal(t, respHdr), tok); !bytes.Equal(got, want) {
+			t.Fatalf("response, %d-byte token: hand encoding differs", n)
+		}
+	}
+}
+
 // TestAppendSuccessMatchesMarshal: the header AppendSuccess encodes by
 // hand is byte for byte the marshalled RpcResponseHeaderProto a server
 // built before, for call ids, client ids and retry counts at the edges of
