@@ -104,6 +104,12 @@ func TestDeferReply(t *testing.T) {
 	if err := <-e; err == nil || !isClass(err, remoteerr.ClassIOException) {
 		t.Errorf("/e: %v, want the release's IOException", err)
 	}
+	// The release queues the reply before it ends the call, so the client
+	// may read the reply a moment before the count drops.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Stats().InFlight != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if st := srv.Stats(); st.InFlight != 0 {
 		t.Errorf("in flight after every release: %d", st.InFlight)
 	}
