@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
@@ -40,6 +41,8 @@ type namesystem struct {
 	retry *retrycache.Cache
 	// logTimes time the edit log's appends and syncs (NameNodeActivity).
 	logTimes logTimes
+	// lockHold measures the write lock's holds (NameNodeActivity).
+	lockHold lockHolds
 
 	// mu is the namesystem lock: writers hold it while planning, logging
 	// (buffering) and applying ops; readers while reading the tree. Nobody
@@ -312,8 +315,27 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 func (n *namesystem) writeLocked(f func()) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	defer n.lockHold.note(time.Now())
 	defer n.failOnPanic()
 	f()
+}
+
+// lockHolds measures the holds of the write lock taken by writeLocked:
+// how many, and the longest since the last reset (NameNodeActivity's
+// WriteLockHold figures; the bench reads them too).
+type lockHolds struct {
+	n, maxNanos atomic.Int64
+}
+
+func (h *lockHolds) note(start time.Time) {
+	d := int64(time.Since(start))
+	h.n.Add(1)
+	for {
+		m := h.maxNanos.Load()
+		if d <= m || h.maxNanos.CompareAndSwap(m, d) {
+			return
+		}
+	}
 }
 
 // failOnPanic, deferred by holders of the write lock, turns a panic into a
