@@ -405,3 +405,31 @@ func BenchmarkLoopbackTCP(b *testing.B) {
 		})
 	}
 }
+
+// TestRunBlockReport runs the blockReport op in both encodings against an
+// in-process NameNode: every node's replicas were accepted by it (a report
+// the NameNode refused fails the op), and the figures are printed.
+func TestRunBlockReport(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			var out bytes.Buffer
+			opts := Options{Op: OpBlockReport, Threads: 2, Files: 6, Datanodes: 3, BlocksPerReport: 40, BlocksPerFile: 3,
+				LegacyReport: legacy, TempDir: t.TempDir()}
+			if err := RunNameNode(context.Background(), opts, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if got := stat(t, out.String(), OpBlockReport, "# operations"); got != "6" {
+				t.Fatalf("# operations: %s, want 6\n%s", got, out.String())
+			}
+			want := "encoding = blocksBuffers"
+			if legacy {
+				want = "encoding = long list (-legacyReport)"
+			}
+			if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "Prepared 42 blocks (126 replicas) in 14 files") {
+				t.Fatalf("want %q and 42 blocks of 3 replicas in\n%s", want, out.String())
+			}
+			stat(t, out.String(), OpBlockReport, "Replicas reported per sec")
+			stat(t, out.String(), OpBlockReport, "Longest namesystem write lock hold during the reports")
+		})
+	}
+}

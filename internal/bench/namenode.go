@@ -137,6 +137,15 @@ type Options struct {
 	Logger *slog.Logger
 	// CPUProfile, when set, receives a CPU profile of the timed phases.
 	CPUProfile io.Writer
+
+	// The blockReport op (OpBlockReport): Files is the number of reports,
+	// Datanodes the simulated DataNodes (DefaultDatanodes when 0),
+	// BlocksPerReport the replicas each holds (DefaultBlocksPerReport),
+	// BlocksPerFile the blocks of each file written to them
+	// (DefaultBlocksPerFile). LegacyReport sends the long-list encoding
+	// even to a NameNode that reads buffers.
+	Datanodes, BlocksPerReport, BlocksPerFile int
+	LegacyReport                              bool
 }
 
 func (o *Options) fill() error {
@@ -197,8 +206,10 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 		return runMemory(opts, out)
 	case OpRestart:
 		return runRestart(ctx, opts, out)
+	case OpBlockReport:
+		return runBlockReport(ctx, opts, out)
 	default:
-		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, all, memory or restart)", ErrUnknownOp, opts.Op)
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, blockReport, all, memory or restart)", ErrUnknownOp, opts.Op)
 	}
 
 	tg, err := openTarget(ctx, &opts)

@@ -21,6 +21,9 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-readPercent R] [-features xattr|acl]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE]
+       hdfs bench [GENERIC OPTIONS] namenode -op blockReport [-reports N]
+                            [-datanodes D] [-blocksPerReport B]
+                            [-blocksPerFile F] [-legacyReport] [-threads T]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -39,7 +42,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
                       listing, mixed (getFileInfo of existing files and
                       creates of new ones, see -readPercent), all (the
-                      seven before mixed), memory (heap per
+                      seven before mixed), blockReport (see below),
+                      memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
   -threads T          client threads, each with its own connection (16)
@@ -55,6 +59,16 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -logLevel L         log level of the in-process NameNode (ERROR)
   -cpuprofile FILE    write a CPU profile of the first timed phase (for
                       restart: the first timed start)
+
+  blockReport is NNThroughputBenchmark's op: D simulated DataNodes (10)
+  register over DatanodeProtocol; files of F blocks (10) are written to them
+  (addBlock, then incremental reports from the targets) until each holds
+  about B replicas (100; replication min(3, D)); then N full block reports
+  (-reports or -files; 10), report i from node i mod D, are timed. It prints
+  the per-report latency, replicas reported per second and, in-process, the
+  longest hold of the namesystem write lock meanwhile. Reports use the
+  blocksBuffers encoding when the NameNode advertises it, or the long list
+  with -legacyReport.
 
   io measures the data path the way Hadoop's TestDFSIO does: N files of S
   bytes (default 4 × 128m) written, then read, by C concurrent clients
@@ -140,7 +154,15 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			opts.Op, ok = value()
 		case "-threads":
 			ok = number(&opts.Threads)
-		case "-files", "-dirs":
+		case "-datanodes":
+			ok = number(&opts.Datanodes)
+		case "-blocksPerReport":
+			ok = number(&opts.BlocksPerReport)
+		case "-blocksPerFile":
+			ok = number(&opts.BlocksPerFile)
+		case "-legacyReport":
+			opts.LegacyReport = true
+		case "-files", "-dirs", "-reports":
 			ok = number(&opts.Files)
 		case "-filesPerDir":
 			ok = number(&opts.FilesPerDir)

@@ -39,8 +39,8 @@ type datanodeRPC struct {
 // many of the storage's replicas swept, under one hold of the namesystem
 // write lock.
 const (
-	reportSlice = 4096
-	sweepSlice  = 16384
+	reportSlice = 1024
+	sweepSlice  = 8192
 )
 
 func registerDatanodeProtocol(nn *NameNode) {
