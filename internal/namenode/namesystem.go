@@ -59,7 +59,12 @@ type namesystem struct {
 		// hosts is the host files' policy in force (admin.go); nil
 		// before the NameNode starts.
 		hosts *hosts.Policy
+		// toFree are blocks freed by applied ops and not yet removed from
+		// bm (freeBlocksLocked); freeing is their number, read without
+		// the lock.
+		toFree []int64
 	}
+	freeing atomic.Int64
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
@@ -96,6 +101,8 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
+	n.mu.toFree = nil
+	n.freeing.Store(0)
 	n.mu.bm = blockmgmt.New(cfg.Blocks, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
 	// The second relation is rebuilt from the first: every block the
 	// namespace knows, without locations until DataNodes report them.
@@ -312,7 +319,21 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 // acknowledged, and the NameNode stops with a non-zero exit) before the
 // panic goes on to the caller, which for an RPC handler is the RPC server's
 // recovery, answering that one call with an error.
+//
+// Blocks freed by ops and left queued (freeBlocksLocked) are then removed,
+// one increment per further hold of the lock, before writeLocked returns.
 func (n *namesystem) writeLocked(f func()) {
+	n.holdWriteLock(f)
+	for n.freeing.Load() > 0 {
+		n.holdWriteLock(func() {
+			if len(n.mu.toFree) > 0 {
+				n.freeSliceLocked()
+			}
+		})
+	}
+}
+
+func (n *namesystem) holdWriteLock(f func()) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	defer n.lockHold.note(time.Now())
