@@ -98,7 +98,7 @@ func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks 
 	var walk func(n *inode)
 	walk = func(n *inode) {
 		if n.isDir() {
-			for _, c := range n.dir.children {
+			for c := range n.dir.children.all() {
 				walk(c)
 			}
 			return
