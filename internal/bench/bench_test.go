@@ -433,3 +433,21 @@ func TestRunBlockReport(t *testing.T) {
 		})
 	}
 }
+
+// TestRunLongOps runs the longOps op small: both phases ran reads and
+// creates, and the delete and the report finished.
+func TestRunLongOps(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Op: OpLongOps, Threads: 2, Files: 50, BlocksPerReport: 30, BlocksPerFile: 10, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, p := range []string{"quiet", "during"} {
+		if !regexp.MustCompile(`(?m)^` + p + `: .* getFileInfo \d+ calls p50 / p99 / p99.9: .* creates \d+ per sec`).MatchString(out.String()) {
+			t.Fatalf("no %s line in\n%s", p, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "recursive delete of 50 files: ") || !strings.Contains(out.String(), "full block report of 30 replicas: ") {
+		t.Fatalf("no background figures in\n%s", out.String())
+	}
+}

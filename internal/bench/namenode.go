@@ -193,6 +193,9 @@ func osUser() string {
 // An op the NameNode cannot serve is reported and skipped; the error is
 // ErrOpUnsupported only when nothing else ran.
 func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
+	if opts.Op == OpLongOps && opts.Files == 0 {
+		opts.Files = DefaultLongOpsFiles
+	}
 	if err := opts.fill(); err != nil {
 		return err
 	}
@@ -208,8 +211,10 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 		return runRestart(ctx, opts, out)
 	case OpBlockReport:
 		return runBlockReport(ctx, opts, out)
+	case OpLongOps:
+		return runLongOps(ctx, opts, out)
 	default:
-		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, blockReport, all, memory or restart)", ErrUnknownOp, opts.Op)
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, blockReport, longOps, all, memory or restart)", ErrUnknownOp, opts.Op)
 	}
 
 	tg, err := openTarget(ctx, &opts)

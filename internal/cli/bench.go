@@ -24,6 +24,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
        hdfs bench [GENERIC OPTIONS] namenode -op blockReport [-reports N]
                             [-datanodes D] [-blocksPerReport B]
                             [-blocksPerFile F] [-legacyReport] [-threads T]
+       hdfs bench [GENERIC OPTIONS] namenode -op longOps [-files N]
+                            [-blocksPerReport B] [-threads T]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -42,7 +44,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
                       listing, mixed (getFileInfo of existing files and
                       creates of new ones, see -readPercent), all (the
-                      seven before mixed), blockReport (see below),
+                      seven before mixed), blockReport and longOps
+                      (see below),
                       memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
@@ -69,6 +72,14 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   longest hold of the namesystem write lock meanwhile. Reports use the
   blocksBuffers encoding when the NameNode advertises it, or the long list
   with -legacyReport.
+
+  longOps measures what long operations do to other clients: T writer
+  threads create files and 4 reader threads call getFileInfo, first while a
+  recursive delete of a directory of N files (-files; 10000) and a full
+  block report of B replicas (-blocksPerReport; 10000) from one simulated
+  DataNode run, then as long again without them. It prints the getFileInfo
+  p50/p99/p99.9 and the creates per second of both phases, how long the
+  delete and the report took and, in-process, the longest write lock hold.
 
   io measures the data path the way Hadoop's TestDFSIO does: N files of S
   bytes (default 4 × 128m) written, then read, by C concurrent clients
