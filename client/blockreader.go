@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
-	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -45,9 +44,9 @@ func (e *badChecksumError) Error() string {
 
 func (e *badChecksumError) Unwrap() error { return e.err }
 
-func openBlockReader(ctx context.Context, d *dnconn.Dialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
+func openBlockReader(ctx context.Context, d *dnDialer, clientName string, lb *hdfs.LocatedBlockProto, node *hdfs.DatanodeInfoProto, off, n int64) (*blockReader, error) {
 	addr := dnAddr(node.GetId())
-	conn, err := d.Dial(ctx, addr)
+	conn, err := d.Dial(ctx, addr, lb.GetB(), lb.GetBlockToken())
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,10 @@ var (
 	ErrClosed = errors.New("client: file system closed")
 	// ErrDataNode: a DataNode refused an op or broke the protocol.
 	ErrDataNode = errors.New("client: datanode error")
+	// ErrAccessToken: a DataNode refused the block access token of an op
+	// (ERROR_ACCESS_TOKEN, or in the SASL handshake); readers and writers
+	// get new tokens from the NameNode and try once more.
+	ErrAccessToken = errors.New("client: block access token refused")
 	// ErrNoReplica: no location of a block could serve it.
 	ErrNoReplica = errors.New("client: could not obtain block")
 	// ErrPipeline: a write pipeline failed and could not be recovered.
@@ -123,6 +127,20 @@ type Options struct {
 	// privacy); the strongest the NameNode also offers is used. Empty
 	// accepts any.
 	RPCProtection string
+	// DataTransferProtection is dfs.data.transfer.protection: the
+	// comma-separated protection levels (authentication, integrity,
+	// privacy) the client accepts for the SASL handshake it makes with
+	// every DataNode (the strongest the DataNode offers is used). Empty:
+	// no handshake, unless EncryptDataTransfer.
+	DataTransferProtection string
+	// DataTransferCipherSuites is dfs.encrypt.data.transfer.cipher.suites:
+	// "AES/CTR/NoPadding" asks a DataNode agreeing on privacy for AES/CTR
+	// streams instead of the SASL layer's RC4.
+	DataTransferCipherSuites string
+	// EncryptDataTransfer makes the handshake with a data encryption key
+	// from the NameNode (getDataEncryptionKey) whenever the NameNode's
+	// server defaults say dfs.encrypt.data.transfer is on.
+	EncryptDataTransfer bool
 	// WritePacketSize is the size of the packets a writer sends (Hadoop's
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
 	// the NameNode's server default (65536 unless changed there).
@@ -137,6 +155,13 @@ type Options struct {
 	ConnectMaxRetries    int
 	ConnectRetryInterval time.Duration
 	OnConnectRetry       func(msg string)
+	// ProxyUser, when set, makes the client act as this user for the one
+	// that authenticated (User, or the Kerberos ticket's principal):
+	// Hadoop's proxy users (doAs; $HADOOP_PROXY_USER for the hdfs
+	// command). The NameNode allows it only as its
+	// hadoop.proxyuser.NAME.{hosts,groups,users} keys say, else every call
+	// fails with "User: NAME is not allowed to impersonate USER".
+	ProxyUser string
 }
 
 // Token is a Hadoop token: a delegation token as `hdfs fetchdt` writes it.
@@ -172,8 +197,11 @@ type FileSystem struct {
 	authorities []string // lower-cased host:port or logical names accepted in URIs
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
-	dialer      *dnconn.Dialer // to DataNodes; nil: TCP only
-	packetSize  int            // Options.WritePacketSize
+	dialer      *dnDialer // to DataNodes
+	// secure: the NameNode is reached with Kerberos or a delegation
+	// token, so DataNodes' RPC servers take block tokens (TOKEN).
+	secure      bool
+	packetSize  int // Options.WritePacketSize
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -185,6 +213,7 @@ type FileSystem struct {
 		sync.Mutex
 		defaults *ServerDefaults // cached getServerDefaults answer
 	}
+	deks  keyCache // the NameNode's data encryption key
 	lease struct {
 		sync.Mutex
 		s leaseState
@@ -242,6 +271,10 @@ func New(opts Options) (*FileSystem, error) {
 		short, _, _ := strings.Cut(id.Owner, "@")
 		opts.User, _, _ = strings.Cut(short, "/")
 	}
+	if opts.ProxyUser != "" {
+		cfg.RealUser = opts.User
+		cfg.User, opts.User = opts.ProxyUser, opts.ProxyUser
+	}
 	c := ipc.NewClient(cfg)
 	f, err := newFileSystem(opts, c)
 	if err != nil {
@@ -280,9 +313,15 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		blockSize:   opts.BlockSize,
 		clientName:  opts.ClientName,
 		renewEvery:  opts.LeaseRenewInterval,
-		dialer:      dnconn.NewDialer(opts.DomainSocketPath, dialTimeout),
+		dialer:      &dnDialer{d: dnconn.NewDialer(opts.DomainSocketPath, dialTimeout)},
 		packetSize:  opts.WritePacketSize,
 	}
+	f.secure = opts.KerberosClient != nil || opts.DelegationToken != nil
+	sc, err := f.newDataTransferSASL(opts)
+	if err != nil {
+		return nil, err
+	}
+	f.dialer.sasl = sc
 	if opts.WritePacketSize < 0 || opts.WritePacketSize > maxWritePacketSize {
 		return nil, fmt.Errorf("client: write packet size %d is not between 0 and %d", opts.WritePacketSize, maxWritePacketSize)
 	}

@@ -72,6 +72,9 @@ func opResponseError(what, addr string, r *hdfs.BlockOpResponseProto) error {
 	if r.GetFirstBadLink() != "" {
 		msg += " (first bad link " + r.GetFirstBadLink() + ")"
 	}
+	if r.GetStatus() == hdfs.Status_ERROR_ACCESS_TOKEN {
+		return fmt.Errorf("%w: %w: %s to %s: %s", ErrDataNode, ErrAccessToken, what, addr, msg)
+	}
 	return fmt.Errorf("%w: %s to %s: %s %s", ErrDataNode, what, addr, r.GetStatus(), msg)
 }
 

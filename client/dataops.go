@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
-	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -123,8 +122,8 @@ func (f *FileSystem) blockChecksum(ctx context.Context, lb *hdfs.LocatedBlockPro
 	return nil, fmt.Errorf("%w: checksum of %s: %s", ErrNoReplica, blockName(lb.GetB()), strings.Join(errs, "; "))
 }
 
-func blockChecksumFrom(ctx context.Context, d *dnconn.Dialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
-	conn, err := d.Dial(ctx, addr)
+func blockChecksumFrom(ctx context.Context, d *dnDialer, lb *hdfs.LocatedBlockProto, addr string) (*hdfs.OpBlockChecksumResponseProto, error) {
+	conn, err := d.Dial(ctx, addr, lb.GetB(), lb.GetBlockToken())
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
-	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -68,16 +67,16 @@ type pipeline struct {
 // openPipeline connects to nodes[0], sends WRITE_BLOCK and reads the
 // response. On a refused setup the error names the bad node (badIndex,
 // -1 when unknown).
-func openPipeline(ctx context.Context, d *dnconn.Dialer, clientName string, lb *hdfs.LocatedBlockProto, nodes []*hdfs.DatanodeInfoProto,
+func openPipeline(ctx context.Context, d *dnDialer, clientName string, lb *hdfs.LocatedBlockProto, nodes []*hdfs.DatanodeInfoProto,
 	stage hdfs.OpWriteBlockProto_BlockConstructionStage, newGS uint64, minBytes, maxBytes int64,
 	csum datatransfer.DataChecksum, free chan []byte, heartbeat time.Duration) (p *pipeline, badIndex int, err error) {
 	if len(nodes) == 0 {
 		return nil, -1, fmt.Errorf("%w: block %s has no locations", ErrPipeline, blockName(lb.GetB()))
 	}
 	addr := dnAddr(nodes[0].GetId())
-	conn, err := d.Dial(ctx, addr)
+	conn, err := d.Dial(ctx, addr, lb.GetB(), lb.GetBlockToken())
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: connect to %s: %v", ErrPipeline, addr, err)
+		return nil, 0, fmt.Errorf("%w: connect to %s: %w", ErrPipeline, addr, err)
 	}
 	stop := watchCtx(ctx, conn)
 	defer stop()

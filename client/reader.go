@@ -155,13 +155,19 @@ func (f *FileSystem) visibleLength(ctx context.Context, lb *hdfs.LocatedBlockPro
 		if id.GetIpcPort() == 0 {
 			continue
 		}
-		c := ipc.NewClient(ipc.ClientConfig{
+		cfg := ipc.ClientConfig{
 			Addresses:   []string{net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetIpcPort())))},
 			User:        f.user,
 			Protocol:    clientDatanodeProtocol,
 			DialTimeout: dialTimeout,
 			MaxRetries:  -1,
-		})
+		}
+		if tok := lb.GetBlockToken(); f.secure && len(tok.GetIdentifier()) > 0 {
+			// A secure DataNode takes the block token as the
+			// connection's credential (and checks it grants READ).
+			cfg.Token, cfg.TokenUser = tok, f.user
+		}
+		c := ipc.NewClient(cfg)
 		resp := &hdfs.GetReplicaVisibleLengthResponseProto{}
 		err := c.Call(ctx, "getReplicaVisibleLength", req, resp)
 		c.Close()
@@ -214,6 +220,11 @@ func (r *Reader) locate(off int64) (*hdfs.LocatedBlockProto, error) {
 // for the locations again and retries, up to blockAcquireFailures times in
 // all, as Hadoop's reader does.
 func (r *Reader) openAt(off, n int64) (*blockReader, *hdfs.LocatedBlockProto, error) {
+	// A refused block token (expired, say) is cured once by asking the
+	// NameNode for the block's locations and tokens again, as Hadoop's
+	// DFSInputStream does.
+	refetch := 1
+rounds:
 	for {
 		var errs []string
 		lb, err := r.locate(off)
@@ -239,6 +250,13 @@ func (r *Reader) openAt(off, n int64) (*blockReader, *hdfs.LocatedBlockProto, er
 			}
 			if r.ctx.Err() != nil {
 				return nil, nil, r.pathErr("read", r.ctx.Err())
+			}
+			if refetch > 0 && r.f.tokenError(err) {
+				refetch--
+				if err := r.fetch(off); err != nil {
+					return nil, nil, err
+				}
+				continue rounds
 			}
 			errs = append(errs, addr+": "+err.Error())
 			r.markDead(addr)

@@ -84,7 +84,7 @@ func (w *Writer) addDatanodeLocked(nodes, failed []*hdfs.DatanodeInfoProto, acke
 // transferBlock has src copy block b to target (TRANSFER_BLOCK).
 func transferBlock(w *Writer, src, target *hdfs.DatanodeInfoProto, b *hdfs.ExtendedBlockProto, tok *common.TokenProto) error {
 	addr := dnAddr(src.GetId())
-	conn, err := w.f.dialer.Dial(w.ctx, addr)
+	conn, err := w.f.dialer.Dial(w.ctx, addr, b, tok)
 	if err != nil {
 		return err
 	}

@@ -570,7 +570,9 @@ func (w *Writer) nextBlockLocked() error {
 		if aerr := w.f.call(w.ctx, "abandonBlock", ab, &hdfs.AbandonBlockResponseProto{}); aerr != nil {
 			return errors.Join(err, aerr)
 		}
-		if bad >= 0 && bad < len(lb.GetLocs()) {
+		// A refused token is no fault of the node: the next addBlock
+		// brings a new one (and a new block).
+		if bad >= 0 && bad < len(lb.GetLocs()) && !w.f.tokenError(err) {
 			w.mu.excluded = append(w.mu.excluded, lb.GetLocs()[bad])
 		}
 	}

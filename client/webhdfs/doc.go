@@ -15,4 +15,11 @@
 //	list, err := fsys.ReadDir(ctx, "/user/alice")
 //	err = fsys.Create(ctx, "/user/alice/f", strings.NewReader("hello"), webhdfs.CreateOptions{})
 //	rc, err := fsys.Open(ctx, "/user/alice/f", 0, -1)
+//
+// With Kerberos (hadoop.security.authentication=kerberos on the cluster),
+// NewKerberos authenticates with SPNEGO from a gokrb5 client (a ticket
+// cache or a keytab) to the NameNode's HTTP principal, fetches a
+// delegation token once and sends it (delegation=) with every later
+// request instead of user.name; GetDelegationToken, RenewDelegationToken
+// and CancelDelegationToken are the token operations.
 package webhdfs

@@ -63,6 +63,7 @@ type FileSystem struct {
 	authority string
 	user      string
 	hc        *http.Client
+	kerberos
 }
 
 // New returns a client of the NameNode named by uri (webhdfs://host[:port],
@@ -126,14 +127,23 @@ func (f *FileSystem) Resolve(name string) (string, error) {
 	return path.Clean(name), nil
 }
 
-// url is the NameNode URL of op on p with the extra parameters q.
-func (f *FileSystem) url(p, op string, q url.Values) string {
+// url is the NameNode URL of op on p with the extra parameters q. With
+// Kerberos it fetches the delegation token the request carries first.
+func (f *FileSystem) url(ctx context.Context, p, op string, q url.Values) (string, error) {
 	if q == nil {
 		q = url.Values{}
 	}
 	q.Set("op", op)
-	q.Set("user.name", f.user)
-	return f.base + wh.URLPath(p) + "?" + q.Encode()
+	if f.krb != nil {
+		tok, err := f.delegation(ctx)
+		if err != nil {
+			return "", err
+		}
+		q.Set("delegation", tok)
+	} else {
+		q.Set("user.name", f.user)
+	}
+	return f.base + wh.URLPath(p) + "?" + q.Encode(), nil
 }
 
 // do sends one request and returns the answer when its status is want;
@@ -165,7 +175,7 @@ func (f *FileSystem) call(ctx context.Context, method, opName, name string, q ur
 	if err != nil {
 		return &fs.PathError{Op: strings.ToLower(opName), Path: name, Err: err}
 	}
-	resp, err := f.do(ctx, method, f.url(p, opName, q), nil, http.StatusOK)
+	resp, err := f.doNameNode(ctx, method, p, opName, q, http.StatusOK)
 	if err != nil {
 		return &fs.PathError{Op: strings.ToLower(opName), Path: name, Err: err}
 	}
@@ -248,7 +258,7 @@ func (f *FileSystem) Rename(ctx context.Context, from, to string) (bool, error) 
 
 // redirect asks the NameNode for the DataNode URL of a data op.
 func (f *FileSystem) redirect(ctx context.Context, method, opName, p string, q url.Values) (string, error) {
-	resp, err := f.do(ctx, method, f.url(p, opName, q), nil, http.StatusTemporaryRedirect)
+	resp, err := f.doNameNode(ctx, method, p, opName, q, http.StatusTemporaryRedirect)
 	if err != nil {
 		return "", err
 	}

@@ -52,12 +52,14 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/balancer/plan"
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 )
 
@@ -108,6 +110,18 @@ type Config struct {
 	// User is the user the calls are made as (a superuser: getBlocks
 	// needs one).
 	User string
+	// Kerberos, when set, authenticates the NameNode connections
+	// (hadoop.security.authentication=kerberos): the logged-in client
+	// (dfs.balancer.keytab.file, or the ticket cache) and the NameNode's
+	// principal; User is then the client's. Protection is
+	// hadoop.rpc.protection.
+	Kerberos   *security.Initiator
+	Protection security.QOP
+	// DataTransfer is the protection of the connections to DataNodes
+	// (dfs.data.transfer.protection, dfs.encrypt.data.transfer): the
+	// SASL handshake is made with the move's block token, or with a data
+	// encryption key made from the NameNode's block keys.
+	DataTransfer sasl.Config
 
 	Policy    Policy
 	Threshold float64 // -threshold, percent (default 10)
@@ -335,8 +349,10 @@ func (b *balancer) refreshKeys(ctx context.Context) error {
 func connect(ctx context.Context, cfg Config) (*balancer, error) {
 	b := &balancer{cfg: cfg, dialer: dnconn.NewDialer("", dialTimeout)}
 	b.mu.moved = map[int64]time.Time{}
-	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger})
-	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger})
+	b.client = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: clientProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
+	b.nnp = ipc.NewClient(ipc.ClientConfig{Addresses: cfg.NameNodes, User: cfg.User, Protocol: namenodeProtocol, Logger: cfg.Logger,
+		Kerberos: cfg.Kerberos, Protection: cfg.Protection})
 	var v hdfs.VersionResponseProto
 	if err := b.nnp.Call(ctx, "versionRequest", &hdfs.VersionRequestProto{}, &v); err != nil {
 		b.close()
@@ -347,7 +363,20 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	fs, err := client.New(client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User})
+	opts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	if cfg.Kerberos != nil {
+		opts.KerberosClient, opts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
+		opts.RPCProtection = cfg.Protection.String()
+	}
+	// /system/balancer.id is written through DataNodes like any file:
+	// with their streaming port's protection.
+	if dt := cfg.DataTransfer; dt.Protection != 0 {
+		opts.DataTransferProtection = dt.Protection.String()
+		if dt.AES {
+			opts.DataTransferCipherSuites = "AES/CTR/NoPadding"
+		}
+	}
+	fs, err := client.New(opts)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -826,18 +855,23 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 		ctx, c2 = context.WithTimeout(ctx, d.b.cfg.MoveTimeout)
 		defer c2()
 	}
-	conn, err := d.b.dialer.Dial(ctx, d.addr(m.Target))
+	tok := d.b.moveToken(int64(m.Block.ID))
+	raw, err := d.b.dialer.Dial(ctx, d.addr(m.Target))
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer raw.Close()
+	conn, err := d.b.saslClient().Wrap(ctx, raw, d.b.pool, tok)
+	if err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	req := &hdfs.OpReplaceBlockProto{
 		Header: &hdfs.BaseHeaderProto{
 			Block: &hdfs.ExtendedBlockProto{PoolId: proto.String(d.b.pool), BlockId: proto.Uint64(uint64(m.Block.ID)),
 				GenerationStamp: proto.Uint64(uint64(m.Block.GenStamp)), NumBytes: proto.Uint64(uint64(m.Block.Size))},
-			Token: d.b.moveToken(int64(m.Block.ID)),
+			Token: tok,
 		},
 		DelHint:     proto.String(src),
 		Source:      proxy.info,
@@ -871,6 +905,25 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 
 // moveToken is the token of a move: REPLACE and COPY for the block, or the
 // empty token when block access tokens are off.
+// saslClient is the connecting side of the data transfer SASL handshake
+// (nil when data transfer is not protected).
+func (b *balancer) saslClient() *sasl.Client {
+	c := b.cfg.DataTransfer
+	if !c.Enabled() {
+		return nil
+	}
+	var key sasl.KeySource
+	if c.Encrypt {
+		key = func(_ context.Context, pool string) (*hdfs.DataEncryptionKeyProto, error) {
+			if k := b.tokens.DataEncryptionKey(pool, c.Algorithm, time.Now()); k != nil {
+				return k, nil
+			}
+			return nil, errors.New("balancer: no block keys from the NameNode to make a data encryption key with")
+		}
+	}
+	return sasl.NewClient(c, key)
+}
+
 func (b *balancer) moveToken(blockID int64) *common.TokenProto {
 	if t := b.tokens.Generate(b.cfg.User, b.pool, blockID, blocktoken.Replace|blocktoken.Copy, time.Now()); t != nil {
 		return t

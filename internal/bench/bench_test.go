@@ -131,6 +131,7 @@ func TestRunNameNodeOps(t *testing.T) {
 		{OpRename, false},
 		{OpListing, false},
 		{OpMixed, false},
+		{OpStockCreate, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/shared=%v", tc.op, tc.shared), func(t *testing.T) {
@@ -157,10 +158,33 @@ func TestRunNameNodeOps(t *testing.T) {
 					t.Fatalf("mixed: %d reads + %d creates, want 25 with both\n%s", r, w, out.String())
 				}
 			}
-			if tc.op == OpCreate {
+			if tc.op == OpCreate || tc.op == OpStockCreate {
 				stat(t, out.String(), tc.op, "Edit-log fsyncs per sec (flushes during the run)")
 			}
+			stat(t, out.String(), tc.op, "CPU (user+sys), this process")
 		})
+	}
+}
+
+// TestRunNameNodeReadersAndCPUPid runs getFileInfo readers beside creates
+// and reports the CPU of a process given by pid (this one).
+func TestRunNameNodeReadersAndCPUPid(t *testing.T) {
+	var out bytes.Buffer
+	pid := os.Getpid()
+	opts := Options{Op: OpCreate, Threads: 3, Files: 60, Readers: 2, CPUPid: pid, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	m := regexp.MustCompile(`Readers \(getFileInfo\) beside the writers: 2 threads, (\d+) ops, [0-9.]+ per sec, p50 / p99 / p99.9: [0-9.]+ / [0-9.]+ / [0-9.]+ ms`).FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no readers line\n%s", report)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 1 {
+		t.Fatalf("readers made %d calls\n%s", n, report)
+	}
+	if !regexp.MustCompile(fmt.Sprintf(`CPU \(user\+sys\), process %d: [0-9.]+ s, [0-9.]+ µs per op`, pid)).MatchString(report) {
+		t.Fatalf("no CPU line for process %d\n%s", pid, report)
 	}
 }
 
@@ -287,6 +311,30 @@ func TestMemory(t *testing.T) {
 	}
 }
 
+// TestMemoryLayouts builds one-block files whose replicas three simulated
+// DataNodes report (the op checks every block has them), and empty
+// directories.
+func TestMemoryLayouts(t *testing.T) {
+	var out bytes.Buffer
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 2000, FilesPerDir: 100, Layout: "blocks"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := stat(t, out.String(), OpMemory, "# blocks"); got != "2000" {
+		t.Fatalf("# blocks %s\n%s", got, out.String())
+	}
+	out.Reset()
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 2000, FilesPerDir: 100, Layout: "dirs"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	// 2,000 leaves, 20 parents, the base dir, /nnThroughputBenchmark and /.
+	if got := stat(t, out.String(), OpMemory, "# directories"); got != "2023" {
+		t.Fatalf("# directories %s\n%s", got, out.String())
+	}
+	if err := RunNameNode(context.Background(), Options{Op: OpMemory, Files: 10, Layout: "tables"}, &out); !errors.Is(err, ErrBadOptions) {
+		t.Fatalf("layout tables: err %v", err)
+	}
+}
+
 func TestRestart(t *testing.T) {
 	var out bytes.Buffer
 	opts := Options{Op: OpRestart, Files: 300, FilesPerDir: 50, Threads: 4, TempDir: t.TempDir()}
@@ -403,6 +451,28 @@ func BenchmarkLoopbackTCP(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRestartOffline writes the name dir directly: 300 files in the image
+// and about 100 ops after it (the segment's start and end records, one
+// OP_MKDIR and 49 files of OP_ADD and OP_CLOSE: 101); the restarts must
+// find all 349 files, which timeRestart checks through getContentSummary.
+func TestRestartOffline(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Op: OpRestart, Offline: true, Files: 300, Edits: 100, FilesPerDir: 50, Threads: 2, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []string{"nrFiles = 300 (in the image) + 49 (in the edits)", "101 edits after it",
+		"restart stats (image + edits)", "restart stats (image only)", "saveNamespace Time:"} {
+		if !strings.Contains(report, want) {
+			t.Fatalf("no %q in\n%s", want, report)
+		}
+	}
+	if n := strings.Count(report, "(349 files)"); n != 2 {
+		t.Fatalf("%d restarts found the 349 files, want 2\n%s", n, report)
 	}
 }
 

@@ -33,6 +33,17 @@
 //	fileStatus  getFileInfo of each file
 //	rename      rename(f, f+".r")
 //	listing     getListing of the leaf directories, round robin
+//	stockCreate the stock Go client's (github.com/colinmarc/hdfs) Create
+//	            and Close of an empty file, one client per thread:
+//	            getFileInfo, create, complete (two logged ops)
+//
+// Beside every op it prints the user+sys CPU time this process spent in
+// the timed phase per operation, and, with CPUPid, that of another process
+// (a NameNode started apart and reached with -fs), read from
+// /proc/PID/stat, so that client and server CPU are counted apart. With
+// Readers, ops that write run that many more threads calling getFileInfo
+// on 256 prepared files while the writers run, and print their rate and
+// percentiles: what a reader waits while writers create.
 //
 // Files are laid out FilesPerDir to a directory, directories at most
 // FilesPerDir to a directory:

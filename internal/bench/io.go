@@ -43,7 +43,13 @@ type IOOptions struct {
 	// external cluster; the in-process one always uses domain sockets when
 	// its directory allows.
 	DomainSocketPath string
-	Logger           *slog.Logger
+	// Protection is the data transfer protection of the in-process
+	// cluster and its client (see protections: "none", "authentication",
+	// "integrity", "privacy", "privacy+aes", "encrypt"); "" is the plain
+	// cluster, with domain sockets. Any other value than "" turns block
+	// tokens on and domain sockets off (a handshake is made on TCP only).
+	Protection string
+	Logger     *slog.Logger
 }
 
 const ioDir = "/benchmarks/TestDFSIO/io_data"
@@ -55,8 +61,22 @@ type fileResult struct {
 
 // RunIO runs the I/O benchmark and prints TestDFSIO-style results.
 func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
+	_, err := runIO(ctx, o, out)
+	return err
+}
+
+// phaseSummary is one phase's totals.
+type phaseSummary struct {
+	phase string
+	bytes int64
+	sumT  time.Duration // Σ per-file time
+	cpu   time.Duration // this process
+}
+
+func runIO(ctx context.Context, o IOOptions, out io.Writer) ([]phaseSummary, error) {
+	var sums []phaseSummary
 	if o.Files <= 0 || o.Size <= 0 || o.Concurrency <= 0 || o.Replication <= 0 || o.BlockSize <= 0 {
-		return fmt.Errorf("%w: -nrFiles, -size, -concurrency, -replication and -blockSize must be positive", ErrBadOptions)
+		return nil, fmt.Errorf("%w: -nrFiles, -size, -concurrency, -replication and -blockSize must be positive", ErrBadOptions)
 	}
 	if !o.Write && !o.Read {
 		o.Write, o.Read = true, true
@@ -69,29 +89,44 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 	if len(addrs) == 0 {
 		dir, err := os.MkdirTemp(o.TempDir, "hdfsgo-bench-io-")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer os.RemoveAll(dir)
 		n := o.DataNodes
 		if n <= 0 {
 			n = 3
 		}
-		c, err := minicluster.Start(ctx, minicluster.Options{Dir: dir, DataNodes: n, Logger: o.Logger, DomainSockets: true})
+		mo := minicluster.Options{Dir: dir, DataNodes: n, Logger: o.Logger, DomainSockets: o.Protection == ""}
+		if o.Protection != "" {
+			p, ok := protections[o.Protection]
+			if !ok {
+				return nil, fmt.Errorf("%w: unknown protection %q", ErrBadOptions, o.Protection)
+			}
+			mo.Conf = p.keys
+		}
+		c, err := minicluster.Start(ctx, mo)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer c.Close()
 		addrs = []string{c.NameNodeAddr()}
 		where = fmt.Sprintf("in-process minicluster, %d DataNodes, in %s", n, dir)
-		o.DomainSocketPath = c.DomainSocketPath()
+		if o.Protection == "" {
+			o.DomainSocketPath = c.DomainSocketPath()
+		}
 		o.User = "" // the process owner: the superuser of its own cluster
 	}
 	if o.DomainSocketPath != "" {
 		where += ", node-local data traffic over domain sockets"
 	}
-	fsys, err := client.New(client.Options{Addresses: addrs, User: o.User, DomainSocketPath: o.DomainSocketPath})
+	copts := client.Options{Addresses: addrs, User: o.User, DomainSocketPath: o.DomainSocketPath}
+	if p, ok := protections[o.Protection]; ok {
+		p.client(&copts)
+		where += ", data transfer protection " + o.Protection
+	}
+	fsys, err := client.New(copts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer fsys.Close()
 	fmt.Fprintf(out, "hdfs bench io: %s\n", where)
@@ -107,7 +142,7 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 	if o.Write {
 		fsys.RemoveAll(ctx, ioDir)
 		if err := fsys.MkdirAll(ctx, ioDir, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		res, wall, cpu, err := runPhase(ctx, o, func(ctx context.Context, name string) (int64, error) {
 			w, err := fsys.CreateFile(ctx, name, client.CreateOptions{Replication: uint16(o.Replication), BlockSize: o.BlockSize, Perm: 0o644, Overwrite: true})
@@ -126,14 +161,14 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 			return n, w.Close()
 		})
 		if err != nil {
-			return fmt.Errorf("write phase: %w", err)
+			return nil, fmt.Errorf("write phase: %w", err)
 		}
-		report(out, "write", o, res, wall, cpu)
+		sums = append(sums, report(out, "write", o, res, wall, cpu))
 	}
 	if o.Read {
 		if o.DropCaches {
 			if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err != nil {
-				return fmt.Errorf("-dropcaches: %w (needs root)", err)
+				return nil, fmt.Errorf("-dropcaches: %w (needs root)", err)
 			}
 		}
 		res, wall, cpu, err := runPhase(ctx, o, func(ctx context.Context, name string) (int64, error) {
@@ -145,11 +180,11 @@ func RunIO(ctx context.Context, o IOOptions, out io.Writer) error {
 			return rd.WriteTo(io.Discard)
 		})
 		if err != nil {
-			return fmt.Errorf("read phase: %w", err)
+			return nil, fmt.Errorf("read phase: %w", err)
 		}
-		report(out, "read", o, res, wall, cpu)
+		sums = append(sums, report(out, "read", o, res, wall, cpu))
 	}
-	return nil
+	return sums, nil
 }
 
 type cpuTimes struct{ self, other time.Duration }
@@ -212,7 +247,7 @@ func runPhase(ctx context.Context, o IOOptions, one func(ctx context.Context, na
 	return res, wall, cpuTimes{self: c1.self - c0.self, other: c1.other - c0.other}, firstErr
 }
 
-func report(out io.Writer, phase string, o IOOptions, res []fileResult, wall time.Duration, cpu cpuTimes) {
+func report(out io.Writer, phase string, o IOOptions, res []fileResult, wall time.Duration, cpu cpuTimes) phaseSummary {
 	var total int64
 	var sumT time.Duration
 	var rates []float64
@@ -244,4 +279,5 @@ func report(out io.Writer, phase string, o IOOptions, res []fileResult, wall tim
 		fmt.Fprintf(out, "   CPU seconds per GiB, process %d: %.3f\n", o.CPUPid, cpu.other.Seconds()/gib)
 	}
 	fmt.Fprintln(out)
+	return phaseSummary{phase: phase, bytes: total, sumT: sumT, cpu: cpu.self}
 }

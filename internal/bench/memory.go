@@ -3,11 +3,14 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 )
 
@@ -71,35 +74,186 @@ func buildTree(user string, gen names, now int64, features string) (*namespace.T
 	return tr, nil
 }
 
-// runMemory reports the heap a namespace of opts.Files empty files holds.
+// memoryLayouts are the values of Options.Layout the memory op takes.
+var memoryLayouts = map[string]bool{"": true, "files": true, "blocks": true, "dirs": true}
+
+// memDatanodes are the simulated DataNodes of the blocks layout: each
+// registers one storage with the block manager and sends one full block
+// report holding every block.
+func memDatanodes(n int) []blockmgmt.DatanodeID {
+	ids := make([]blockmgmt.DatanodeID, n)
+	for i := range ids {
+		ids[i] = blockmgmt.DatanodeID{UUID: fmt.Sprintf("memory-dn-%d", i), IPAddr: "127.0.0.1",
+			Hostname: "localhost", XferPort: 9866 + i, InfoPort: 9864, IPCPort: 9867}
+	}
+	return ids
+}
+
+// addBlocks gives every file of the tree one block (OP_ADD_BLOCK, then the
+// OP_CLOSE naming it, as the NameNode logs a one-block file) and returns
+// the block manager holding those blocks with repl replicas each, reported
+// by repl simulated DataNodes through full block reports.
+func addBlocks(tr *namespace.Tree, gen names, user string, repl int, now time.Time) (*blockmgmt.Manager, error) {
+	bm := blockmgmt.New(blockmgmt.DefaultConfig(), rand.New(rand.NewPCG(1, 2)))
+	report := make([]blockmgmt.ReportedReplica, 0, gen.n)
+	for i := 0; i < gen.n; i++ {
+		p := gen.path(i)
+		b := op.Block{ID: namespace.FirstBlockID + 1 + int64(i), NumBytes: 1 << 20, GenStamp: namespace.FirstGenStamp + 1}
+		if err := tr.Apply(&op.Add{InodeID: tr.NextInodeID(), Path: p, Replication: uint16(repl), Mtime: now.UnixMilli(), Atime: now.UnixMilli(),
+			BlockSize: blockSize, Perm: op.Perm{User: user, Group: "supergroup", Mode: 0o644}, ClientName: "memory-client-0", ClientMachine: "127.0.0.1"}); err != nil {
+			return nil, err
+		}
+		if err := tr.Apply(&op.AddBlock{Path: p, Last: b}); err != nil {
+			return nil, err
+		}
+		if err := tr.Apply(&op.Close{Path: p, Mtime: now.UnixMilli(), Atime: now.UnixMilli(), Blocks: []op.Block{b}}); err != nil {
+			return nil, err
+		}
+		report = append(report, blockmgmt.ReportedReplica{Block: blockmgmt.Block(b), State: blockmgmt.Finalized})
+	}
+	// The block map is rebuilt from the namespace as a starting NameNode
+	// rebuilds it from its image.
+	var err error
+	tr.EachFileWithBlocks(func(id uint64, r uint16, blocks []op.Block, uc bool) {
+		for _, b := range blocks {
+			if e := bm.AddBlock(int64(id), blockmgmt.Block(b), int(r), blockmgmt.Complete, nil); e != nil && err == nil {
+				err = e
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	bm.SetMaxGenStamp(tr.GenStamp())
+	bm.Activate(now)
+	for _, id := range memDatanodes(repl) {
+		st := blockmgmt.StorageReport{StorageID: "DS-" + id.UUID, Capacity: 1 << 50, Remaining: 1 << 50}
+		if err := bm.RegisterDatanode(id, now, st); err != nil {
+			return nil, err
+		}
+		res, err := bm.ProcessFullBlockReport(id.UUID, st.StorageID, report, now)
+		if err != nil {
+			return nil, err
+		}
+		if res.Removed != 0 {
+			return nil, fmt.Errorf("%w: a full report of %s dropped %d replicas", ErrCheck, id.UUID, res.Removed)
+		}
+	}
+	if n := bm.NumBlocks(); n != gen.n {
+		return nil, fmt.Errorf("%w: the block map holds %d blocks, want %d", ErrCheck, n, gen.n)
+	}
+	if info, ok := bm.BlockInfo(namespace.FirstBlockID + 1); !ok || info.Live != repl {
+		return nil, fmt.Errorf("%w: the first block has %d live replicas, want %d", ErrCheck, info.Live, repl)
+	}
+	return bm, nil
+}
+
+// buildDirs makes n empty directories under base, perDir in each parent.
+func buildDirs(user string, gen names, now int64) (*namespace.Tree, error) {
+	tr := namespace.New(namespace.DefaultConfig(user))
+	mkdirs := mkdirsFunc(tr, user, now)
+	for i := 0; i < gen.n; i++ {
+		if err := mkdirs(gen.path(i)); err != nil {
+			return nil, err
+		}
+	}
+	return tr, nil
+}
+
+// runMemory reports the heap a namespace of opts.Files files (or
+// directories) holds.
 func runMemory(opts Options, out io.Writer) error {
 	gen := newNames(BaseDir+"/"+OpMemory, "ThroughputBench", opts.Files, opts.FilesPerDir)
-	before := heapInUse()
-	start := time.Now()
 	switch opts.Features {
 	case "", "xattr", "acl":
 	default:
 		return fmt.Errorf("bench: memory: -features %q: want xattr or acl", opts.Features)
 	}
-	tr, err := buildTree(opts.User, gen, start.UnixMilli(), opts.Features)
+	if !memoryLayouts[opts.Layout] {
+		return fmt.Errorf("%w: memory: -layout %q: want files, blocks or dirs", ErrBadOptions, opts.Layout)
+	}
+	repl := opts.Replication
+	if repl == 0 {
+		repl = DefaultReplication
+	}
+	before := heapInUse()
+	start := time.Now()
+	var (
+		tr  *namespace.Tree
+		bm  *blockmgmt.Manager
+		err error
+	)
+	switch opts.Layout {
+	case "dirs":
+		tr, err = buildDirs(opts.User, gen, start.UnixMilli())
+	case "blocks":
+		tr = namespace.New(namespace.DefaultConfig(opts.User))
+		mkdirs := mkdirsFunc(tr, opts.User, start.UnixMilli())
+		for d := 0; d < gen.numDirs() && err == nil; d++ {
+			err = mkdirs(gen.dir(d))
+		}
+		if err == nil {
+			bm, err = addBlocks(tr, gen, opts.User, repl, start)
+		}
+	default:
+		tr, err = buildTree(opts.User, gen, start.UnixMilli(), opts.Features)
+	}
 	if err != nil {
 		return fmt.Errorf("bench: memory: %w", err)
 	}
 	build := time.Since(start)
 	after := heapInUse()
+	if opts.MemProfile != nil {
+		if err := pprof.WriteHeapProfile(opts.MemProfile); err != nil {
+			return fmt.Errorf("bench: memory: heap profile: %w", err)
+		}
+	}
 	files, dirs := tr.NumFiles(), tr.NumDirs()
 	runtime.KeepAlive(tr)
+	runtime.KeepAlive(bm)
 	used := float64(after) - float64(before)
 
 	fmt.Fprintf(out, "\n--- %s inputs ---\nnrFiles = %d\nnrFilesPerDir = %d\n", OpMemory, opts.Files, opts.FilesPerDir)
+	switch opts.Layout {
+	case "blocks":
+		fmt.Fprintf(out, "layout = blocks (one block per file, %d replicas reported by %d DataNodes)\n", repl, repl)
+	case "dirs":
+		fmt.Fprintf(out, "layout = dirs (empty directories)\n")
+	}
 	if opts.Features != "" {
 		fmt.Fprintf(out, "features = %s (inodes with features: %d, distinct ACLs: %d)\n", opts.Features, tr.NumWithFeatures(), tr.NumACLs())
 	}
 	fmt.Fprintf(out, "--- %s stats ---\n", OpMemory)
 	fmt.Fprintf(out, "# files: %d\n# directories: %d\n", files, dirs)
+	if bm != nil {
+		fmt.Fprintf(out, "# blocks: %d\n", bm.NumBlocks())
+	}
 	fmt.Fprintf(out, "Build Time: %d ms (ops applied to the namespace, no RPC, no log)\n", build.Milliseconds())
 	fmt.Fprintf(out, "Heap in use by the namespace: %.1f MB\n", used/1e6)
-	fmt.Fprintf(out, "Bytes per file: %.1f (heap / files, directories included)\n", used/float64(files))
+	if opts.Layout == "dirs" {
+		fmt.Fprintf(out, "Bytes per directory: %.1f (heap / directories)\n", used/float64(dirs))
+	} else {
+		fmt.Fprintf(out, "Bytes per file: %.1f (heap / files, directories included)\n", used/float64(files))
+	}
 	fmt.Fprintf(out, "Bytes per inode: %.1f\n", used/float64(files+dirs))
 	return nil
+}
+
+// mkdirsFunc returns a function that applies the OP_MKDIRs creating a
+// directory and its missing parents, remembering what it made.
+func mkdirsFunc(tr *namespace.Tree, user string, now int64) func(p string) error {
+	dperm := op.Perm{User: user, Group: "supergroup", Mode: 0o755}
+	made := map[string]bool{"/": true}
+	var mkdirs func(p string) error
+	mkdirs = func(p string) error {
+		if made[p] {
+			return nil
+		}
+		if err := mkdirs(path.Dir(p)); err != nil {
+			return err
+		}
+		made[p] = true
+		return tr.Apply(&op.Mkdir{InodeID: tr.NextInodeID(), Path: p, Mtime: now, Perm: dperm})
+	}
+	return mkdirs
 }

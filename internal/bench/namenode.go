@@ -69,6 +69,11 @@ const (
 	OpRestart = "restart"
 )
 
+// OpStockCreate is the stock Go client's (github.com/colinmarc/hdfs)
+// create-and-close loop: Client.Create (getFileInfo, create) then
+// FileWriter.Close (complete) of an empty file; two logged ops a file.
+const OpStockCreate = "stockCreate"
+
 // allOps is what OpAll runs, in Hadoop's order (listing is ours).
 var allOps = []string{OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing}
 
@@ -80,7 +85,13 @@ const (
 	DefaultThreads     = 16
 	DefaultFiles       = 10
 	DefaultFilesPerDir = 4
+	// DefaultReplication is the replica count of the memory op's blocks
+	// layout.
+	DefaultReplication = 3
 	DefaultDirsPerDir  = 2
+	// DefaultEdits is how many ops the offline restart op logs after its
+	// image.
+	DefaultEdits = 1000
 	// DefaultReadPercent is the share of reads in OpMixed.
 	DefaultReadPercent = 90
 	// blockSize is what the benchmark's files ask for; files have no blocks.
@@ -114,6 +125,24 @@ type Options struct {
 	// "" (nothing), "xattr" (one user. attribute of 8 bytes) or "acl" (the
 	// same ACL with a named user on every file, which the files share).
 	Features string
+	// Layout is what the memory op builds: "" or "files" (empty files),
+	// "blocks" (files of one block each, its replicas reported by
+	// Replication simulated DataNodes through the block manager) or "dirs"
+	// (empty directories, FilesPerDir in each parent).
+	Layout string
+	// Replication is the replica count of the memory op's blocks layout
+	// (DefaultReplication when 0).
+	Replication int
+	// MemProfile, when set, receives the memory op's heap profile, taken
+	// after the build and a full collection.
+	MemProfile io.Writer
+	// Offline makes the restart op write the NameNode's directory
+	// directly (an image of Files files and a segment of Edits ops after
+	// it) instead of filling a NameNode over RPC; see runRestartOffline.
+	Offline bool
+	// Edits is the number of ops the offline restart op logs after the
+	// image (DefaultEdits when 0).
+	Edits int
 	// SharedConnection makes every thread call through one ipc.Client (one
 	// TCP connection, calls multiplexed); by default each thread has its
 	// own client and connection, like separate client processes.
@@ -137,6 +166,16 @@ type Options struct {
 	Logger *slog.Logger
 	// CPUProfile, when set, receives a CPU profile of the timed phases.
 	CPUProfile io.Writer
+	// CPUPid, when positive, is another process (a separate NameNode)
+	// whose user+sys CPU time over each timed phase is reported beside
+	// this process's, in total and per operation.
+	CPUPid int
+	// Readers, for the ops that write (create, mkdirs, delete, rename,
+	// stockCreate), is a number of extra threads, each with its own
+	// connection, that call getFileInfo on files prepared beforehand for
+	// as long as the writers run; their rate and latency percentiles are
+	// printed beside the writers'.
+	Readers int
 
 	// The blockReport op (OpBlockReport): Files is the number of reports,
 	// Datanodes the simulated DataNodes (DefaultDatanodes when 0),
@@ -161,14 +200,17 @@ func (o *Options) fill() error {
 	if o.DirsPerDir == 0 {
 		o.DirsPerDir = DefaultDirsPerDir
 	}
+	if o.Edits == 0 {
+		o.Edits = DefaultEdits
+	}
 	if o.ReadPercent < 0 {
 		o.ReadPercent = DefaultReadPercent
 	}
 	if o.ReadPercent > 100 {
 		return fmt.Errorf("%w: -readPercent must be between 0 and 100", ErrBadOptions)
 	}
-	if o.Threads < 1 || o.Files < 1 || o.FilesPerDir < 1 || o.DirsPerDir < 1 {
-		return fmt.Errorf("%w: -threads, -files, -filesPerDir and -dirsPerDir must be positive", ErrBadOptions)
+	if o.Threads < 1 || o.Files < 1 || o.FilesPerDir < 1 || o.DirsPerDir < 1 || o.Readers < 0 {
+		return fmt.Errorf("%w: -threads, -files, -filesPerDir and -dirsPerDir must be positive, -readers not negative", ErrBadOptions)
 	}
 	if o.User == "" {
 		o.User = osUser()
@@ -203,18 +245,21 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 	switch opts.Op {
 	case OpAll:
 		ops = allOps
-	case OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing, OpMixed:
+	case OpCreate, OpMkdirs, OpOpen, OpDelete, OpFileStatus, OpRename, OpListing, OpMixed, OpStockCreate:
 		ops = []string{opts.Op}
 	case OpMemory:
 		return runMemory(opts, out)
 	case OpRestart:
+		if opts.Offline {
+			return runRestartOffline(ctx, opts, out)
+		}
 		return runRestart(ctx, opts, out)
 	case OpBlockReport:
 		return runBlockReport(ctx, opts, out)
 	case OpLongOps:
 		return runLongOps(ctx, opts, out)
 	default:
-		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, blockReport, longOps, all, memory or restart)", ErrUnknownOp, opts.Op)
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, stockCreate, blockReport, longOps, all, memory or restart)", ErrUnknownOp, opts.Op)
 	}
 
 	tg, err := openTarget(ctx, &opts)
@@ -286,6 +331,14 @@ func openTarget(ctx context.Context, opts *Options) (*target, error) {
 
 // startLocal formats a temporary directory and starts a NameNode on it.
 func (tg *target) startLocal(ctx context.Context) error {
+	if err := tg.formatLocal(ctx); err != nil {
+		return err
+	}
+	return tg.start(ctx)
+}
+
+// formatLocal makes and formats the directory of an in-process NameNode.
+func (tg *target) formatLocal(ctx context.Context) error {
 	dir, err := os.MkdirTemp(tg.opts.TempDir, "hdfsgo-bench-")
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -312,10 +365,7 @@ func (tg *target) startLocal(ctx context.Context) error {
 	}
 	tg.cfg = cfg
 	tg.deps = namenode.Deps{Logger: tg.opts.Logger}
-	if err := namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true}); err != nil {
-		return err
-	}
-	return tg.start(ctx)
+	return namenode.Format(ctx, cfg, tg.deps, namenode.FormatOptions{Force: true})
 }
 
 // start starts the in-process NameNode on its (formatted) directory.
@@ -505,11 +555,31 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 		call = r.listing
 	case OpMixed:
 		call = r.mixed
+	case OpStockCreate:
+		sc, err := r.stockClients()
+		if err != nil {
+			return err
+		}
+		defer sc.close()
+		call = sc.createClose
+		if r.tg.nn != nil {
+			fs, err := fsyncRate(r.tg.dir, time.Second)
+			if err != nil {
+				return err
+			}
+			extra = append(extra, fmt.Sprintf("Raw fsyncs/s in the name dir (200 B append + fdatasync, measured just before): %.0f", fs))
+		}
 	}
 	if err := r.clean(ctx); err != nil {
 		return err
 	}
-	if r.name != OpCreate && r.name != OpMkdirs {
+	if r.name == OpStockCreate {
+		// The stock client's Create does not make parents.
+		if err := r.prepareDirs(ctx); err != nil {
+			return err
+		}
+	}
+	if r.name != OpCreate && r.name != OpMkdirs && r.name != OpStockCreate {
 		if r.name == OpMixed {
 			// Reads go to the prepared files, writes create others.
 			r.news = make([]string, len(r.paths))
@@ -527,9 +597,25 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 			return fmt.Errorf("bench: cpu profile: %w", err)
 		}
 	}
+	var rd *readers
+	if o.Readers > 0 && writes(r.name) {
+		var err error
+		if rd, err = r.startReaders(ctx); err != nil {
+			return err
+		}
+	}
 	flushesBefore := r.tg.flushes()
+	cpu0 := cpuNow(o.CPUPid)
 	st, err := r.tg.timed(ctx, o.Files, call)
+	cpu1 := cpuNow(o.CPUPid)
 	flushes := r.tg.flushes() - flushesBefore
+	var rst readStats
+	if rd != nil {
+		var rerr error
+		if rst, rerr = rd.stop(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	if o.CPUProfile != nil {
 		pprof.StopCPUProfile()
 		o.CPUProfile = nil // one profile per run
@@ -577,10 +663,35 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "Edit-log fsyncs per sec (flushes during the run): %.1f (%.1f ops per flush)\n",
 			float64(flushes)/st.elapsed.Seconds(), float64(st.ops)/float64(flushes))
 	}
+	if r.name == OpStockCreate {
+		fmt.Fprintln(out, "(each operation is one file: getFileInfo, create and complete, two of them logged)")
+	}
+	if st.ops > 0 {
+		self := cpu1.self - cpu0.self
+		fmt.Fprintf(out, "CPU (user+sys), this process: %.2f s, %.1f µs per op\n", self.Seconds(), float64(self.Microseconds())/float64(st.ops))
+		if o.CPUPid > 0 {
+			other := cpu1.other - cpu0.other
+			fmt.Fprintf(out, "CPU (user+sys), process %d: %.2f s, %.1f µs per op\n", o.CPUPid, other.Seconds(), float64(other.Microseconds())/float64(st.ops))
+		}
+	}
+	if rd != nil {
+		p50, p99, p999 := rst.percentiles()
+		fmt.Fprintf(out, "Readers (getFileInfo) beside the writers: %d threads, %d ops, %.1f per sec, p50 / p99 / p99.9: %s / %s / %s ms\n",
+			o.Readers, len(rst.lat), float64(len(rst.lat))/rst.elapsed.Seconds(), ms(p50), ms(p99), ms(p999))
+	}
 	for _, e := range extra {
 		fmt.Fprintln(out, e)
 	}
 	return nil
+}
+
+// writes reports whether op name logs edits (the ops -readers runs beside).
+func writes(name string) bool {
+	switch name {
+	case OpCreate, OpMkdirs, OpDelete, OpRename, OpStockCreate:
+		return true
+	}
+	return false
 }
 
 // flushes is the in-process NameNode's count of edit-log flushes (0 for an
@@ -711,17 +822,26 @@ func (r *opRun) create(ctx context.Context, c *ipc.Client, th, i int) error {
 }
 
 func (r *opRun) mkdirs(ctx context.Context, c *ipc.Client, th, i int) error {
+	return mkdir(ctx, c, r.paths[i])
+}
+
+// mkdir makes src and its missing parents.
+func mkdir(ctx context.Context, c *ipc.Client, src string) error {
 	var resp hdfs.MkdirsResponseProto
 	return c.Call(ctx, "mkdirs", &hdfs.MkdirsRequestProto{
-		Src:          proto.String(r.paths[i]),
+		Src:          proto.String(src),
 		Masked:       &hdfs.FsPermissionProto{Perm: proto.Uint32(0o755)},
 		CreateParent: proto.Bool(true),
 	}, &resp)
 }
 
 func (r *opRun) fileStatus(ctx context.Context, c *ipc.Client, th, i int) error {
+	return statFile(ctx, c, r.paths[i])
+}
+
+// statFile is getFileInfo of src, which must exist.
+func statFile(ctx context.Context, c *ipc.Client, src string) error {
 	var resp hdfs.GetFileInfoResponseProto
-	src := r.paths[i]
 	if err := c.Call(ctx, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(src)}, &resp); err != nil {
 		return err
 	}

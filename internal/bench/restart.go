@@ -89,6 +89,7 @@ func runRestart(ctx context.Context, opts Options, out io.Writer) error {
 // restartStats is one timed start.
 type restartStats struct {
 	elapsed  time.Duration
+	cpu      time.Duration // process CPU time (all threads) during the start
 	inodes   int64
 	files    int64
 	heap     int64 // live heap with the NameNode loaded, minus before
@@ -100,6 +101,7 @@ func (s restartStats) print(out io.Writer, dir string) {
 	fmt.Fprintf(out, "# inodes: %d (%d files)\n", s.inodes, s.files)
 	fmt.Fprintf(out, "Image bytes: %d, edits bytes (not yet in an image): %d\n", s.imageLen, s.editsLen)
 	fmt.Fprintf(out, "Start Time: %d ms (namenode.Start until the first getFileInfo answer)\n", s.elapsed.Milliseconds())
+	fmt.Fprintf(out, "Start CPU: %d ms (user + system, all threads of this process)\n", s.cpu.Milliseconds())
 	fmt.Fprintf(out, "Inodes per sec: %.0f\n", float64(s.inodes)/s.elapsed.Seconds())
 	fmt.Fprintf(out, "NameNode heap after start: %.1f MB, %.1f bytes per file\n", float64(s.heap)/1e6, float64(s.heap)/float64(s.files))
 }
@@ -118,6 +120,7 @@ func timeRestart(ctx context.Context, tg *target, base string, files int) (resta
 			return st, fmt.Errorf("bench: cpu profile: %w", err)
 		}
 	}
+	cpu0 := cpuNow(0).self
 	start := time.Now()
 	err := tg.start(ctx)
 	if err == nil {
@@ -126,6 +129,7 @@ func timeRestart(ctx context.Context, tg *target, base string, files int) (resta
 		err = tg.admin.Call(ctx, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String("/")}, &fi)
 	}
 	st.elapsed = time.Since(start)
+	st.cpu = cpuNow(0).self - cpu0
 	if tg.opts.CPUProfile != nil {
 		pprof.StopCPUProfile()
 		tg.opts.CPUProfile = nil

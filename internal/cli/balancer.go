@@ -12,7 +12,9 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/balancer"
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 const balancerUsage = `Usage: hdfs balancer
@@ -66,6 +68,12 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 		return cfg, err
 	}
 	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
+	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+		return cfg, err
+	}
+	if err := balancerKerberos(inv, &cfg); err != nil {
+		return cfg, err
+	}
 	args := inv.Args
 	all := "[" + strings.Join(args, ", ") + "]"
 	hostList := func(i int, kind string) (map[string]bool, int, error) {
@@ -183,4 +191,45 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// balancerKerberos logs the balancer in when
+// hadoop.security.authentication=kerberos, as Hadoop's does: from
+// dfs.balancer.keytab.file as dfs.balancer.kerberos.principal (_HOST: this
+// host's name) when dfs.balancer.keytab.enabled, else from the ticket
+// cache of whoever runs it. Its NameNode connections then speak SASL
+// GSSAPI with hadoop.rpc.protection.
+func balancerKerberos(inv *Invocation, cfg *balancer.Config) error {
+	c := inv.Conf
+	on, err := security.Kerberos(c)
+	if err != nil || !on {
+		return err
+	}
+	p, err := security.ServerPrincipal(c, security.NameNode)
+	if err != nil {
+		return err
+	}
+	if cfg.Protection, err = security.Protection(c); err != nil {
+		return err
+	}
+	useKeytab, err := c.Bool(conf.DFSBalancerKeytabEnabled)
+	if err != nil {
+		return err
+	}
+	if useKeytab {
+		host, _ := os.Hostname()
+		id, err := security.RoleIdentity(c, security.Balancer, host, inv.Env.Getenv)
+		if err != nil {
+			return err
+		}
+		cfg.Kerberos, cfg.User = id.InitiatorFor(p), id.User
+		return nil
+	}
+	kc, err := security.ClientLogin(c, inv.Env.Getenv)
+	if err != nil {
+		return err
+	}
+	cfg.Kerberos = &security.Initiator{Client: kc, Principal: p}
+	cfg.User, _, _ = strings.Cut(kc.Credentials.UserName(), "/")
+	return nil
 }

@@ -19,8 +19,11 @@ import (
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
                             [-readPercent R] [-features xattr|acl]
+                            [-layout files|blocks|dirs] [-replication R]
+                            [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
-                            [-cpuprofile FILE]
+                            [-cpuprofile FILE] [-memprofile FILE]
+                            [-cpupid PID] [-readers R]
        hdfs bench [GENERIC OPTIONS] namenode -op blockReport [-reports N]
                             [-datanodes D] [-blocksPerReport B]
                             [-blocksPerFile F] [-legacyReport] [-threads T]
@@ -29,6 +32,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
+                            [-protection P,P,...]
        hdfs bench scanner [-rates R,R,...] [-data S] [-replicaSize S]
                             [-window D] [-write S] [-writeRates R,...]
                             [-rounds N]
@@ -36,17 +40,19 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   Measures a NameNode the way Hadoop's NNThroughputBenchmark does: each op
   prepares its namespace untimed, then T client threads run N calls and the
   throughput, mean latency and the p50, p99 and p99.9 latencies are
-  printed, and, for an in-process NameNode, the edit-log fsyncs it did
-  meanwhile. With -fs hdfs://host:port (or an
+  printed, with the CPU time this process used per operation, and, for an
+  in-process NameNode, the edit-log fsyncs it did meanwhile. With
+  -fs hdfs://host:port (or an
   hdfs:// fs.defaultFS) the NameNode there is measured; otherwise one is
   started in this process on a temporary directory and removed afterwards.
 
   -op OP              create, mkdirs, open, delete, fileStatus, rename,
                       listing, mixed (getFileInfo of existing files and
-                      creates of new ones, see -readPercent), all (the
+                      creates of new ones, see -readPercent), stockCreate
+                      (the stock Go client's Create and Close of an empty
+                      file per operation), all (the
                       seven before mixed), blockReport and longOps
-                      (see below),
-                      memory (heap per
+                      (see below), memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
   -threads T          client threads, each with its own connection (16)
@@ -57,11 +63,28 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
   -features F         memory: give every file one 8-byte user. xattr
                       (xattr) or the same ACL with a named user (acl)
+  -layout L           memory: what to build: empty files (files), files
+                      of one block each whose replicas R simulated
+                      DataNodes report through the block manager (blocks),
+                      or empty directories (dirs)
+  -replication R      memory -layout blocks: replicas per block (3)
+  -offline            restart: write the NameNode's directory directly (an
+                      image of N files, then a segment of -edits E ops
+                      creating more) instead of filling it over RPC; also
+                      times the image save and a saveNamespace over RPC
+  -edits E            restart -offline: ops logged after the image (1000)
   -keepResults        leave the op's directory under /nnThroughputBenchmark
   -sharedConnection   all threads call over one connection
   -logLevel L         log level of the in-process NameNode (ERROR)
   -cpuprofile FILE    write a CPU profile of the first timed phase (for
                       restart: the first timed start)
+  -cpupid PID         also report the CPU time (user+sys, /proc/PID/stat)
+                      of process PID, e.g. a NameNode started apart, over
+                      each timed phase, in total and per operation
+  -readers R          for ops that write: R more threads call getFileInfo
+                      while the writers run; their rate and p50/p99/p99.9
+  -memprofile FILE    memory: write a heap profile taken after the build
+                      and a full collection
 
   blockReport is NNThroughputBenchmark's op: D simulated DataNodes (10)
   register over DatanodeProtocol; files of F blocks (10) are written to them
@@ -88,7 +111,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   aggregate rate and CPU seconds per GiB. Without -fs it starts a minicluster
   of -datanodes N (3) DataNodes in this process; -cpupid reports the CPU use of
   another process (a separate minicluster); -dropcaches empties the page cache
-  before reading (root).
+  before reading (root). -protection runs the whole benchmark once per data
+  transfer protection listed (none, authentication, integrity, privacy,
+  privacy+aes, encrypt; "all" for every one), each on a fresh in-process
+  cluster with block tokens and TCP only, and ends with a table of MB/s and
+  CPU milliseconds per MiB beside the first one listed.
 
   scanner measures the DataNode's block scanner: on one volume holding -data
   bytes (512m) in replicas of -replicaSize (4m), the rate it verifies at for
@@ -134,7 +161,7 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 	}
 	opts := bench.Options{ReadPercent: -1}
 	level := slog.LevelError
-	var profile string
+	var profile, memProfile string
 	// -fs and -D are generic options, taken before "namenode" by Run; they
 	// are accepted among the benchmark's options too.
 	var overrides []conf.KeyValue
@@ -183,6 +210,16 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			opts.Close = true
 		case "-features":
 			opts.Features, ok = value()
+		case "-offline":
+			opts.Offline = true
+		case "-edits":
+			ok = number(&opts.Edits)
+		case "-layout":
+			opts.Layout, ok = value()
+		case "-replication":
+			ok = number(&opts.Replication)
+		case "-memprofile":
+			memProfile, ok = value()
 		case "-readPercent":
 			var v string
 			if v, ok = value(); ok {
@@ -208,6 +245,10 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			}
 		case "-cpuprofile":
 			profile, ok = value()
+		case "-cpupid":
+			ok = number(&opts.CPUPid)
+		case "-readers":
+			ok = number(&opts.Readers)
 		case "-fs":
 			var v string
 			if v, ok = value(); ok {
@@ -258,6 +299,15 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 		defer f.Close()
 		opts.CPUProfile = f
 	}
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
+			return exitFail
+		}
+		defer f.Close()
+		opts.MemProfile = f
+	}
 	var out io.Writer = inv.Env.Stdout
 	if err := bench.RunNameNode(context.Background(), opts, out); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs bench namenode: %v\n", err)
@@ -307,6 +357,7 @@ func benchTarget(c *conf.Conf) ([]string, error) {
 
 func runBenchIO(inv *Invocation, args []string) int {
 	o := bench.IOOptions{Files: 4, Size: 128 << 20, Replication: 3, BlockSize: 128 << 20, Concurrency: 1, Logger: inv.Logger}
+	var protections []string
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs bench io: "+format+"\n", a...)
 		fmt.Fprint(inv.Env.Stderr, benchUsage)
@@ -342,6 +393,16 @@ func runBenchIO(inv *Invocation, args []string) int {
 			o.Read = true
 		case "-dropcaches":
 			o.DropCaches = true
+		case "-protection":
+			v, ok := val()
+			if !ok || v == "" {
+				return bad("-protection needs a list such as none,privacy")
+			}
+			if v == "all" {
+				protections = bench.ProtectionNames
+			} else {
+				protections = strings.Split(v, ",")
+			}
 		case "-nrFiles", "-replication", "-concurrency", "-datanodes", "-cpupid":
 			v, ok := val()
 			n, err := strconv.Atoi(v)
@@ -389,7 +450,13 @@ func runBenchIO(inv *Invocation, args []string) int {
 			return bad("%v", err)
 		}
 	}
-	if err := bench.RunIO(context.Background(), o, inv.Env.Stdout); err != nil {
+	run := bench.RunIO
+	if protections != nil {
+		run = func(ctx context.Context, o bench.IOOptions, out io.Writer) error {
+			return bench.RunIOProtections(ctx, o, protections, out)
+		}
+	}
+	if err := run(context.Background(), o, inv.Env.Stdout); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs bench io: %v\n", err)
 		return exitFail
 	}

@@ -45,9 +45,9 @@ var dfsadminHelp = map[string]string{
 		"\t\tquery: query the current upgrade status.\n" +
 		"\t\tfinalize: finalize the upgrade of HDFS (same as -finalizeUpgrade).",
 	"-rollingUpgrade":                      "-rollingUpgrade [<query|prepare|finalize>]: not supported: hdfsgo has no rolling upgrades.",
-	"-refreshServiceAcl":                   "-refreshServiceAcl: Reload the service-level authorization policy file. Not supported yet.",
+	"-refreshServiceAcl":                   "-refreshServiceAcl: Reload the service-level authorization policy file.",
 	"-refreshUserToGroupsMappings":         "-refreshUserToGroupsMappings: Refresh user-to-groups mappings. Not supported yet.",
-	"-refreshSuperUserGroupsConfiguration": "-refreshSuperUserGroupsConfiguration: Refresh superuser proxy groups mappings. Not supported yet.",
+	"-refreshSuperUserGroupsConfiguration": "-refreshSuperUserGroupsConfiguration: Refresh superuser proxy groups mappings",
 	"-refreshCallQueue":                    "-refreshCallQueue: Reload the call queue from config. Not supported yet.",
 	"-printTopology": "-printTopology: Print a tree of the racks and their\n" +
 		"\t\tnodes as reported by the Namenode",

@@ -33,10 +33,7 @@ func dfsadminExtra(inv *Invocation, cmd string, args []string) (code int, ok boo
 		return listOpenFiles(inv, args), true
 	case "-getDatanodeInfo", "-evictWriters", "-shutdownDatanode", "-triggerBlockReport":
 		return datanodeAdmin(inv, cmd, args), true
-	case "-refreshServiceAcl":
-		fmt.Fprintln(inv.Env.Stderr, "refreshServiceAcl: not supported yet (service-level authorization comes with security)")
-		return exitFail, true
-	case "-refreshUserToGroupsMappings", "-refreshSuperUserGroupsConfiguration", "-refreshCallQueue":
+	case "-refreshServiceAcl", "-refreshUserToGroupsMappings", "-refreshSuperUserGroupsConfiguration", "-refreshCallQueue":
 		return refreshCmd(inv, cmd, args), true
 	case "-fetchImage":
 		return fetchImage(inv, args), true

@@ -130,8 +130,8 @@ func TestGroupsAndRefreshes(t *testing.T) {
 	}
 	r.want(t, 0, "Refresh user to groups mapping successful\n", "", "dfsadmin", "-refreshUserToGroupsMappings")
 	r.want(t, 1, "", "refreshCallQueue: reloading the call queue is not supported yet\n", "dfsadmin", "-refreshCallQueue")
-	r.want(t, 1, "", "refreshSuperUserGroupsConfiguration: proxy users (hadoop.proxyuser.*) are not supported yet\n", "dfsadmin", "-refreshSuperUserGroupsConfiguration")
-	r.want(t, 1, "", "refreshServiceAcl: not supported yet (service-level authorization comes with security)\n", "dfsadmin", "-refreshServiceAcl")
+	r.want(t, 0, "Refresh super user groups configuration successful\n", "", "dfsadmin", "-refreshSuperUserGroupsConfiguration")
+	r.want(t, 1, "", "refreshServiceAcl: Service Level Authorization not enabled!\n", "dfsadmin", "-refreshServiceAcl")
 
 	out = r.ok(t, "", "dfsadmin", "-help", "setQuota")
 	if !strings.HasPrefix(out, "-setQuota <quota> <dirname>...<dirname>: Set the quota <quota> for each directory <dirName>.\n\t\t") {

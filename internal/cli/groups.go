@@ -25,6 +25,7 @@ const (
 	getUserMappingsProtocol     = "org.apache.hadoop.tools.GetUserMappingsProtocol"
 	refreshUserMappingsProtocol = "org.apache.hadoop.security.RefreshUserMappingsProtocol"
 	refreshCallQueueProtocol    = "org.apache.hadoop.ipc.RefreshCallQueueProtocol"
+	refreshPolicyProtocol       = "org.apache.hadoop.security.authorize.RefreshAuthorizationPolicyProtocol"
 )
 
 // nnProtocolClient dials the configured NameNode(s) for another protocol
@@ -79,7 +80,8 @@ func runGroups(inv *Invocation) int {
 }
 
 // refreshCmd is dfsadmin -refreshUserToGroupsMappings,
-// -refreshSuperUserGroupsConfiguration and -refreshCallQueue.
+// -refreshSuperUserGroupsConfiguration, -refreshServiceAcl and
+// -refreshCallQueue.
 func refreshCmd(inv *Invocation, cmd string, args []string) int {
 	if len(args) != 0 {
 		return dfsadminUsageOf(inv, cmd)
@@ -93,6 +95,9 @@ func refreshCmd(inv *Invocation, cmd string, args []string) int {
 	case "-refreshSuperUserGroupsConfiguration":
 		protocol, method, done = refreshUserMappingsProtocol, "refreshSuperUserGroupsConfiguration", "Refresh super user groups configuration successful"
 		req, resp = &common.RefreshSuperUserGroupsConfigurationRequestProto{}, &common.RefreshSuperUserGroupsConfigurationResponseProto{}
+	case "-refreshServiceAcl":
+		protocol, method, done = refreshPolicyProtocol, "refreshServiceAcl", "Refresh service acl successful"
+		req, resp = &common.RefreshServiceAclRequestProto{}, &common.RefreshServiceAclResponseProto{}
 	default:
 		protocol, method, done = refreshCallQueueProtocol, "refreshCallQueue", "Refresh call queue successful"
 		req, resp = &common.RefreshCallQueueRequestProto{}, &common.RefreshCallQueueResponseProto{}

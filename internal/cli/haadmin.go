@@ -168,12 +168,12 @@ func (h *haAdmin) run(args []string) int {
 	if err != nil {
 		return h.fail(err)
 	}
-	h.cfg = cfg
 	var kc ipc.ClientConfig
 	if err := withKerberos(h.inv, &kc, security.NameNode); err != nil {
 		return h.fail(err)
 	}
 	cfg.Kerberos, cfg.Protection = kc.Kerberos, kc.Protection
+	h.cfg = cfg // with its Kerberos: the failover's own calls and the controllers' use it
 	h.dial = haservice.ClientDialer(haUser(h.inv), cfg, nil)
 
 	ctx, stop := h.context()
@@ -507,7 +507,7 @@ func (h *haAdmin) failover(ctx context.Context, cmd haCommand, args []string, op
 func (h *haAdmin) gracefulFailoverThroughZKFCs(ctx context.Context, to *haservice.Target) int {
 	z := haservice.NewZKFCClient(haservice.ClientConfig{Address: to.ZKFCAddress(), User: haUser(h.inv),
 		Timeout: h.cfg.NewActiveTimeout, ConnectRetries: 1, RetryInterval: h.cfg.ConnectRetryInterval,
-		DialTimeout: h.cfg.ConnectTimeout})
+		DialTimeout: h.cfg.ConnectTimeout, Kerberos: h.cfg.Kerberos, Protection: h.cfg.Protection})
 	defer z.Close()
 	if err := z.GracefulFailover(ctx); err != nil {
 		if errors.Is(err, haservice.ErrServiceFailed) {

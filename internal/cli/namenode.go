@@ -149,7 +149,8 @@ func runNamenode(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs namenode: %v\n", err)
 		return exitFail
 	}
-	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, LogLevel: inv.LevelVar, Conf: inv.Conf, Failpoint: armedFailpoint(inv)}
+	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, LogLevel: inv.LevelVar, Conf: inv.Conf, Failpoint: armedFailpoint(inv),
+		ReloadConf: inv.Reload}
 	ctx := context.Background()
 	in := bufio.NewReader(inv.Env.Stdin)
 	ask := func(question string) bool {

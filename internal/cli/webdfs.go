@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/client/webhdfs"
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 )
 
 // isWebHDFS reports whether s is a webhdfs:// URI.
@@ -45,9 +47,28 @@ type webShell struct {
 	cmd    string
 }
 
+// webFileSystem is the WebHDFS client of uri: with Kerberos it
+// authenticates with SPNEGO from the ticket cache (or keytab) to the HTTP
+// principal (dfs.web.authentication.kerberos.principal) and then uses a
+// delegation token; else it sends user.name.
+func webFileSystem(inv *Invocation, uri string) (*webhdfs.FileSystem, error) {
+	kc, err := security.ClientLogin(inv.Conf, inv.Env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if kc == nil {
+		return webhdfs.New(uri, "")
+	}
+	p := inv.Conf.String(conf.DFSWebAuthenticationKerberosPrincipal)
+	if p == "" {
+		p = "HTTP/_HOST"
+	}
+	return webhdfs.NewKerberos(uri, kc, p)
+}
+
 // runWebDfs is `hdfs dfs` over WebHDFS.
 func runWebDfs(inv *Invocation, uri string, trash bool) int {
-	fsys, err := webhdfs.New(uri, "")
+	fsys, err := webFileSystem(inv, uri)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs dfs: %v\n", err)
 		return exitFail

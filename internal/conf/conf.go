@@ -54,6 +54,7 @@ type Conf struct {
 	units    map[string]time.Duration // shared, read-only
 	env      func(string) string
 	warnings []string
+	dir      string // Options.Dir of Load
 }
 
 // Defaults returns the built-in defaults only, expanding ${env.*} with
@@ -90,6 +91,7 @@ func Load(o Options) (*Conf, error) {
 		env = os.Getenv
 	}
 	c := newDefaults(env)
+	c.dir = o.Dir
 	if o.Dir != "" {
 		st, err := os.Stat(o.Dir)
 		if err != nil {
@@ -176,6 +178,7 @@ func (c *Conf) With(kv ...KeyValue) *Conf {
 		units:    c.units,
 		env:      c.env,
 		warnings: append([]string(nil), c.warnings...),
+		dir:      c.dir,
 	}
 	for k, e := range c.props {
 		n.props[k] = e

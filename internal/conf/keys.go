@@ -330,7 +330,7 @@ const (
 // defaultTable returns the built-in defaults. It is a function so the table
 // cannot be changed by anyone.
 func defaultTable() []keyDef {
-	return append(securityTable(), []keyDef{
+	return append(append(securityTable(), secauthTable()...), []keyDef{
 		{FSDefaultFS, "file:///", 0},
 		{HadoopTmpDir, "/tmp/hadoop-${user.name}", 0},
 		{HadoopSecurityAuthentication, "simple", 0},

@@ -23,7 +23,7 @@ func securityTable() []keyDef {
 	return append([]keyDef{
 		{HadoopRPCProtection, "authentication", 0},
 		{HadoopSecurityAuthToLocal, "DEFAULT", 0},
-	}, append(blockTokenTable(), delegationTable()...)...)
+	}, append(append(append(blockTokenTable(), delegationTable()...), dataTransferTable()...), spnegoTable()...)...)
 }
 
 // Block access tokens.

@@ -15,8 +15,10 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -114,11 +116,24 @@ type Config struct {
 	// dfs.datanode.kerberos.principal): its IPC server requires Kerberos
 	// and it logs in to the NameNodes with it. nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos (the
+	// DataNode's WebHDFS takes delegation tokens only); nil without.
+	HTTPAuth *spnego.Filter
 	// NameNodePrincipal is dfs.namenode.kerberos.principal, the principal
 	// the DataNode asks tickets for (Kerberos only).
 	NameNodePrincipal string
 	// RPCProtection is hadoop.rpc.protection (Kerberos only).
 	RPCProtection security.QOP
+	// DataTransfer is the protection of the streaming server and of the
+	// connections to other DataNodes: dfs.data.transfer.protection,
+	// dfs.encrypt.data.transfer and its cipher keys (see sasl.Config).
+	DataTransfer sasl.Config
+	// BlockTokens is dfs.block.access.token.enable (false), which a
+	// DataNode with Kerberos requires (checkSecureConfig).
+	BlockTokens bool
+	// IgnoreSecurePorts is ignore.secure.ports.for.testing (false): a
+	// DataNode with Kerberos may then listen on any port without SASL.
+	IgnoreSecurePorts bool
 	// DomainSocketPath is dfs.domain.socket.path: a UNIX domain socket to
 	// serve DataTransferProtocol on besides TCP, for clients on this host;
 	// "_PORT" in it becomes the TCP streaming port. "" (the default): none.
@@ -244,12 +259,24 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 		errs = append(errs, err)
 	} else if cfg.Kerberos != nil {
 		cfg.User = cfg.Kerberos.User
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSDataNodeKeytabFile, security.HostOf(host), false); err != nil {
+			errs = append(errs, fmt.Errorf("datanode: %w", err))
+		}
 		if cfg.NameNodePrincipal, err = security.ServerPrincipal(c, security.NameNode); err != nil {
 			errs = append(errs, fmt.Errorf("datanode: %w", err))
 		}
 		if cfg.RPCProtection, err = security.Protection(c); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+		errs = append(errs, fmt.Errorf("datanode: %w", err))
+	}
+	if cfg.BlockTokens, err = c.Bool(conf.DFSBlockAccessTokenEnable); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.IgnoreSecurePorts, err = c.Bool(conf.IgnoreSecurePortsForTesting); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.IPCLimits, err = ipc.LimitsFrom(c); err != nil {
 		errs = append(errs, err)
@@ -360,6 +387,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := cfg.HTTPLimits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkSecureConfig(cfg); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -9,7 +9,9 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -33,6 +35,8 @@ func TestConfigFromDefaults(t *testing.T) {
 		IPCLimits: ipc.Limits{MaxConnections: ipc.DefaultMaxConnections, MaxIdleTime: 10 * time.Second,
 			IdleThreshold: 4000, KillMax: 10, IdleScanInterval: 10 * time.Second, PurgeInterval: 15 * time.Minute},
 		HTTPLimits: web.Limits{IdleTimeout: time.Minute, MaxHeaderBytes: 65536},
+		// No data transfer protection; AES keys of 128 bits if it is on.
+		DataTransfer: sasl.Config{KeyBits: 128},
 
 		BalancedSpaceThreshold: 10 << 30,
 		BalancedSpaceFraction:  0.75,
@@ -120,5 +124,30 @@ func TestConfigFrom(t *testing.T) {
 func TestConfigWithoutNameNode(t *testing.T) {
 	if _, err := ConfigFrom(conf.Defaults()); err == nil {
 		t.Fatal("no NameNode configured: no error")
+	}
+}
+
+func TestCheckSecureConfig(t *testing.T) {
+	krb := &security.Identity{}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"simple", Config{XferAddress: "127.0.0.1:9866"}, ""},
+		{"no block tokens", Config{Kerberos: krb, XferAddress: "127.0.0.1:9866", DataTransfer: sasl.Config{Protection: security.QOPPrivacy}},
+			"Security is enabled but block access tokens (via dfs.block.access.token.enable) aren't enabled"},
+		{"unprivileged without SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866"},
+			"Cannot start secure DataNode due to incorrect config"},
+		{"ephemeral port without SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:0"},
+			"Cannot start secure DataNode due to incorrect config"},
+		{"privileged port", Config{Kerberos: krb, BlockTokens: true, XferAddress: "0.0.0.0:1004"}, ""},
+		{"SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866", DataTransfer: sasl.Config{Protection: security.QOPAuthentication}}, ""},
+		{"ignore secure ports", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866", IgnoreSecurePorts: true}, ""},
+	} {
+		err := checkSecureConfig(&tc.cfg)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

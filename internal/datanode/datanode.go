@@ -20,10 +20,12 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
+	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 	"github.com/hdfsgo/hdfsgo/internal/security/blocktoken"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -120,9 +122,14 @@ type DataNode struct {
 	// dialer connects to other DataNodes: through their domain socket
 	// when they are on this host and the path is set, else over TCP.
 	dialer *dnconn.Dialer
-	ipcSrv *ipc.Server
-	xs     *xceiverServer
-	web    *web.Server // dfs.datanode.http.address
+	// saslSrv and saslCli are the two sides of the data transfer SASL
+	// handshake (nil: dfs.data.transfer.protection and
+	// dfs.encrypt.data.transfer are off).
+	saslSrv *sasl.Server
+	saslCli *sasl.Client
+	ipcSrv  *ipc.Server
+	xs      *xceiverServer
+	web     *web.Server // dfs.datanode.http.address
 	// started is when Start was called (web pages, DNStartedTimeInMillis).
 	started time.Time
 	actors  []*bpActor
@@ -198,6 +205,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		dn.rnd = crand.Reader
 	}
 	dn.windows.New = func() any { b := make([]byte, writeWindow); return &b }
+	dn.newSASL()
 	dn.mu.pools = map[string]*storage.BlockPool{}
 	dn.mu.deletes = map[deleteKey]string{}
 	dn.mu.dataDirs = append([]string(nil), cfg.DataDirs...)
@@ -245,9 +253,18 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 			return nil, fmt.Errorf("datanode: listen on %s: %w", cfg.IPCAddress, err)
 		}
 	}
+	// Proxy users and service ACLs of the IPC port (hadoop-policy.xml).
+	authz, err := authorize.IPC(deps.Conf)
+	if err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
+	}
+	admins, err := authorize.WebAdmins(deps.Conf, currentUser())
+	if err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
+	}
 	dn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "DataNode",
 		KeyName: conf.DFSDataNodeHTTPAddress, Conf: deps.Conf, Logger: dn.log, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: admins, Auth: httpAuth(cfg.HTTPAuth)})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
@@ -259,7 +276,8 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 		listeners = append(listeners, dn.unixL)
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
-	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: cfg.Kerberos.ServerAcceptor()})
+	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor(),
+		Authorize: authz})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

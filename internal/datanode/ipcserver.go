@@ -35,6 +35,9 @@ func (dn *DataNode) registerIPC() {
 	dn.registerAdminIPC(cdp)
 	dn.registerReconfig(dn.ipcSrv.Service(ReconfigurationProtocol))
 	ipc.Handle(cdp, "getReplicaVisibleLength", func(ctx context.Context, req *hdfs.GetReplicaVisibleLengthRequestProto) (*hdfs.GetReplicaVisibleLengthResponseProto, error) {
+		if err := dn.checkReadAccess(ctx, req.GetBlock()); err != nil {
+			return nil, err
+		}
 		n, err := dn.visibleLength(req.GetBlock())
 		if err != nil {
 			return nil, err

@@ -75,11 +75,6 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if allowOrigin(w, r) {
 		return
 	}
-	if h.dn.cfg.Kerberos != nil {
-		webhdfs.WriteError(w, remoteerr.AccessControl(
-			"WebHDFS is not available with hadoop.security.authentication=kerberos: SPNEGO authentication is not supported yet; use RPC"))
-		return
-	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)
@@ -102,7 +97,27 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
-	fsys, err := hdfsclient.New(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
+	opts := hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User}
+	// The data moves to the other DataNodes with this DataNode's own
+	// protection of the streaming port.
+	if dt := h.dn.cfg.DataTransfer; dt.Protection != 0 {
+		opts.DataTransferProtection = dt.Protection.String()
+		if dt.AES {
+			opts.DataTransferCipherSuites = "AES/CTR/NoPadding"
+		}
+	}
+	if h.dn.cfg.Kerberos != nil {
+		// user.name proves nothing: the request acts with the delegation
+		// token the NameNode's redirect carries, which the NameNode
+		// checks when the client connects.
+		tok, err := delegationOf(req)
+		if err != nil {
+			webhdfs.WriteError(w, err)
+			return
+		}
+		opts.DelegationToken = tok
+	}
+	fsys, err := hdfsclient.New(opts)
 	if err != nil {
 		webhdfs.WriteError(w, remoteerr.New(remoteerr.ClassIllegalArgument, "%v", err))
 		return

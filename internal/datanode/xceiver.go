@@ -205,8 +205,11 @@ func remoteName(c net.Conn) string {
 
 // xceiver serves one connection.
 type xceiver struct {
-	dn   *DataNode
+	dn *DataNode
+	// conn is the connection ops are served on: raw itself, or the
+	// protected stream over it after a SASL handshake.
 	conn net.Conn
+	raw  net.Conn
 	br   *bufio.Reader
 	log  *slog.Logger
 	// peerLog is the server's rate-limited logger; records carry the
@@ -226,8 +229,13 @@ type readRecord struct {
 
 func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 	defer xs.untrack(c)
-	x := &xceiver{dn: xs.dn, conn: c, br: bufio.NewReaderSize(c, readBufferSize),
+	x := &xceiver{dn: xs.dn, conn: c, raw: c, br: bufio.NewReaderSize(c, readBufferSize),
 		log: xs.dn.log.With("remote", remoteName(c)), peerLog: xs.peerLog, remote: remoteName(c)}
+	_ = c.SetDeadline(time.Now().Add(opTimeout))
+	if !x.protect() {
+		return
+	}
+	_ = c.SetWriteDeadline(time.Time{})
 	first := true
 	for {
 		d := keepAlive
@@ -241,8 +249,8 @@ func (xs *xceiverServer) handle(ctx context.Context, c net.Conn) {
 		}
 		if b[0] != 0 && first {
 			// Not an op header (whose version starts with a 0 byte): most
-			// likely the SASL handshake of an encrypting client.
-			x.peerLog.Warn("connection does not start with an op header (SASL data transfer protection is not supported)",
+			// likely the SASL handshake of a protecting client.
+			x.peerLog.Warn("connection does not start with an op header (a SASL handshake? dfs.data.transfer.protection is not set on this DataNode)",
 				"remote", x.remote, "firstByte", b[0])
 			return
 		}
@@ -293,7 +301,7 @@ func (x *xceiver) dispatch(ctx context.Context, op datatransfer.Op, msg proto.Me
 	}
 	switch op {
 	case datatransfer.OpWriteBlock:
-		x.dn.xs.markWriter(x.conn)
+		x.dn.xs.markWriter(x.raw)
 		return false, x.writeBlock(ctx, msg.(*hdfs.OpWriteBlockProto))
 	case datatransfer.OpReadBlock:
 		return x.readBlock(msg.(*hdfs.OpReadBlockProto))

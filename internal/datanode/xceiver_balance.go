@@ -127,7 +127,8 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	}
 	addr := xferAddrOf(req.GetSource())
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	proxy, err := x.dn.dialer.Dial(dctx, addr)
+	ctok := x.dn.token(eb.GetPoolId(), int64(eb.GetBlockId()), blocktoken.Copy)
+	proxy, err := x.dn.dialProtected(dctx, addr, eb.GetPoolId(), ctok)
 	cancel()
 	if err != nil {
 		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: connecting to proxy %s: %w", b, addr, err))
@@ -137,7 +138,7 @@ func (x *xceiver) replaceBlock(ctx context.Context, req *hdfs.OpReplaceBlockProt
 	defer stop()
 	_ = proxy.SetDeadline(time.Now().Add(opTimeout))
 	if err := datatransfer.WriteOp(proxy, datatransfer.OpCopyBlock, &hdfs.OpCopyBlockProto{
-		Header: &hdfs.BaseHeaderProto{Block: eb, Token: x.dn.token(eb.GetPoolId(), int64(eb.GetBlockId()), blocktoken.Copy)}}); err != nil {
+		Header: &hdfs.BaseHeaderProto{Block: eb, Token: ctok}}); err != nil {
 		return fail(hdfs.Status_ERROR, fmt.Errorf("datanode: REPLACE_BLOCK of %v: proxy %s: %w", b, addr, err))
 	}
 	pbr := bufio.NewReaderSize(proxy, readBufferSize)

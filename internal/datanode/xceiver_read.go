@@ -287,7 +287,8 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 	sent.NumBytes = length
 	addr := xferAddrOf(targets[0])
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	conn, err := dn.dialer.Dial(dctx, addr)
+	wtok := dn.token(poolID, int64(sent.ID), blocktoken.Write)
+	conn, err := dn.dialProtected(dctx, addr, poolID, wtok)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("datanode: transfer of %v to %s: %w", b, addr, err)
@@ -297,7 +298,7 @@ func (dn *DataNode) sendBlock(ctx context.Context, poolID string, b storage.Bloc
 	defer stop()
 	req := &hdfs.OpWriteBlockProto{
 		Header: &hdfs.ClientOperationHeaderProto{
-			BaseHeader: &hdfs.BaseHeaderProto{Block: extBlock(poolID, sent), Token: dn.token(poolID, int64(sent.ID), blocktoken.Write)},
+			BaseHeader: &hdfs.BaseHeaderProto{Block: extBlock(poolID, sent), Token: wtok},
 			ClientName: proto.String(clientName),
 		},
 		Targets:               targets[1:],

@@ -327,7 +327,8 @@ func (x *xceiver) connectMirror(ctx context.Context, req *hdfs.OpWriteBlockProto
 	}
 	addr := xferAddrOf(targets[0])
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	mirror, err := x.dn.dialer.Dial(dctx, addr)
+	bh := req.GetHeader().GetBaseHeader()
+	mirror, err := x.dn.dialProtected(dctx, addr, bh.GetBlock().GetPoolId(), bh.GetToken())
 	cancel()
 	if err != nil {
 		return nil, nil, hdfs.Status_ERROR, addr, fmt.Errorf("datanode: connecting to mirror %s: %w", addr, err)

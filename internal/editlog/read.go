@@ -176,9 +176,15 @@ func readSegment(ctx context.Context, c *candidate, next int64, fn func(int64, o
 		return next, err
 	}
 	defer r.Close()
+	next1 := r.Next
+	if _, local := r.(*fileReader); local {
+		ra := newReadAhead(r)
+		defer ra.close()
+		next1 = ra.Next
+	}
 	prev := start - 1
 	for {
-		txid, o, err := r.Next()
+		txid, o, err := next1()
 		if err == io.EOF {
 			break
 		}

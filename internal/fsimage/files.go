@@ -446,8 +446,9 @@ func loadOne(fsys vfs.FS, img ImageFile, fn func(h Header, r *Reader) error) err
 		return fmt.Errorf("fsimage: %w", err)
 	}
 	defer f.Close()
-	hash := md5.New()
-	r, h, err := NewReader(io.TeeReader(f, hash))
+	ahead := newHashAhead(f)
+	defer ahead.close()
+	r, h, err := NewReader(ahead)
 	if err != nil {
 		return fmt.Errorf("%s: %w", img.Path, err)
 	}
@@ -463,8 +464,10 @@ func loadOne(fsys vfs.FS, img ImageFile, fn func(h Header, r *Reader) error) err
 		}
 		return fmt.Errorf("%s: %w", img.Path, err)
 	}
-	var got [16]byte
-	copy(got[:], hash.Sum(nil))
+	got, err := ahead.finish()
+	if err != nil {
+		return fmt.Errorf("fsimage: read %s: %w", img.Path, err)
+	}
 	if !bytes.Equal(got[:], want[:]) {
 		return fmt.Errorf("%s: %w: file hashes to %x, %s says %x", img.Path, ErrMD5Mismatch, got, filepath.Base(img.MD5Path), want)
 	}

@@ -31,6 +31,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			start := time.Now()
 			var wg sync.WaitGroup
 			per := b.N / callers
@@ -55,6 +56,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/call")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -83,6 +85,7 @@ func BenchmarkRoundTripConns(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			start := time.Now()
 			var wg sync.WaitGroup
 			per := b.N / callers
@@ -107,6 +110,7 @@ func BenchmarkRoundTripConns(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/call")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

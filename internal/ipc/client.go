@@ -28,7 +28,10 @@ type ClientConfig struct {
 	Addresses []string
 	// User is the effective user sent in the connection context.
 	User string
-	// RealUser, when set, is sent as the real user (proxy connections).
+	// RealUser, when set, is sent as the real user (proxy connections:
+	// the connection acts as User for RealUser). With Kerberos the
+	// ticket's principal is the real user; setting RealUser then makes
+	// the context name User as the effective user.
 	RealUser string
 	// Protocol is the Java protocol name, e.g.
 	// "org.apache.hadoop.hdfs.protocol.ClientProtocol".
@@ -357,6 +360,9 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 			return nil, err
 		}
 		user, realUser = c.cfg.Kerberos.UserPrincipal(), ""
+		if c.cfg.RealUser != "" {
+			user = c.cfg.User // a proxy: the server authorizes the ticket's owner to act as User
+		}
 	} else if c.cfg.Token != nil {
 		if err := c.tokenHandshake(ctx, cc); err != nil {
 			nc.Close()
@@ -461,6 +467,14 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 			if errors.Is(err, ErrClientClosed) {
 				return err
 			}
+			var re *remoteerr.Error
+			if errors.As(err, &re) {
+				// The server refused the connection with a FATAL answer
+				// (an authorization or authentication failure): the same
+				// request would be refused again.
+				c.dropConn(cc, err)
+				return re
+			}
 			lastErr = err
 			if !sent {
 				// The connection died before this request was queued:
@@ -547,6 +561,9 @@ type clientConn struct {
 	wrap     *security.Session
 	seal     bool
 	clientID []byte
+	// saslHeader is the encoded request header of the WRAP frames, made
+	// by the first wrapFrames.
+	saslHeader []byte
 
 	wmu sync.Mutex // guards w
 	w   struct {

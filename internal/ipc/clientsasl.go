@@ -174,8 +174,14 @@ func (cc *clientConn) wrapFrames(frames, clientID []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wire.AppendRequest(nil, wire.RequestHeader(wire.CallIDSASL, clientID, -1), nil,
-		&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+	// Callers take turns (the connection set-up, then one flusher at a
+	// time), so the cached header needs no lock of its own.
+	if cc.saslHeader == nil {
+		if cc.saslHeader, err = proto.Marshal(wire.RequestHeader(wire.CallIDSASL, clientID, -1)); err != nil {
+			return nil, err
+		}
+	}
+	return wire.AppendSASLWrapFrame(make([]byte, 0, len(tok)+len(cc.saslHeader)+16), cc.saslHeader, tok), nil
 }
 
 // unwrapFrame returns the protected bytes of a SASL WRAP response, or

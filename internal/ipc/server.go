@@ -83,6 +83,25 @@ type ServerConfig struct {
 	// clients are refused and every connection authenticates with SASL
 	// GSSAPI, protected as Kerberos.Protection allows. nil: SIMPLE.
 	Kerberos *security.Acceptor
+	// Authorize, when set, decides whether a connection may go on once
+	// its connection context has arrived: proxy users (a context naming
+	// an effective user other than the authenticated one) and
+	// service-level authorization (the protocol it names). An error
+	// refuses the connection: a FATAL_UNAUTHORIZED answer with Hadoop's
+	// AuthorizationException and the error's text, then the connection
+	// closed. Without it a Kerberos server refuses every proxy request
+	// and a SIMPLE one takes the context's word.
+	Authorize func(ConnAuth) error
+}
+
+// ConnAuth is who a connection is, as Authorize sees it.
+type ConnAuth struct {
+	User      string // the effective user (a short name)
+	RealUser  string // the authenticated user a proxy connection acts for; "" when not proxied
+	Principal string // Kerberos: the authenticated principal (a token's owner); "" for SIMPLE
+	TokenAuth bool   // authenticated with a delegation token
+	Protocol  string // the protocol the context names
+	Remote    net.Addr
 }
 
 // Validate rejects negative settings, naming the Hadoop key.
@@ -225,12 +244,17 @@ type Caller struct {
 	RealUser   string       // real user when the connection is proxied, else ""
 	Principal  string       // the Kerberos principal the connection authenticated as (a token's owner); "" for SIMPLE
 	TokenAuth  bool         // the connection authenticated with a delegation token (TOKEN), not Kerberos
+	Token      []byte       // with TokenAuth, the identifier of that token (shared, do not modify)
 	QOP        security.QOP // the connection's protection (Kerberos); 0 for SIMPLE
 	Protocol   string       // protocol named in the connection context
 	ClientID   []byte       // the client's 16-byte id (shared, do not modify)
 	CallID     int32
 	RetryCount int32 // -1 when the client did not send one
 	Remote     net.Addr
+	// CallerContext and CallerSignature are the call's caller context
+	// (RpcRequestHeaderProto.callerContext), empty when it sent none.
+	CallerContext   string
+	CallerSignature []byte
 }
 
 type callerKey struct{}
@@ -247,12 +271,16 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 		RealUser:   c.conn.realUser,
 		Principal:  c.conn.principal,
 		TokenAuth:  c.conn.tokenAuth,
+		Token:      c.conn.tokenID,
 		QOP:        c.conn.qop,
 		Protocol:   c.conn.protocol,
 		ClientID:   c.header.GetClientId(),
 		CallID:     c.header.GetCallId(),
 		RetryCount: c.header.GetRetryCount(),
 		Remote:     c.conn.nc.RemoteAddr(),
+
+		CallerContext:   c.header.GetCallerContext().GetContext(),
+		CallerSignature: c.header.GetCallerContext().GetSignature(),
 	}, true
 }
 
@@ -647,9 +675,8 @@ func (s *Server) runCall(c *call) {
 		conn.callDone(c)
 		return // the connection died while the call waited; nobody listens
 	}
-	ctx := context.WithValue(conn.ctx, callerKey{}, c)
 	start := s.clk.Now()
-	resp, err := s.invoke(ctx, c)
+	resp, err := s.invoke(c, c)
 	s.stats.queueNanos.Add(int64(start.Sub(c.queued)))
 	s.stats.procNanos.Add(int64(s.clk.Now().Sub(start)))
 	s.stats.timed.Add(1)
@@ -703,7 +730,7 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 			c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_APPLICATION, class, msg)
 		}
 	}
-	frame, ferr := wire.AppendResponse(nil, c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS), resp)
+	frame, ferr := wire.AppendSuccess(nil, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), resp)
 	if ferr != nil {
 		msg := "cannot encode response: " + ferr.Error()
 		return func() {
@@ -714,6 +741,20 @@ func (c *serverConn) fixedReply(req *common.RpcRequestHeaderProto, resp proto.Me
 		c.srv.stats.calls.Add(1)
 		c.enqueueFrame(frame)
 	}
+}
+
+// A call is its handler's ctx: its connection's, with the call itself as
+// the value of callerKey. It saves the allocation of a context.WithValue
+// per call; context.WithCancel and the like on top of it find the
+// connection's cancelCtx through Value and start no goroutine.
+func (c *call) Deadline() (time.Time, bool) { return c.conn.ctx.Deadline() }
+func (c *call) Done() <-chan struct{}       { return c.conn.ctx.Done() }
+func (c *call) Err() error                  { return c.conn.ctx.Err() }
+func (c *call) Value(key any) any {
+	if _, ok := key.(callerKey); ok {
+		return c
+	}
+	return c.conn.ctx.Value(key)
 }
 
 func (s *Server) invoke(ctx context.Context, c *call) (resp proto.Message, err error) {
@@ -749,6 +790,7 @@ type serverConn struct {
 	principal                string       // Kerberos: the authenticated principal
 	qop                      security.QOP // Kerberos: the protection chosen
 	tokenAuth                bool         // authenticated with a delegation token
+	tokenID                  []byte       // that token's identifier
 
 	// SASL state, the reader's only.
 	sasl struct {
@@ -786,6 +828,9 @@ type serverConn struct {
 		// (SASL integrity or privacy); seal encrypts.
 		wrap *security.Session
 		seal bool
+		// saslHeader is the encoded header of the WRAP frames; scratch
+		// holds a response frame while it is wrapped.
+		saslHeader, scratch []byte
 	}
 }
 
@@ -1026,6 +1071,12 @@ func (c *serverConn) drainAfterCancel() {
 
 // enqueue appends one response frame to the output buffer.
 func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
+	return c.enqueueReply(nil, h, body, closeAfter)
+}
+
+// enqueueReply is enqueue; with h nil it appends the success reply of
+// req, whose header wire.AppendSuccess encodes without building it.
+func (c *serverConn) enqueueReply(req *common.RpcRequestHeaderProto, h *common.RpcResponseHeaderProto, body proto.Message, closeAfter bool) error {
 	c.out.Lock()
 	var err error
 	if c.out.closeAfter || c.out.dropping {
@@ -1033,9 +1084,15 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 		return nil
 	}
 	n := len(c.out.buf)
-	if c.out.wrap != nil {
+	switch {
+	case c.out.wrap != nil:
+		if h == nil {
+			h = c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
+		}
 		c.out.buf, err = c.appendWrapped(c.out.buf, h, body)
-	} else {
+	case h == nil:
+		c.out.buf, err = wire.AppendSuccess(c.out.buf, req.GetCallId(), req.GetClientId(), req.GetRetryCount(), body)
+	default:
 		c.out.buf, err = wire.AppendResponse(c.out.buf, h, body)
 	}
 	if err != nil {
@@ -1058,17 +1115,31 @@ func (c *serverConn) enqueue(h *common.RpcResponseHeaderProto, body proto.Messag
 
 // appendWrapped appends the response as a SASL WRAP message holding the
 // protected frame, as Hadoop's server does for integrity and privacy.
+// The caller holds c.out's lock.
 func (c *serverConn) appendWrapped(dst []byte, h *common.RpcResponseHeaderProto, body proto.Message) ([]byte, error) {
-	frame, err := wire.AppendResponse(nil, h, body)
+	frame, err := wire.AppendResponse(c.out.scratch[:0], h, body)
 	if err != nil {
 		return dst, err
 	}
+	if cap(frame) <= 1<<20 {
+		c.out.scratch = frame
+	}
+	return c.appendWrapFrameLocked(dst, frame)
+}
+
+// appendWrapFrameLocked wraps frame and appends it as a SASL WRAP message.
+// The caller holds c.out's lock.
+func (c *serverConn) appendWrapFrameLocked(dst, frame []byte) ([]byte, error) {
 	tok, err := c.out.wrap.Wrap(frame, c.out.seal)
 	if err != nil {
 		return dst, err
 	}
-	return wire.AppendResponse(dst, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
-		&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
+	if c.out.saslHeader == nil {
+		if c.out.saslHeader, err = proto.Marshal(c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS)); err != nil {
+			return dst, err
+		}
+	}
+	return wire.AppendSASLWrapFrame(dst, c.out.saslHeader, tok), nil
 }
 
 // saslResponseHeader is the header of an answer to a SASL message.
@@ -1089,11 +1160,8 @@ func (c *serverConn) enqueueFrame(frame []byte) {
 	}
 	n := len(c.out.buf)
 	if c.out.wrap != nil {
-		tok, err := c.out.wrap.Wrap(frame, c.out.seal)
-		if err == nil {
-			c.out.buf, err = wire.AppendResponse(c.out.buf, c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS),
-				&common.RpcSaslProto{State: common.RpcSaslProto_WRAP.Enum(), Token: tok})
-		}
+		var err error
+		c.out.buf, err = c.appendWrapFrameLocked(c.out.buf, frame)
 		if err != nil {
 			c.out.buf = c.out.buf[:n]
 			c.out.Unlock()
@@ -1126,11 +1194,10 @@ func (c *serverConn) responseHeader(req *common.RpcRequestHeaderProto, status co
 }
 
 func (c *serverConn) sendSuccess(req *common.RpcRequestHeaderProto, body proto.Message) {
-	h := c.responseHeader(req, common.RpcResponseHeaderProto_SUCCESS)
 	// Counted before the reply is queued: a client that has its answer
 	// sees it counted.
 	c.srv.stats.calls.Add(1)
-	if err := c.enqueue(h, body, false); err != nil {
+	if err := c.enqueueReply(req, nil, body, false); err != nil {
 		c.srv.stats.calls.Add(-1)
 		class, msg := remoteerr.ClassIOException, "cannot encode response: "+err.Error()
 		c.sendError(req, common.RpcResponseHeaderProto_ERROR, common.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, class, msg)
@@ -1309,13 +1376,34 @@ func (c *serverConn) serveReads() error {
 			c.protocol = cc.GetProtocol()
 			if krb != nil {
 				// The user is who Kerberos says; naming someone else is a
-				// proxy (doAs) request, which this server does not grant.
+				// proxy (doAs) request, which Authorize decides.
 				acc := c.sasl.accepted
-				if c.user != "" && c.user != acc.Principal && c.user != acc.User {
+				c.principal = acc.Principal
+				switch eff := c.user; {
+				case eff == "" || eff == acc.Principal || eff == acc.User:
+					c.user, c.realUser = acc.User, ""
+				case c.tokenAuth || c.srv.cfg.Authorize == nil:
 					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
-						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, c.user))
+						fmt.Sprintf("User: %s is not allowed to impersonate %s", acc.Principal, eff))
+				default:
+					if strings.ContainsAny(eff, "@/") {
+						short, err := krb.Rules.ShortName(eff, krb.DefaultRealm)
+						if err != nil {
+							return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization,
+								fmt.Sprintf("User: %s is not allowed to impersonate %s: %v", acc.Principal, eff, err))
+						}
+						eff = short
+					}
+					c.user, c.realUser = eff, acc.User
 				}
-				c.user, c.realUser, c.principal = acc.User, "", acc.Principal
+			}
+			if auth := c.srv.cfg.Authorize; auth != nil {
+				if err := auth(ConnAuth{User: c.user, RealUser: c.realUser, Principal: c.principal, TokenAuth: c.tokenAuth,
+					Protocol: c.protocol, Remote: c.nc.RemoteAddr()}); err != nil {
+					c.srv.peerLog.Warn("ipc: connection unauthorized", "remote", c.remote(), "protocol", c.protocol,
+						"user", c.user, "realUser", c.realUser, "err", err)
+					return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, classAuthorization, err.Error())
+				}
 			}
 			haveContext = true
 			c.handshaken.Store(true)
@@ -1445,6 +1533,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, "DIGEST-MD5: INITIATE with TOKEN before NEGOTIATE")
 	}
 	var owner string
+	var tokenID []byte
 	final, _, err := c.sasl.digest.VerifyDigest(m.GetToken(), func(user string) (string, error) {
 		ident, err := base64.StdEncoding.DecodeString(user)
 		if err != nil {
@@ -1454,7 +1543,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		if err != nil {
 			return "", err
 		}
-		owner = o
+		owner, tokenID = o, ident
 		return base64.StdEncoding.EncodeToString(pw), nil
 	})
 	c.sasl.digest = nil // one answer per challenge
@@ -1466,7 +1555,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
 	}
 	c.sasl.accepted = &security.Accepted{Principal: owner, User: user}
-	c.principal, c.qop, c.tokenAuth = owner, security.QOPAuthentication, true
+	c.principal, c.qop, c.tokenAuth, c.tokenID = owner, security.QOPAuthentication, true, tokenID
 	c.sasl.state = saslDone
 	if err := reply(&common.RpcSaslProto{State: common.RpcSaslProto_SUCCESS.Enum(), Token: final}); err != nil {
 		return false, err

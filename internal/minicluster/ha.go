@@ -365,7 +365,13 @@ func (c *Cluster) StopNameNode(i int) error {
 // ZooKeeper, through to's failover controller (gracefulFailover).
 func (c *Cluster) Failover(ctx context.Context, from, to int) error {
 	if c.opts.ZooKeeper != "" {
-		z := haservice.NewZKFCClient(haservice.ClientConfig{Address: c.zkfcAddrs[to], User: currentUser(), Timeout: time.Minute})
+		cfg, err := c.zkfcConfig(ctx, to)
+		if err != nil {
+			return err
+		}
+		// The controller's own identity: with Kerberos, its NameNode's.
+		z := haservice.NewZKFCClient(haservice.ClientConfig{Address: c.zkfcAddrs[to], User: cfg.User, Timeout: time.Minute,
+			Kerberos: cfg.HA.Kerberos, Protection: cfg.HA.Protection})
 		defer z.Close()
 		return z.GracefulFailover(ctx)
 	}

@@ -58,8 +58,8 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 	case *op.Add:
 		n.mu.leases.AddLease(o.ClientName, o.InodeID, now)
 	case *op.AddBlock:
-		fi, _, ok := t.File(o.Path)
-		if !ok {
+		fi := eff.File
+		if !fi.OK {
 			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
 		}
 		if p := o.Penultimate; p != nil {
@@ -73,11 +73,11 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 			bm.UpdateBlock(blockmgmt.Block(o.Blocks[k-1]))
 		}
 	case *op.Close:
-		fi, blocks, ok := t.File(o.Path)
-		if !ok {
+		fi := eff.File
+		if !fi.OK {
 			return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
 		}
-		for _, b := range blocks {
+		for _, b := range fi.Blocks {
 			if err := bm.CompleteBlock(int64(fi.ID), blockmgmt.Block(b), int(fi.Replication)); err != nil && berr == nil {
 				berr = err
 			}

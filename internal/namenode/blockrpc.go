@@ -168,6 +168,12 @@ func (c *clientRPC) getBlockLocations(ctx context.Context, req *hdfs.GetBlockLoc
 	var lbs *hdfs.LocatedBlocksProto
 	var path string
 	var err error
+	// stale: the file's access time is older than the precision allows.
+	// Only then does the call take the write lock to log the new time; a
+	// fresh access time (every open but the first of the hour, by default)
+	// keeps getBlockLocations a reader that no writer waits for and that
+	// waits for no writer's lock beyond its own read.
+	var stale bool
 	c.ns.read(func(t *namespace.Tree) {
 		var fi namespace.FileInfo
 		var blocks []op.Block
@@ -187,12 +193,15 @@ func (c *clientRPC) getBlockLocations(ctx context.Context, req *hdfs.GetBlockLoc
 			return
 		}
 		lbs = locatedBlocks(c.pool(), fi, blocks, locs, int64(req.GetOffset()), int64(req.GetLength()))
+		stale = t.PlanAccess(path, c.ns.nowMillis()) != nil && !c.ns.mu.bm.InSafeMode()
 	})
 	if err != nil {
 		return nil, toRemote(err)
 	}
-	// Access time, at the configured precision; not in safe mode.
-	if c.nn.cfg.AccessTimePrecision > 0 && !c.ns.inSafeMode() {
+	// Access time, at the configured precision; not in safe mode. The plan
+	// is made again under the write lock: another open may have logged the
+	// time meanwhile.
+	if stale {
 		aerr := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
 			if o := t.PlanAccess(path, now); o != nil {
 				return []op.Op{o}, nil

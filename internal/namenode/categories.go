@@ -53,6 +53,8 @@ var categories = map[string]map[string]ha.Category{
 		"refreshUserToGroupsMappings": ha.Unchecked, "refreshSuperUserGroupsConfiguration": ha.Unchecked,
 	},
 	RefreshCallQueueProtocolName: {"refreshCallQueue": ha.Unchecked},
+	// dfsadmin -refreshServiceAcl (secauth.go).
+	RefreshAuthorizationPolicyProtocolName: {"refreshServiceAcl": ha.Unchecked},
 	// DataNodes report to every NameNode of the nameservice, whatever its
 	// state; they take orders from the active only.
 	DatanodeProtocolName: {
@@ -89,6 +91,7 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 	if !ok {
 		panic(fmt.Sprintf("namenode: %s.%s has no operation category", s.Name(), method))
 	}
+	audited := s.Name() == ClientProtocolName
 	ipc.Handle(s, method, func(ctx context.Context, req Req) (Resp, error) {
 		var zero Resp
 		if err := nn.precheck(ctx, cat, method, req); err != nil {
@@ -96,6 +99,9 @@ func handle[Req, Resp proto.Message](nn *NameNode, s *ipc.Service, method string
 		}
 		resp, err := h(withSafeModeOp(ctx, method, req), req)
 		nn.activity.record(method, err == nil)
+		if audited {
+			nn.auditCall(ctx, method, req, resp, err)
+		}
 		if err == nil && nn.tokens != nil {
 			nn.tokens.sign(ctx, method, resp)
 		}

@@ -96,8 +96,13 @@ type webCallerKey struct{}
 
 // webCaller is who made a WebHDFS request.
 type webCaller struct {
-	user   string
-	remote string // the client's IP
+	user     string
+	realUser string // the proxy user of a doas request, else ""
+	remote   string // the client's IP
+	// With Kerberos: the principal the request authenticated as (SPNEGO)
+	// or the owner of its delegation token (tokenAuth).
+	principal string
+	tokenAuth bool
 }
 
 // callerUser is the user of the call in ctx: a WebHDFS request's, else
@@ -151,40 +156,66 @@ func fileMode(p *hdfs.FsPermissionProto) uint16 {
 	return uint16(p.GetPerm()) & 0o1777
 }
 
+// statusBox holds an HdfsFileStatusProto with every value its optional
+// fields point to, so that a status costs one allocation instead of one per
+// field: getFileInfo and getListing build one per answer, and their
+// allocations were a visible share of a busy NameNode's garbage collection.
+type statusBox struct {
+	st                              hdfs.HdfsFileStatusProto
+	perm                            hdfs.FsPermissionProto
+	ft                              hdfs.HdfsFileStatusProto_FileType
+	length, mtime, atime, bsize, id uint64
+	mode, repl, policy, flags       uint32
+	owner, group                    string
+	children                        int32
+}
+
 func fileStatus(fi namespace.FileInfo, name []byte) *hdfs.HdfsFileStatusProto {
-	ft := hdfs.HdfsFileStatusProto_IS_FILE
+	b := &statusBox{
+		ft:       hdfs.HdfsFileStatusProto_IS_FILE,
+		length:   uint64(fi.Length),
+		mtime:    uint64(fi.Mtime),
+		atime:    uint64(fi.Atime),
+		bsize:    uint64(fi.BlockSize),
+		id:       fi.ID,
+		mode:     uint32(fi.Perm.Mode),
+		repl:     uint32(fi.Replication),
+		owner:    fi.Perm.User,
+		group:    fi.Perm.Group,
+		children: int32(fi.ChildrenNum),
+	}
 	if fi.IsDir {
-		ft = hdfs.HdfsFileStatusProto_IS_DIR
+		b.ft = hdfs.HdfsFileStatusProto_IS_DIR
 	}
 	if name == nil {
 		name = []byte{}
 	}
-	st := &hdfs.HdfsFileStatusProto{
-		FileType:         ft.Enum(),
-		Path:             name,
-		Length:           proto.Uint64(uint64(fi.Length)),
-		Permission:       &hdfs.FsPermissionProto{Perm: proto.Uint32(uint32(fi.Perm.Mode))},
-		Owner:            proto.String(fi.Perm.User),
-		Group:            proto.String(fi.Perm.Group),
-		ModificationTime: proto.Uint64(uint64(fi.Mtime)),
-		AccessTime:       proto.Uint64(uint64(fi.Atime)),
-		BlockReplication: proto.Uint32(uint32(fi.Replication)),
-		Blocksize:        proto.Uint64(uint64(fi.BlockSize)),
-		FileId:           proto.Uint64(fi.ID),
-		ChildrenNum:      proto.Int32(int32(fi.ChildrenNum)),
-	}
+	b.perm.Perm = &b.mode
+	st := &b.st
+	st.FileType = &b.ft
+	st.Path = name
+	st.Length = &b.length
+	st.Permission = &b.perm
+	st.Owner = &b.owner
+	st.Group = &b.group
+	st.ModificationTime = &b.mtime
+	st.AccessTime = &b.atime
+	st.BlockReplication = &b.repl
+	st.Blocksize = &b.bsize
+	st.FileId = &b.id
+	st.ChildrenNum = &b.children
 	if fi.StoragePolicy != 0 {
-		st.StoragePolicy = proto.Uint32(uint32(fi.StoragePolicy))
+		b.policy = uint32(fi.StoragePolicy)
+		st.StoragePolicy = &b.policy
 	}
-	var flags uint32
 	if fi.HasACL {
-		flags |= uint32(hdfs.HdfsFileStatusProto_HAS_ACL)
+		b.flags |= uint32(hdfs.HdfsFileStatusProto_HAS_ACL)
 	}
 	if fi.Snapshottable {
-		flags |= uint32(hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)
+		b.flags |= uint32(hdfs.HdfsFileStatusProto_SNAPSHOT_ENABLED)
 	}
-	if flags != 0 {
-		st.Flags = proto.Uint32(flags)
+	if b.flags != 0 {
+		st.Flags = &b.flags
 	}
 	return st
 }
@@ -207,7 +238,7 @@ func (c *clientRPC) getServerDefaults(ctx context.Context, _ *hdfs.GetServerDefa
 		WritePacketSize:     proto.Uint32(uint32(cfg.WritePacketSize)),
 		Replication:         proto.Uint32(uint32(cfg.Replication)),
 		FileBufferSize:      proto.Uint32(uint32(cfg.FileBufferSize)),
-		EncryptDataTransfer: proto.Bool(false),
+		EncryptDataTransfer: proto.Bool(cfg.EncryptDataTransfer),
 		TrashInterval:       proto.Uint64(uint64(cfg.TrashInterval.Minutes())),
 		ChecksumType:        hdfs.ChecksumTypeProto_CHECKSUM_CRC32C.Enum(),
 		PolicyId:            proto.Uint32(0),
@@ -708,7 +739,13 @@ func (c *clientRPC) msync(ctx context.Context, _ *hdfs.MsyncRequestProto) (*hdfs
 	return &hdfs.MsyncResponseProto{}, nil
 }
 
+// getDataEncryptionKey hands out a data encryption key made with the
+// current block key when dfs.encrypt.data.transfer and block tokens are
+// on, else an answer without a key (as Hadoop's null key).
 func (c *clientRPC) getDataEncryptionKey(ctx context.Context, _ *hdfs.GetDataEncryptionKeyRequestProto) (*hdfs.GetDataEncryptionKeyResponseProto, error) {
-	// dfs.encrypt.data.transfer is off: there is no key to hand out.
-	return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
+	if !c.nn.cfg.EncryptDataTransfer || c.nn.tokens == nil {
+		return &hdfs.GetDataEncryptionKeyResponseProto{}, nil
+	}
+	k := c.nn.tokens.m.DataEncryptionKey(c.pool(), c.nn.cfg.EncryptAlgorithm, c.nn.tokens.clock.Now())
+	return &hdfs.GetDataEncryptionKeyResponseProto{DataEncryptionKey: k}, nil
 }

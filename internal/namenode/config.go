@@ -18,6 +18,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	qjclient "github.com/hdfsgo/hdfsgo/internal/qjournal/client"
 	"github.com/hdfsgo/hdfsgo/internal/security"
+	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
 	"github.com/hdfsgo/hdfsgo/internal/web"
 )
 
@@ -68,9 +69,20 @@ type Config struct {
 	// hadoop.security.authentication=kerberos (its keytab, principal and
 	// hadoop.rpc.protection); nil for SIMPLE.
 	Kerberos *security.Identity
+	// HTTPAuth is the web server's SPNEGO filter with Kerberos
+	// (dfs.web.authentication.kerberos.principal and .keytab,
+	// hadoop.http.authentication.type); nil without.
+	HTTPAuth *spnego.Filter
 	// BlockTokens is dfs.block.access.token.enable (false): block access
 	// tokens with every located block, keys sent to the DataNodes.
 	BlockTokens bool
+	// EncryptDataTransfer is dfs.encrypt.data.transfer (false): the server
+	// defaults tell clients to encrypt data transfer, and
+	// getDataEncryptionKey hands out keys (block tokens must be on).
+	// EncryptAlgorithm is dfs.encrypt.data.transfer.algorithm (unset),
+	// carried in the keys.
+	EncryptDataTransfer bool
+	EncryptAlgorithm    string
 	// NameNodePrincipal and JournalNodePrincipal are
 	// dfs.namenode.kerberos.principal and
 	// dfs.journalnode.kerberos.principal: what this process asks tickets
@@ -200,6 +212,12 @@ type Config struct {
 	// edits (dfs.qjournal.*, dfs.ha.tail-edits.in-progress).
 	QJournal qjclient.Config
 
+	// Audit is the audit log (hdfs-audit.log; audit.go).
+	Audit AuditConfig
+	// Access is proxy users, service-level authorization and static
+	// groups (secauth.go).
+	Access AccessConfig
+
 	// Testing holds knobs no configuration file can set.
 	Testing struct {
 		// LeaseSoftLimit replaces Hadoop's fixed 60 s soft limit.
@@ -252,6 +270,8 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 
 	cfg.SuperUser = currentUser()
 	cfg.BlockTokens = flag(conf.DFSBlockAccessTokenEnable)
+	cfg.EncryptDataTransfer = flag(conf.DFSEncryptDataTransfer)
+	cfg.EncryptAlgorithm = c.String(conf.DFSEncryptDataTransferAlgorithm)
 	cfg.BlockKeyUpdateInterval = dur(conf.DFSBlockAccessKeyUpdateInterval)
 	cfg.BlockTokenLifetime = dur(conf.DFSBlockAccessTokenLifetime)
 	cfg.DelegationKeyUpdateInterval = dur(conf.DFSNameNodeDelegationKeyUpdateInterval)
@@ -285,12 +305,20 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.CheckpointTxns = num(conf.DFSNameNodeCheckpointTxns)
 	cfg.CheckpointCheckPeriod = dur(conf.DFSNameNodeCheckpointCheck)
 	haConfigFrom(c, &cfg, &errs)
+	cfg.Audit = auditConfigFrom(c, os.Getenv, &errs)
+	cfg.Access = accessConfigFrom(c, &errs)
 	// After the HA keys: _HOST is the host of this NameNode's own address.
 	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.RPCAddress, os.Getenv); err != nil {
 		errs = append(errs, err)
 	} else if cfg.Kerberos != nil {
 		cfg.SuperUser = cfg.Kerberos.User
 		cfg.NameNodePrincipal = c.String(conf.DFSNameNodeKerberosPrincipal)
+		if cfg.HTTPAuth, err = spnego.FromConf(c, cfg.Kerberos, conf.DFSNameNodeKeytabFile, security.HostOf(cfg.HTTPAddress), true); err != nil {
+			errs = append(errs, fmt.Errorf("namenode: %w", err))
+		} else if cfg.HTTPAuth != nil {
+			// The checkpoint transfers between NameNodes do not negotiate.
+			cfg.HTTPAuth.Exempt = []string{imagetransfer.Path}
+		}
 		cfg.JournalNodePrincipal = c.String(conf.DFSJournalNodeKerberosPrincipal)
 	}
 	if qc, err := qjclient.ConfigFrom(c); err != nil {

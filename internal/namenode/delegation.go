@@ -39,6 +39,9 @@ func registerDelegationCalls(c *clientRPC, s *ipc.Service) {
 // Hadoop.
 func (c *clientRPC) kerberosCaller(ctx context.Context, what string) (ipc.Caller, error) {
 	ci, _ := ipc.CallerFromContext(ctx)
+	if wc, ok := ctx.Value(webCallerKey{}).(webCaller); ok {
+		ci = ipc.Caller{User: wc.user, Principal: wc.principal, TokenAuth: wc.tokenAuth}
+	}
 	if c.nn.cfg.Kerberos == nil {
 		return ci, remoteerr.New(remoteerr.ClassIOException,
 			"Delegation Token can be %s only with kerberos or web authentication (hadoop.security.authentication is simple)", what)

@@ -67,7 +67,12 @@
 // if an unlogged op had happened.
 //
 // Reads take the read lock and never touch the log, except getBlockLocations' access
-// time update, which is a mutation.
+// time update, which is a mutation: getBlockLocations checks under its read lock
+// whether the access time is older than dfs.namenode.accesstime.precision and only
+// then takes the write path (which plans again). A fresh access time keeps an open a
+// pure reader, so opens neither wait for the write lock nor, queued for it, hold
+// back the readers behind them (sync.RWMutex lets no reader in while a writer
+// waits).
 //
 // Non-idempotent calls (create, append, delete, rename, rename2, concat, ...) go
 // through the retry cache: a retry with the same (clientId, callId) is answered with

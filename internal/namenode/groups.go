@@ -15,7 +15,10 @@ import (
 type groupCache struct {
 	clock clock.Clock
 	ttl   time.Duration
-	mu    struct {
+	// static are hadoop.user.group.static.mapping.overrides: set before
+	// the NameNode serves, read-only after.
+	static map[string][]string
+	mu     struct {
 		sync.Mutex
 		m map[string]groupEntry
 	}
@@ -33,6 +36,9 @@ func newGroupCache(c clock.Clock, ttl time.Duration) *groupCache {
 }
 
 func (g *groupCache) groups(name string) []string {
+	if gs, ok := g.static[name]; ok {
+		return gs
+	}
 	now := g.clock.Now()
 	if e, ok := g.cached(name); ok && now.Before(e.expires) {
 		return e.groups

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
@@ -45,6 +46,17 @@ var (
 // checkRequest applies the limits to every string field of req, nested
 // messages included. Its cost is one pass over fields already decoded.
 func checkRequest(method string, req proto.Message) error {
+	// The most frequent reads carry one string, their path: it is checked
+	// without walking the message by reflection (TestCheckRequestFastPath
+	// holds that they have no other string or message field).
+	switch r := req.(type) {
+	case *hdfs.GetFileInfoRequestProto:
+		return checkPathLength(method, r.GetSrc())
+	case *hdfs.GetBlockLocationsRequestProto:
+		return checkPathLength(method, r.GetSrc())
+	case *hdfs.GetListingRequestProto:
+		return checkPathLength(method, r.GetSrc())
+	}
 	return checkFields(method, req.ProtoReflect())
 }
 

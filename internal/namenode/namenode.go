@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 	"github.com/hdfsgo/hdfsgo/internal/imagetransfer"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/audit"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -32,7 +33,9 @@ type NameNode struct {
 	web     *web.Server // dfs.namenode.http-address
 	started time.Time
 	groups  *groupCache
-	tokens  *blockTokens // nil: dfs.block.access.token.enable is false
+	tokens  *blockTokens  // nil: dfs.block.access.token.enable is false
+	audit   *audit.Logger // nil: no audit log
+	access  *connAccess   // proxy users and service ACLs (secauth.go)
 	// activity counts client calls for the NameNodeActivity bean.
 	activity activity
 	// loadedFrom is what the start loaded: the image and the edits after it.
@@ -113,6 +116,12 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		deps.Logger.Warn("the upgrade is not finalized: the state before it is kept for a rollback until `hdfs dfsadmin -finalizeUpgrade`",
 			"cTime", ld.version.CTime)
 	}
+	nn.groups.static = cfg.Access.StaticGroups
+	if nn.audit, err = openAudit(cfg.Audit); err != nil {
+		ld.elog.Close()
+		closeAll(ld.locks)
+		return nil, err
+	}
 	nn.ha = newHAContext(nn)
 	nn.ns.writable = func() error { return nn.ha.check(ha.Write) }
 	nn.ns.activate()
@@ -137,7 +146,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	}
 	nn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "NameNode",
 		KeyName: conf.DFSNameNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits,
-		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR")})
+		LogLevel: deps.LogLevel, LogDir: os.Getenv("HADOOP_LOG_DIR"), Admins: nn.webAdmins(), Auth: httpAuth(cfg.HTTPAuth)})
 	if err != nil {
 		_ = l.Close()
 		return fail(fmt.Errorf("namenode: %w", err))
@@ -145,6 +154,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 	if cfg.Kerberos != nil {
 		cfg.Kerberos.Acceptor.TokenPassword = nn.tokenPassword
 	}
+	nn.access = newConnAccess(nn)
 	nn.rpc = ipc.NewServer(ipc.ServerConfig{
 		Handlers:            cfg.Handlers,
 		QueueSizePerHandler: cfg.QueueSizePerHandler,
@@ -152,6 +162,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		Limits:              cfg.RPCLimits,
 		Logger:              deps.Logger,
 		Kerberos:            cfg.Kerberos.ServerAcceptor(),
+		Authorize:           nn.access.authorize,
 	})
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)
@@ -250,6 +261,9 @@ func (nn *NameNode) Close() error {
 			errs = append(errs, err)
 		}
 		nn.backups.stop()
+		if err := nn.closeAudit(); err != nil {
+			errs = append(errs, err)
+		}
 		closeAll(nn.locks)
 		nn.closeErr = errors.Join(errs...)
 		close(nn.done)

@@ -53,6 +53,10 @@ type Deps struct {
 	// LookupHost resolves the host names of the host files (dfs.hosts,
 	// dfs.hosts.exclude); nil means the system resolver.
 	LookupHost func(host string) ([]string, error)
+	// ReloadConf reads the configuration files again for the refresh
+	// calls (-refreshSuperUserGroupsConfiguration, -refreshServiceAcl);
+	// nil reads Config.Access.ConfDir.
+	ReloadConf func() (*conf.Conf, error)
 }
 
 // JournalFactory builds the edit-log journal a URI names, for the

@@ -17,8 +17,8 @@ const (
 
 // registerUserMappings serves `hdfs groups` (getGroupsForUser) and
 // `dfsadmin -refreshUserToGroupsMappings`, which empties the group cache;
-// -refreshSuperUserGroupsConfiguration (proxy users) and -refreshCallQueue
-// answer that they are not supported yet.
+// -refreshSuperUserGroupsConfiguration, which reads the proxy users again
+// (secauth.go); -refreshCallQueue answers that it is not supported yet.
 func registerUserMappings(nn *NameNode, c *clientRPC) {
 	handle(nn, nn.rpc.Service(GetUserMappingsProtocolName), "getGroupsForUser",
 		func(ctx context.Context, req *common.GetGroupsForUserRequestProto) (*common.GetGroupsForUserResponseProto, error) {
@@ -39,8 +39,9 @@ func registerUserMappings(nn *NameNode, c *clientRPC) {
 			if err := c.checkSuper(ctx); err != nil {
 				return nil, err
 			}
-			return nil, remoteerr.New(remoteerr.ClassUnsupported, "proxy users (hadoop.proxyuser.*) are not supported yet")
+			return nil, nn.refreshProxyUsers()
 		})
+	registerRefreshPolicy(nn, c)
 	handle(nn, nn.rpc.Service(RefreshCallQueueProtocolName), "refreshCallQueue",
 		func(ctx context.Context, _ *common.RefreshCallQueueRequestProto) (*common.RefreshCallQueueResponseProto, error) {
 			if err := c.checkSuper(ctx); err != nil {

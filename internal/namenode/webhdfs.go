@@ -42,29 +42,36 @@ func webCall[Req, Resp proto.Message](ctx context.Context, h *webHDFS, method st
 	}
 	resp, err := f(ctx, req)
 	h.nn.activity.record(method, err == nil)
+	h.nn.auditCall(ctx, method, req, resp, err)
 	return resp, err
 }
 
 func (h *webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.nn.cfg.Kerberos != nil {
-		// user.name is a claim anyone can make; with Kerberos, WebHDFS
-		// needs SPNEGO, which is not here yet.
-		webhdfs.WriteError(w, remoteerr.AccessControl(
-			"WebHDFS is not available with hadoop.security.authentication=kerberos: SPNEGO authentication is not supported yet; use RPC"))
-		return
-	}
 	req, err := webhdfs.Parse(r.Method, r.URL.Path, r.URL.RawQuery)
 	if err != nil {
 		webhdfs.WriteError(w, err)
 		return
 	}
-	if req.DoAs != "" && req.DoAs != req.User {
-		webhdfs.WriteError(w, remoteerr.New("org.apache.hadoop.security.authorize.AuthorizationException",
-			"User: %s is not allowed to impersonate %s", req.User, req.DoAs))
-		return
-	}
 	remote, _, _ := net.SplitHostPort(r.RemoteAddr)
-	ctx := context.WithValue(r.Context(), webCallerKey{}, webCaller{user: req.User, remote: remote})
+	wc := webCaller{user: req.User, remote: remote}
+	if h.nn.cfg.Kerberos != nil {
+		// user.name is a claim anyone can make; with Kerberos the caller
+		// is who SPNEGO or a delegation token proved.
+		if wc, err = h.kerberosWebCaller(r, req, remote); err != nil {
+			webhdfs.WriteError(w, err)
+			return
+		}
+		req.User = wc.user
+	}
+	if req.DoAs != "" && req.DoAs != req.User {
+		// doas: the same proxy-user rules as RPC (hadoop.proxyuser.*).
+		if err := h.nn.access.webProxy(req.User, req.DoAs, remote); err != nil {
+			webhdfs.WriteError(w, remoteerr.New(classAuthorization, "%s", err.Error()))
+			return
+		}
+		wc.user, wc.realUser = req.DoAs, req.User
+	}
+	ctx := context.WithValue(r.Context(), webCallerKey{}, wc)
 	if err := h.serve(ctx, w, r, req); err != nil {
 		webhdfs.WriteError(w, err)
 	}
@@ -280,6 +287,9 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:
+		if ok, err := h.serveTokenOp(ctx, w, req); ok {
+			return err
+		}
 		if ok, err := h.serveFeature(ctx, w, req); ok {
 			return err
 		}
@@ -394,6 +404,11 @@ func (h *webHDFS) redirect(ctx context.Context, w http.ResponseWriter, r *http.R
 	dn := *req
 	dn.NoRedirect = false
 	dn.NameNodeRPC = h.rpcAddress(r)
+	deleg, err := h.redirectDelegation(ctx, req)
+	if err != nil {
+		return err
+	}
+	dn.Delegation = deleg
 	loc := "http://" + addr + webhdfs.URLPath(req.Path) + "?" + dn.Query()
 	if req.NoRedirect {
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]string{"Location": loc})

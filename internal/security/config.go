@@ -27,6 +27,7 @@ var (
 	DataNode          = Role{"DataNode", conf.DFSDataNodeKerberosPrincipal, conf.DFSDataNodeKeytabFile}
 	JournalNode       = Role{"JournalNode", conf.DFSJournalNodeKerberosPrincipal, conf.DFSJournalNodeKeytabFile}
 	SecondaryNameNode = Role{"SecondaryNameNode", conf.DFSSecondaryNameNodeKerberosPrincipal, conf.DFSSecondaryNameNodeKeytabFile}
+	Balancer          = Role{"Balancer", conf.DFSBalancerKerberosPrincipal, conf.DFSBalancerKeytabFile}
 )
 
 // Kerberos reports whether hadoop.security.authentication is kerberos.

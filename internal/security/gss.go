@@ -16,6 +16,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/gssapi"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
 )
@@ -160,47 +161,71 @@ var ErrMutualAuth = errors.New("GSSAPI: the client asks for mutual authenticatio
 // Accept checks a GSSAPI initial context token (RFC 2743 framing around a
 // Kerberos AP-REQ).
 func (a *Acceptor) Accept(token []byte) (*Accepted, error) {
+	acc, _, err := a.accept(token, false)
+	return acc, err
+}
+
+// AcceptMutual is Accept for mechanisms where the client may ask for
+// mutual authentication (SPNEGO over HTTP, as curl and browsers do): it
+// returns the verified AP-REQ too, so that the caller can answer it with
+// an AP-REP.
+func (a *Acceptor) AcceptMutual(token []byte) (*Accepted, *messages.APReq, error) {
+	acc, k, err := a.accept(token, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return acc, &k.APReq, nil
+}
+
+// MutualRequested reports whether the client asked for mutual
+// authentication in the AP-REQ's GSSAPI checksum.
+func MutualRequested(req *messages.APReq) bool {
+	auth := req.Authenticator
+	if len(auth.Cksum.Checksum) >= 24 && auth.Cksum.CksumType == 0x8003 {
+		return binary.LittleEndian.Uint32(auth.Cksum.Checksum[20:24])&gssapi.ContextFlagMutual != 0
+	}
+	return false
+}
+
+func (a *Acceptor) accept(token []byte, mutualOK bool) (*Accepted, *spnego.KRB5Token, error) {
 	var k spnego.KRB5Token
 	if err := unmarshalKRB5Token(&k, token); err != nil {
-		return nil, fmt.Errorf("GSSAPI: bad initial token: %v", err)
+		return nil, nil, fmt.Errorf("GSSAPI: bad initial token: %v", err)
 	}
 	if !k.IsAPReq() {
-		return nil, errors.New("GSSAPI: initial token is not an AP-REQ")
+		return nil, nil, errors.New("GSSAPI: initial token is not an AP-REQ")
 	}
 	sname := k.APReq.Ticket.SName.PrincipalNameString() + "@" + k.APReq.Ticket.Realm
 	if err := a.checkServicePrincipal(sname); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, err := k.APReq.Verify(a.Keytab, maxClockSkew, types.HostAddress{}, nil)
 	if err != nil || !ok {
 		if err == nil {
 			err = errors.New("not valid")
 		}
-		return nil, fmt.Errorf("GSSAPI: ticket for %s refused (keytab %s): %v", sname, a.KeytabPath, err)
+		return nil, nil, fmt.Errorf("GSSAPI: ticket for %s refused (keytab %s): %v", sname, a.KeytabPath, err)
 	}
 	if a.replays.seen(k.APReq.Authenticator, time.Now()) {
-		return nil, fmt.Errorf("GSSAPI: ticket for %s refused: replay of an earlier authenticator", sname)
+		return nil, nil, fmt.Errorf("GSSAPI: ticket for %s refused: replay of an earlier authenticator", sname)
 	}
 	auth := k.APReq.Authenticator
-	if len(auth.Cksum.Checksum) >= 24 && auth.Cksum.CksumType == 0x8003 {
-		flags := binary.LittleEndian.Uint32(auth.Cksum.Checksum[20:24])
-		if flags&gssapi.ContextFlagMutual != 0 {
-			return nil, ErrMutualAuth
-		}
+	if !mutualOK && MutualRequested(&k.APReq) {
+		return nil, nil, ErrMutualAuth
 	}
 	key := k.APReq.Ticket.DecryptedEncPart.Key
 	if auth.SubKey.KeyType != 0 && len(auth.SubKey.KeyValue) > 0 {
 		key = auth.SubKey
 	}
 	if _, err := crypto.GetEtype(key.KeyType); err != nil {
-		return nil, fmt.Errorf("GSSAPI: session key: %v", err)
+		return nil, nil, fmt.Errorf("GSSAPI: session key: %v", err)
 	}
 	client := auth.CName.PrincipalNameString() + "@" + auth.CRealm
 	user, err := a.Rules.ShortName(client, a.DefaultRealm)
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI: %s: %v", client, err)
+		return nil, nil, fmt.Errorf("GSSAPI: %s: %v", client, err)
 	}
-	return &Accepted{Principal: client, User: user, Session: &Session{key: key, acceptor: true}}, nil
+	return &Accepted{Principal: client, User: user, Session: &Session{key: key, acceptor: true}}, &k, nil
 }
 
 // unmarshalKRB5Token decodes the token, turning a panic of the ASN.1 code
@@ -311,12 +336,14 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 	}
 	if !seal {
 		if d, ok := s.derived.keys(s.key, send); ok {
-			tok := make([]byte, tokenHeaderLen, tokenHeaderLen+len(p)+sha1Trunc)
+			tok := make([]byte, tokenHeaderLen+len(p)+sha1Trunc)
 			tok[0], tok[1], tok[2], tok[3] = 0x05, 0x04, flags, 0xFF
 			binary.BigEndian.PutUint64(tok[8:], seq)
-			cks := d.checksum(p, tok) // the header with EC and RRC zero
+			copy(tok[tokenHeaderLen:], p)
+			// Over the message and the header with EC and RRC zero.
+			d.checksum96(tok[tokenHeaderLen+len(p):], p, tok[:tokenHeaderLen])
 			binary.BigEndian.PutUint16(tok[4:], sha1Trunc)
-			return append(append(tok, p...), cks...), nil
+			return tok, nil
 		}
 		et, err := crypto.GetEtype(s.key.KeyType)
 		if err != nil {
@@ -329,18 +356,20 @@ func (s *Session) Wrap(p []byte, seal bool) ([]byte, error) {
 		return wt.Marshal()
 	}
 	flags |= flagSealed
+	if d, ok := s.derived.keys(s.key, send); ok {
+		// One allocation: the header, then confounder|message|header
+		// sealed in place (EC and RRC zero).
+		tok := make([]byte, tokenHeaderLen+sealedLen(len(p)+tokenHeaderLen))
+		tok[0], tok[1], tok[2], tok[3] = 0x05, 0x04, flags, 0xFF
+		binary.BigEndian.PutUint64(tok[8:], seq)
+		d.sealParts(tok[tokenHeaderLen:], p, tok[:tokenHeaderLen])
+		return tok, nil
+	}
 	hdr := make([]byte, tokenHeaderLen)
 	hdr[0], hdr[1], hdr[2], hdr[3] = 0x05, 0x04, flags, 0xFF
 	binary.BigEndian.PutUint64(hdr[8:], seq)
 	plain := make([]byte, 0, len(p)+tokenHeaderLen)
 	plain = append(append(plain, p...), hdr...)
-	if d, ok := s.derived.keys(s.key, send); ok {
-		ct, err := d.encrypt(plain)
-		if err != nil {
-			return nil, err
-		}
-		return append(hdr, ct...), nil
-	}
 	et, err := crypto.GetEtype(s.key.KeyType)
 	if err != nil {
 		return nil, err
@@ -382,9 +411,9 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 		}
 		payload, sum := data[:len(data)-int(ec)], data[len(data)-int(ec):]
 		if d, ok := s.derived.keys(s.key, recv); ok {
-			hdr := append([]byte(nil), tok[:tokenHeaderLen]...)
-			hdr[4], hdr[5], hdr[6], hdr[7] = 0, 0, 0, 0
-			if !hmac.Equal(d.checksum(payload, hdr), sum) {
+			var cks [sha1Trunc]byte
+			d.wrapChecksum(cks[:], payload, tok[:tokenHeaderLen])
+			if !hmac.Equal(cks[:], sum) {
 				return nil, false, errors.New("GSSAPI: wrap token checksum does not match")
 			}
 			return payload, false, nil
@@ -404,9 +433,10 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 		return nil, true, errors.New("GSSAPI: sealed wrap token too short")
 	}
 	inner := plain[len(plain)-tokenHeaderLen:]
-	want := append([]byte(nil), tok[:tokenHeaderLen]...)
+	var want [tokenHeaderLen]byte
+	copy(want[:], tok)
 	want[6], want[7] = 0, 0
-	if !bytes.Equal(inner, want) {
+	if !bytes.Equal(inner, want[:]) {
 		return nil, true, errors.New("GSSAPI: sealed wrap token's header does not match")
 	}
 	return plain[:len(plain)-tokenHeaderLen-int(ec)], true, nil
@@ -415,6 +445,9 @@ func (s *Session) Unwrap(tok []byte) (msg []byte, sealed bool, err error) {
 // decrypt checks the ciphertext's length before handing it to the
 // Kerberos library, which does not, and turns any panic into an error.
 func (s *Session) decrypt(data []byte, usage uint32) (plain []byte, err error) {
+	if d, ok := s.derived.keys(s.key, usage); ok {
+		return d.open(data)
+	}
 	key := s.key
 	et, err := crypto.GetEtype(key.KeyType)
 	if err != nil {
@@ -428,9 +461,6 @@ func (s *Session) decrypt(data []byte, usage uint32) (plain []byte, err error) {
 			err = fmt.Errorf("malformed ciphertext: %v", r)
 		}
 	}()
-	if d, ok := s.derived.keys(key, usage); ok {
-		return d.decrypt(data)
-	}
 	return crypto.DecryptMessage(data, key, usage)
 }
 

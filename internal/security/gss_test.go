@@ -12,6 +12,7 @@ import (
 	typesKey "github.com/jcmturner/gokrb5/v8/types"
 
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 func TestGSSAPIWithKDC(t *testing.T) {
@@ -100,11 +101,30 @@ func FuzzAccept(f *testing.F) {
 func FuzzUnwrap(f *testing.F) {
 	f.Add([]byte{0x05, 0x04, 0x01, 0xFF, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'x'})
 	f.Add([]byte{0x05, 0x04, 0x03, 0xFF, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 'x', 'y'})
-	s := &Session{key: testKey()}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, _, err := s.Unwrap(b); err == nil && len(b) < 16+12 {
-			t.Fatal("accepted a token too short to carry a checksum")
+	// Valid tokens of the acceptor's, sealed and not, for the fuzzer to
+	// mutate (the decryption and the checks behind the HMAC run on them).
+	acc := &Session{key: testKey(), acceptor: true}
+	for _, seal := range []bool{true, false} {
+		for _, n := range []int{0, 1, 17, 100} {
+			tok, err := acc.Wrap(bytes.Repeat([]byte{'m'}, n), seal)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(tok)
 		}
+	}
+	s := &Session{key: testKey()}
+	// The session derives its keys on first use, once; not per token.
+	warm, _ := acc.Wrap([]byte("warm"), true)
+	if _, _, err := s.Unwrap(warm); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		testtool.AllocBound(t, len(b), 4, 8<<10, func() {
+			if _, _, err := s.Unwrap(b); err == nil && len(b) < 16+12 {
+				t.Fatal("accepted a token too short to carry a checksum")
+			}
+		})
 	})
 }
 

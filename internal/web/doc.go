@@ -58,6 +58,14 @@
 // Every response carries X-Content-Type-Options: nosniff and
 // X-Frame-Options: SAMEORIGIN.
 //
+// # Authentication
+//
+// Config.Auth, when set, wraps every endpoint: the role's HTTP
+// authentication (SPNEGO with Kerberos, internal/security/spnego), which
+// answers 401 itself or passes the request on with the user in its context
+// (WithRemoteUser); RemoteUser, which the administrators' check uses, then
+// answers that user instead of user.name.
+//
 // # Limits
 //
 // Config.Limits (LimitsFrom reads Hadoop's keys) bound what clients can

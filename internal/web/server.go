@@ -42,6 +42,14 @@ type Config struct {
 	// hadoop.log.dir, $HADOOP_LOG_DIR); without it /logs/ answers 404
 	// saying so.
 	LogDir string
+	// Admins, when set, limits /conf, /stacks, /logLevel and /logs/ (and
+	// /jmx if it says so) to administrators (admin.go); nil: everyone.
+	Admins *Admins
+	// Auth, if set, wraps every endpoint: the daemon's HTTP
+	// authentication (SPNEGO with Kerberos), which may answer a request
+	// itself (401) or pass it on with the authenticated user in its
+	// context.
+	Auth func(http.Handler) http.Handler
 }
 
 // Server is a running web server. Safe for concurrent use.
@@ -56,6 +64,7 @@ type Server struct {
 	role     string
 	level    *slog.LevelVar // nil: no /logLevel
 	conf     *conf.Conf
+	admins   *Admins // nil: no administrative endpoint is limited
 	redact   redactor
 	logger   *slog.Logger
 	mux      *http.ServeMux
@@ -117,6 +126,7 @@ func New(cfg Config) (*Server, error) {
 		role:     role,
 		level:    cfg.LogLevel,
 		conf:     cfg.Conf,
+		admins:   cfg.Admins,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		done:     make(chan struct{}),
@@ -132,30 +142,38 @@ func New(cfg Config) (*Server, error) {
 	}
 	// No ReadTimeout or WriteTimeout: they bound a whole request, which
 	// would cut long downloads; guard sets progress deadlines instead.
+	var h http.Handler = s.mux
+	if cfg.Auth != nil {
+		h = cfg.Auth(h)
+	}
 	s.srv = &http.Server{
-		Handler:           securityHeaders(s.mux),
+		Handler:           securityHeaders(h),
 		ReadHeaderTimeout: lim.HeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		ErrorLog:          errorLog,
 	}
-	s.builtin("GET /jmx", http.HandlerFunc(s.serveJMX))
-	s.builtin("GET /conf", http.HandlerFunc(s.serveConf))
+	jmx := http.Handler(http.HandlerFunc(s.serveJMX))
+	if cfg.Admins != nil && cfg.Admins.InstrumentationRequiresAdmin {
+		jmx = s.adminOnly(jmx)
+	}
+	s.builtin("GET /jmx", jmx)
+	s.builtin("GET /conf", s.adminOnly(http.HandlerFunc(s.serveConf)))
 	if prom {
 		s.builtin("GET /prom", http.HandlerFunc(s.serveProm))
 	}
 	if cfg.LogLevel != nil {
-		s.builtin("GET /logLevel", http.HandlerFunc(s.serveLogLevel))
+		s.builtin("GET /logLevel", s.adminOnly(http.HandlerFunc(s.serveLogLevel)))
 	}
 	if cfg.LogDir != "" {
 		s.mux.Handle("GET /logs/", s.guard(newGate("/logs requests", lim.MaxEndpointRequests), false,
-			http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir)))))
+			s.adminOnly(http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir))))))
 	} else {
 		s.builtin("GET /logs/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "web: no log directory: this "+role+" logs to its standard error (set HADOOP_LOG_DIR to serve one at /logs/)", http.StatusNotFound)
 		}))
 	}
-	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, http.HandlerFunc(s.serveStacks)))
+	s.mux.Handle("GET /stacks", s.guard(s.stacks, true, s.adminOnly(http.HandlerFunc(s.serveStacks))))
 	webhdfs := s.guard(newGate("/webhdfs requests", lim.MaxEndpointRequests), false, http.HandlerFunc(s.serveWebHDFS))
 	s.mux.Handle("/webhdfs/v1", webhdfs)
 	s.mux.Handle("/webhdfs/v1/", webhdfs)

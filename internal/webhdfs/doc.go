@@ -26,6 +26,10 @@
 // user.name names the caller (hadoop.http.staticuser.user, "dr.who", when
 // absent) and doas the user to act as, which is refused: no proxy users
 // are configured.
+// With Kerberos the caller is instead who SPNEGO proved or the owner of
+// the delegation token in delegation= (see internal/security/spnego), and
+// GETDELEGATIONTOKEN, RENEWDELEGATIONTOKEN and CANCELDELEGATIONTOKEN
+// (token=) are served.
 //
 // # Errors
 //

@@ -141,8 +141,8 @@ func StatusOf(class string) int {
 func ErrorOf(err error) ErrorBody {
 	class, msg := remoteerr.ClassOf(err)
 	short := class
-	if i := strings.LastIndexByte(short, '.'); i >= 0 {
-		short = short[i+1:]
+	if i := strings.LastIndexAny(short, ".$"); i >= 0 {
+		short = short[i+1:] // Java's simple name: InvalidToken for SecretManager$InvalidToken
 	}
 	return ErrorBody{RemoteException{Exception: short, JavaClassName: class, Message: msg}}
 }

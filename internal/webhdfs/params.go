@@ -93,6 +93,13 @@ type Request struct {
 	XAttrEncoding string
 	StoragePolicy string // storagepolicy (SETSTORAGEPOLICY)
 	ACLSpec       string // aclspec, read by ParseACLSpec
+
+	// Delegation is delegation: a delegation token in Hadoop's URL-string
+	// form that authenticates the request instead of SPNEGO.
+	Delegation string
+	// Token is token (RENEWDELEGATIONTOKEN, CANCELDELEGATIONTOKEN), the
+	// token acted on; Renewer is renewer (GETDELEGATIONTOKEN).
+	Token, Renewer string
 }
 
 // The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
@@ -296,6 +303,7 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	}
 	r.StoragePolicy = vals["storagepolicy"]
 	r.ACLSpec = vals["aclspec"]
+	r.Delegation, r.Token, r.Renewer = vals["delegation"], vals["token"], vals["renewer"]
 	return r, nil
 }
 
@@ -357,6 +365,15 @@ func (r *Request) Query() string {
 	}
 	if r.NameNodeRPC != "" {
 		q.Set("namenoderpcaddress", r.NameNodeRPC)
+	}
+	if r.Delegation != "" {
+		q.Set("delegation", r.Delegation)
+	}
+	if r.Token != "" {
+		q.Set("token", r.Token)
+	}
+	if r.Renewer != "" {
+		q.Set("renewer", r.Renewer)
 	}
 	if r.XAttrValue != "" {
 		q.Set("xattr.value", r.XAttrValue)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/zkfc/health"
 )
 
@@ -76,8 +78,15 @@ type Config struct {
 	// (dfs.cluster.administrators: "users groups", "*" for everyone).
 	Admins AccessList
 	// User is the user the controller calls the NameNodes as, and the
-	// one always allowed to call it.
+	// one always allowed to call it; with Kerberos, the short name of its
+	// principal.
 	User string
+	// Kerberos is the controller's identity when
+	// hadoop.security.authentication=kerberos (the NameNode's principal
+	// and keytab, dfs.namenode.kerberos.principal and
+	// dfs.namenode.keytab.file); nil for SIMPLE. HA.Kerberos is then the
+	// initiator of its calls.
+	Kerberos *security.Identity
 }
 
 // zkfcKeys are the keys Hadoop lets a nameservice or a NameNode override
@@ -217,6 +226,19 @@ func ConfigFrom(ctx context.Context, c *conf.Conf, user string, dns haservice.Re
 	}
 	cfg.RPCAddress = net.JoinHostPort(bind, strconv.Itoa(cfg.Local.ZKFCPort))
 	cfg.Admins = ParseAccessList(c.String(conf.DFSClusterAdministrators))
+	// With Kerberos the controller is its NameNode's principal, logged in
+	// from the NameNode's keytab (_HOST: the local NameNode's host), as
+	// Hadoop's DFSZKFailoverController: its ZKFCProtocol server accepts
+	// that principal's tickets, and its calls to the NameNodes and to the
+	// other controllers ask tickets for it.
+	if cfg.Kerberos, err = security.RoleIdentity(c, security.NameNode, cfg.Local.HostPort(), os.Getenv); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	if cfg.Kerberos != nil {
+		cfg.User = cfg.Kerberos.User
+		cfg.HA.Kerberos = cfg.Kerberos.InitiatorFor(c.String(conf.DFSNameNodeKerberosPrincipal))
+		cfg.HA.Protection = cfg.Kerberos.Acceptor.Protection
+	}
 	return cfg, nil
 }
 

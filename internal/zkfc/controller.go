@@ -159,7 +159,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*Controller, error) {
 	c.sessions[first.id] = first
 	c.pub.session = first
 
-	c.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: 3, Logger: c.log})
+	c.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: 3, Logger: c.log, Kerberos: cfg.Kerberos.ServerAcceptor()})
 	haservice.RegisterZKFC(c.rpc, rpcService{c})
 	c.wg.Add(3)
 	go func() {

@@ -110,7 +110,8 @@ func (s rpcService) GracefulFailover(ctx context.Context) error {
 	cede := func(t *haservice.Target) error {
 		c.log.Info(fmt.Sprintf("Asking %s to cede its active state for %dms", t, timeout.Milliseconds()))
 		z := haservice.NewZKFCClient(haservice.ClientConfig{Address: t.ZKFCAddress(), User: c.cfg.User, Timeout: timeout,
-			ConnectRetries: 1, RetryInterval: c.cfg.HA.ConnectRetryInterval, DialTimeout: c.cfg.HA.ConnectTimeout, Logger: c.log})
+			ConnectRetries: 1, RetryInterval: c.cfg.HA.ConnectRetryInterval, DialTimeout: c.cfg.HA.ConnectTimeout, Logger: c.log,
+			Kerberos: c.cfg.HA.Kerberos, Protection: c.cfg.HA.Protection})
 		ceded = append(ceded, z)
 		return z.CedeActive(ctx, int32(timeout.Milliseconds()))
 	}

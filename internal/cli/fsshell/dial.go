@@ -36,7 +36,9 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 	if user == "" {
 		user = os.Getenv("HADOOP_USER_NAME")
 	}
-	opts := client.Options{User: user}
+	// $HADOOP_PROXY_USER: act as that user for the one authenticated, as
+	// Hadoop's login does (the NameNode's hadoop.proxyuser.* decide).
+	opts := client.Options{User: user, ProxyUser: os.Getenv("HADOOP_PROXY_USER")}
 	if err := ConnectRetryFromConf(c, stderr, &opts); err != nil {
 		return nil, err
 	}
@@ -71,6 +73,11 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 		opts.WritePacketSize = int(ps)
 	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
+		return nil, err
+	}
+	opts.DataTransferProtection = strings.TrimSpace(c.String(conf.DFSDataTransferProtection))
+	opts.DataTransferCipherSuites = strings.TrimSpace(c.String(conf.DFSEncryptDataTransferCipherSuites))
+	if opts.EncryptDataTransfer, err = c.Bool(conf.DFSEncryptDataTransfer); err != nil {
 		return nil, err
 	}
 	tok, err := TokenFromEnv(os.Getenv)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -9,22 +10,31 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	stock "github.com/colinmarc/hdfs/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // TestKerberosCluster runs a NameNode and two DataNodes as processes with
-// hadoop.security.authentication=kerberos and hadoop.rpc.protection=privacy
-// against a real MIT KDC: every daemon logs in with its keytab, the
-// DataNodes register over Kerberos, and a user with a ticket (kinit)
-// writes, lists and reads with the stock Go client and with `hdfs dfs`;
-// without a ticket, with SIMPLE or with a wrong principal the calls are
-// refused with clear errors.
+// hadoop.security.authentication=kerberos, hadoop.rpc.protection=privacy,
+// block access tokens and dfs.data.transfer.protection=privacy against a
+// real MIT KDC: every daemon logs in with its keytab, the DataNodes
+// register over Kerberos, and a user with a ticket (kinit) writes, lists
+// and reads with the stock Go client and with `hdfs dfs`; a recording
+// proxy between the stock client and the DataNodes sees none of the
+// file's plaintext; without a ticket, with SIMPLE or with a wrong
+// principal the calls are refused with clear errors.
 func TestKerberosCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes; skipped with -short")
@@ -39,6 +49,7 @@ func TestKerberosCluster(t *testing.T) {
 	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true}
 	for h := range hosts {
 		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
+		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
 	}
 	dnHosts := map[string]bool{}
 	for i := range 2 {
@@ -61,6 +72,15 @@ func TestKerberosCluster(t *testing.T) {
 		"dfs.namenode.keytab.file":        nnKT,
 		"dfs.datanode.kerberos.principal": "dn/_HOST@" + realm,
 		"dfs.datanode.keytab.file":        dnKT,
+		// SPNEGO for WebHDFS, with the HTTP principal in the NameNode's
+		// keytab.
+		"dfs.web.authentication.kerberos.principal": "HTTP/_HOST@" + realm,
+		// Block tokens are required with Kerberos; SASL on the streaming
+		// port stands in for a privileged port.
+		"dfs.block.access.token.enable": "true",
+		"dfs.data.transfer.protection":  "privacy",
+		// Blocks of 1 MiB: the file spans several.
+		"dfs.blocksize": "1048576",
 		// The daemons' principals map to the superuser hdfs.
 		"hadoop.security.auth_to_local": "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT",
 	}
@@ -72,14 +92,20 @@ func TestKerberosCluster(t *testing.T) {
 
 	_, port, _ := net.SplitHostPort(c.nnAddr)
 	nn := net.JoinHostPort("localhost", port)
+	capture := &testtool.Capture{}
 	sc, err := stock.NewClient(stock.ClientOptions{Addresses: []string{nn},
-		KerberosClient: kdc.ClientFromCCache(aliceCC), KerberosServicePrincipleName: "nn/_HOST"})
+		KerberosClient: kdc.ClientFromCCache(aliceCC), KerberosServicePrincipleName: "nn/_HOST",
+		DataTransferProtection: "privacy", DatanodeDialFunc: capture.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.Close()
 	data := make([]byte, 3<<20+12345)
 	rand.Read(data)
+	marker := []byte("a line of the file that must not cross the wire in the clear")
+	for i := 0; i+len(marker) < len(data); i += 4096 {
+		copy(data[i:], marker)
+	}
 	w, err := sc.Create("/user/alice/f")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +120,10 @@ func TestKerberosCluster(t *testing.T) {
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (%v), wrote %d", len(got), err, len(data))
 	}
+	if capture.Len() < 2*len(data) || capture.Contains(marker) {
+		t.Errorf("capture of %d bytes (the file twice is %d): plaintext found %v", capture.Len(), 2*len(data), capture.Contains(marker))
+	}
+	checkVisibleLengthToken(t, kdc, aliceCC, nn, "/user/alice/f", int64(len(data)))
 	infos, err := sc.ReadDir("/user/alice")
 	if err != nil || len(infos) != 1 || infos[0].Name() != "f" {
 		t.Fatalf("ReadDir: %v %v", infos, err)
@@ -158,10 +188,17 @@ func TestKerberosCluster(t *testing.T) {
 		t.Errorf("hdfs dfs -ls with a delegation token: %v\n%s", err, out)
 	}
 
-	// WebHDFS trusts user.name, so it is off under Kerberos (no SPNEGO yet).
-	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-ls", "webhdfs://"+nnHTTP+"/"); err == nil ||
-		!strings.Contains(out, "SPNEGO authentication is not supported yet") {
-		t.Errorf("webhdfs under Kerberos: %v\n%s", err, out)
+	// WebHDFS with SPNEGO from alice's ticket cache, then her delegation
+	// token, which the NameNode's redirect carries to a DataNode.
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-put", local, "webhdfs://"+nnHTTP+"/user/alice/w"); err != nil {
+		t.Errorf("hdfs dfs -put webhdfs:// as alice: %v\n%s", err, out)
+	}
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-ls", "webhdfs://"+nnHTTP+"/user/alice"); err != nil ||
+		!strings.Contains(out, " alice ") || !strings.Contains(out, "/user/alice/w") {
+		t.Errorf("hdfs dfs -ls webhdfs:// as alice: %v\n%s", err, out)
+	}
+	if out, err := c.runEnv(c.confDir("nn"), aliceEnv, "dfs", "-cat", "webhdfs://"+nnHTTP+"/user/alice/w"); err != nil || out != "from the hdfs command\n" {
+		t.Errorf("hdfs dfs -cat webhdfs:// as alice: %v\n%q", err, out)
 	}
 
 	// Refusals.
@@ -173,6 +210,10 @@ func TestKerberosCluster(t *testing.T) {
 	}{
 		{"no ticket", []string{"KRB5CCNAME=FILE:" + filepath.Join(kdc.Dir, "no-such-cache")}, []string{"dfs", "-ls", "/"},
 			"no Kerberos ticket: cannot read the ticket cache"},
+		{"no ticket, WebHDFS", []string{"KRB5CCNAME=FILE:" + filepath.Join(kdc.Dir, "no-such-cache")}, []string{"dfs", "-ls", "webhdfs://" + nnHTTP + "/"},
+			"no Kerberos ticket: cannot read the ticket cache"},
+		{"SIMPLE client, WebHDFS", aliceEnv, []string{"dfs", "-D", "hadoop.security.authentication=simple", "-ls", "webhdfs://" + nnHTTP + "/"},
+			"Authentication required"},
 		{"SIMPLE client", aliceEnv, []string{"dfs", "-D", "hadoop.security.authentication=simple", "-ls", "/"},
 			"SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"},
 		{"wrong principal", aliceEnv, []string{"dfs", "-D", "dfs.namenode.kerberos.principal=jn/_HOST@" + realm, "-ls", "/"},
@@ -195,5 +236,53 @@ func TestKerberosCluster(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "FATAL_UNAUTHORIZED") {
 		t.Errorf("ticket for a principal not in the keytab: %v", err)
+	}
+}
+
+// checkVisibleLengthToken calls ClientDatanodeProtocol's
+// getReplicaVisibleLength on a DataNode holding the first block of file:
+// authenticated with the block's token it answers the length; with a
+// Kerberos ticket but no token, or with another block's token, it
+// refuses, as Hadoop's checkReadAccess does.
+func checkVisibleLengthToken(t *testing.T, kdc *krbtest.KDC, cc, nn, file string, size int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	user := kdc.ClientFromCCache(cc)
+	realm := krbtest.Realm
+	call := func(cfg ipc.ClientConfig, method string, req, resp proto.Message) error {
+		c := ipc.NewClient(cfg)
+		defer c.Close()
+		return c.Call(ctx, method, req, resp)
+	}
+	var locs hdfs.GetBlockLocationsResponseProto
+	if err := call(ipc.ClientConfig{Addresses: []string{nn}, Protocol: "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+		Kerberos: &security.Initiator{Client: user, Principal: "nn/_HOST@" + realm}},
+		"getBlockLocations", &hdfs.GetBlockLocationsRequestProto{Src: proto.String(file), Offset: proto.Uint64(0), Length: proto.Uint64(uint64(size))}, &locs); err != nil {
+		t.Fatal(err)
+	}
+	blocks := locs.GetLocations().GetBlocks()
+	if len(blocks) == 0 || len(blocks[0].GetLocs()) == 0 {
+		t.Fatalf("no located blocks for %s", file)
+	}
+	lb := blocks[0]
+	id := lb.GetLocs()[0].GetId()
+	dn := net.JoinHostPort(id.GetIpAddr(), strconv.Itoa(int(id.GetIpcPort())))
+	req := &hdfs.GetReplicaVisibleLengthRequestProto{Block: lb.GetB()}
+	const cdp = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+	var resp hdfs.GetReplicaVisibleLengthResponseProto
+	if err := call(ipc.ClientConfig{Addresses: []string{dn}, Protocol: cdp, Token: lb.GetBlockToken(), TokenUser: "alice"},
+		"getReplicaVisibleLength", req, &resp); err != nil || int64(resp.GetLength()) != int64(lb.GetB().GetNumBytes()) {
+		t.Errorf("getReplicaVisibleLength with the block token: %d, %v (block of %d bytes)", resp.GetLength(), err, lb.GetB().GetNumBytes())
+	}
+	if err := call(ipc.ClientConfig{Addresses: []string{dn}, Protocol: cdp, Kerberos: &security.Initiator{Client: user, Principal: "dn/_HOST@" + realm}},
+		"getReplicaVisibleLength", req, &resp); err == nil || !strings.Contains(err.Error(), "BlockTokenIdentifier") {
+		t.Errorf("getReplicaVisibleLength with a ticket and no token: %v", err)
+	}
+	if len(blocks) > 1 {
+		if err := call(ipc.ClientConfig{Addresses: []string{dn}, Protocol: cdp, Token: blocks[1].GetBlockToken(), TokenUser: "alice"},
+			"getReplicaVisibleLength", req, &resp); err == nil || !strings.Contains(err.Error(), "doesn't apply to block") {
+			t.Errorf("getReplicaVisibleLength with another block's token: %v", err)
+		}
 	}
 }

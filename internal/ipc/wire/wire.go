@@ -137,11 +137,17 @@ func ReadPreamble(r io.Reader) (Preamble, error) {
 // against max before anything is allocated. A too-long frame yields a
 // *FrameTooLargeError; its content is left unread.
 func ReadFrameLength(r *bufio.Reader, max int) (uint32, error) {
-	var lb [4]byte
-	if _, err := io.ReadFull(r, lb[:]); err != nil {
+	// Peek, not a read into a local array: that array would escape to the
+	// heap through the reader, one allocation per frame.
+	lb, err := r.Peek(4)
+	if err != nil {
+		if len(lb) > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return 0, err
 	}
-	n := binary.BigEndian.Uint32(lb[:])
+	n := binary.BigEndian.Uint32(lb)
+	r.Discard(4)
 	if uint64(n) > uint64(max) {
 		return n, &FrameTooLargeError{Length: n, Max: max}
 	}
@@ -231,6 +237,14 @@ type Request struct {
 	HasBody bool
 }
 
+// requestBox holds a Request with its headers: one allocation for the
+// three.
+type requestBox struct {
+	req    Request
+	header common.RpcRequestHeaderProto
+	method common.RequestHeaderProto
+}
+
 // DecodeRequest decodes a request frame's content (without its length
 // prefix). The layout depends on the call id: calls (callId >= 0) carry
 // RpcRequestHeaderProto, RequestHeaderProto and the request message;
@@ -241,7 +255,9 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &Request{Header: new(common.RpcRequestHeaderProto)}
+	box := new(requestBox)
+	req := &box.req
+	req.Header = &box.header
 	if err := proto.Unmarshal(hb, req.Header); err != nil {
 		return nil, fmt.Errorf("%w: RpcRequestHeaderProto: %v", ErrMalformed, err)
 	}
@@ -250,7 +266,7 @@ func DecodeRequest(frame []byte) (*Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		req.Method = new(common.RequestHeaderProto)
+		req.Method = &box.method
 		if err := proto.Unmarshal(mb, req.Method); err != nil {
 			return nil, fmt.Errorf("%w: RequestHeaderProto: %v", ErrMalformed, err)
 		}
@@ -367,6 +383,43 @@ func AppendResponse(dst []byte, h *common.RpcResponseHeaderProto, body proto.Mes
 	return AppendFrame(dst, h, body)
 }
 
+// AppendSuccess appends the frame of a successful call's response: the
+// RpcResponseHeaderProto {callId, status SUCCESS, serverIpcVersionNum 9,
+// clientId (when not nil), retryCount}, encoded here field by field in
+// field-number order, the bytes proto.Marshal gives for that header
+// (TestAppendSuccessMatchesMarshal), and body. A server sends one per call;
+// building and marshalling the header message cost five allocations.
+func AppendSuccess(dst []byte, callID int32, clientID []byte, retryCount int32, body proto.Message) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	hlen := 2 + protowire.SizeVarint(uint64(uint32(callID))) + 2 + 2 +
+		protowire.SizeVarint(protowire.EncodeZigZag(int64(retryCount)))
+	if clientID != nil {
+		hlen += 1 + protowire.SizeBytes(len(clientID))
+	}
+	dst = protowire.AppendVarint(dst, uint64(hlen))
+	dst = protowire.AppendTag(dst, 1, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(uint32(callID)))
+	dst = protowire.AppendTag(dst, 2, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(common.RpcResponseHeaderProto_SUCCESS))
+	dst = protowire.AppendTag(dst, 3, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(Version))
+	if clientID != nil {
+		dst = protowire.AppendTag(dst, 7, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, clientID)
+	}
+	dst = protowire.AppendTag(dst, 8, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, protowire.EncodeZigZag(int64(retryCount)))
+	size := proto.Size(body)
+	dst = protowire.AppendVarint(dst, uint64(size))
+	dst, err := marshalOpts.MarshalAppend(dst, body)
+	if err != nil {
+		return dst[:start], fmt.Errorf("wire: marshal %T: %w", body, err)
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst, nil
+}
+
 // RequestHeader builds the RpcRequestHeaderProto of a protobuf call.
 // retryCount < 0 leaves the field unset (the peer reads the default -1),
 // which is what a first attempt sends.
@@ -410,6 +463,28 @@ func ResponseCallID(callID int32) uint32 { return uint32(callID) }
 func AppendDelimited(dst, msg []byte) []byte {
 	dst = protowire.AppendVarint(dst, uint64(len(msg)))
 	return append(dst, msg...)
+}
+
+// AppendSASLWrapFrame appends a frame whose header is hdr, an encoded
+// RpcRequestHeaderProto or RpcResponseHeaderProto, and whose body is
+// RpcSaslProto{state: WRAP, token: tok}: the traffic of a SASL security
+// layer (integrity, privacy). The body is encoded by hand, byte for byte
+// as proto.Marshal encodes it (fields in number order: state 2, token 3),
+// so that a connection encodes its header once and no message is built
+// per frame.
+func AppendSASLWrapFrame(dst, hdr, tok []byte) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendDelimited(dst, hdr)
+	n := protowire.SizeTag(2) + protowire.SizeVarint(uint64(common.RpcSaslProto_WRAP)) +
+		protowire.SizeTag(3) + protowire.SizeBytes(len(tok))
+	dst = protowire.AppendVarint(dst, uint64(n))
+	dst = protowire.AppendTag(dst, 2, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(common.RpcSaslProto_WRAP))
+	dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+	dst = protowire.AppendBytes(dst, tok)
+	FixFrameLength(dst[start:])
+	return dst
 }
 
 // FixFrameLength rewrites the length prefix of the frame that starts at

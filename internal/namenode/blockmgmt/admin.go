@@ -200,7 +200,7 @@ func (m *Manager) refreshNode(dn *datanode) []*blockInfo {
 		bs = append(bs, st.blocks...)
 	}
 	for _, b := range bs {
-		if m.blocks[b.ID] == b {
+		if m.blocks.get(b.ID) == b {
 			m.refresh(b)
 		}
 	}
@@ -303,7 +303,7 @@ func (m *Manager) scanLeaving(dn *datanode) int {
 	short := cands[:0:0]
 	st := LeavingStatus{}
 	for _, b := range cands {
-		if m.blocks[b.ID] != b || b.findNode(dn) < 0 {
+		if m.blocks.get(b.ID) != b || b.findNode(dn) < 0 {
 			continue // deleted, or no longer on this node
 		}
 		c := m.count(b)

@@ -23,7 +23,7 @@ func (m *Manager) clipRepl(n int) int16 {
 // replication and (forward only) state, which is what replaying OP_UPDATE_BLOCKS
 // and OP_CLOSE needs; for another file it fails with ErrBlockExists.
 func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state BlockUCState, targets []DatanodeID) error {
-	if b := m.blocks[blk.ID]; b != nil {
+	if b := m.blocks.get(blk.ID); b != nil {
 		if b.fileID != fileID {
 			return fmt.Errorf("%w: blk_%d belongs to inode %d, not %d", ErrBlockExists, blk.ID, b.fileID, fileID)
 		}
@@ -39,7 +39,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 		return nil
 	}
 	b := &blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state}
-	m.blocks[blk.ID] = b
+	m.blocks.put(b)
 	if state != Complete && len(targets) > 0 {
 		m.SetPipeline(blk.ID, targets)
 	}
@@ -53,7 +53,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 // they report it, and a new block counts against their free space. Pipelines
 // are not in the edit log; a standby learns the holders from reports.
 func (m *Manager) SetPipeline(id int64, targets []DatanodeID) {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil || b.state == Complete {
 		return
 	}
@@ -74,13 +74,13 @@ func (m *Manager) SetPipeline(id int64, targets []DatanodeID) {
 // pipeline's nodes report the block again under the new stamp. A complete
 // block, or one with the same stamp, only takes the length.
 func (m *Manager) UpdateBlock(blk Block) {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return
 	}
 	if blk.GenStamp > b.GenStamp && b.state != Complete {
-		for i := len(b.replicas) - 1; i >= 0; i-- {
-			if r := b.replicas[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+		for i := len(b.reps()) - 1; i >= 0; i-- {
+			if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 				m.removeReplicaAt(b, i)
 			}
 		}
@@ -98,7 +98,7 @@ func (m *Manager) UpdateBlock(blk Block) {
 func (m *Manager) MoveToFile(ids []int64, fileID int64, replication int) {
 	r := m.clipRepl(replication)
 	for _, id := range ids {
-		if b := m.blocks[id]; b != nil {
+		if b := m.blocks.get(id); b != nil {
 			b.fileID, b.repl = fileID, r
 			m.refresh(b)
 		}
@@ -122,7 +122,7 @@ func (m *Manager) ChoosePipeline(replication int, writer string, excluded, favor
 
 // BlockInfo returns what the manager knows about a block.
 func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return BlockInfo{}, false
 	}
@@ -131,13 +131,13 @@ func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 }
 
 // NumBlocks is the size of the blocks map.
-func (m *Manager) NumBlocks() int { return len(m.blocks) }
+func (m *Manager) NumBlocks() int { return m.blocks.len() }
 
 // IsMinimallyReplicated reports whether the block has at least MinReplication
 // good FINALIZED replicas (matching generation stamp, and length once
 // committed).
 func (m *Manager) IsMinimallyReplicated(id int64) bool {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return false
 	}
@@ -147,7 +147,7 @@ func (m *Manager) IsMinimallyReplicated(id int64) bool {
 
 // IsComplete reports whether the block is COMPLETE.
 func (m *Manager) IsComplete(id int64) bool {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	return b != nil && b.state == Complete
 }
 
@@ -158,7 +158,7 @@ func (m *Manager) IsComplete(id int64) bool {
 // marked corrupt. Committing a COMMITTED or COMPLETE block again with the same
 // values is a no-op. It returns the resulting state.
 func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return 0, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
@@ -186,8 +186,8 @@ func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
 func (m *Manager) verifyReplicas(b *blockInfo) {
 	reps := m.ucReps[b.ID]
 	delete(m.ucReps, b.ID)
-	for i := len(b.replicas) - 1; i >= 0; i-- {
-		r := &b.replicas[i]
+	for i := len(b.reps()) - 1; i >= 0; i-- {
+		r := &b.reps()[i]
 		if r.flags&rCorrupt != 0 {
 			continue
 		}
@@ -216,7 +216,7 @@ func (m *Manager) verifyReplicas(b *blockInfo) {
 // ForceComplete makes a block COMPLETE whatever its replicas (replay of
 // OP_CLOSE, commitBlockSynchronization closing a recovered file).
 func (m *Manager) ForceComplete(id int64) error {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
@@ -232,7 +232,7 @@ func (m *Manager) ForceComplete(id int64) error {
 // Unfinished replicas with an older stamp are dropped: the new pipeline's nodes
 // report the block again under the new stamp.
 func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []DatanodeID) error {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
@@ -243,8 +243,8 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 		return fmt.Errorf("%w: new stamp %d not above %d for blk_%d", ErrGenStamp, newGenStamp, b.GenStamp, id)
 	}
 	b.GenStamp, b.NumBytes = newGenStamp, numBytes
-	for i := len(b.replicas) - 1; i >= 0; i-- {
-		if r := b.replicas[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+	for i := len(b.reps()) - 1; i >= 0; i-- {
+		if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -260,10 +260,8 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 
 // EachBlock calls fn for every block of the map, in id order.
 func (m *Manager) EachBlock(fn func(BlockInfo)) {
-	ids := make([]int64, 0, len(m.blocks))
-	for id := range m.blocks {
-		ids = append(ids, id)
-	}
+	ids := make([]int64, 0, m.blocks.len())
+	m.blocks.each(func(b *blockInfo) { ids = append(ids, b.ID) })
 	slices.Sort(ids)
 	for _, id := range ids {
 		info, _ := m.BlockInfo(id)
@@ -274,12 +272,12 @@ func (m *Manager) EachBlock(fn func(BlockInfo)) {
 // Replicas returns the DataNodes (UUIDs, sorted) that hold a good
 // finalized replica of block id, as the reports told.
 func (m *Manager) Replicas(id int64) []string {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return nil
 	}
 	var out []string
-	for _, r := range b.replicas {
+	for _, r := range b.reps() {
 		if r.flags&rCorrupt == 0 && r.state == Finalized {
 			out = append(out, r.st.dn.id.UUID)
 		}
@@ -292,11 +290,11 @@ func (m *Manager) Replicas(id int64) []string {
 // deletion on every holder. Unknown ids are ignored.
 func (m *Manager) RemoveBlocks(ids []int64) {
 	for _, id := range ids {
-		b := m.blocks[id]
+		b := m.blocks.get(id)
 		if b == nil {
 			continue
 		}
-		for i := len(b.replicas) - 1; i >= 0; i-- {
+		for i := len(b.reps()) - 1; i >= 0; i-- {
 			m.invalidateReplicaAt(b, i)
 		}
 		m.forget(b)
@@ -309,7 +307,7 @@ func (m *Manager) RemoveBlocks(ids []int64) {
 func (m *Manager) SetReplication(ids []int64, n int) {
 	r := m.clipRepl(n)
 	for _, id := range ids {
-		if b := m.blocks[id]; b != nil {
+		if b := m.blocks.get(id); b != nil {
 			b.repl = r
 			m.refresh(b)
 		}
@@ -348,14 +346,14 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 	}
 	out := make([]LocatedBlock, 0, len(ids))
 	for _, id := range ids {
-		b := m.blocks[id]
+		b := m.blocks.get(id)
 		if b == nil {
 			return out, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 		}
 		lb := LocatedBlock{Block: b.Block, UnderConstruction: b.state != Complete}
 		var good, bad []*storage
-		for i := range b.replicas {
-			r := &b.replicas[i]
+		for i := range b.reps() {
+			r := &b.reps()[i]
 			if r.st.failed || r.st.dn.dead {
 				continue
 			}

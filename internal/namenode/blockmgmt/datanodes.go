@@ -152,7 +152,7 @@ func (m *Manager) forgetCopiesOf(uuid string) {
 		if len(kept) == 0 {
 			delete(m.pending, id)
 		}
-		if b := m.blocks[id]; b != nil {
+		if b := m.blocks.get(id); b != nil {
 			m.refresh(b)
 		}
 	}
@@ -224,7 +224,7 @@ func (m *Manager) Heartbeat(uuid string, reports []StorageReport, xceivers, xmit
 	// Transfers of blocks deleted since they were scheduled are dropped.
 	live := dn.transfers[:0]
 	for _, t := range dn.transfers {
-		if m.blocks[t.Block.ID] != nil {
+		if m.blocks.get(t.Block.ID) != nil {
 			live = append(live, t)
 		}
 	}
@@ -349,7 +349,7 @@ func (m *Manager) NumLiveDatanodes() int {
 // Stats returns the cluster figures of getFsStats and the NameNode metrics.
 // Capacity, used and remaining sum the live nodes' healthy storages.
 func (m *Manager) Stats(now time.Time) Stats {
-	s := Stats{TotalBlocks: int64(len(m.blocks)), CorruptBlocks: m.corruptBlocks}
+	s := Stats{TotalBlocks: int64(m.blocks.len()), CorruptBlocks: m.corruptBlocks}
 	for _, dn := range m.order {
 		switch {
 		case dn.admin == DecommissionInProgress:
@@ -383,7 +383,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
 	s.HighestPriorityLowRedundancy = int64(m.needed.levels[levelHighest].Len())
 	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
-		if b := m.blocks[e.Value.(int64)]; b != nil && b.repl == 1 {
+		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl == 1 {
 			s.MissingReplOneBlocks++
 		}
 	}

@@ -169,10 +169,13 @@
 //
 // # Memory
 //
-// A block with three replicas costs about 180 bytes (BenchmarkMemoryPerBlock):
-// the map entry, a 64-byte blockInfo, 16 bytes per replica and an 8-byte
-// back-pointer per replica in its storage's list, which is what makes a dead
-// node's or a full report's removals proportional to that storage's replicas.
+// A block with three replicas costs about 140 bytes (BenchmarkMemoryPerBlock):
+// a slot of the blocks map (blockmap.go: an open-addressing table of entry
+// pointers, 8 bytes a slot, at most 3/4 full), a 96-byte blockInfo holding up
+// to three 16-byte replicas in place (more go to a slice of their own), and
+// an 8-byte back-pointer per replica in its storage's list, which is what
+// makes a dead node's or a full report's removals proportional to that
+// storage's replicas.
 //
 // # Example
 //

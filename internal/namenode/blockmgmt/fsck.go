@@ -42,14 +42,14 @@ type FsckBlock struct {
 // Fsck reports block id for fsck; ok is false for a block the map does
 // not hold.
 func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return FsckBlock{}, false
 	}
 	f := FsckBlock{Block: b.Block, Replication: int(b.repl), State: b.state, OneRack: m.oneRack(b)}
 	usable := 0
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		if r.st.failed || r.st.dn.dead {
 			continue
 		}

@@ -50,8 +50,8 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 			continue
 		}
 		bl := BlockWithLocations{Block: b.Block}
-		for i := range b.replicas {
-			r := &b.replicas[i]
+		for i := range b.reps() {
+			r := &b.reps()[i]
 			if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || r.st.dn.dead {
 				continue
 			}

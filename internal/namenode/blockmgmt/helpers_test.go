@@ -142,12 +142,12 @@ func (h *harness) addComplete(fileID int64, b Block, repl int, on ...string) {
 
 // holders lists the nodes with a good replica of the block, sorted.
 func (h *harness) holders(id int64) []string {
-	b := h.m.blocks[id]
+	b := h.m.blocks.get(id)
 	if b == nil {
 		return nil
 	}
 	var out []string
-	for _, r := range b.replicas {
+	for _, r := range b.reps() {
 		if r.flags&rCorrupt == 0 && r.state == Finalized {
 			out = append(out, h.name(r.st.dn.id.UUID))
 		}
@@ -166,24 +166,29 @@ func (h *harness) check() {
 // checkInvariants recomputes the derived state and compares.
 func (m *Manager) checkInvariants() error {
 	var complete, safe, corrupt int64
-	for id, b := range m.blocks {
-		if b.ID != id {
-			return fmt.Errorf("block keyed %d has id %d", id, b.ID)
+	var all []*blockInfo
+	m.blocks.each(func(b *blockInfo) { all = append(all, b) })
+	if len(all) != m.blocks.len() {
+		return fmt.Errorf("the blocks map counts %d entries and holds %d", m.blocks.len(), len(all))
+	}
+	for _, b := range all {
+		if got := m.blocks.get(b.ID); got != b {
+			return fmt.Errorf("block %d is not found under its id", b.ID)
 		}
 		seen := map[*datanode]bool{}
-		for _, r := range b.replicas {
+		for _, r := range b.reps() {
 			if seen[r.st.dn] {
-				return fmt.Errorf("blk_%d: two replicas on %s", id, r.st.dn.id.UUID)
+				return fmt.Errorf("blk_%d: two replicas on %s", b.ID, r.st.dn.id.UUID)
 			}
 			seen[r.st.dn] = true
 			if int(r.idx) >= len(r.st.blocks) || r.st.blocks[r.idx] != b {
-				return fmt.Errorf("blk_%d: storage index %d broken", id, r.idx)
+				return fmt.Errorf("blk_%d: storage index %d broken", b.ID, r.idx)
 			}
 			if r.st.dn.dead && !r.st.dn.admin.maintenance() {
-				return fmt.Errorf("blk_%d: replica on dead node out of maintenance", id)
+				return fmt.Errorf("blk_%d: replica on dead node out of maintenance", b.ID)
 			}
 			if r.flags&rMark != 0 && (m.fbr == nil || m.fbr.st != r.st) {
-				return fmt.Errorf("blk_%d: mark left set", id)
+				return fmt.Errorf("blk_%d: mark left set", b.ID)
 			}
 		}
 		live, c := b.counts()
@@ -197,17 +202,17 @@ func (m *Manager) checkInvariants() error {
 			corrupt++
 		}
 		if b.state == Committed && live >= m.cfg.MinReplication {
-			return fmt.Errorf("blk_%d: COMMITTED with %d live replicas", id, live)
+			return fmt.Errorf("blk_%d: COMMITTED with %d live replicas", b.ID, live)
 		}
 	}
 	for _, dn := range m.order {
 		for _, st := range dn.storages {
 			for i, b := range st.blocks {
-				if m.blocks[b.ID] != b {
+				if m.blocks.get(b.ID) != b {
 					return fmt.Errorf("storage %s holds forgotten blk_%d", st.id, b.ID)
 				}
 				j := b.find(st)
-				if j < 0 || int(b.replicas[j].idx) != i {
+				if j < 0 || int(b.reps()[j].idx) != i {
 					return fmt.Errorf("storage %s: blk_%d back-pointer broken", st.id, b.ID)
 				}
 			}
@@ -228,16 +233,16 @@ func (m *Manager) checkInvariants() error {
 		}
 	}
 	for k := range m.corruptRep {
-		b := m.blocks[k.id]
+		b := m.blocks.get(k.id)
 		if b == nil {
 			return fmt.Errorf("corrupt record of forgotten blk_%d", k.id)
 		}
-		if i := b.find(k.st); i < 0 || b.replicas[i].flags&rCorrupt == 0 {
+		if i := b.find(k.st); i < 0 || b.reps()[i].flags&rCorrupt == 0 {
 			return fmt.Errorf("corrupt record of blk_%d without a corrupt replica", k.id)
 		}
 	}
 	for id := range m.needed.where {
-		if m.blocks[id] == nil {
+		if m.blocks.get(id) == nil {
 			return fmt.Errorf("queued blk_%d is not in the map", id)
 		}
 	}

@@ -30,11 +30,28 @@ const (
 // in memory.
 type blockInfo struct {
 	Block
-	fileID   int64
-	replicas []replica
-	repl     int16
-	state    BlockUCState
-	flags    uint8
+	fileID int64
+	// The replicas: the first inlineReplicas in inl (n of them), all of
+	// them in *more once there are more.
+	inl   [inlineReplicas]replica
+	more  *[]replica
+	repl  int16
+	state BlockUCState
+	flags uint8
+	n     uint8
+}
+
+// inlineReplicas is how many replicas a blockInfo holds without a second
+// allocation: the default replication.
+const inlineReplicas = 3
+
+// reps is the block's replicas; entries may be changed in place, the
+// list only through addReplica and removeReplicaAt.
+func (b *blockInfo) reps() []replica {
+	if b.more != nil {
+		return *b.more
+	}
+	return b.inl[:b.n]
 }
 
 // storage is one volume of a DataNode.
@@ -100,7 +117,7 @@ type Manager struct {
 	cfg Config
 	rnd *rand.Rand
 
-	blocks   map[int64]*blockInfo
+	blocks   blockMap
 	expected map[int64][]string // pipeline targets (uuids) of blocks not yet COMPLETE
 	// ucReps: what each replica of a block not yet committed reported, checked
 	// against the block when the client commits it.
@@ -182,7 +199,6 @@ func New(cfg Config, rnd *rand.Rand) *Manager {
 	m := &Manager{
 		cfg:         cfg,
 		rnd:         rnd,
-		blocks:      make(map[int64]*blockInfo),
 		expected:    make(map[int64][]string),
 		ucReps:      make(map[int64][]ucRep),
 		corruptRep:  make(map[repKey]Block),
@@ -218,8 +234,8 @@ func (m *Manager) resolve(ip string) string {
 // ---- replica bookkeeping ----
 
 func (b *blockInfo) find(st *storage) int {
-	for i := range b.replicas {
-		if b.replicas[i].st == st {
+	for i := range b.reps() {
+		if b.reps()[i].st == st {
 			return i
 		}
 	}
@@ -227,8 +243,8 @@ func (b *blockInfo) find(st *storage) int {
 }
 
 func (b *blockInfo) findNode(dn *datanode) int {
-	for i := range b.replicas {
-		if b.replicas[i].st.dn == dn {
+	for i := range b.reps() {
+		if b.reps()[i].st.dn == dn {
 			return i
 		}
 	}
@@ -239,8 +255,8 @@ func (b *blockInfo) findNode(dn *datanode) int {
 // admin state: readable) and corrupt replica counts. Completion, safe mode
 // and minimal replication go by these; redundancy goes by count.
 func (b *blockInfo) counts() (live, corrupt int) {
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		switch {
 		case r.flags&rCorrupt != 0:
 			corrupt++
@@ -262,8 +278,8 @@ type replicaCount struct {
 
 func (m *Manager) count(b *blockInfo) replicaCount {
 	var c replicaCount
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		if r.flags&rCorrupt != 0 {
 			c.corrupt++
 			continue
@@ -298,19 +314,25 @@ func (m *Manager) required(b *blockInfo, c replicaCount) int {
 }
 
 func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flags uint8) {
-	// Grow by one: keeps the common 1–3 replica slices exact.
-	if len(b.replicas) == cap(b.replicas) {
-		n := make([]replica, len(b.replicas), len(b.replicas)+1)
-		copy(n, b.replicas)
-		b.replicas = n
+	r := replica{st: st, idx: int32(len(st.blocks)), state: state, flags: flags}
+	switch {
+	case b.more != nil:
+		*b.more = append(*b.more, r)
+	case int(b.n) < len(b.inl):
+		b.inl[b.n] = r
+		b.n++
+	default:
+		more := make([]replica, 0, len(b.inl)+1)
+		more = append(append(more, b.inl[:]...), r)
+		b.more = &more
+		b.inl, b.n = [inlineReplicas]replica{}, 0
 	}
-	b.replicas = append(b.replicas, replica{st: st, idx: int32(len(st.blocks)), state: state, flags: flags})
 	st.blocks = append(st.blocks, b)
 }
 
-// removeReplicaAt drops b.replicas[i] from the block and from its storage.
+// removeReplicaAt drops b.reps()[i] from the block and from its storage.
 func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
-	r := b.replicas[i]
+	r := b.reps()[i]
 	st := r.st
 	if r.flags&rCorrupt != 0 && len(m.corruptRep) > 0 {
 		delete(m.corruptRep, repKey{st, b.ID})
@@ -320,13 +342,24 @@ func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
 		moved := st.blocks[last]
 		st.blocks[r.idx] = moved
 		if j := moved.find(st); j >= 0 {
-			moved.replicas[j].idx = r.idx
+			moved.reps()[j].idx = r.idx
 		}
 	}
 	st.blocks[last] = nil
 	st.blocks = st.blocks[:last]
-	copy(b.replicas[i:], b.replicas[i+1:])
-	b.replicas = b.replicas[:len(b.replicas)-1]
+	rs := b.reps()
+	copy(rs[i:], rs[i+1:])
+	rs[len(rs)-1] = replica{}
+	rs = rs[:len(rs)-1]
+	switch {
+	case b.more == nil:
+		b.n--
+	case len(rs) <= len(b.inl):
+		b.n = uint8(copy(b.inl[:], rs))
+		b.more = nil
+	default:
+		*b.more = rs
+	}
 }
 
 // queueInvalidate schedules deletion of blk on dn.
@@ -347,7 +380,7 @@ func (m *Manager) queueInvalidate(dn *datanode, blk Block) bool {
 
 // invalidateReplicaAt removes replica i from the block and orders its deletion.
 func (m *Manager) invalidateReplicaAt(b *blockInfo, i int) {
-	r := b.replicas[i]
+	r := b.reps()[i]
 	blk := b.Block
 	if r.flags&rCorrupt != 0 {
 		if rb, ok := m.corruptRep[repKey{r.st, b.ID}]; ok {
@@ -381,8 +414,8 @@ func (m *Manager) refresh(b *blockInfo) {
 	}
 	// A standby judges nothing to delete: its view lags the active's.
 	if corrupt > 0 && live >= minR && (live >= exp || live+corrupt > exp) && !m.standby {
-		for i := len(b.replicas) - 1; i >= 0; i-- {
-			if b.replicas[i].flags&rCorrupt != 0 {
+		for i := len(b.reps()) - 1; i >= 0; i-- {
+			if b.reps()[i].flags&rCorrupt != 0 {
 				m.invalidateReplicaAt(b, i)
 			}
 		}
@@ -417,7 +450,7 @@ func (m *Manager) pendPipelineReplicas(b *blockInfo) {
 		if dn == nil || dn.dead {
 			continue
 		}
-		if i := b.findNode(dn); i >= 0 && b.replicas[i].state == Finalized && b.replicas[i].flags&rCorrupt == 0 {
+		if i := b.findNode(dn); i >= 0 && b.reps()[i].state == Finalized && b.reps()[i].flags&rCorrupt == 0 {
 			continue
 		}
 		owed = append(owed, pendingCopy{target: u})
@@ -450,7 +483,7 @@ func (m *Manager) setFlag(b *blockInfo, f uint8, on bool, counter *int64) {
 
 // markCorrupt flags replica i, remembering the block as its node reported it.
 func (m *Manager) markCorrupt(b *blockInfo, i int, reported Block) {
-	r := &b.replicas[i]
+	r := &b.reps()[i]
 	r.flags |= rCorrupt
 	if reported != b.Block {
 		m.corruptRep[repKey{r.st, b.ID}] = reported
@@ -472,5 +505,5 @@ func (m *Manager) forget(b *blockInfo) {
 		m.queuedCount -= len(q)
 		delete(m.queued, b.ID)
 	}
-	delete(m.blocks, b.ID)
+	m.blocks.del(b.ID)
 }

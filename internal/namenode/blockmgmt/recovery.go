@@ -9,7 +9,7 @@ import (
 // (a pipeline's targets before they report), with whether each is stale —
 // the candidates for a block recovery, in a stable order.
 func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return nil, nil
 	}
@@ -25,7 +25,7 @@ func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
 		ids = append(ids, dn.id)
 		stale = append(stale, m.isStale(dn, now))
 	}
-	for _, r := range b.replicas {
+	for _, r := range b.reps() {
 		if r.flags&rCorrupt == 0 {
 			add(r.st.dn.id.UUID)
 		}
@@ -40,7 +40,7 @@ func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
 // stamp it will get, and queues the recovery on the primary (delivered with its
 // next heartbeat). holders are the nodes the primary must ask.
 func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []DatanodeID, newLength int64) error {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
@@ -59,7 +59,7 @@ func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []
 // CheckRecovery reports whether a recovery of block id may commit
 // newGenStamp (it changes nothing).
 func (m *Manager) CheckRecovery(id, newGenStamp int64) error {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
@@ -78,7 +78,7 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	if err := m.CheckRecovery(id, newGenStamp); err != nil {
 		return err
 	}
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	b.GenStamp, b.NumBytes = newGenStamp, newLength
 	m.explained(id)
 	// Keep the replicas already reported with the new stamp and length; the
@@ -88,9 +88,9 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	for _, r := range m.ucReps[id] {
 		reported[r.st] = r.blk
 	}
-	for i := len(b.replicas) - 1; i >= 0; i-- {
-		rb, ok := reported[b.replicas[i].st]
-		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || b.replicas[i].state != Finalized {
+	for i := len(b.reps()) - 1; i >= 0; i-- {
+		rb, ok := reported[b.reps()[i].st]
+		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || b.reps()[i].state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -114,7 +114,7 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 // replicas are expected to come back with a longer length (and possibly a new
 // generation stamp via UpdatePipeline).
 func (m *Manager) ReopenForAppend(id int64) error {
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
@@ -125,7 +125,7 @@ func (m *Manager) ReopenForAppend(id int64) error {
 		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state, id)
 	}
 	var uuids []string
-	for _, r := range b.replicas {
+	for _, r := range b.reps() {
 		if r.flags&rCorrupt == 0 && !r.st.dn.dead {
 			uuids = append(uuids, r.st.dn.id.UUID)
 		}

@@ -115,8 +115,8 @@ func (m *Manager) oneRack(b *blockInfo) bool {
 		return false
 	}
 	rack := ""
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
 			continue
 		}
@@ -161,8 +161,8 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 	for ; n > 0; n-- {
 		perRack := make(map[string]int)
 		var cands []int
-		for i := range b.replicas {
-			r := &b.replicas[i]
+		for i := range b.reps() {
+			r := &b.reps()[i]
 			// Only live replicas in service are excess: a node leaving
 			// service keeps its copy until it is gone.
 			if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
@@ -177,7 +177,7 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		pick := -1
 		if m.deleteHintFor != "" {
 			for _, i := range cands {
-				dn := b.replicas[i].st.dn
+				dn := b.reps()[i].st.dn
 				// Deleting the hinted replica must not reduce the rack count.
 				if dn.id.UUID == m.deleteHintFor && (perRack[dn.rack] > 1 || len(perRack) > 2) {
 					pick = i
@@ -187,7 +187,7 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		if pick < 0 {
 			pool := cands[:0:0]
 			for _, i := range cands {
-				if perRack[b.replicas[i].st.dn.rack] > 1 {
+				if perRack[b.reps()[i].st.dn.rack] > 1 {
 					pool = append(pool, i)
 				}
 			}
@@ -197,16 +197,16 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 			// The most out-of-date node when it is stale, else the fullest.
 			oldest, least := -1, -1
 			for _, i := range pool {
-				dn := b.replicas[i].st.dn
-				if oldest < 0 || dn.lastUpdate.Before(b.replicas[oldest].st.dn.lastUpdate) {
+				dn := b.reps()[i].st.dn
+				if oldest < 0 || dn.lastUpdate.Before(b.reps()[oldest].st.dn.lastUpdate) {
 					oldest = i
 				}
-				if least < 0 || dn.remainingSum() < b.replicas[least].st.dn.remainingSum() {
+				if least < 0 || dn.remainingSum() < b.reps()[least].st.dn.remainingSum() {
 					least = i
 				}
 			}
 			pick = least
-			if m.nowHint.Sub(b.replicas[oldest].st.dn.lastUpdate) > m.cfg.StaleInterval {
+			if m.nowHint.Sub(b.reps()[oldest].st.dn.lastUpdate) > m.cfg.StaleInterval {
 				pick = oldest
 			}
 		}
@@ -253,7 +253,7 @@ func (m *Manager) ComputeWork(now time.Time) WorkResult {
 		return res
 	}
 	for _, id := range m.needed.choose(m.cfg.ReplicationWorkMultiplier * live) {
-		b := m.blocks[id]
+		b := m.blocks.get(id)
 		if b == nil {
 			m.needed.remove(id)
 			continue
@@ -278,7 +278,7 @@ func (m *Manager) expirePending(now time.Time) int {
 	slices.Sort(expired)
 	for _, id := range expired {
 		delete(m.pending, id)
-		if b := m.blocks[id]; b != nil {
+		if b := m.blocks.get(id); b != nil {
 			m.refresh(b)
 		}
 	}
@@ -311,8 +311,8 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 		return false
 	}
 	var existing, excluded []*datanode
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		excluded = append(excluded, r.st.dn)
 		if r.flags&rCorrupt == 0 && r.state == Finalized && !r.st.dn.dead && r.st.dn.admin == Normal {
 			existing = append(existing, r.st.dn)
@@ -353,8 +353,8 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 // Among equals the choice is random.
 func (m *Manager) chooseSource(b *blockInfo, level int) *datanode {
 	var cands, leaving []*datanode
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		dn := r.st.dn
 		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || dn.dead || dn.admin == Decommissioned {
 			continue

@@ -83,7 +83,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 			// in the queue, and is judged as an active would at failover.
 			m.postpone(dn, st, rb, state, m.deleteHintFor)
 			if i >= 0 && mark {
-				b.replicas[i].flags |= rMark
+				b.reps()[i].flags |= rMark
 			}
 			return
 		}
@@ -95,7 +95,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	}
 	if v == vIgnore {
 		if i >= 0 && mark {
-			b.replicas[i].flags |= rMark
+			b.reps()[i].flags |= rMark
 		}
 		return
 	}
@@ -104,12 +104,12 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		flags = rMark
 	}
 	if i >= 0 {
-		r := &b.replicas[i]
+		r := &b.reps()[i]
 		r.state = state
 		r.flags = r.flags&rCorrupt | flags
 	} else {
 		m.addReplica(b, st, state, flags)
-		i = len(b.replicas) - 1
+		i = len(b.reps()) - 1
 		if v == vGood {
 			res.Added++
 		}
@@ -275,11 +275,11 @@ func (m *Manager) ReportSlice(fr *FullReport, replicas []ReportedReplica, now ti
 		if _, ok := fr.touched[rr.ID]; ok {
 			continue
 		}
-		b := m.blocks[rr.ID]
+		b := m.blocks.get(rr.ID)
 		if m.shouldPostpone(b, rr.Block) {
 			m.postpone(dn, st, rr.Block, rr.State, "")
 			if b != nil && b.find(st) >= 0 {
-				b.replicas[b.find(st)].flags |= rMark // kept until the edits explain it
+				b.reps()[b.find(st)].flags |= rMark // kept until the edits explain it
 			}
 			continue
 		}
@@ -322,10 +322,10 @@ func (m *Manager) SweepSlice(fr *FullReport, max int, now time.Time) (bool, erro
 			continue
 		}
 		if fr.phase == phaseClear {
-			b.replicas[j].flags &^= rMark
+			b.reps()[j].flags &^= rMark
 			continue
 		}
-		if b.replicas[j].flags&rMark != 0 {
+		if b.reps()[j].flags&rMark != 0 {
 			continue
 		}
 		m.removeReplicaAt(b, j)
@@ -356,7 +356,7 @@ func (m *Manager) AbortFullReport(fr *FullReport) {
 	m.fbr = nil
 	for _, b := range fr.st.blocks {
 		if j := b.find(fr.st); j >= 0 {
-			b.replicas[j].flags &^= rMark
+			b.reps()[j].flags &^= rMark
 		}
 	}
 }
@@ -389,7 +389,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 	m.nowHint = now
 	st := m.storage(dn, storageID)
 	for _, it := range items {
-		b := m.blocks[it.ID]
+		b := m.blocks.get(it.ID)
 		switch it.Status {
 		case Deleted:
 			m.touchedByOther(st, it.ID)
@@ -435,7 +435,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 // deleted once enough good ones exist; until then the block is queued.
 // Nodes that do not hold the block are ignored.
 func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
@@ -445,7 +445,7 @@ func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
 			continue
 		}
 		if i := b.findNode(dn); i >= 0 {
-			b.replicas[i].flags |= rCorrupt
+			b.reps()[i].flags |= rCorrupt
 		}
 	}
 	m.refresh(b)

@@ -105,13 +105,11 @@ func (m *Manager) leaveStartup() {
 	m.populating = true
 	// In id order, so that the queues (and so the work) do not depend on map
 	// iteration order.
-	ids := make([]int64, 0, len(m.blocks))
-	for id := range m.blocks {
-		ids = append(ids, id)
-	}
+	ids := make([]int64, 0, m.blocks.len())
+	m.blocks.each(func(b *blockInfo) { ids = append(ids, b.ID) })
 	slices.Sort(ids)
 	for _, id := range ids {
-		m.refresh(m.blocks[id])
+		m.refresh(m.blocks.get(id))
 	}
 }
 

@@ -426,7 +426,7 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 			return "unknown"
 		}
 		var parts []string
-		for _, r := range h.m.blocks[id].replicas {
+		for _, r := range h.m.blocks.get(id).reps() {
 			p := r.st.dn.id.Hostname
 			if r.state != Finalized {
 				p += "(" + r.state.String() + ")"
@@ -437,7 +437,7 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 			parts = append(parts, p)
 		}
 		slices.Sort(parts)
-		c := h.m.count(h.m.blocks[id])
+		c := h.m.count(h.m.blocks.get(id))
 		extra := ""
 		if c.outOfService > 0 {
 			extra += fmt.Sprintf(" oos=%d", c.outOfService)

@@ -171,7 +171,7 @@ func (m *Manager) processQueuedFor(id int64, all bool) {
 	q := m.queued[id]
 	delete(m.queued, id)
 	m.queuedCount -= len(q)
-	b := m.blocks[id]
+	b := m.blocks.get(id)
 	var res ReportResult
 	for _, r := range q {
 		dn := m.nodes[r.uuid]

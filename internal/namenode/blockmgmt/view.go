@@ -32,7 +32,7 @@ var _ View = (*Manager)(nil)
 // MinReplication good replicas, without committing it: complete() decides
 // with it whether the file can close.
 func (m *Manager) CommitWouldComplete(blk Block) bool {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return false
 	}
@@ -41,8 +41,8 @@ func (m *Manager) CommitWouldComplete(blk Block) bool {
 		return live >= m.cfg.MinReplication
 	}
 	live := 0
-	for i := range b.replicas {
-		r := &b.replicas[i]
+	for i := range b.reps() {
+		r := &b.reps()[i]
 		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || r.st.dn.dead {
 			continue
 		}
@@ -72,7 +72,7 @@ func (m *Manager) ucReported(id int64, st *storage) (Block, bool) {
 // replicas that disagree with it are marked corrupt; an unknown block is
 // recorded.
 func (m *Manager) CompleteBlock(fileID int64, blk Block, replication int) error {
-	if b := m.blocks[blk.ID]; b != nil && b.fileID == fileID && (b.state == UnderConstruction || b.state == UnderRecovery) && blk.GenStamp >= b.GenStamp {
+	if b := m.blocks.get(blk.ID); b != nil && b.fileID == fileID && (b.state == UnderConstruction || b.state == UnderRecovery) && blk.GenStamp >= b.GenStamp {
 		b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
 		m.explained(b.ID)
 		m.verifyReplicas(b)
@@ -85,7 +85,7 @@ func (m *Manager) CompleteBlock(fileID int64, blk Block, replication int) error 
 // than the recorded one, and a block already committed or complete is
 // committed again only with the same values.
 func (m *Manager) CheckCommit(blk Block) error {
-	b := m.blocks[blk.ID]
+	b := m.blocks.get(blk.ID)
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}

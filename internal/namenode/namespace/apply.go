@@ -12,6 +12,23 @@ import (
 type Effects struct {
 	FreedBlocks []op.Block // blocks no file refers to any more
 	RemovedUC   []uint64   // inode ids of deleted files that were open for write
+	// File is the file an OP_ADD_BLOCK or OP_CLOSE wrote, as the op left
+	// it, so that the caller need not resolve its path again.
+	File FileEffect
+}
+
+// FileEffect names a file an op wrote; OK is false for ops that set none.
+type FileEffect struct {
+	ID          uint64
+	Replication uint16
+	Blocks      []op.Block // the file's block list: read only
+	OK          bool
+}
+
+func (e *Effects) setFile(f *inode) {
+	if e != nil {
+		e.File = FileEffect{ID: f.id, Replication: f.repl(), Blocks: f.blocks(), OK: true}
+	}
 }
 
 // Apply applies one op to the tree. It is the only way the tree changes: the
@@ -88,10 +105,10 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		if err != nil {
 			return err
 		}
-		if f.uc.client != o.Holder {
-			return corruptf("reassign lease on %s: holder is %q, op says %q", o.Path, f.uc.client, o.Holder)
+		if f.ucd().client != o.Holder {
+			return corruptf("reassign lease on %s: holder is %q, op says %q", o.Path, f.ucd().client, o.Holder)
 		}
-		f.uc.client = strings.Clone(o.NewHolder)
+		f.ucd().client = strings.Clone(o.NewHolder)
 		return nil
 	case *op.UpdateBlocks:
 		w, f, err := t.ucFile(o.Path)
@@ -101,7 +118,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		t.setBlocks(w, f, cloneBlocks(o.Blocks), eff)
 		return nil
 	case *op.AddBlock:
-		return t.applyAddBlock(o)
+		return t.applyAddBlock(o, eff)
 	case *op.Close:
 		w, f, err := t.ucFile(o.Path)
 		if err != nil {
@@ -109,21 +126,22 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		}
 		old := f.space()
 		delete(t.uc, f.id)
-		f.uc = nil
+		f.setUC(nil)
 		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
 		f.mtime, f.atime = o.Mtime, o.Atime
 		addUsage(w.parent(), 0, f.space()-old)
+		eff.setFile(f)
 		return nil
 	case *op.Append:
 		w, f, err := t.existingFile(o.Path)
 		if err != nil {
 			return err
 		}
-		if f.uc != nil {
+		if f.ucd() != nil {
 			return corruptf("append to %s: already open for write", o.Path)
 		}
 		old := f.space()
-		f.uc = &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()}
+		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
 		t.uc[f.id] = f
 		addUsage(w.parent(), 0, f.space()-old)
 		return nil
@@ -180,7 +198,7 @@ func (t *Tree) ucFile(p string) (*walk, *inode, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.uc == nil {
+	if f.ucd() == nil {
 		return nil, nil, corruptf("%s is not under construction", p)
 	}
 	return w, f, nil
@@ -222,9 +240,9 @@ func (t *Tree) applyMkdir(o *op.Mkdir) error {
 		mtime: o.Mtime,
 		mode:  o.Perm.Mode & 0o7777,
 		owner: t.ownerID(o.Perm.User, o.Perm.Group),
-		dir:   &dirData{parent: par},
 	}
-	par.dir.insert(d)
+	d.setDir(&dirData{parent: par})
+	par.dir().insert(d)
 	par.touch(o.Mtime)
 	addUsage(par, 1, 0)
 	t.numDirs++
@@ -240,6 +258,9 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 	if _, dup := t.uc[o.InodeID]; dup || o.InodeID == RootInodeID {
 		return corruptf("add %s: inode id %d is in use", o.Path, o.InodeID)
 	}
+	if o.BlockSize < 0 || o.BlockSize > MaxBlockSize {
+		return corruptf("add %s: block size %d is outside [0, %d]", o.Path, o.BlockSize, int64(MaxBlockSize))
+	}
 	if old := w.last(); old != nil {
 		if !o.Overwrite {
 			return corruptf("add %s: already exists", o.Path)
@@ -254,13 +275,13 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 		name:  strings.Clone(w.lastName()),
 		mtime: o.Mtime,
 		atime: o.Atime,
-		pref:  o.BlockSize,
 		mode:  o.Perm.Mode & 0o7777,
-		repl:  o.Replication,
 		owner: t.ownerID(o.Perm.User, o.Perm.Group),
-		uc:    &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: par},
 	}
-	par.dir.insert(f)
+	f.setPref(o.BlockSize)
+	f.setRepl(o.Replication)
+	f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: par})
+	par.dir().insert(f)
 	par.touch(o.Mtime)
 	addUsage(par, 1, f.space())
 	t.uc[f.id] = f
@@ -272,7 +293,7 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 // removeSubtree unlinks n from its parent directory par and accounts for it.
 func (t *Tree) removeSubtree(par, n *inode, eff *Effects) {
 	ns, ds := t.forget(n, eff)
-	par.dir.remove(n)
+	par.dir().remove(n)
 	addUsage(par, -ns, -ds)
 }
 
@@ -282,22 +303,22 @@ func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
 	if len(t.feats) > 0 {
 		t.dropFeatures(n)
 	}
-	if n.dir == nil {
+	if n.dir() == nil {
 		t.numFiles--
-		if n.uc != nil {
+		if n.ucd() != nil {
 			delete(t.uc, n.id)
 			if eff != nil {
 				eff.RemovedUC = append(eff.RemovedUC, n.id)
 			}
 		}
 		if eff != nil {
-			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks...)
+			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks()...)
 		}
 		return 1, n.space()
 	}
 	t.numDirs--
 	ns = 1
-	for c := range n.dir.children.all() {
+	for c := range n.dir().children.all() {
 		a, b := t.forget(c, eff)
 		ns += a
 		ds += b
@@ -348,25 +369,25 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 			return corruptf("rename %s to %s: destination exists", src, dst)
 		case old.isDir() != n.isDir():
 			return corruptf("rename %s to %s: file and directory", src, dst)
-		case old.isDir() && old.dir.children.len() > 0:
+		case old.isDir() && old.dir().children.len() > 0:
 			return corruptf("rename %s to %s: destination not empty", src, dst)
 		}
 	}
 	spar := sw.parent()
 	ns, ds := counts(n)
-	spar.dir.remove(n)
+	spar.dir().remove(n)
 	addUsage(spar, -ns, -ds)
 	if old != nil {
 		t.removeSubtree(dpar, old, eff)
 	}
 	n.name = strings.Clone(dw.lastName())
-	dpar.dir.insert(n)
+	dpar.dir().insert(n)
 	addUsage(dpar, ns, ds)
-	if n.dir != nil {
-		n.dir.parent = dpar
+	if n.dir() != nil {
+		n.dir().parent = dpar
 	}
-	if n.uc != nil {
-		n.uc.parent = dpar
+	if n.ucd() != nil {
+		n.ucd().parent = dpar
 	}
 	spar.touch(mtime)
 	dpar.touch(mtime)
@@ -379,7 +400,7 @@ func (t *Tree) applySetReplication(o *op.SetReplication) error {
 		return err
 	}
 	old := f.space()
-	f.repl = o.Replication
+	f.setRepl(o.Replication)
 	addUsage(w.parent(), 0, f.space()-old)
 	return nil
 }
@@ -392,7 +413,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 	if !d.isDir() {
 		return corruptf("set quota on file %s", o.Path)
 	}
-	q := d.dir.quota
+	q := d.dir().quota
 	ns, ds := int64(-1), int64(-1)
 	if q != nil {
 		ns, ds = q.ns, q.ds
@@ -407,13 +428,13 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 		return corruptf("set quota on %s: bad values %d, %d", o.Path, o.NsQuota, o.DsQuota)
 	}
 	if ns == -1 && ds == -1 && !w.isRoot() {
-		d.dir.quota = nil
+		d.dir().quota = nil
 		return nil
 	}
 	if q == nil {
 		nsU, dsU := counts(d)
 		q = &quotaData{nsUsed: nsU, dsUsed: dsU}
-		d.dir.quota = q
+		d.dir().quota = q
 	}
 	q.ns, q.ds = ns, ds
 	return nil
@@ -424,7 +445,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	if err != nil {
 		return err
 	}
-	if trg.uc != nil {
+	if trg.ucd() != nil {
 		return corruptf("concat target %s is open for write", o.Target)
 	}
 	par := w.parent()
@@ -434,51 +455,52 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 		if err != nil {
 			return err
 		}
-		if sw.parent() != par || f == trg || f.uc != nil || slices.Contains(srcs, f) {
+		if sw.parent() != par || f == trg || f.ucd() != nil || slices.Contains(srcs, f) {
 			return corruptf("concat %s: bad source %s", o.Target, s)
 		}
 		srcs = append(srcs, f)
 	}
 	oldDS := trg.space()
 	var srcDS int64
-	nb := len(trg.blocks)
+	nb := len(trg.blocks())
 	for _, f := range srcs {
-		nb += len(f.blocks)
+		nb += len(f.blocks())
 	}
 	blocks := make([]op.Block, 0, nb)
-	blocks = append(blocks, trg.blocks...)
+	blocks = append(blocks, trg.blocks()...)
 	for _, f := range srcs {
-		blocks = append(blocks, f.blocks...)
+		blocks = append(blocks, f.blocks()...)
 		srcDS += f.space()
-		par.dir.remove(f)
+		par.dir().remove(f)
 		t.dropFeatures(f)
 		t.numFiles--
 	}
-	trg.blocks = blocks
+	trg.setBlocks(blocks)
 	trg.mtime = o.Mtime
 	par.touch(o.Mtime)
 	addUsage(par, -int64(len(srcs)), trg.space()-oldDS-srcDS)
 	return nil
 }
 
-func (t *Tree) applyAddBlock(o *op.AddBlock) error {
+func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 	w, f, err := t.ucFile(o.Path)
 	if err != nil {
 		return err
 	}
 	if p := o.Penultimate; p != nil {
-		if len(f.blocks) == 0 || f.blocks[len(f.blocks)-1].ID != p.ID {
+		if len(f.blocks()) == 0 || f.blocks()[len(f.blocks())-1].ID != p.ID {
 			return corruptf("add block to %s: penultimate block %d is not the last block", o.Path, p.ID)
 		}
 	}
 	old := f.space()
-	nb := make([]op.Block, len(f.blocks), len(f.blocks)+1)
-	copy(nb, f.blocks)
+	nb := make([]op.Block, len(f.blocks()), len(f.blocks())+1)
+	copy(nb, f.blocks())
 	if p := o.Penultimate; p != nil {
 		nb[len(nb)-1] = *p
 	}
-	f.blocks = append(nb, o.Last)
+	f.setBlocks(append(nb, o.Last))
 	addUsage(w.parent(), 0, f.space()-old)
+	eff.setFile(f)
 	return nil
 }
 
@@ -491,13 +513,13 @@ func (t *Tree) setBlocks(w *walk, f *inode, blocks []op.Block, eff *Effects) {
 
 func (t *Tree) replaceBlocks(f *inode, blocks []op.Block, eff *Effects) {
 	if eff != nil {
-		for _, b := range f.blocks {
+		for _, b := range f.blocks() {
 			if !hasBlock(blocks, b.ID) {
 				eff.FreedBlocks = append(eff.FreedBlocks, b)
 			}
 		}
 	}
-	f.blocks = blocks
+	f.setBlocks(blocks)
 }
 
 func hasBlock(bs []op.Block, id int64) bool {
@@ -517,12 +539,12 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	if o.NewLength < 0 || o.NewLength > f.length() {
 		return corruptf("truncate %s to %d: length is %d", o.Path, o.NewLength, f.length())
 	}
-	if f.uc != nil {
+	if f.ucd() != nil {
 		return corruptf("truncate %s: open for write", o.Path)
 	}
 	var keep []op.Block
 	var off int64
-	for _, b := range f.blocks {
+	for _, b := range f.blocks() {
 		if off >= o.NewLength {
 			break
 		}
@@ -540,7 +562,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
-		f.uc = &ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()}
+		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
 		t.uc[f.id] = f
 	}
 	addUsage(w.parent(), 0, f.space()-old)

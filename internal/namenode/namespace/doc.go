@@ -40,16 +40,22 @@
 //
 // # Memory layout
 //
-// One inode is one small struct (96 bytes on 64-bit): id, local name (a string of
-// its own, never a slice of a longer path), mtime, atime, preferred block size,
-// block slice, two optional pointers (directory part; under-construction part),
-// an index into an interned (owner, group) table, mode and replication. No full
-// paths are stored: a path is resolved by binary search in each directory's
-// children, kept sorted by name: one slice up to 512 entries, past that a
-// list of sorted chunks of 256 to 512 (children.go), so that an insertion or
-// a removal in a directory of a million entries moves at most a chunk and
-// getListing's page costs the page, not the directory. Directories carry a parent pointer and an optional quota
-// record; only files under construction are indexed by inode id (FileByID).
+// One inode is one 64-byte struct (on 64-bit; TestInodeSize): id, local
+// name (a string of its own, never a slice of a longer path), mtime, atime,
+// one pointer, a word packing a file's preferred block size and replication
+// with two flags, an index into an interned (owner, group) table, mode and a
+// block count. The pointer (inode.go, the package's one use of unsafe) is a
+// directory's part (parent, sorted children, optional quota record) for a
+// directory; for a closed file, its block array, counted by the block count;
+// for a file open for write or with more blocks than the count holds, a
+// small extension holding its block slice and under-construction part. No
+// full paths are stored: a path is resolved by binary search in each
+// directory's children, kept sorted by name: one slice up to 512 entries,
+// past that a list of sorted chunks of 256 to 512 (children.go), so that an
+// insertion or a removal in a directory of a million entries moves at most
+// a chunk and getListing's page costs the page, not the directory. Only files under construction are indexed
+// by inode id (FileByID). Extended attributes, ACLs and storage policies
+// live in a side table (features.go).
 // BenchmarkMemoryPerFile measures the heap per empty file.
 //
 // # Images

@@ -60,11 +60,11 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 	if n.isDir() {
 		rec.NsQuota, rec.DsQuota = quotaOf(n)
 	} else {
-		rec.Replication = n.repl
-		rec.BlockSize = n.pref
-		rec.Blocks = n.blocks
-		if n.uc != nil {
-			*uc = fsimage.UnderConstruction{ClientName: n.uc.client, ClientMachine: n.uc.machine}
+		rec.Replication = n.repl()
+		rec.BlockSize = n.pref()
+		rec.Blocks = n.blocks()
+		if n.ucd() != nil {
+			*uc = fsimage.UnderConstruction{ClientName: n.ucd().client, ClientMachine: n.ucd().machine}
 			rec.UC = uc
 		}
 	}
@@ -72,7 +72,7 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		return err
 	}
 	if n.isDir() {
-		for c := range n.dir.children.all() {
+		for c := range n.dir().children.all() {
 			if err := t.export(c, n.id, rec, uc, fn); err != nil {
 				return err
 			}
@@ -88,6 +88,35 @@ type Builder struct {
 	h    fsimage.Header
 	dirs map[uint64]*inode
 	n    uint64
+	// The previous record's parent and owner: records come a directory's
+	// children together and mostly with the same owner, so these spare a
+	// map lookup (parent) and three (owner) per record.
+	lastPar             *inode
+	lastUser, lastGroup string
+	lastOwner           uint32
+}
+
+// parent returns the directory with id, or nil.
+func (b *Builder) parent(id uint64) *inode {
+	if p := b.lastPar; p != nil && p.id == id {
+		return p
+	}
+	p := b.dirs[id]
+	if p != nil {
+		b.lastPar = p
+	}
+	return p
+}
+
+// owner interns the owner pair of a record.
+func (b *Builder) owner(user, group string) uint32 {
+	if b.lastUser != "" && user == b.lastUser && group == b.lastGroup {
+		return b.lastOwner
+	}
+	o := b.t.ownerID(user, group)
+	u, g := b.t.owners[o].user, b.t.owners[o].group
+	b.lastUser, b.lastGroup, b.lastOwner = b.t.strs[u], b.t.strs[g], o
+	return o
 }
 
 // NewBuilder starts rebuilding a tree with the counters of h.
@@ -109,23 +138,23 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 		t.root = &inode{
 			id: rec.ID, mtime: rec.Mtime, atime: rec.Atime, mode: rec.Perm.Mode & 0o7777,
 			owner: t.ownerID(rec.Perm.User, rec.Perm.Group),
-			dir:   &dirData{quota: &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}},
 		}
+		t.root.setDir(&dirData{quota: &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}})
 		t.numDirs = 1
 		b.dirs[rec.ID] = t.root
 		t.addImageFeatures(t.root, rec)
 		b.n++
 		return nil
 	}
-	par, ok := b.dirs[rec.ParentID]
-	if !ok {
+	par := b.parent(rec.ParentID)
+	if par == nil {
 		return fmt.Errorf("%w: inode %d: parent %d is not a known directory", ErrImage, rec.ID, rec.ParentID)
 	}
 	name := string(rec.Name)
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/") {
 		return fmt.Errorf("%w: inode %d: bad name %q", ErrImage, rec.ID, name)
 	}
-	if par.dir.children.get(name) != nil {
+	if par.dir().children.get(name) != nil {
 		return fmt.Errorf("%w: inode %d: duplicate name %q in directory %d", ErrImage, rec.ID, name, rec.ParentID)
 	}
 	if rec.ID == 0 || rec.ID > b.h.LastInodeID {
@@ -133,32 +162,35 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 	}
 	n := &inode{
 		id: rec.ID, name: name, mtime: rec.Mtime, atime: rec.Atime, mode: rec.Perm.Mode & 0o7777,
-		owner: t.ownerID(rec.Perm.User, rec.Perm.Group),
+		owner: b.owner(rec.Perm.User, rec.Perm.Group),
 	}
 	if rec.IsDir {
 		if _, dup := b.dirs[rec.ID]; dup {
 			return fmt.Errorf("%w: duplicate directory id %d", ErrImage, rec.ID)
 		}
-		n.dir = &dirData{parent: par}
+		n.setDir(&dirData{parent: par})
 		if rec.NsQuota != -1 || rec.DsQuota != -1 {
-			n.dir.quota = &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}
+			n.dir().quota = &quotaData{ns: rec.NsQuota, ds: rec.DsQuota}
 		}
 		b.dirs[rec.ID] = n
 		t.numDirs++
 	} else {
-		n.repl = rec.Replication
-		n.pref = rec.BlockSize
-		n.blocks = cloneBlocks(rec.Blocks)
+		if rec.BlockSize < 0 || rec.BlockSize > MaxBlockSize {
+			return fmt.Errorf("%w: inode %d: block size %d is outside [0, %d]", ErrImage, rec.ID, rec.BlockSize, int64(MaxBlockSize))
+		}
+		n.setRepl(rec.Replication)
+		n.setPref(rec.BlockSize)
+		n.setBlocks(cloneBlocks(rec.Blocks))
 		if rec.UC != nil {
 			if _, dup := t.uc[rec.ID]; dup {
 				return fmt.Errorf("%w: duplicate file id %d", ErrImage, rec.ID)
 			}
-			n.uc = &ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par}
+			n.setUC(&ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par})
 			t.uc[rec.ID] = n
 		}
 		t.numFiles++
 	}
-	par.dir.insert(n)
+	par.dir().insert(n)
 	t.addImageFeatures(n, rec)
 	b.n++
 	return nil
@@ -210,16 +242,16 @@ func (b *Builder) Finish() (*Tree, error) {
 
 // fillUsage sets the usage of every quota directory in one pass.
 func fillUsage(n *inode) (ns, ds int64) {
-	if n.dir == nil {
+	if n.dir() == nil {
 		return 1, n.space()
 	}
 	ns = 1
-	for c := range n.dir.children.all() {
+	for c := range n.dir().children.all() {
 		a, b := fillUsage(c)
 		ns += a
 		ds += b
 	}
-	if q := n.dir.quota; q != nil {
+	if q := n.dir().quota; q != nil {
 		q.nsUsed, q.dsUsed = ns, ds
 	}
 	return ns, ds

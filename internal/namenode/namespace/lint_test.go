@@ -10,7 +10,8 @@ import (
 )
 
 // TestPureCoreImports keeps the package a pure core: no I/O, clock,
-// goroutine machinery or randomness in non-test files.
+// goroutine machinery or randomness in non-test files; unsafe only in
+// inode.go, for the inode's one pointer to a directory's or a file's data.
 func TestPureCoreImports(t *testing.T) {
 	forbidden := []string{"os", "net", "time", "sync", "syscall", "unsafe", "log", "math/rand", "crypto/rand", "runtime"}
 	files, err := filepath.Glob("*.go")
@@ -28,6 +29,9 @@ func TestPureCoreImports(t *testing.T) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			for _, bad := range forbidden {
+				if bad == "unsafe" && name == "inode.go" {
+					continue
+				}
 				if p == bad || strings.HasPrefix(p, bad+"/") {
 					t.Errorf("%s imports %q", name, p)
 				}

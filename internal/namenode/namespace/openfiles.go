@@ -27,14 +27,14 @@ func (t *Tree) OpenFiles(after uint64, prefix string, max int) (files []OpenFile
 	prefix = strings.TrimSuffix(prefix, "/")
 	for _, id := range ids {
 		f := t.uc[id]
-		p := joinPath(dirPath(f.uc.parent), f.name)
+		p := joinPath(dirPath(f.ucd().parent), f.name)
 		if prefix != "" && p != prefix && !strings.HasPrefix(p, prefix+"/") {
 			continue
 		}
 		if len(files) == max {
 			return files, true
 		}
-		files = append(files, OpenFile{ID: id, Path: p, ClientName: f.uc.client, ClientMachine: f.uc.machine})
+		files = append(files, OpenFile{ID: id, Path: p, ClientName: f.ucd().client, ClientMachine: f.ucd().machine})
 	}
 	return files, false
 }

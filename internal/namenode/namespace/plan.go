@@ -24,9 +24,9 @@ func (t *Tree) checkNewName(par *inode, parPath, name string, countItems bool) e
 		return newErr(fmt.Sprintf("The maximum path component name limit of %s in directory %s is exceeded: limit=%d length=%d",
 			name, parPath, m, len(name)), ErrComponentTooLong)
 	}
-	if m := t.cfg.MaxDirItems; countItems && m > 0 && par != nil && par.dir.children.len() >= m {
+	if m := t.cfg.MaxDirItems; countItems && m > 0 && par != nil && par.dir().children.len() >= m {
 		return newErr(fmt.Sprintf("The directory item limit of %s is exceeded: limit=%d items=%d",
-			parPath, m, par.dir.children.len()), ErrMaxDirItems)
+			parPath, m, par.dir().children.len()), ErrMaxDirItems)
 	}
 	if name == ".snapshot" {
 		return newErr(`".snapshot" is a reserved name.`, ErrIllegalArgument)
@@ -37,8 +37,8 @@ func (t *Tree) checkNewName(par *inode, parPath, name string, countItems bool) e
 // verifyQuota checks adding (ns, ds) below directory d against every quota from
 // d up to the root, skipping directories for which skip reports true.
 func verifyQuota(d *inode, ns, ds int64, skip func(*inode) bool) error {
-	for ; d != nil; d = d.dir.parent {
-		q := d.dir.quota
+	for ; d != nil; d = d.dir().parent {
+		q := d.dir().quota
 		if q == nil || (skip != nil && skip(d)) {
 			continue
 		}
@@ -209,6 +209,9 @@ type CreateFlags struct {
 // limits belong to the caller.
 func (t *Tree) PlanCreate(c Caller, path string, mode uint16, clientName, clientMachine string, flags CreateFlags,
 	createParent bool, replication uint16, blockSize int64, now int64) ([]op.Op, error) {
+	if blockSize < 0 || blockSize > MaxBlockSize {
+		return nil, fmt.Errorf("%w: block size %d is outside [0, %d]", ErrIllegalArgument, blockSize, int64(MaxBlockSize))
+	}
 	w, err := t.resolve(path, true)
 	if err != nil {
 		return nil, err
@@ -243,8 +246,8 @@ func (t *Tree) PlanCreate(c Caller, path string, mode uint16, clientName, client
 		}
 	}
 	if old != nil && !flags.Overwrite {
-		if old.uc != nil {
-			return nil, beingCreated("CREATE_FILE", w.path, clientName, clientMachine, old.uc)
+		if old.ucd() != nil {
+			return nil, beingCreated("CREATE_FILE", w.path, clientName, clientMachine, old.ucd())
 		}
 		return nil, newErr(fmt.Sprintf("%s for client %s already exists", w.path, clientMachine), ErrExists)
 	}
@@ -322,13 +325,13 @@ func (t *Tree) PlanAppend(c Caller, path, clientName, clientMachine string, newB
 	if f.isDir() {
 		return nil, newErr("Path is not a file: "+w.path, ErrNotFound, ErrNotFile)
 	}
-	if f.uc != nil {
-		return nil, beingCreated("APPEND_FILE", w.path, clientName, clientMachine, f.uc)
+	if f.ucd() != nil {
+		return nil, beingCreated("APPEND_FILE", w.path, clientName, clientMachine, f.ucd())
 	}
-	if !newBlock && len(f.blocks) > 0 {
-		lb := f.blocks[len(f.blocks)-1].NumBytes
-		if lb < f.pref {
-			if err := verifyQuota(w.parent(), 0, (f.pref-lb)*int64(f.repl), nil); err != nil {
+	if !newBlock && len(f.blocks()) > 0 {
+		lb := f.blocks()[len(f.blocks())-1].NumBytes
+		if lb < f.pref() {
+			if err := verifyQuota(w.parent(), 0, (f.pref()-lb)*int64(f.repl()), nil); err != nil {
 				return nil, err
 			}
 		}
@@ -352,7 +355,7 @@ func (t *Tree) PlanDelete(c Caller, path string, recursive bool, now int64) (boo
 		return false, nil, err
 	}
 	n := w.last()
-	if n != nil && n.isDir() && n.dir.children.len() > 0 && !recursive {
+	if n != nil && n.isDir() && n.dir().children.len() > 0 && !recursive {
 		return false, nil, newErr("`"+w.path+" is non empty': Directory is not empty", ErrNotEmpty)
 	}
 	if n == nil || w.isRoot() {
@@ -470,7 +473,7 @@ func (t *Tree) PlanRename2(c Caller, src, dst string, overwrite bool, now int64)
 		if !overwrite {
 			return nil, newErr("rename destination "+dw.path+" already exists", ErrExists)
 		}
-		if old.isDir() && old.dir.children.len() > 0 {
+		if old.isDir() && old.dir().children.len() > 0 {
 			return nil, newErr("rename destination directory is not empty: "+dw.path, ErrRenameInvalid)
 		}
 	}
@@ -602,9 +605,9 @@ func (t *Tree) PlanSetReplication(c Caller, path string, replication uint16) (bo
 	if f == nil || f.isDir() {
 		return false, nil, nil
 	}
-	if replication > f.repl {
-		l := f.space() / int64(max(f.repl, 1))
-		if err := verifyQuota(w.parent(), 0, l*int64(replication-f.repl), nil); err != nil {
+	if replication > f.repl() {
+		l := f.space() / int64(max(f.repl(), 1))
+		if err := verifyQuota(w.parent(), 0, l*int64(replication-f.repl()), nil); err != nil {
 			return false, nil, err
 		}
 	}
@@ -633,7 +636,7 @@ func (t *Tree) PlanSetQuota(c Caller, path string, ns, ds int64) ([]op.Op, error
 		return nil, newErr("Cannot clear namespace quota on root.", ErrIllegalArgument)
 	}
 	oldNS, oldDS := int64(-1), int64(-1)
-	if q := d.dir.quota; q != nil {
+	if q := d.dir().quota; q != nil {
 		oldNS, oldDS = q.ns, q.ds
 	}
 	if ns == op.QuotaDontSet {
@@ -678,7 +681,7 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 	if trg.isDir() {
 		return nil, newErr("Path is not a file: "+tw.path, ErrNotFound, ErrNotFile)
 	}
-	if trg.uc != nil {
+	if trg.ucd() != nil {
 		return nil, newErr("concat: target file "+tw.path+" is under construction", ErrIllegalArgument)
 	}
 	par := tw.parent()
@@ -709,16 +712,16 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 		if f == trg {
 			return nil, newErr(fmt.Sprintf("concat: the src file %s is the same with the target file %s", sw.path, tw.path), ErrIllegalArgument)
 		}
-		if f.uc != nil || len(f.blocks) == 0 {
+		if f.ucd() != nil || len(f.blocks()) == 0 {
 			return nil, newErr("concat: source file "+sw.path+" is invalid or empty or underConstruction", ErrIllegalArgument)
 		}
-		if f.pref > trg.pref {
+		if f.pref() > trg.pref() {
 			return nil, newErr(fmt.Sprintf("concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d",
-				sw.path, f.pref, trg.pref), ErrIllegalArgument)
+				sw.path, f.pref(), trg.pref()), ErrIllegalArgument)
 		}
 		if !slices.Contains(seen, f) {
 			seen = append(seen, f)
-			dsDelta += f.length() * (int64(trg.repl) - int64(f.repl))
+			dsDelta += f.length() * (int64(trg.repl()) - int64(f.repl()))
 		}
 		paths = append(paths, sw.path)
 	}
@@ -726,9 +729,9 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 		return nil, newErr("concat: at least two of the source files are the same", ErrIllegalArgument)
 	}
 	if m := t.cfg.MaxBlocksPerFile; m > 0 {
-		n := len(trg.blocks)
+		n := len(trg.blocks())
 		for _, f := range seen {
-			n += len(f.blocks)
+			n += len(f.blocks())
 		}
 		if n > m {
 			return nil, newErr(fmt.Sprintf("concat: the target file would have %d blocks, over the limit on maximum number of blocks (dfs.namenode.fs-limits.max-blocks-per-file) of %d", n, m), ErrIO)
@@ -746,7 +749,7 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 // id names a file under construction, else by path (older clients send no id).
 func (t *Tree) ucByIDOrPath(path string, fileID uint64) (*walk, error) {
 	if f, ok := t.uc[fileID]; ok && fileID != 0 {
-		return t.lookup(joinPath(dirPath(f.uc.parent), f.name)), nil
+		return t.lookup(joinPath(dirPath(f.ucd().parent), f.name)), nil
 	}
 	return t.resolve(path, false)
 }
@@ -760,10 +763,10 @@ func (t *Tree) checkLease(w *walk, holder string, fileID uint64) (*inode, error)
 		return nil, notFound("File does not exist: %s", ctx)
 	case f.isDir():
 		return nil, newErr("INode is not a regular file: "+ctx, ErrLeaseMismatch)
-	case f.uc == nil:
+	case f.ucd() == nil:
 		return f, newErr("File is not open for writing: "+ctx, ErrNotUnderConstruction)
-	case f.uc.client != holder:
-		return nil, newErr(fmt.Sprintf("Client (=%s) is not the lease owner (=%s: %s", holder, f.uc.client, ctx), ErrLeaseMismatch)
+	case f.ucd().client != holder:
+		return nil, newErr(fmt.Sprintf("Client (=%s) is not the lease owner (=%s: %s", holder, f.ucd().client, ctx), ErrLeaseMismatch)
 	}
 	return f, nil
 }
@@ -783,12 +786,12 @@ func (t *Tree) PlanComplete(c Caller, path, clientName string, fileID uint64, la
 	}
 	f, err := t.checkLease(w, clientName, fileID)
 	if err != nil {
-		if f != nil && f.uc == nil {
+		if f != nil && f.ucd() == nil {
 			switch {
-			case len(f.blocks) == 0 && last == nil:
+			case len(f.blocks()) == 0 && last == nil:
 				return true, nil, nil
-			case len(f.blocks) > 0 && last != nil:
-				lb := f.blocks[len(f.blocks)-1]
+			case len(f.blocks()) > 0 && last != nil:
+				lb := f.blocks()[len(f.blocks())-1]
 				if lb.ID == last.ID && lb.GenStamp == last.GenStamp {
 					return true, nil, nil
 				}
@@ -796,7 +799,7 @@ func (t *Tree) PlanComplete(c Caller, path, clientName string, fileID uint64, la
 		}
 		return false, nil, err
 	}
-	blocks := cloneBlocks(f.blocks)
+	blocks := cloneBlocks(f.blocks())
 	switch {
 	case len(blocks) == 0 && last != nil:
 		return false, nil, newErr(fmt.Sprintf("Trying to commit block %d to %s, which has no blocks", last.ID, w.path), ErrBlockMismatch)
@@ -820,9 +823,7 @@ func (t *Tree) PlanComplete(c Caller, path, clientName string, fileID uint64, la
 
 // spaceWith is the quota space f would use with the given block list.
 func spaceWith(f *inode, blocks []op.Block) int64 {
-	g := *f
-	g.blocks = blocks
-	return g.space()
+	return spaceOf(blocks, f.ucd() != nil, f.pref(), f.repl())
 }
 
 // PlanAddBlock plans addBlock for the lease holder clientName: it commits
@@ -845,35 +846,35 @@ func (t *Tree) PlanAddBlock(c Caller, path, clientName string, fileID uint64, pr
 	if err != nil {
 		return op.Block{}, nil, err
 	}
-	n := len(f.blocks)
+	n := len(f.blocks())
 	var pen *op.Block
-	retry := (previous == nil && n == 1 && f.blocks[0].NumBytes == 0) ||
-		(previous != nil && n >= 2 && f.blocks[n-2].ID == previous.ID && f.blocks[n-1].NumBytes == 0)
+	retry := (previous == nil && n == 1 && f.blocks()[0].NumBytes == 0) ||
+		(previous != nil && n >= 2 && f.blocks()[n-2].ID == previous.ID && f.blocks()[n-1].NumBytes == 0)
 	if m := t.cfg.MaxBlocksPerFile; m > 0 && n >= m && !retry {
 		return op.Block{}, nil, newErr(fmt.Sprintf("File has reached the limit on maximum number of blocks (dfs.namenode.fs-limits.max-blocks-per-file): %d >= %d", n, m), ErrIO)
 	}
 	switch {
-	case previous == nil && n == 1 && f.blocks[0].NumBytes == 0:
-		return f.blocks[0], nil, nil // retry of the first allocation
-	case previous != nil && n >= 2 && f.blocks[n-2].ID == previous.ID && f.blocks[n-1].NumBytes == 0:
-		return f.blocks[n-1], nil, nil // retry
+	case previous == nil && n == 1 && f.blocks()[0].NumBytes == 0:
+		return f.blocks()[0], nil, nil // retry of the first allocation
+	case previous != nil && n >= 2 && f.blocks()[n-2].ID == previous.ID && f.blocks()[n-1].NumBytes == 0:
+		return f.blocks()[n-1], nil, nil // retry
 	case previous != nil:
-		if n == 0 || f.blocks[n-1].ID != previous.ID {
+		if n == 0 || f.blocks()[n-1].ID != previous.ID {
 			return op.Block{}, nil, newErr(fmt.Sprintf("Previous block blk_%d_%d is not the last block of %s", previous.ID, previous.GenStamp, w.path), ErrBlockMismatch)
 		}
-		if f.blocks[n-1].GenStamp != previous.GenStamp {
+		if f.blocks()[n-1].GenStamp != previous.GenStamp {
 			return op.Block{}, nil, newErr(fmt.Sprintf("Commit block with mismatching GS. NN has blk_%d_%d, client submits blk_%d_%d",
-				f.blocks[n-1].ID, f.blocks[n-1].GenStamp, previous.ID, previous.GenStamp), ErrBlockMismatch)
+				f.blocks()[n-1].ID, f.blocks()[n-1].GenStamp, previous.ID, previous.GenStamp), ErrBlockMismatch)
 		}
-		p := f.blocks[n-1]
+		p := f.blocks()[n-1]
 		p.NumBytes = previous.NumBytes
 		pen = &p
 	case n > 0:
-		p := f.blocks[n-1]
+		p := f.blocks()[n-1]
 		pen = &p // the last block stays as it is
 	}
 	nb := op.Block{ID: t.lastBlockID + 1, GenStamp: t.genStamp + 1}
-	blocks := append(cloneBlocks(f.blocks), nb)
+	blocks := append(cloneBlocks(f.blocks()), nb)
 	if pen != nil {
 		blocks[n-1] = *pen
 	}
@@ -914,8 +915,8 @@ func (t *Tree) PlanTruncate(c Caller, path string, newLength int64, clientName, 
 	if f.isDir() {
 		return false, nil, newErr("Path is not a file: "+w.path, ErrNotFound, ErrNotFile)
 	}
-	if f.uc != nil {
-		return false, nil, beingCreated("TRUNCATE_FILE", w.path, clientName, clientMachine, f.uc)
+	if f.ucd() != nil {
+		return false, nil, beingCreated("TRUNCATE_FILE", w.path, clientName, clientMachine, f.ucd())
 	}
 	old := f.length()
 	if old == newLength {
@@ -926,7 +927,7 @@ func (t *Tree) PlanTruncate(c Caller, path string, newLength int64, clientName, 
 	}
 	tr := &op.Truncate{Path: w.path, ClientName: clientName, ClientMachine: clientMachine, NewLength: newLength, Mtime: now}
 	var off int64
-	for _, b := range f.blocks {
+	for _, b := range f.blocks() {
 		if off+b.NumBytes > newLength {
 			if off == newLength {
 				break

@@ -21,7 +21,7 @@ func (t *Tree) UCBlocks(c Caller, path, clientName string, fileID uint64) (strin
 	if err != nil {
 		return "", nil, err
 	}
-	return w.path, f.blocks, nil
+	return w.path, f.blocks(), nil
 }
 
 // PlanAbandonBlock plans abandonBlock: the lease holder gives up the last block
@@ -88,7 +88,7 @@ func (t *Tree) FileBlocks(c Caller, path string) (FileInfo, []op.Block, error) {
 	if err := t.checkPerm(c, w, permCheck{self: Read}); err != nil {
 		return FileInfo{}, nil, err
 	}
-	return t.info(f), f.blocks, nil
+	return t.info(f), f.blocks(), nil
 }
 
 // EachFileWithBlocks calls fn for every file that has blocks, with its inode
@@ -98,13 +98,13 @@ func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks 
 	var walk func(n *inode)
 	walk = func(n *inode) {
 		if n.isDir() {
-			for c := range n.dir.children.all() {
+			for c := range n.dir().children.all() {
 				walk(c)
 			}
 			return
 		}
-		if len(n.blocks) > 0 {
-			fn(n.id, n.repl, n.blocks, n.uc != nil)
+		if len(n.blocks()) > 0 {
+			fn(n.id, n.repl(), n.blocks(), n.ucd() != nil)
 		}
 	}
 	walk(t.root)
@@ -128,7 +128,7 @@ func (t *Tree) PlanCloseUnderConstruction(fileID uint64, blocks []op.Block, now 
 	if !ok {
 		return nil, newErr(fmt.Sprintf("inode %d is not a file under construction", fileID), ErrNotUnderConstruction)
 	}
-	path := joinPath(dirPath(f.uc.parent), f.name)
+	path := joinPath(dirPath(f.ucd().parent), f.name)
 	return []op.Op{&op.Close{Path: path, Mtime: now, Atime: f.atime, Blocks: cloneBlocks(blocks)}}, nil
 }
 
@@ -139,11 +139,11 @@ func (t *Tree) PlanReassignLease(fileID uint64, newHolder string) ([]op.Op, erro
 	if !ok {
 		return nil, newErr(fmt.Sprintf("inode %d is not a file under construction", fileID), ErrNotUnderConstruction)
 	}
-	if f.uc.client == newHolder {
+	if f.ucd().client == newHolder {
 		return nil, nil
 	}
-	path := joinPath(dirPath(f.uc.parent), f.name)
-	return []op.Op{&op.ReassignLease{Holder: f.uc.client, Path: path, NewHolder: newHolder}}, nil
+	path := joinPath(dirPath(f.ucd().parent), f.name)
+	return []op.Op{&op.ReassignLease{Holder: f.ucd().client, Path: path, NewHolder: newHolder}}, nil
 }
 
 // UnderConstructionFile reports the path, holder and blocks of the file under
@@ -153,5 +153,5 @@ func (t *Tree) UnderConstructionFile(fileID uint64) (path, holder string, repl u
 	if !ok {
 		return "", "", 0, nil, false
 	}
-	return joinPath(dirPath(f.uc.parent), f.name), f.uc.client, f.repl, f.blocks, true
+	return joinPath(dirPath(f.ucd().parent), f.name), f.ucd().client, f.repl(), f.blocks(), true
 }

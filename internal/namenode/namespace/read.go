@@ -41,18 +41,18 @@ func (t *Tree) info(n *inode) FileInfo {
 		Perm:        t.permOf(n),
 		Mtime:       n.mtime,
 		Atime:       n.atime,
-		Replication: n.repl,
-		BlockSize:   n.pref,
+		Replication: n.repl(),
+		BlockSize:   n.pref(),
 	}
 	if n.isDir() {
-		fi.ChildrenNum = n.dir.children.len()
+		fi.ChildrenNum = n.dir().children.len()
 	} else {
 		fi.Length = n.length()
 	}
-	if n.uc != nil {
+	if n.ucd() != nil {
 		fi.UnderConstruction = true
-		fi.ClientName = n.uc.client
-		fi.ClientMachine = n.uc.machine
+		fi.ClientName = n.ucd().client
+		fi.ClientMachine = n.ucd().machine
 	}
 	if len(t.feats) > 0 {
 		if f := t.feats[n]; f != nil {
@@ -94,7 +94,7 @@ func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]File
 	if err := t.checkPerm(c, w, permCheck{self: Read | Execute}); err != nil {
 		return nil, 0, err
 	}
-	page, remaining := n.dir.children.page(string(startAfter), limit)
+	page, remaining := n.dir().children.page(string(startAfter), limit)
 	out := make([]FileInfo, 0, len(page))
 	inherited := t.policyAlong(w, len(w.nodes)-1)
 	for _, x := range page {
@@ -125,14 +125,14 @@ func (t *Tree) sum(n *inode, s *Summary) {
 		return
 	}
 	s.DirectoryCount++
-	for c := range n.dir.children.all() {
+	for c := range n.dir().children.all() {
 		t.sum(c, s)
 	}
 }
 
 func quotaOf(n *inode) (ns, ds int64) {
-	if n.isDir() && n.dir.quota != nil {
-		return n.dir.quota.ns, n.dir.quota.ds
+	if n.isDir() && n.dir().quota != nil {
+		return n.dir().quota.ns, n.dir().quota.ds
 	}
 	return -1, -1
 }
@@ -173,8 +173,8 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 	}
 	n := w.last()
 	var u QuotaUsage
-	if n.isDir() && n.dir.quota != nil {
-		q := n.dir.quota
+	if n.isDir() && n.dir().quota != nil {
+		q := n.dir().quota
 		u = QuotaUsage{FileAndDirectoryCount: q.nsUsed, SpaceConsumed: q.dsUsed}
 	} else {
 		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
@@ -193,7 +193,7 @@ func (t *Tree) Blocks(path string) ([]op.Block, error) {
 	if w.last().isDir() {
 		return nil, newErr("Path is not a file: "+w.path, ErrNotFound, ErrNotFile)
 	}
-	return w.last().blocks, nil
+	return w.last().blocks(), nil
 }
 
 // FileByID finds a file under construction by inode id (only those are indexed;
@@ -203,7 +203,7 @@ func (t *Tree) FileByID(id uint64) (path string, fi FileInfo, ok bool) {
 	if !ok {
 		return "", FileInfo{}, false
 	}
-	return joinPath(dirPath(f.uc.parent), f.name), t.info(f), true
+	return joinPath(dirPath(f.ucd().parent), f.name), t.info(f), true
 }
 
 // UnderConstruction calls fn for every file open for write, in inode id order.
@@ -215,7 +215,7 @@ func (t *Tree) UnderConstruction(fn func(id uint64, path, client string)) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		f := t.uc[id]
-		fn(id, joinPath(dirPath(f.uc.parent), f.name), f.uc.client)
+		fn(id, joinPath(dirPath(f.ucd().parent), f.name), f.ucd().client)
 	}
 }
 
@@ -232,26 +232,26 @@ func (t *Tree) Dump(w io.Writer) error {
 func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 	if n.isDir() {
 		fmt.Fprintf(w, "%s dir id=%d %s:%s:%04o mtime=%d atime=%d", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime)
-		if q := n.dir.quota; q != nil {
+		if q := n.dir().quota; q != nil {
 			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, q.nsUsed, q.dsUsed)
 		}
 		t.dumpFeatures(w, n)
 		w.WriteByte('\n')
-		for c := range n.dir.children.all() {
+		for c := range n.dir().children.all() {
 			t.dump(w, c, joinPath(path, c.name))
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s file id=%d %s:%s:%04o mtime=%d atime=%d repl=%d bsize=%d blocks=[", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime, n.repl, n.pref)
-	for i, b := range n.blocks {
+	fmt.Fprintf(w, "%s file id=%d %s:%s:%04o mtime=%d atime=%d repl=%d bsize=%d blocks=[", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime, n.repl(), n.pref())
+	for i, b := range n.blocks() {
 		if i > 0 {
 			w.WriteByte(' ')
 		}
 		fmt.Fprintf(w, "%d:%d:%d", b.ID, b.NumBytes, b.GenStamp)
 	}
 	w.WriteByte(']')
-	if n.uc != nil {
-		fmt.Fprintf(w, " uc=%s@%s", n.uc.client, n.uc.machine)
+	if n.ucd() != nil {
+		fmt.Fprintf(w, " uc=%s@%s", n.ucd().client, n.ucd().machine)
 	}
 	t.dumpFeatures(w, n)
 	w.WriteByte('\n')
@@ -292,5 +292,5 @@ func (t *Tree) File(path string) (fi FileInfo, blocks []op.Block, ok bool) {
 	if n == nil || n.isDir() {
 		return FileInfo{}, nil, false
 	}
-	return t.info(n), n.blocks, true
+	return t.info(n), n.blocks(), true
 }

@@ -5,9 +5,9 @@ import (
 	"unsafe"
 )
 
-// TestInodeSize keeps the per-file struct within its 96-byte size class.
+// TestInodeSize keeps the per-file struct within its 64-byte size class.
 func TestInodeSize(t *testing.T) {
-	if s := unsafe.Sizeof(inode{}); s > 96 {
+	if s := unsafe.Sizeof(inode{}); s > 64 {
 		t.Fatalf("inode is %d bytes", s)
 	}
 }

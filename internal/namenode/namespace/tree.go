@@ -114,21 +114,6 @@ type Caller struct {
 	Super  bool // set by the caller for users it knows to be superusers
 }
 
-// inode is one file or directory. Kept small: one is allocated per file.
-type inode struct {
-	id     uint64
-	name   string
-	mtime  int64
-	atime  int64
-	pref   int64      // files: preferred block size
-	blocks []op.Block // files
-	dir    *dirData   // non-nil exactly for directories
-	uc     *ucData    // files open for write
-	owner  uint32     // index into Tree.owners
-	mode   uint16
-	repl   uint16 // files
-}
-
 type dirData struct {
 	parent   *inode   // nil for the root
 	children children // sorted by name, byte order (children.go)
@@ -181,8 +166,8 @@ func New(cfg Config) *Tree {
 		id:    RootInodeID,
 		mode:  0o755,
 		owner: t.ownerID(cfg.SuperUser, cfg.SuperGroup),
-		dir:   &dirData{quota: &quotaData{ns: math.MaxInt64, ds: -1, nsUsed: 1}},
 	}
+	t.root.setDir(&dirData{quota: &quotaData{ns: math.MaxInt64, ds: -1, nsUsed: 1}})
 	t.numDirs = 1
 	return t
 }
@@ -265,13 +250,11 @@ func (t *Tree) permOf(n *inode) op.Perm {
 
 // ---- inode helpers ----
 
-func (n *inode) isDir() bool { return n.dir != nil }
-
 func (n *inode) child(name string) *inode {
-	if n.dir == nil {
+	if n.dir() == nil {
 		return nil
 	}
-	return n.dir.children.get(name)
+	return n.dir().children.get(name)
 }
 
 func (d *dirData) insert(c *inode) { d.children.insert(c) }
@@ -287,8 +270,8 @@ func (n *inode) touch(m int64) {
 
 func (n *inode) length() int64 {
 	var l int64
-	for i := range n.blocks {
-		l += n.blocks[i].NumBytes
+	for i := range n.blocks() {
+		l += n.blocks()[i].NumBytes
 	}
 	return l
 }
@@ -297,26 +280,34 @@ func (n *inode) length() int64 {
 // replication, with the last block of a file under construction reserved at
 // the preferred block size (as HDFS does while a block is being written).
 func (n *inode) space() int64 {
-	if n.dir != nil {
+	if n.isDir() {
 		return 0
 	}
-	l := n.length()
-	if n.uc != nil && len(n.blocks) > 0 {
-		last := n.blocks[len(n.blocks)-1].NumBytes
-		if n.pref > last {
-			l += n.pref - last
+	return spaceOf(n.blocks(), n.ucd() != nil, n.pref(), n.repl())
+}
+
+// spaceOf is the space of a file with these blocks, open for write (uc) or
+// not, preferred block size and replication.
+func spaceOf(blocks []op.Block, uc bool, pref int64, repl uint16) int64 {
+	var l int64
+	for i := range blocks {
+		l += blocks[i].NumBytes
+	}
+	if uc && len(blocks) > 0 {
+		if last := blocks[len(blocks)-1].NumBytes; pref > last {
+			l += pref - last
 		}
 	}
-	return l * int64(n.repl)
+	return l * int64(repl)
 }
 
 // counts returns the number of inodes and the storage space of the subtree at n.
 func counts(n *inode) (ns, ds int64) {
-	if n.dir == nil {
+	if n.dir() == nil {
 		return 1, n.space()
 	}
 	ns = 1
-	for c := range n.dir.children.all() {
+	for c := range n.dir().children.all() {
 		a, b := counts(c)
 		ns += a
 		ds += b
@@ -329,8 +320,8 @@ func addUsage(d *inode, ns, ds int64) {
 	if ns == 0 && ds == 0 {
 		return
 	}
-	for ; d != nil; d = d.dir.parent {
-		if q := d.dir.quota; q != nil {
+	for ; d != nil; d = d.dir().parent {
+		if q := d.dir().quota; q != nil {
 			q.nsUsed += ns
 			q.dsUsed += ds
 		}
@@ -339,11 +330,11 @@ func addUsage(d *inode, ns, ds int64) {
 
 // dirPath returns the absolute path of directory d.
 func dirPath(d *inode) string {
-	if d.dir.parent == nil {
+	if d.dir().parent == nil {
 		return "/"
 	}
 	var parts []string
-	for ; d.dir.parent != nil; d = d.dir.parent {
+	for ; d.dir().parent != nil; d = d.dir().parent {
 		parts = append(parts, d.name)
 	}
 	var b strings.Builder
@@ -461,7 +452,7 @@ func (t *Tree) resolve(p string, create bool) (*walk, error) {
 	w.nodes[0] = t.root
 	cur := t.root
 	for i, c := range w.comps {
-		if cur.dir == nil {
+		if cur.dir() == nil {
 			w.notDir = i
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os/user"
 	"sort"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/qjournal/protocol"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -87,9 +89,16 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*JournalNode, error) {
 		ResponseHeaderTimeout: cfg.HTTPReadTimeout,
 		MaxIdleConnsPerHost:   4,
 	}}
-	var err error
+	self := ""
+	if u, err := user.Current(); err == nil {
+		self = u.Username
+	}
+	admins, err := authorize.WebAdmins(deps.Conf, self)
+	if err != nil {
+		return nil, fmt.Errorf("journalnode: %w", err)
+	}
 	jn.web, err = web.New(web.Config{Addr: cfg.HTTPAddress, Listener: deps.HTTPListener, Role: "JournalNode",
-		KeyName: conf.DFSJournalNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits})
+		KeyName: conf.DFSJournalNodeHTTPAddress, Conf: deps.Conf, Logger: deps.Logger, Limits: cfg.HTTPLimits, Admins: admins})
 	if err != nil {
 		return nil, fmt.Errorf("journalnode: %w", err)
 	}
@@ -121,8 +130,13 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*JournalNode, error) {
 			return nil, fmt.Errorf("journalnode: listen on %s (%s): %w", cfg.RPCAddress, conf.DFSJournalNodeRPCAddress, err)
 		}
 	}
+	authz, err := authorize.IPC(deps.Conf)
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("journalnode: %w", err)
+	}
 	jn.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: cfg.Handlers, MaxDataLength: cfg.MaxDataLength,
-		Limits: cfg.RPCLimits, Logger: deps.Logger, Kerberos: cfg.Kerberos.ServerAcceptor()})
+		Limits: cfg.RPCLimits, Logger: deps.Logger, Kerberos: cfg.Kerberos.ServerAcceptor(), Authorize: authz})
 	jn.rpcAddr = l.Addr()
 	jn.registerRPC()
 	jn.registerWeb()
