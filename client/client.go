@@ -137,9 +137,11 @@ type Options struct {
 	// "AES/CTR/NoPadding" asks a DataNode agreeing on privacy for AES/CTR
 	// streams instead of the SASL layer's RC4.
 	DataTransferCipherSuites string
-	// EncryptDataTransfer makes the handshake with a data encryption key
-	// from the NameNode (getDataEncryptionKey) whenever the NameNode's
-	// server defaults say dfs.encrypt.data.transfer is on.
+	// EncryptDataTransfer (dfs.encrypt.data.transfer) turns the handshake
+	// on without DataTransferProtection. Whenever the handshake is on, it
+	// is made with a data encryption key from the NameNode
+	// (getDataEncryptionKey) if the NameNode's server defaults say
+	// dfs.encrypt.data.transfer, as Hadoop's client does.
 	EncryptDataTransfer bool
 	// WritePacketSize is the size of the packets a writer sends (Hadoop's
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
@@ -198,10 +200,7 @@ type FileSystem struct {
 	uri         string   // hdfs://<authority>, for display
 	umask       uint32
 	dialer      *dnDialer // to DataNodes
-	// secure: the NameNode is reached with Kerberos or a delegation
-	// token, so DataNodes' RPC servers take block tokens (TOKEN).
-	secure      bool
-	packetSize  int // Options.WritePacketSize
+	packetSize  int       // Options.WritePacketSize
 	replication uint16
 	blockSize   int64
 	clientName  string
@@ -316,7 +315,6 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 		dialer:      &dnDialer{d: dnconn.NewDialer(opts.DomainSocketPath, dialTimeout)},
 		packetSize:  opts.WritePacketSize,
 	}
-	f.secure = opts.KerberosClient != nil || opts.DelegationToken != nil
 	sc, err := f.newDataTransferSASL(opts)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/security"
@@ -21,7 +21,7 @@ import (
 // makes none.
 type dnDialer struct {
 	d    *dnconn.Dialer
-	sasl *sasl.Client
+	sasl *dtsasl.Client
 }
 
 // Dial connects to the DataNode at addr for an op on the block of lb
@@ -42,10 +42,11 @@ func (d *dnDialer) Dial(ctx context.Context, addr string, b *hdfs.ExtendedBlockP
 // newDataTransferSASL builds the client's side of the handshake from
 // Options.DataTransferProtection and Options.DataTransferCipherSuites;
 // the data encryption key is asked of the NameNode when its server
-// defaults say dfs.encrypt.data.transfer. With neither it returns nil
-// unless keys may be needed (the defaults are read on first use).
-func (f *FileSystem) newDataTransferSASL(opts Options) (*sasl.Client, error) {
-	var cfg sasl.Config
+// defaults (read once, on the first DataNode connection) say
+// dfs.encrypt.data.transfer. With neither option nor
+// Options.EncryptDataTransfer it returns nil: no handshake.
+func (f *FileSystem) newDataTransferSASL(opts Options) (*dtsasl.Client, error) {
+	var cfg dtsasl.Config
 	if opts.DataTransferProtection != "" {
 		q, err := security.ParseProtection("dfs.data.transfer.protection", opts.DataTransferProtection)
 		if err != nil {
@@ -55,19 +56,18 @@ func (f *FileSystem) newDataTransferSASL(opts Options) (*sasl.Client, error) {
 	}
 	switch opts.DataTransferCipherSuites {
 	case "":
-	case sasl.AESCTR:
+	case dtsasl.AESCTR:
 		cfg.AES = true
 	default:
-		return nil, fmt.Errorf("client: Invalid cipher suite, dfs.encrypt.data.transfer.cipher.suites=%s (the only suite is %s)", opts.DataTransferCipherSuites, sasl.AESCTR)
+		return nil, fmt.Errorf("client: Invalid cipher suite, dfs.encrypt.data.transfer.cipher.suites=%s (the only suite is %s)", opts.DataTransferCipherSuites, dtsasl.AESCTR)
 	}
 	if !opts.EncryptDataTransfer && cfg.Protection == 0 {
 		return nil, nil
 	}
-	var key sasl.KeySource
-	if opts.EncryptDataTransfer {
-		key = f.dataEncryptionKey
-	}
-	return sasl.NewClient(cfg, key), nil
+	// As Hadoop's client, follow the NameNode's server defaults: a
+	// cluster that encrypts data transfer gets a data encryption key
+	// whatever this client's own setting.
+	return dtsasl.NewClient(cfg, f.dataEncryptionKey), nil
 }
 
 // tokenError reports whether err is a refused credential that new ones
@@ -75,11 +75,11 @@ func (f *FileSystem) newDataTransferSASL(opts Options) (*sasl.Client, error) {
 // handshake, or a data encryption key whose block key the DataNode does
 // not know (the cached key is dropped then).
 func (f *FileSystem) tokenError(err error) bool {
-	if errors.Is(err, sasl.ErrUnknownKey) {
+	if errors.Is(err, dtsasl.ErrUnknownKey) {
 		f.forgetDataEncryptionKey()
 		return true
 	}
-	return errors.Is(err, ErrAccessToken) || errors.Is(err, sasl.ErrAccessToken)
+	return errors.Is(err, ErrAccessToken) || errors.Is(err, dtsasl.ErrAccessToken)
 }
 
 // keyCache holds the NameNode's data encryption key until shortly before

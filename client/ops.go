@@ -263,6 +263,11 @@ func (f *FileSystem) ContentSummary(ctx context.Context, name string) (*ContentS
 		SpaceQuota:     int64(s.GetSpaceQuota()),
 
 		ErasureCodingPolicy: s.GetErasureCodingPolicy(),
+
+		SnapshotLength:         int64(s.GetSnapshotLength()),
+		SnapshotFileCount:      int64(s.GetSnapshotFileCount()),
+		SnapshotDirectoryCount: int64(s.GetSnapshotDirectoryCount()),
+		SnapshotSpaceConsumed:  int64(s.GetSnapshotSpaceConsumed()),
 	}, nil
 }
 

@@ -162,9 +162,10 @@ func (f *FileSystem) visibleLength(ctx context.Context, lb *hdfs.LocatedBlockPro
 			DialTimeout: dialTimeout,
 			MaxRetries:  -1,
 		}
-		if tok := lb.GetBlockToken(); f.secure && len(tok.GetIdentifier()) > 0 {
-			// A secure DataNode takes the block token as the
-			// connection's credential (and checks it grants READ).
+		if tok := lb.GetBlockToken(); len(tok.GetIdentifier()) > 0 {
+			// With block tokens on, the DataNode takes the block token as
+			// the connection's credential (TOKEN) and checks that it
+			// grants READ on the block.
 			cfg.Token, cfg.TokenUser = tok, f.user
 		}
 		c := ipc.NewClient(cfg)

@@ -157,6 +157,10 @@ type ContentSummary struct {
 	// ErasureCodingPolicy is the policy's name: "Replicated" for a
 	// replicated file, "" for a directory without a policy.
 	ErasureCodingPolicy string
+	// What only snapshots below the path keep (deleted files and
+	// directories, blocks files no longer hold); the totals above
+	// include it, as HDFS counts it.
+	SnapshotLength, SnapshotFileCount, SnapshotDirectoryCount, SnapshotSpaceConsumed int64
 }
 
 // QuotaUsage is the answer of getQuotaUsage.

@@ -52,8 +52,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/balancer/plan"
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -121,7 +121,7 @@ type Config struct {
 	// (dfs.data.transfer.protection, dfs.encrypt.data.transfer): the
 	// SASL handshake is made with the move's block token, or with a data
 	// encryption key made from the NameNode's block keys.
-	DataTransfer sasl.Config
+	DataTransfer dtsasl.Config
 
 	Policy    Policy
 	Threshold float64 // -threshold, percent (default 10)
@@ -363,20 +363,22 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	opts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	copts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
 	if cfg.Kerberos != nil {
-		opts.KerberosClient, opts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
-		opts.RPCProtection = cfg.Protection.String()
+		copts.KerberosClient, copts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
+		copts.RPCProtection = cfg.Protection.String()
 	}
-	// /system/balancer.id is written through DataNodes like any file:
-	// with their streaming port's protection.
-	if dt := cfg.DataTransfer; dt.Protection != 0 {
-		opts.DataTransferProtection = dt.Protection.String()
-		if dt.AES {
-			opts.DataTransferCipherSuites = "AES/CTR/NoPadding"
+	if dt := cfg.DataTransfer; dt.Enabled() {
+		// The id file is written through DataNodes too.
+		if dt.Protection != 0 {
+			copts.DataTransferProtection = dt.Protection.String()
 		}
+		if dt.AES {
+			copts.DataTransferCipherSuites = dtsasl.AESCTR
+		}
+		copts.EncryptDataTransfer = dt.Encrypt
 	}
-	fs, err := client.New(opts)
+	fs, err := client.New(copts)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -907,12 +909,12 @@ func (d *dispatcher) replace(ctx context.Context, src string, m plan.Move) error
 // empty token when block access tokens are off.
 // saslClient is the connecting side of the data transfer SASL handshake
 // (nil when data transfer is not protected).
-func (b *balancer) saslClient() *sasl.Client {
+func (b *balancer) saslClient() *dtsasl.Client {
 	c := b.cfg.DataTransfer
 	if !c.Enabled() {
 		return nil
 	}
-	var key sasl.KeySource
+	var key dtsasl.KeySource
 	if c.Encrypt {
 		key = func(_ context.Context, pool string) (*hdfs.DataEncryptionKeyProto, error) {
 			if k := b.tokens.DataEncryptionKey(pool, c.Algorithm, time.Now()); k != nil {
@@ -921,7 +923,7 @@ func (b *balancer) saslClient() *sasl.Client {
 			return nil, errors.New("balancer: no block keys from the NameNode to make a data encryption key with")
 		}
 	}
-	return sasl.NewClient(c, key)
+	return dtsasl.NewClient(c, key)
 }
 
 func (b *balancer) moveToken(blockID int64) *common.TokenProto {

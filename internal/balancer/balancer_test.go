@@ -13,9 +13,11 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -51,6 +53,8 @@ type skewed struct {
 	fs    *client.FileSystem
 	files map[string][]byte
 	admin *ipc.Client
+	// protection is dfs.data.transfer.protection when the test set it.
+	protection string
 }
 
 // capacityKV asks startSkewed for volumes of another size.
@@ -86,8 +90,13 @@ func startSkewed(t testing.TB, files, fileSize int, extra ...conf.KeyValue) *ske
 		t.Fatal(err)
 	}
 	s := &skewed{c: c, files: map[string][]byte{}}
+	for _, e := range extra {
+		if e.Key == conf.DFSDataTransferProtection {
+			s.protection = e.Value
+		}
+	}
 	t.Cleanup(func() { c.Close() })
-	if s.fs, err = client.New(client.Options{Addresses: []string{c.NameNodeAddr()}}); err != nil {
+	if s.fs, err = client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, DataTransferProtection: s.protection}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.fs.Close() })
@@ -169,8 +178,17 @@ func (s *skewed) waitUsage(t testing.TB, ok func(used []int64) bool) {
 }
 
 func (s *skewed) config(t testing.TB) Config {
+	var dt dtsasl.Config
+	if s.protection != "" {
+		q, err := security.ParseProtection(conf.DFSDataTransferProtection, s.protection)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dt.Protection = q
+	}
 	return Config{
-		NameNodes: []string{s.c.NameNodeAddr()}, Authority: s.c.NameNodeAddr(), URI: s.c.URI(),
+		DataTransfer: dt,
+		NameNodes:    []string{s.c.NameNodeAddr()}, Authority: s.c.NameNodeAddr(), URI: s.c.URI(),
 		User: s.c.NameNode().SuperUser(), Threshold: 10, IdleIterations: 5,
 		MaxConcurrentMoves: 100, GetBlocksSize: 2 << 30, GetBlocksMinSize: 1, MaxSizeToMove: 10 << 30, BlockSize: 1 << 20,
 		MaxNoMoveInterval: 10 * time.Second, MaxIterationTime: 20 * time.Minute, MovedWinWidth: 90 * time.Minute,
@@ -337,5 +355,32 @@ func TestBalancerRunsOnce(t *testing.T) {
 	}
 	if _, err := other.Stat(ctx, IDPath); err == nil {
 		t.Fatalf("%s left behind", IDPath)
+	}
+}
+
+// TestBalancerDataTransferProtection: with block tokens and
+// dfs.data.transfer.protection=integrity, the balancer's REPLACE_BLOCK
+// and the target's COPY_BLOCK to the proxy both make the SASL handshake;
+// the moves succeed and the files read back.
+func TestBalancerDataTransferProtection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster")
+	}
+	s := startSkewed(t, 24, 1<<20,
+		conf.KeyValue{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
+		conf.KeyValue{Key: conf.DFSDataTransferProtection, Value: "integrity"})
+	var out bytes.Buffer
+	var moved int64
+	cfg := s.config(t)
+	cfg.Observe = func(st IterationStats) { moved += st.BytesMoved }
+	if st := Run(context.Background(), cfg, &out); st != Success || moved == 0 {
+		t.Fatalf("exit status %d, %d bytes moved:\n%s", st, moved, out.String())
+	}
+	ctx := context.Background()
+	for name, want := range s.files {
+		got, err := s.fs.ReadFile(ctx, name)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s reads back wrong after balancing: %v", name, err)
+		}
 	}
 }

@@ -51,10 +51,15 @@
 //
 // Two ops are not RPC throughput: memory builds Files empty files straight
 // into a namespace.Tree with the ops the NameNode would log and reports the
-// live heap per file; restart fills an in-process NameNode over RPC (90 % of
-// the files then saveNamespace, the rest only in the edit log), stops it and
-// times namenode.Start until the first call is answered, then does the same
-// with everything in the image.
+// live heap per file (Layout "blocks": files of one block whose replicas
+// simulated DataNodes report to a blockmgmt.Manager; "dirs": empty
+// directories; MemProfile receives the heap profile); restart fills an
+// in-process NameNode over RPC (90 % of the files then saveNamespace, the
+// rest only in the edit log), stops it and times namenode.Start until the
+// first call is answered, then does the same with everything in the image.
+// With Offline, restart writes the NameNode's directory itself instead (an
+// image of Files files through fsimage.Save, then a segment of Edits ops),
+// which makes ten-million-file namespaces quick to set up.
 //
 // `hdfs bench scanner` (RunScanner) measures the DataNode's block scanner:
 // on one volume of finalized replicas, the rate a scanner verifies at for

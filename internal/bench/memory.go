@@ -165,9 +165,13 @@ func buildDirs(user string, gen names, now int64) (*namespace.Tree, error) {
 func runMemory(opts Options, out io.Writer) error {
 	gen := newNames(BaseDir+"/"+OpMemory, "ThroughputBench", opts.Files, opts.FilesPerDir)
 	switch opts.Features {
-	case "", "xattr", "acl":
+	case "", "xattr", "acl", "snapshot":
 	default:
-		return fmt.Errorf("bench: memory: -features %q: want xattr or acl", opts.Features)
+		return fmt.Errorf("bench: memory: -features %q: want xattr, acl or snapshot", opts.Features)
+	}
+	feat := opts.Features
+	if feat == "snapshot" {
+		feat = ""
 	}
 	if !memoryLayouts[opts.Layout] {
 		return fmt.Errorf("%w: memory: -layout %q: want files, blocks or dirs", ErrBadOptions, opts.Layout)
@@ -196,7 +200,7 @@ func runMemory(opts Options, out io.Writer) error {
 			bm, err = addBlocks(tr, gen, opts.User, repl, start)
 		}
 	default:
-		tr, err = buildTree(opts.User, gen, start.UnixMilli(), opts.Features)
+		tr, err = buildTree(opts.User, gen, start.UnixMilli(), feat)
 	}
 	if err != nil {
 		return fmt.Errorf("bench: memory: %w", err)
@@ -236,6 +240,88 @@ func runMemory(opts Options, out io.Writer) error {
 		fmt.Fprintf(out, "Bytes per file: %.1f (heap / files, directories included)\n", used/float64(files))
 	}
 	fmt.Fprintf(out, "Bytes per inode: %.1f\n", used/float64(files+dirs))
+	if opts.Features == "snapshot" {
+		return snapshotCosts(tr, opts, gen, after, out)
+	}
+	return nil
+}
+
+// snapshotCosts takes snapshots of the directory holding every file and
+// reports their time and memory: creating one (against applying one
+// mkdir, measured alike), then the memory that changing and deleting
+// files after it costs, per file.
+func snapshotCosts(tr *namespace.Tree, opts Options, gen names, heap uint64, out io.Writer) error {
+	c := namespace.Caller{User: opts.User}
+	root := BaseDir + "/" + OpMemory
+	apply := func(ops []op.Op, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, o := range ops {
+			if err := tr.Apply(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	now := time.Now().UnixMilli()
+	if err := apply(tr.PlanAllowSnapshot(c, root)); err != nil {
+		return fmt.Errorf("bench: memory: %w", err)
+	}
+	// Each snapshot is planned and applied as the NameNode does; the
+	// fastest of k is reported, as for the mkdir beside it.
+	const k = 20
+	var snap, mkdir time.Duration
+	for i := 0; i < k; i++ {
+		t0 := time.Now()
+		_, ops, err := tr.PlanCreateSnapshot(c, root, fmt.Sprint("s", i), 0, now+int64(i))
+		if err := apply(ops, err); err != nil {
+			return fmt.Errorf("bench: memory: snapshot: %w", err)
+		}
+		if d := time.Since(t0); i == 0 || d < snap {
+			snap = d
+		}
+		t0 = time.Now()
+		if err := apply(tr.PlanMkdirs(c, fmt.Sprintf("%s/mkdir-%d", root, i), 0o755, false, now)); err != nil {
+			return fmt.Errorf("bench: memory: mkdir: %w", err)
+		}
+		if d := time.Since(t0); i == 0 || d < mkdir {
+			mkdir = d
+		}
+	}
+	afterSnaps := heapInUse()
+	v0 := tr.NumSnapshotVersions()
+	// Change every 100th file (its permission), then delete every 100th
+	// other file: each change saves one version of the file, and of its
+	// directory for the delete.
+	changed, deleted := 0, 0
+	for i := 0; i < gen.n; i += 100 {
+		if err := apply(tr.PlanSetPermission(c, gen.path(i), 0o600)); err != nil {
+			return fmt.Errorf("bench: memory: chmod: %w", err)
+		}
+		changed++
+	}
+	afterChange := heapInUse()
+	v1 := tr.NumSnapshotVersions()
+	for i := 50; i < gen.n; i += 100 {
+		_, ops, err := tr.PlanDelete(c, gen.path(i), false, now)
+		if err := apply(ops, err); err != nil {
+			return fmt.Errorf("bench: memory: delete: %w", err)
+		}
+		deleted++
+	}
+	afterDelete := heapInUse()
+	v2 := tr.NumSnapshotVersions()
+	runtime.KeepAlive(tr)
+	fmt.Fprintf(out, "--- snapshots of %s (%d files below) ---\n", root, gen.n)
+	fmt.Fprintf(out, "Create snapshot: %.1f us (fastest of %d; plan + apply)\n", float64(snap.Nanoseconds())/1e3, k)
+	fmt.Fprintf(out, "Mkdir, measured alike: %.1f us; snapshot / mkdir = %.2f\n", float64(mkdir.Nanoseconds())/1e3, float64(snap)/float64(mkdir))
+	fmt.Fprintf(out, "Heap of %d snapshots (and %d mkdirs) of an unchanged tree: %.0f bytes (%d inode versions saved)\n", k, k,
+		float64(afterSnaps)-float64(heap), v0)
+	fmt.Fprintf(out, "Chmod of %d files after the snapshots: %.1f bytes per file (%d versions saved)\n", changed,
+		(float64(afterChange)-float64(afterSnaps))/float64(changed), v1-v0)
+	fmt.Fprintf(out, "Delete of %d files after the snapshots: %.1f bytes per file, kept for the snapshots (%d versions saved)\n", deleted,
+		(float64(afterDelete)-float64(afterChange))/float64(deleted), v2-v1)
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/balancer"
 	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 )
@@ -68,7 +68,7 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 		return cfg, err
 	}
 	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
-	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+	if cfg.DataTransfer, err = dtsasl.ConfigFrom(c); err != nil {
 		return cfg, err
 	}
 	if err := balancerKerberos(inv, &cfg); err != nil {

@@ -18,7 +18,7 @@ import (
 
 const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-threads T] [-files N]
                             [-filesPerDir P] [-dirsPerDir P] [-close]
-                            [-readPercent R] [-features xattr|acl]
+                            [-readPercent R] [-features xattr|acl|snapshot]
                             [-layout files|blocks|dirs] [-replication R]
                             [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
@@ -62,7 +62,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -close              create: complete each file after creating it
   -readPercent R      mixed: the share of getFileInfo calls, 0..100 (90)
   -features F         memory: give every file one 8-byte user. xattr
-                      (xattr) or the same ACL with a named user (acl)
+                      (xattr) or the same ACL with a named user (acl);
+                      or (snapshot) take 20 snapshots of the directory
+                      holding the files and report their create time
+                      beside a mkdir's and the memory that chmods and
+                      deletes after them cost
   -layout L           memory: what to build: empty files (files), files
                       of one block each whose replicas R simulated
                       DataNodes report through the block manager (blocks),

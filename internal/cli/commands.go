@@ -29,7 +29,8 @@ func init() {
 		{name: "getconf", group: "Client Commands", summary: "get configuration values from the configuration", run: runGetconf, usage: getconfUsage},
 		{name: "groups", group: "Client Commands", summary: "get the groups which users belong to", run: runGroups, usage: groupsUsage},
 		{name: "lsSnapshottableDir", group: "Client Commands", summary: "list all snapshottable dirs owned by the current user", run: runLsSnapshottableDir, usage: lsSnapshottableDirUsage},
-		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory"},
+		{name: "lsSnapshot", group: "Client Commands", summary: "list all snapshots for a snapshottable directory", run: runLsSnapshot, usage: lsSnapshotUsage},
+		{name: "snapshotDiff", group: "Client Commands", summary: "diff two snapshots of a directory or diff the current directory contents with a snapshot", run: runSnapshotDiff, usage: snapshotDiffUsage},
 		{name: "version", group: "Client Commands", summary: "print the version", run: runVersion},
 
 		// Daemon commands.

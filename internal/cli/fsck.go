@@ -38,7 +38,7 @@ Please Note:
 
 The NameNode's /fsck HTTP endpoint (dfs.namenode.http-address) does the
 check; -move moves each corrupt file whole to /lost+found/<its path>.
--includeSnapshots and -storagepolicies are not supported yet.`
+-storagepolicies is not supported yet.`
 
 // runFsck is hdfs fsck: it asks the active NameNode's /fsck endpoint, as
 // Hadoop's DFSck does, prints the report as it streams and exits by its
@@ -63,9 +63,10 @@ func runFsck(inv *Invocation) int {
 		case flag != "":
 			q += "&" + flag + "=1"
 			listCorrupt = listCorrupt || a == "-list-corruptfileblocks"
-		case a == "-includeSnapshots" || a == "-storagepolicies":
-			fmt.Fprintf(errw, "fsck: %s is not supported yet: hdfsgo has no %s\n", a,
-				map[string]string{"-includeSnapshots": "snapshots", "-storagepolicies": "storage policies"}[a])
+		case a == "-includeSnapshots":
+			q += "&includeSnapshots=1"
+		case a == "-storagepolicies":
+			fmt.Fprintf(errw, "fsck: %s is not supported yet: hdfsgo has no storage policies\n", a)
 			return exitFail
 		case a == "-blockId":
 			var ids []string

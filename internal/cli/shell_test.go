@@ -264,7 +264,7 @@ func TestShellHadoopMessages(t *testing.T) {
 func TestShellHelpAndConnectRetries(t *testing.T) {
 	out, _, code := run(t, nil, "dfs", "-help")
 	for _, want := range []string{"Usage: hdfs dfs [generic options]\n", "-find <path> ... <expression> ... :", "-concat <target path> <src path> <src path> ... :",
-		"-count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ... :", "-rm [-f] [-r|-R] [-skipTrash] [-safely] <src> ... :"} {
+		"-count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ... :", "-rm [-f] [-r|-R] [-skipTrash] [-safely] <src> ... :"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("dfs -help: code %d, no %q in\n%s", code, want, out)
 		}

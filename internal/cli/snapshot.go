@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
@@ -90,4 +93,128 @@ func permissionString(p uint16) string {
 		}
 	}
 	return string(b)
+}
+
+const lsSnapshotUsage = `Usage: hdfs lsSnapshot <snapshotDir>
+	Get the list of snapshots for a snapshottable directory.
+`
+
+// runLsSnapshot is `hdfs lsSnapshot DIR`, printing Hadoop's SnapshotStatus
+// lines (creation order).
+func runLsSnapshot(inv *Invocation) int {
+	if len(inv.Args) != 1 {
+		fmt.Fprint(inv.Env.Stderr, lsSnapshotUsage)
+		return exitFail
+	}
+	c, _, err := nnClient(inv)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "lsSnapshot: %v\n", err)
+		return exitFail
+	}
+	defer c.Close()
+	var resp hdfs.GetSnapshotListingResponseProto
+	if err := c.Call(context.Background(), "getSnapshotListing", &hdfs.GetSnapshotListingRequestProto{SnapshotRoot: proto.String(inv.Args[0])}, &resp); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "lsSnapshot: %s\n", errMessage(err))
+		return exitFail
+	}
+	snaps := resp.GetSnapshotList().GetSnapshotListing()
+	if len(snaps) == 0 {
+		fmt.Fprintln(inv.Env.Stdout)
+		return exitOK
+	}
+	width := func(f func(s *hdfs.SnapshotStatusProto) string) int {
+		w := 0
+		for _, s := range snaps {
+			w = max(w, len(f(s)))
+		}
+		return w
+	}
+	repl := func(s *hdfs.SnapshotStatusProto) string {
+		return strconv.Itoa(int(s.GetDirStatus().GetBlockReplication()))
+	}
+	owner := func(s *hdfs.SnapshotStatusProto) string { return s.GetDirStatus().GetOwner() }
+	group := func(s *hdfs.SnapshotStatusProto) string { return s.GetDirStatus().GetGroup() }
+	length := func(s *hdfs.SnapshotStatusProto) string { return strconv.FormatUint(s.GetDirStatus().GetLength(), 10) }
+	id := func(s *hdfs.SnapshotStatusProto) string { return strconv.Itoa(int(s.GetSnapshotID())) }
+	wr, wo, wg, wl, wi := width(repl), width(owner), width(group), width(length), width(id)
+	for _, s := range snaps {
+		st := s.GetDirStatus()
+		status := "ACTIVE"
+		if s.GetIsDeleted() {
+			status = "DELETED"
+		}
+		parent := string(s.GetParentFullpath())
+		if parent == "" {
+			parent = "/"
+		}
+		if !strings.HasSuffix(parent, "/") {
+			parent += "/"
+		}
+		mtime := time.UnixMilli(int64(st.GetModificationTime())).Format("2006-01-02 15:04")
+		fmt.Fprintf(inv.Env.Stdout, "d%s %*s %-*s %-*s %*s %s %*s %s %s\n", permissionString(uint16(st.GetPermission().GetPerm())),
+			wr, repl(s), wo, owner(s), wg, group(s), wl, length(s), mtime, wi, id(s), status, parent+".snapshot/"+string(st.GetPath()))
+	}
+	return exitOK
+}
+
+const snapshotDiffUsage = `Usage: hdfs snapshotDiff <snapshotDir> <from> <to>:
+	Get the difference between two snapshots,
+	or between a snapshot and the current tree of a directory.
+	For <from>/<to>, users can use "." to present the current status,
+	and use ".snapshot/snapshot_name" to present a snapshot,
+	where ".snapshot/" can be omitted
+`
+
+// snapshotName turns a snapshotDiff argument into the name the NameNode
+// takes: "" for the current tree ("." or empty), else the name without a
+// leading ".snapshot/".
+func snapshotName(s string) string {
+	if s == "" || s == "." {
+		return ""
+	}
+	return strings.TrimPrefix(s, ".snapshot/")
+}
+
+// runSnapshotDiff is `hdfs snapshotDiff DIR FROM TO`, printing Hadoop's
+// SnapshotDiffReport.
+func runSnapshotDiff(inv *Invocation) int {
+	if len(inv.Args) != 3 {
+		fmt.Fprint(inv.Env.Stderr, snapshotDiffUsage)
+		return exitFail
+	}
+	c, _, err := nnClient(inv)
+	if err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "snapshotDiff: %v\n", err)
+		return exitFail
+	}
+	defer c.Close()
+	from, to := snapshotName(inv.Args[1]), snapshotName(inv.Args[2])
+	var resp hdfs.GetSnapshotDiffReportResponseProto
+	req := &hdfs.GetSnapshotDiffReportRequestProto{SnapshotRoot: proto.String(inv.Args[0]), FromSnapshot: proto.String(from), ToSnapshot: proto.String(to)}
+	if err := c.Call(context.Background(), "getSnapshotDiffReport", req, &resp); err != nil {
+		fmt.Fprintf(inv.Env.Stderr, "snapshotDiff: %s\n", errMessage(err))
+		return exitFail
+	}
+	r := resp.GetDiffReport()
+	side := func(name string) string {
+		if name == "" {
+			return "current directory"
+		}
+		return "snapshot " + name
+	}
+	fmt.Fprintf(inv.Env.Stdout, "Difference between %s and %s under directory %s:\n", side(r.GetFromSnapshot()), side(r.GetToSnapshot()), r.GetSnapshotRoot())
+	rel := func(p []byte) string {
+		if len(p) == 0 {
+			return "."
+		}
+		return "./" + string(p)
+	}
+	for _, e := range r.GetDiffReportEntries() {
+		line := e.GetModificationLabel() + "\t" + rel(e.GetFullpath())
+		if e.GetModificationLabel() == "R" {
+			line += " -> " + rel(e.GetTargetPath())
+		}
+		fmt.Fprintln(inv.Env.Stdout, line)
+	}
+	return exitOK
 }

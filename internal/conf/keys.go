@@ -533,6 +533,9 @@ func defaultTable() []keyDef {
 		{HadoopShellSafelyDeleteLimitNumFiles, "100", 0},
 		{DFSNameNodeListOpenFilesNumResponses, "1000", 0},
 
+		// Snapshots (keys_snapshot.go).
+		{DFSNameNodeSnapshotMaxLimit, "65536", 0},
+
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},
 		// NameNode at scale.

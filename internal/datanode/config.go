@@ -15,7 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/spnego"
@@ -126,8 +126,8 @@ type Config struct {
 	RPCProtection security.QOP
 	// DataTransfer is the protection of the streaming server and of the
 	// connections to other DataNodes: dfs.data.transfer.protection,
-	// dfs.encrypt.data.transfer and its cipher keys (see sasl.Config).
-	DataTransfer sasl.Config
+	// dfs.encrypt.data.transfer and its cipher keys (see dtsasl.Config).
+	DataTransfer dtsasl.Config
 	// BlockTokens is dfs.block.access.token.enable (false), which a
 	// DataNode with Kerberos requires (checkSecureConfig).
 	BlockTokens bool
@@ -269,7 +269,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 			errs = append(errs, err)
 		}
 	}
-	if cfg.DataTransfer, err = sasl.ConfigFrom(c); err != nil {
+	if cfg.DataTransfer, err = dtsasl.ConfigFrom(c); err != nil {
 		errs = append(errs, fmt.Errorf("datanode: %w", err))
 	}
 	if cfg.BlockTokens, err = c.Bool(conf.DFSBlockAccessTokenEnable); err != nil {

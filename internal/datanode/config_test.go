@@ -9,7 +9,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/web"
@@ -36,7 +36,7 @@ func TestConfigFromDefaults(t *testing.T) {
 			IdleThreshold: 4000, KillMax: 10, IdleScanInterval: 10 * time.Second, PurgeInterval: 15 * time.Minute},
 		HTTPLimits: web.Limits{IdleTimeout: time.Minute, MaxHeaderBytes: 65536},
 		// No data transfer protection; AES keys of 128 bits if it is on.
-		DataTransfer: sasl.Config{KeyBits: 128},
+		DataTransfer: dtsasl.Config{KeyBits: 128},
 
 		BalancedSpaceThreshold: 10 << 30,
 		BalancedSpaceFraction:  0.75,
@@ -135,14 +135,14 @@ func TestCheckSecureConfig(t *testing.T) {
 		want string
 	}{
 		{"simple", Config{XferAddress: "127.0.0.1:9866"}, ""},
-		{"no block tokens", Config{Kerberos: krb, XferAddress: "127.0.0.1:9866", DataTransfer: sasl.Config{Protection: security.QOPPrivacy}},
+		{"no block tokens", Config{Kerberos: krb, XferAddress: "127.0.0.1:9866", DataTransfer: dtsasl.Config{Protection: security.QOPPrivacy}},
 			"Security is enabled but block access tokens (via dfs.block.access.token.enable) aren't enabled"},
 		{"unprivileged without SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866"},
 			"Cannot start secure DataNode due to incorrect config"},
 		{"ephemeral port without SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:0"},
 			"Cannot start secure DataNode due to incorrect config"},
 		{"privileged port", Config{Kerberos: krb, BlockTokens: true, XferAddress: "0.0.0.0:1004"}, ""},
-		{"SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866", DataTransfer: sasl.Config{Protection: security.QOPAuthentication}}, ""},
+		{"SASL", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866", DataTransfer: dtsasl.Config{Protection: security.QOPAuthentication}}, ""},
 		{"ignore secure ports", Config{Kerberos: krb, BlockTokens: true, XferAddress: "127.0.0.1:9866", IgnoreSecurePorts: true}, ""},
 	} {
 		err := checkSecureConfig(&tc.cfg)

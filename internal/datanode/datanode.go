@@ -20,8 +20,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/scanner"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/throttle"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -125,8 +125,8 @@ type DataNode struct {
 	// saslSrv and saslCli are the two sides of the data transfer SASL
 	// handshake (nil: dfs.data.transfer.protection and
 	// dfs.encrypt.data.transfer are off).
-	saslSrv *sasl.Server
-	saslCli *sasl.Client
+	saslSrv *dtsasl.Server
+	saslCli *dtsasl.Client
 	ipcSrv  *ipc.Server
 	xs      *xceiverServer
 	web     *web.Server // dfs.datanode.http.address
@@ -277,7 +277,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*DataNode, error) {
 	}
 	dn.xs = newXceiverServer(dn, cfg.MaxTransferThreads, listeners...)
 	dn.ipcSrv = ipc.NewServer(ipc.ServerConfig{Logger: dn.log, Limits: cfg.IPCLimits, Kerberos: dn.ipcAcceptor(),
-		Authorize: authz})
+		TokenPassword: dn.ipcTokenPassword(), Authorize: authz})
 	dn.registerIPC()
 	dn.wg.Add(1 + len(listeners))
 	for _, l := range listeners {

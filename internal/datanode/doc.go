@@ -191,6 +191,19 @@
 // Short-circuit reads (file descriptors passed over the socket) are not
 // offered.
 //
+// # Protected data transfer (dfs.data.transfer.protection)
+//
+// With dfs.data.transfer.protection or dfs.encrypt.data.transfer set, every
+// TCP connection to the streaming port must open with the SASL handshake
+// of package dtsasl before its first op, and is served over the protected
+// stream after it; one that starts with an op header is closed. The
+// connections the DataNode opens itself (mirrors, transfers, REPLACE_BLOCK's
+// proxy, the client behind WebHDFS) make the handshake as clients, with the
+// block token of the op they carry or a data encryption key made from the
+// block keys (sasl.go). Domain socket connections skip it. With Kerberos
+// on, Start refuses a configuration without block tokens, or without SASL
+// on an unprivileged streaming port (checkSecureConfig).
+//
 // # Upgrade, rollback, finalize
 //
 // When a block pool is joined, its storage on every volume is first

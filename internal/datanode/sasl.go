@@ -7,8 +7,9 @@ import (
 	"net"
 	"strconv"
 
+	hdfsclient "github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
-	"github.com/hdfsgo/hdfsgo/internal/datatransfer/sasl"
+	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -58,8 +59,8 @@ func (dn *DataNode) newSASL() {
 	if !c.Enabled() {
 		return
 	}
-	dn.saslSrv = sasl.NewServer(c, &dn.tokens, dn.clk.Now)
-	var key sasl.KeySource
+	dn.saslSrv = dtsasl.NewServer(c, &dn.tokens, dn.clk.Now)
+	var key dtsasl.KeySource
 	if c.Encrypt {
 		key = func(_ context.Context, pool string) (*hdfs.DataEncryptionKeyProto, error) {
 			k := dn.tokens.DataEncryptionKey(pool, c.Algorithm, dn.clk.Now())
@@ -69,7 +70,7 @@ func (dn *DataNode) newSASL() {
 			return k, nil
 		}
 	}
-	dn.saslCli = sasl.NewClient(c, key)
+	dn.saslCli = dtsasl.NewClient(c, key)
 }
 
 // dialProtected connects to another DataNode's streaming server and makes
@@ -95,7 +96,7 @@ func (x *xceiver) protect() bool {
 	if !srv.Required(x.conn) {
 		return true
 	}
-	ok, err := sasl.IsMagic(x.br)
+	ok, err := dtsasl.IsMagic(x.br)
 	if err != nil {
 		return false
 	}
@@ -116,15 +117,30 @@ func (x *xceiver) protect() bool {
 // ipcAcceptor is the IPC server's Kerberos acceptor (nil for SIMPLE),
 // with the TOKEN method taking block tokens: a client asking about a
 // block (getReplicaVisibleLength) authenticates with its block token, as
-// Hadoop's ClientDatanodeProtocol clients do.
+// Hadoop's ClientDatanodeProtocol clients do, with Kerberos or without.
 func (dn *DataNode) ipcAcceptor() *security.Acceptor {
 	acc := dn.cfg.Kerberos.ServerAcceptor()
 	if acc != nil && acc.TokenPassword == nil {
-		acc.TokenPassword = func(identifier []byte) ([]byte, string, error) {
-			return dn.tokens.TokenPassword(identifier, dn.clk.Now())
-		}
+		acc.TokenPassword = dn.blockTokenPassword
 	}
 	return acc
+}
+
+// ipcTokenPassword is the IPC server's TOKEN method without Kerberos
+// (block tokens beside SIMPLE, as a Hadoop DataNode with a secret
+// manager); nil with Kerberos, whose acceptor has it (ipcAcceptor).
+func (dn *DataNode) ipcTokenPassword() func([]byte) ([]byte, string, error) {
+	if dn.cfg.Kerberos != nil {
+		return nil
+	}
+	return dn.blockTokenPassword
+}
+
+func (dn *DataNode) blockTokenPassword(identifier []byte) ([]byte, string, error) {
+	if !dn.tokens.Enabled() {
+		return nil, "", errors.New("block access tokens are off (dfs.block.access.token.enable)")
+	}
+	return dn.tokens.TokenPassword(identifier, dn.clk.Now())
 }
 
 // checkReadAccess checks that the caller of a ClientDatanodeProtocol call
@@ -146,3 +162,18 @@ func (dn *DataNode) checkReadAccess(ctx context.Context, eb *hdfs.ExtendedBlockP
 
 // classInvalidToken is the exception of a refused token.
 const classInvalidToken = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+
+// protectedClientOptions adds the DataNode's data transfer protection to
+// the options of a client it runs itself (WebHDFS writes and reads go
+// through the DataNodes like any client's).
+func (dn *DataNode) protectedClientOptions(o hdfsclient.Options) hdfsclient.Options {
+	dt := dn.cfg.DataTransfer
+	if dt.Protection != 0 {
+		o.DataTransferProtection = dt.Protection.String()
+	}
+	if dt.AES {
+		o.DataTransferCipherSuites = dtsasl.AESCTR
+	}
+	o.EncryptDataTransfer = dt.Encrypt
+	return o
+}

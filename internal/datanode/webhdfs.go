@@ -97,15 +97,7 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
-	opts := hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User}
-	// The data moves to the other DataNodes with this DataNode's own
-	// protection of the streaming port.
-	if dt := h.dn.cfg.DataTransfer; dt.Protection != 0 {
-		opts.DataTransferProtection = dt.Protection.String()
-		if dt.AES {
-			opts.DataTransferCipherSuites = "AES/CTR/NoPadding"
-		}
-	}
+	opts := h.dn.protectedClientOptions(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
 	if h.dn.cfg.Kerberos != nil {
 		// user.name proves nothing: the request acts with the delegation
 		// token the NameNode's redirect carries, which the NameNode

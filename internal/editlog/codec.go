@@ -22,10 +22,11 @@ const (
 	// OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT and
 	// OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops
 	// (OP_GET_DELEGATION_TOKEN 18, OP_RENEW_DELEGATION_TOKEN 19,
-	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21). Older
-	// segments are still read; a new opcode in an older segment is
-	// corruption.
-	LayoutVersion int32 = 4
+	// OP_CANCEL_DELEGATION_TOKEN 20, OP_UPDATE_MASTER_KEY 21); version 5
+	// the snapshot ops (OP_CREATE_SNAPSHOT 26, OP_DELETE_SNAPSHOT 27,
+	// OP_RENAME_SNAPSHOT 28). Older segments are still read; a new opcode
+	// in an older segment is corruption.
+	LayoutVersion int32 = 5
 	// SegmentHeaderSize is len(SegmentMagic) plus the int32 layout version.
 	SegmentHeaderSize = 8
 	// RecordHeaderSize is opcode (1) + txid (8) + body length (4).
@@ -263,6 +264,19 @@ func appendBody(b []byte, o op.Op) []byte {
 		b = appendString(b, o.Path)
 	case *op.DisallowSnapshot:
 		b = appendString(b, o.Path)
+	case *op.CreateSnapshot:
+		b = appendString(b, o.Root)
+		b = appendString(b, o.Name)
+		b = binary.AppendVarint(b, o.Mtime)
+	case *op.DeleteSnapshot:
+		b = appendString(b, o.Root)
+		b = appendString(b, o.Name)
+		b = binary.AppendVarint(b, o.Mtime)
+	case *op.RenameSnapshot:
+		b = appendString(b, o.Root)
+		b = appendString(b, o.OldName)
+		b = appendString(b, o.NewName)
+		b = binary.AppendVarint(b, o.Mtime)
 	case *op.SetACL:
 		b = appendString(b, o.Path)
 		b = binary.AppendUvarint(b, uint64(len(o.Entries)))
@@ -534,6 +548,12 @@ func decodeBody(code op.Code, body []byte, version int32) (op.Op, error) {
 		o = &op.AllowSnapshot{Path: r.str()}
 	case op.CodeDisallowSnapshot:
 		o = &op.DisallowSnapshot{Path: r.str()}
+	case op.CodeCreateSnapshot:
+		o = &op.CreateSnapshot{Root: r.str(), Name: r.str(), Mtime: r.varint()}
+	case op.CodeDeleteSnapshot:
+		o = &op.DeleteSnapshot{Root: r.str(), Name: r.str(), Mtime: r.varint()}
+	case op.CodeRenameSnapshot:
+		o = &op.RenameSnapshot{Root: r.str(), OldName: r.str(), NewName: r.str(), Mtime: r.varint()}
 	default:
 		return nil, fmt.Errorf("unknown opcode %d", code)
 	}
@@ -570,6 +590,7 @@ func knownCode(c op.Code) bool {
 		op.CodeAddBlock, op.CodeTruncate, op.CodeAppend,
 		op.CodeSetACL, op.CodeSetXAttr, op.CodeRemoveXAttr, op.CodeSetStoragePolicy,
 		op.CodeAllowSnapshot, op.CodeDisallowSnapshot,
+		op.CodeCreateSnapshot, op.CodeDeleteSnapshot, op.CodeRenameSnapshot,
 		op.CodeGetDelegationToken, op.CodeRenewDelegationToken, op.CodeCancelDelegationToken, op.CodeUpdateMasterKey:
 		return true
 	}

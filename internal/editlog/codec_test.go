@@ -57,6 +57,23 @@ func sampleOps() []op.Op {
 		&op.RenewDelegationToken{ID: dtid, Expiry: 1700172800000},
 		&op.CancelDelegationToken{ID: dtid},
 		&op.UpdateMasterKey{KeyID: -7, Expiry: 1700700000000, Secret: []byte{0, 1, 2, 0xff}},
+		&op.CreateSnapshot{Root: "/s", Name: "s1", Mtime: 1700000000001, RPC: op.RPCID{ClientID: []byte("0123456789abcdef"), CallID: 3}},
+		&op.DeleteSnapshot{Root: "/s", Name: "s1", Mtime: 1700000000002},
+		&op.RenameSnapshot{Root: "/s", OldName: "s1", NewName: "s2", Mtime: 1700000000003},
+	}
+}
+
+// TestSnapshotOpsNeedVersion5: the snapshot ops are refused in segments
+// older than layout version 5.
+func TestSnapshotOpsNeedVersion5(t *testing.T) {
+	rec := mustEncode(nil, 1, &op.RenameSnapshot{Root: "/d", OldName: "a", NewName: "b", Mtime: 1})
+	body := rec[RecordHeaderSize : len(rec)-RecordTrailerSize]
+	if _, err := decodeBody(op.CodeRenameSnapshot, body, 4); err == nil {
+		t.Fatal("OP_RENAME_SNAPSHOT decoded in a version 4 segment")
+	}
+	o, err := decodeBody(op.CodeRenameSnapshot, body, 5)
+	if err != nil || !reflect.DeepEqual(o, &op.RenameSnapshot{Root: "/d", OldName: "a", NewName: "b", Mtime: 1}) {
+		t.Fatalf("version 5 body = %#v, %v", o, err)
 	}
 }
 
@@ -108,7 +125,7 @@ func TestRecordLayout(t *testing.T) {
 	if !bytes.Equal(rec[:len(want)], want) || len(rec) != len(want)+4 {
 		t.Fatalf("record = % x, want % x + crc", rec, want)
 	}
-	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 4}) {
+	if hdr := AppendSegmentHeader(nil); !bytes.Equal(hdr, []byte{'H', 'D', 'E', 'L', 0, 0, 0, 5}) {
 		t.Fatalf("segment header = % x", hdr)
 	}
 }
@@ -195,7 +212,13 @@ func randOp(r *rand.Rand) op.Op {
 		}
 		return xs
 	}
-	switch r.IntN(27) {
+	switch r.IntN(30) {
+	case 27:
+		return &op.CreateSnapshot{Root: s(), Name: s(), Mtime: r.Int64()}
+	case 28:
+		return &op.DeleteSnapshot{Root: s(), Name: s(), Mtime: r.Int64()}
+	case 29:
+		return &op.RenameSnapshot{Root: s(), OldName: s(), NewName: s(), Mtime: r.Int64()}
 	case 25:
 		return &op.AllowSnapshot{Path: s()}
 	case 26:

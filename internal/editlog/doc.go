@@ -36,13 +36,14 @@
 //	+------+------+------+------+------+------+------+------+
 //	| record | record | ...
 //
-// The layout version is 4 (LayoutVersion); readers accept 1 to 4, reject a
+// The layout version is 5 (LayoutVersion); readers accept 1 to 5, reject a
 // version they do not know, and it only grows when the record or body
 // layout changes. Version 2 added the rpc field below; a version 1 segment
 // reads as if every rpc field were empty. Version 3 added OP_SET_ACL,
 // OP_SET_XATTR, OP_REMOVE_XATTR, OP_SET_STORAGE_POLICY, OP_ALLOW_SNAPSHOT
 // and OP_DISALLOW_SNAPSHOT; version 4 the delegation-token ops (opcodes 18
-// to 21, bodies below). Such an op in an older segment is corruption.
+// to 21, bodies below); version 5 the snapshot ops (opcodes 26 to 28).
+// Such an op in an older segment is corruption.
 //
 // # Records
 //
@@ -90,6 +91,9 @@
 //	OP_END_LOG_SEGMENT (23)  (empty)
 //	OP_START_LOG_SEGMENT(24) (empty)
 //	OP_UPDATE_BLOCKS (25)    str path, blocks
+//	OP_CREATE_SNAPSHOT (26)  str root, str name, v mtime        (version 5)
+//	OP_DELETE_SNAPSHOT (27)  str root, str name, v mtime        (version 5)
+//	OP_RENAME_SNAPSHOT (28)  str root, str old, str new, v mtime (version 5)
 //	OP_ALLOW_SNAPSHOT (29)   str path
 //	OP_DISALLOW_SNAPSHOT(30) str path
 //	OP_SET_GENSTAMP_V2 (31)  v genStamp
@@ -112,7 +116,7 @@
 //
 // In version 2 the bodies of OP_ADD, OP_DELETE, OP_RENAME_OLD, OP_RENAME,
 // OP_CONCAT_DELETE, OP_UPDATE_BLOCKS, OP_APPEND, OP_TRUNCATE, OP_SET_XATTR
-// and OP_REMOVE_XATTR end with an
+// and OP_REMOVE_XATTR (and from version 5 the three snapshot ops) end with an
 // rpc field: the call that caused the op (op.RPCID), from which a standby
 // or a restarted NameNode rebuilds its retry cache.
 //

@@ -17,15 +17,15 @@
 // integers are big-endian.
 //
 //	+----------+------------+---------+---------+-----------+-----+-----------+---------+
-//	| HDFSIMG1 | version u32| frame H | frame D | frame I … |     | frame I … | frame T |  EOF
+//	| HDFSIMG1 | version u32| frame H | frame D | frame S … | frame I … | frame I … | frame T |  EOF
 //	+----------+------------+---------+---------+-----------+-----+-----------+---------+
-//	  8 bytes    4 bytes (3; 1 and 2 are still read)
+//	  8 bytes    4 bytes (4; 1 to 3 are still read)
 //
 //	frame:
 //	+---------+-------------+-------------------+--------------+
 //	| kind u8 | length uv   | payload [length]  | crc32c u32   |
 //	+---------+-------------+-------------------+--------------+
-//	  'H' 'D' 'I' or 'T'       ≤ MaxFrameSize     Castagnoli CRC of kind,
+//	  'H' 'D' 'S' 'I' or 'T'   ≤ MaxFrameSize     Castagnoli CRC of kind,
 //	                                              length and payload
 //
 //	'H' header payload (exactly one, first):
@@ -36,6 +36,11 @@
 //	  delegation-token secret manager's master keys and live tokens as
 //	  package namespace encodes them (Header.Delegation), empty when none
 //
+//	'S' snapshot payload (one or more, after 'D'; version 4 and later):
+//	  more u8 (1: another 'S' frame follows, 0: this is the last) | bytes:
+//	  the concatenated bytes are the snapshot state as package namespace
+//	  encodes it (Header.Snapshots; its own doc draws it), empty when none
+//
 //	'I' inode payload (any number, each about 64 KiB):
 //	  count uv | inode record × count
 //
@@ -43,7 +48,7 @@
 //	  numInodes uv | numInodeFrames uv | numStrings uv
 //
 // Readers take versions 1 to FormatVersion; the 'D' frame is there from
-// version 3 on.
+// version 3 on, the 'S' frames from version 4 on.
 //
 // The numbers in the trailer must match what was read (and numInodes the
 // header's), so a file cut at a frame boundary is caught as surely as a torn

@@ -23,11 +23,12 @@ func TestGoldenBytes(t *testing.T) {
 	h := Header{LayoutVersion: -1001, NamespaceID: 7, TxID: 42, LastInodeID: 16386, GenStamp: 1001, LastBlockID: 1 << 30, NumInodes: 2}
 	data, _ := encodeImage(t, h, inodes)
 	want := "" +
-		"48444653494d4731" + "00000003" + // magic, format version 3
+		"48444653494d4731" + "00000004" + // magic, format version 4
 		// 'H', 15 bytes: lv -1001, ns 7, txid 42, last inode 16386, gs 1001,
 		// last block 2^30, 2 inodes; crc
 		"48" + "0f" + "d10f" + "0e" + "54" + "828001" + "d20f" + "8080808008" + "02" + "17f7d1e5" +
 		"44" + "00" + "40fcd00a" + // 'D', no delegation state; crc
+		"53" + "01" + "00" + "2e2f062d" + // 'S', 1 byte: the last snapshot frame, no state; crc
 		"49" + "44" + "02" + // 'I', 68 bytes, 2 records
 		// root: flags dir|quota, id 16385, parent 0, no name, "hdfs" and "sg"
 		// as new strings, mode 0755, mtime 1000, atime 0, ns 2^62, ds -1
@@ -43,8 +44,18 @@ func TestGoldenBytes(t *testing.T) {
 	if got != want {
 		t.Errorf("encoding changed:\n got %s\nwant %s", got, want)
 	}
+	// The same image in format version 3 (no snapshot frame) still reads.
+	v3 := strings.Replace(strings.Replace(want, "00000004", "00000003", 1), "5301002e2f062d", "", 1)
+	old3, _ := hex.DecodeString(v3)
+	r3, h3, err := NewReader(bytes.NewReader(old3))
+	if err != nil || h3.TxID != 42 || h3.Snapshots != nil {
+		t.Fatalf("version 3 image: %+v %v", h3, err)
+	}
+	if got, err := readAll(r3); err != nil || len(got) != 2 {
+		t.Fatalf("version 3 image: %d inodes, %v", len(got), err)
+	}
 	// The same image in format version 1 (no delegation frame) still reads.
-	v1 := strings.Replace(strings.Replace(want, "00000003", "00000001", 1), "440040fcd00a", "", 1)
+	v1 := strings.Replace(strings.Replace(v3, "00000003", "00000001", 1), "440040fcd00a", "", 1)
 	old, _ := hex.DecodeString(v1)
 	r1, h1, err := NewReader(bytes.NewReader(old))
 	if err != nil || h1.TxID != 42 || h1.Delegation != nil {
@@ -62,7 +73,7 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	// An image of format version 2 (features, no delegation frame) still
 	// loads.
-	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(want, "00000003", "00000002", 1), "440040fcd00a", "", 1))
+	v2, _ := hex.DecodeString(strings.Replace(strings.Replace(v3, "00000003", "00000002", 1), "440040fcd00a", "", 1))
 	r, _, err = NewReader(bytes.NewReader(v2))
 	if err != nil {
 		t.Fatalf("version 2 image: %v", err)

@@ -220,7 +220,7 @@ func TestExtremeValues(t *testing.T) {
 			UC:     &UnderConstruction{}},
 		{ID: 0, ParentID: 1<<64 - 1, Name: bytes.Repeat([]byte{'/'}, MaxNameLen), IsDir: true, NsQuota: 1<<63 - 1, DsQuota: -1 << 63},
 	}
-	h := Header{LayoutVersion: -1 << 31, NamespaceID: 1<<31 - 1, TxID: -1, LastInodeID: 1<<64 - 1, GenStamp: -1 << 63, LastBlockID: 1<<63 - 1, NumInodes: 3, Delegation: []byte{1, 2, 3}}
+	h := Header{LayoutVersion: -1 << 31, NamespaceID: 1<<31 - 1, TxID: -1, LastInodeID: 1<<64 - 1, GenStamp: -1 << 63, LastBlockID: 1<<63 - 1, NumInodes: 3, Delegation: []byte{1, 2, 3}, Snapshots: []byte{4, 5}}
 	data, _ := encodeImage(t, h, inodes)
 	r, gotH, err := NewReader(bytes.NewReader(data))
 	if err != nil || !reflect.DeepEqual(gotH, h) {

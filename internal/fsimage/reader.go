@@ -90,6 +90,24 @@ func NewReader(r io.Reader) (*Reader, Header, error) {
 			h.Delegation = append([]byte(nil), p...)
 		}
 	}
+	if v >= 4 {
+		for {
+			kind, p, poff, err := ir.readFrame()
+			if err != nil {
+				return nil, Header{}, err
+			}
+			if kind != frameSnapshots || len(p) == 0 || p[0] > 1 {
+				return nil, Header{}, ir.corrupt(poff-1, "malformed snapshot frame (kind %q, %d bytes)", kind, len(p))
+			}
+			h.Snapshots = append(h.Snapshots, p[1:]...)
+			if p[0] == 0 {
+				break
+			}
+		}
+		if len(h.Snapshots) == 0 {
+			h.Snapshots = nil
+		}
+	}
 	ir.h = h
 	return ir, h, nil
 }
@@ -136,7 +154,7 @@ func (r *Reader) readFrame() (kind byte, payload []byte, payloadOff int64, err e
 			break
 		}
 	}
-	if k != frameHeader && k != frameDelegation && k != frameInodes && k != frameTrailer {
+	if k != frameHeader && k != frameDelegation && k != frameSnapshots && k != frameInodes && k != frameTrailer {
 		return 0, nil, 0, r.corrupt(start, "unknown frame kind 0x%02x", k)
 	}
 	if n > MaxFrameSize {

@@ -15,6 +15,10 @@ type Header struct {
 	// keys, live tokens), encoded by package namespace; it travels in its
 	// own frame ('D', format version 3), nil when there is none.
 	Delegation []byte
+	// Snapshots is the snapshot state (snapshots, saved inode versions,
+	// deleted inodes that snapshots keep), encoded by package namespace; it
+	// travels in 'S' frames (format version 4), nil when there is none.
+	Snapshots []byte
 }
 
 // Inode is one inode of the image. Inodes are written parent before child (a

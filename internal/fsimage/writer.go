@@ -18,11 +18,13 @@ const (
 	// FormatVersion is the version of the encoding described in the package
 	// doc. A new encoding takes the next number; readers refuse unknown ones
 	// and read every older one. Version 2 added the features of an inode
-	// (flag bit 3), version 3 the delegation frame.
-	FormatVersion uint32 = 3
+	// (flag bit 3), version 3 the delegation frame, version 4 the snapshot
+	// frames.
+	FormatVersion uint32 = 4
 
 	frameHeader     byte = 'H'
 	frameDelegation byte = 'D'
+	frameSnapshots  byte = 'S'
 	frameInodes     byte = 'I'
 	frameTrailer    byte = 'T'
 
@@ -113,6 +115,27 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	iw.buf = append(iw.buf, h.Delegation...)
 	if err := iw.flushFrame(frameDelegation); err != nil {
 		return nil, err
+	}
+	// The snapshot state, in as many frames as it needs; the first byte of
+	// each says whether another follows.
+	rest := h.Snapshots
+	for {
+		chunk := rest
+		if len(chunk) > MaxFrameSize-1 {
+			chunk = chunk[:MaxFrameSize-1]
+		}
+		rest = rest[len(chunk):]
+		more := byte(0)
+		if len(rest) > 0 {
+			more = 1
+		}
+		iw.buf = append(append(iw.buf, more), chunk...)
+		if err := iw.flushFrame(frameSnapshots); err != nil {
+			return nil, err
+		}
+		if more == 0 {
+			break
+		}
 	}
 	return iw, nil
 }

@@ -649,13 +649,8 @@ func (cc *clientConn) write(ctx context.Context, callID, retryCount int32, metho
 		return false, err
 	}
 	start := len(cc.w.buf)
-	var werr error
-	cc.w.buf, werr = wire.AppendFrame(cc.w.buf, wire.RequestHeader(callID, clientID, retryCount))
-	if werr != nil {
-		cc.w.buf = cc.w.buf[:start]
-		cc.wmu.Unlock()
-		return false, werr
-	}
+	cc.w.buf = append(cc.w.buf, 0, 0, 0, 0) // the frame length, fixed below
+	cc.w.buf = wire.AppendRequestHeader(cc.w.buf, callID, clientID, retryCount)
 	// Splice the encoded method header and request in as the second and
 	// third messages.
 	cc.w.buf = wire.AppendDelimited(cc.w.buf, methodHeader)

@@ -92,6 +92,12 @@ type ServerConfig struct {
 	// closed. Without it a Kerberos server refuses every proxy request
 	// and a SIMPLE one takes the context's word.
 	Authorize func(ConnAuth) error
+	// TokenPassword, when set on a SIMPLE server (Kerberos nil), offers
+	// the TOKEN method (SASL DIGEST-MD5) beside SIMPLE, as a Hadoop server
+	// with a secret manager does (a DataNode with block tokens): it
+	// returns the password and owner of a token's identifier. Clients
+	// without a token go on with SIMPLE.
+	TokenPassword func(identifier []byte) (password []byte, owner string, err error)
 }
 
 // ConnAuth is who a connection is, as Authorize sees it.
@@ -799,6 +805,9 @@ type serverConn struct {
 		offer    security.QOP
 		digest   *security.DigestChallenge // the TOKEN challenge sent with NEGOTIATE
 		inbuf    []byte                    // unwrapped request bytes not yet taken as frames
+		// simple: a SIMPLE server offered SIMPLE beside TOKEN; the client
+		// may go on without SASL.
+		simple bool
 	}
 
 	accepted    time.Time    // server clock, read-only
@@ -1348,6 +1357,16 @@ func (c *serverConn) serveReads() error {
 				}
 				continue
 			}
+			if c.srv.cfg.TokenPassword != nil {
+				done, err := c.simpleTokenSASL(h, &m)
+				if err != nil {
+					return err
+				}
+				if done {
+					sasl = false
+				}
+				continue
+			}
 			if m.GetState() != common.RpcSaslProto_NEGOTIATE {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
 					fmt.Sprintf("SASL %v not supported: server uses SIMPLE authentication", m.GetState()))
@@ -1360,6 +1379,10 @@ func (c *serverConn) serveReads() error {
 			}
 			sasl = false
 		case id == wire.CallIDConnectionContext:
+			if sasl && c.sasl.simple && c.sasl.state == saslStart {
+				// Offered SIMPLE beside TOKEN, the client chose SIMPLE.
+				sasl = false
+			}
 			if sasl {
 				return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, remoteerr.ClassAccessControl,
 					"connection context sent during SASL negotiation")
@@ -1374,6 +1397,10 @@ func (c *serverConn) serveReads() error {
 			c.user = cc.GetUserInfo().GetEffectiveUser()
 			c.realUser = cc.GetUserInfo().GetRealUser()
 			c.protocol = cc.GetProtocol()
+			if krb == nil && c.tokenAuth {
+				// A token on a SIMPLE server: the user is its owner.
+				c.user, c.realUser = c.sasl.accepted.User, ""
+			}
 			if krb != nil {
 				// The user is who Kerberos says; naming someone else is a
 				// proxy (doAs) request, which Authorize decides.
@@ -1425,6 +1452,37 @@ func (c *serverConn) serveReads() error {
 			}
 		}
 	}
+}
+
+// simpleTokenSASL runs one step of the SASL exchange of a SIMPLE server
+// that takes tokens (ServerConfig.TokenPassword): NEGOTIATE is answered
+// with TOKEN (and its DIGEST-MD5 challenge) and SIMPLE; INITIATE with
+// TOKEN is checked as on a Kerberos server. A client that chooses SIMPLE
+// sends its connection context next. done reports that authentication
+// has completed.
+func (c *serverConn) simpleTokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto) (done bool, err error) {
+	unauthorized := func(class, msg string) error {
+		c.srv.peerLog.Warn("ipc: authentication failed", "remote", c.remote(), "err", msg)
+		return c.fatal(h, common.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, class, msg)
+	}
+	reply := func(msg *common.RpcSaslProto) error {
+		return c.enqueue(c.saslResponseHeader(common.RpcResponseHeaderProto_SUCCESS), msg, false)
+	}
+	switch st := m.GetState(); {
+	case c.sasl.state != saslStart:
+		return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v after authentication", st))
+	case st == common.RpcSaslProto_NEGOTIATE && c.sasl.digest == nil:
+		c.sasl.digest = security.NewDigestChallenge(security.QOPAuthentication)
+		c.sasl.simple = true
+		return false, reply(&common.RpcSaslProto{State: common.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*common.RpcSaslProto_SaslAuth{
+			{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""),
+				ServerId: proto.String("default"), Challenge: c.sasl.digest.Bytes()},
+			{Method: proto.String("SIMPLE"), Mechanism: proto.String("")},
+		}})
+	case st == common.RpcSaslProto_INITIATE && len(m.GetAuths()) > 0 && m.GetAuths()[0].GetMethod() == "TOKEN":
+		return c.tokenSASL(h, m, unauthorized, reply)
+	}
+	return false, unauthorized(remoteerr.ClassAccessControl, fmt.Sprintf("SASL %v not supported: this server takes TOKEN or SIMPLE", m.GetState()))
 }
 
 // kerberosSASL runs one step of the SASL exchange of a Kerberos server:
@@ -1526,7 +1584,13 @@ func (c *serverConn) kerberosSASL(h *common.RpcRequestHeaderProto, m *common.Rpc
 func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSaslProto,
 	unauthorized func(class, msg string) error, reply func(*common.RpcSaslProto) error) (bool, error) {
 	krb := c.srv.cfg.Kerberos
-	if krb.TokenPassword == nil {
+	tokenPassword := c.srv.cfg.TokenPassword
+	shortName := func(owner string) (string, error) { return owner, nil }
+	if krb != nil {
+		tokenPassword = krb.TokenPassword
+		shortName = func(owner string) (string, error) { return krb.Rules.ShortName(owner, krb.DefaultRealm) }
+	}
+	if tokenPassword == nil {
 		return false, unauthorized(remoteerr.ClassAccessControl, "TOKEN authentication (delegation tokens) is not supported by this server")
 	}
 	if c.sasl.digest == nil {
@@ -1539,7 +1603,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 		if err != nil {
 			return "", fmt.Errorf("DIGEST-MD5: user name is not a base64 token identifier: %v", err)
 		}
-		pw, o, err := krb.TokenPassword(ident)
+		pw, o, err := tokenPassword(ident)
 		if err != nil {
 			return "", err
 		}
@@ -1550,7 +1614,7 @@ func (c *serverConn) tokenSASL(h *common.RpcRequestHeaderProto, m *common.RpcSas
 	if err != nil {
 		return false, unauthorized(classSasl, "DIGEST-MD5: "+err.Error())
 	}
-	user, err := krb.Rules.ShortName(owner, krb.DefaultRealm)
+	user, err := shortName(owner)
 	if err != nil {
 		return false, unauthorized(classSasl, fmt.Sprintf("token owner %s: %v", owner, err))
 	}

@@ -257,10 +257,30 @@ func TestWebHDFSOps(t *testing.T) {
 	// Snapshottable directories: the superuser's to allow and disallow.
 	code, b = w.op("PUT", "/d/e", "op=ALLOWSNAPSHOT&user.name=alice")
 	wantRemote(t, "ALLOWSNAPSHOT by a non-superuser", code, b, 403, "AccessControlException")
-	for _, op := range []string{"ALLOWSNAPSHOT", "DISALLOWSNAPSHOT"} {
+	for _, op := range []string{"ALLOWSNAPSHOT", "DISALLOWSNAPSHOT", "ALLOWSNAPSHOT"} {
 		if code, b := w.op("PUT", "/d/e", "op="+op+"&user.name="+super); code != http.StatusOK || len(b) != 0 {
 			t.Fatalf("%s: %d %s", op, code, b)
 		}
+	}
+	// Snapshots: taken by the directory's owner, diffed, renamed, deleted.
+	code, b = w.op("PUT", "/d/e", "op=CREATESNAPSHOT&snapshotname=s1&user.name=alice")
+	if decode[map[string]string](t, "CREATESNAPSHOT", code, b)["Path"] != "/d/e/.snapshot/s1" {
+		t.Fatalf("CREATESNAPSHOT %s", b)
+	}
+	code, b = w.op("PUT", "/d/e", "op=CREATESNAPSHOT&snapshotname=s1&user.name=alice")
+	wantRemote(t, "CREATESNAPSHOT of a taken name", code, b, 403, "SnapshotException")
+	if code, b := w.op("PUT", "/d/e", "op=RENAMESNAPSHOT&oldsnapshotname=s1&snapshotname=s2&user.name=alice"); code != http.StatusOK || len(b) != 0 {
+		t.Fatalf("RENAMESNAPSHOT: %d %s", code, b)
+	}
+	code, b = w.op("GET", "/d/e", "op=GETSNAPSHOTDIFF&fromsnapshot=s2&tosnapshot=&user.name=alice")
+	if got := strings.TrimSpace(string(b)); code != http.StatusOK || got != `{"SnapshotDiffReport":{"diffList":[],"fromSnapshot":"s2","snapshotRoot":"/d/e","toSnapshot":""}}` {
+		t.Fatalf("GETSNAPSHOTDIFF: %d %s", code, b)
+	}
+	if code, b := w.op("DELETE", "/d/e", "op=DELETESNAPSHOT&snapshotname=s2&user.name=alice"); code != http.StatusOK || len(b) != 0 {
+		t.Fatalf("DELETESNAPSHOT: %d %s", code, b)
+	}
+	if code, b := w.op("PUT", "/d/e", "op=DISALLOWSNAPSHOT&user.name="+super); code != http.StatusOK || len(b) != 0 {
+		t.Fatalf("DISALLOWSNAPSHOT: %d %s", code, b)
 	}
 	code, b = w.op("DELETE", "/d/e", "op=DELETE&user.name=alice")
 	wantRemote(t, "DELETE of a non-empty dir, not recursive", code, b, 403, "PathIsNotEmptyDirectoryException")

@@ -192,6 +192,12 @@ func (c *clientRPC) getBlockLocations(ctx context.Context, req *hdfs.GetBlockLoc
 			err = remoteerr.New(remoteerr.ClassIOException, "%v", err)
 			return
 		}
+		if fi.InSnapshot {
+			// A snapshot reads its own length of a block an append grew since.
+			for i := range locs {
+				locs[i].NumBytes = min(locs[i].NumBytes, blocks[i].NumBytes)
+			}
+		}
 		lbs = locatedBlocks(c.pool(), fi, blocks, locs, int64(req.GetOffset()), int64(req.GetLength()))
 		stale = t.PlanAccess(path, c.ns.nowMillis()) != nil && !c.ns.mu.bm.InSafeMode()
 	})

@@ -38,7 +38,9 @@ var categories = map[string]map[string]ha.Category{
 		"modifyAclEntries":   ha.Write, "removeAclEntries": ha.Write, "removeDefaultAcl": ha.Write,
 		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
 		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
-		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
+		"createSnapshot": ha.Write, "deleteSnapshot": ha.Write, "renameSnapshot": ha.Write, "getSnapshotListing": ha.Read,
+		"getSnapshotDiffReport": ha.Read,
+		"getDelegationToken":    ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

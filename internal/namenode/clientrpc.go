@@ -485,6 +485,11 @@ func (c *clientRPC) getContentSummary(ctx context.Context, req *hdfs.GetContentS
 		// No erasure coding: a file is "Replicated", a directory has
 		// no policy of its own, as Hadoop answers for replicated data.
 		ErasureCodingPolicy: proto.String(ecPolicyName(s)),
+
+		SnapshotLength:         proto.Uint64(uint64(s.SnapshotLength)),
+		SnapshotFileCount:      proto.Uint64(uint64(s.SnapshotFileCount)),
+		SnapshotDirectoryCount: proto.Uint64(uint64(s.SnapshotDirectoryCount)),
+		SnapshotSpaceConsumed:  proto.Uint64(uint64(s.SnapshotSpaceConsumed)),
 	}}, nil
 }
 

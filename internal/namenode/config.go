@@ -117,6 +117,9 @@ type Config struct {
 	MinBlockSize int64
 	// ListLimit is dfs.ls.limit (1000): entries per getListing reply.
 	ListLimit int
+	// SnapshotMaxLimit is dfs.namenode.snapshot.max.limit (65536): the
+	// snapshots one directory may have.
+	SnapshotMaxLimit int
 
 	// XAttrsEnabled is dfs.namenode.xattrs.enabled (true).
 	XAttrsEnabled bool
@@ -285,6 +288,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MaxBlocksPerFile = int(num(conf.DFSNameNodeMaxBlocksPerFile))
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
+	cfg.SnapshotMaxLimit = int(num(conf.DFSNameNodeSnapshotMaxLimit))
 	cfg.XAttrsEnabled = flag(conf.DFSNameNodeXAttrsEnabled)
 	cfg.MaxXAttrsPerInode = int(num(conf.DFSNameNodeMaxXAttrsPerInode))
 	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
@@ -430,6 +434,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.BlockDeletionIncrement < 1 {
 		bad(conf.DFSNameNodeBlockDeletionIncrement, "%d must be at least 1", cfg.BlockDeletionIncrement)
+	}
+	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
+		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)
 	}
 	if cfg.ListLimit < 1 {
 		bad(conf.DFSListLimit, "%d must be at least 1", cfg.ListLimit)

@@ -33,6 +33,7 @@ var namespaceClasses = []struct {
 	{namespace.ErrIO, remoteerr.ClassIOException},
 	{namespace.ErrACL, "org.apache.hadoop.hdfs.protocol.AclException"},
 	{namespace.ErrSnapshot, "org.apache.hadoop.hdfs.protocol.SnapshotException"},
+	{namespace.ErrSnapshotAccess, remoteerr.ClassSnapshotAccess},
 }
 
 // toRemote turns an error of the namespace core into the RemoteException a

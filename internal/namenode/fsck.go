@@ -231,9 +231,6 @@ func (nn *NameNode) handleFsck(w http.ResponseWriter, r *http.Request) {
 	case nn.haState() == "standby":
 		http.Error(w, "Operation category READ is not supported in state standby", http.StatusForbidden)
 		return
-	case opts.includeSnapshots:
-		http.Error(w, "fsck: -includeSnapshots is not supported yet: this NameNode has no snapshots", http.StatusNotImplemented)
-		return
 	case opts.storagePolicies:
 		http.Error(w, "fsck: -storagepolicies is not supported yet: this NameNode has no storage policies", http.StatusNotImplemented)
 		return
@@ -418,16 +415,37 @@ func (f *fsckRun) walk(ctx context.Context, p string, fi namespace.FileInfo, vis
 			after = []byte(path.Base(entries[len(entries)-1].path))
 		}
 		if remaining == 0 || len(entries) == 0 {
-			return false, nil
+			return f.walkSnapshots(ctx, p, fi, visit)
 		}
 		f.flush()
 	}
+}
+
+// walkSnapshots walks DIR/.snapshot after a snapshottable directory's
+// children when fsck runs with -includeSnapshots, as Hadoop's fsck does.
+func (f *fsckRun) walkSnapshots(ctx context.Context, p string, fi namespace.FileInfo, visit func(fsckEntry) bool) (bool, error) {
+	if !f.opts.includeSnapshots || !fi.Snapshottable {
+		return false, nil
+	}
+	sp := path.Join(p, ".snapshot")
+	var dot namespace.FileInfo
+	var err error
+	f.nn.ns.read(func(t *namespace.Tree) { dot, err = t.Stat(f.caller, sp) })
+	if err != nil {
+		return false, nil
+	}
+	return f.walk(ctx, sp, dot, visit)
 }
 
 // readFileLocked reads the file at p and its blocks; the caller holds the
 // read lock.
 func (f *fsckRun) readFileLocked(p string) (fsckEntry, bool) {
 	fi, blocks, ok := f.nn.ns.mu.tree.File(p)
+	if !ok && strings.Contains(p, "/.snapshot/") {
+		var err error
+		fi, blocks, err = f.nn.ns.mu.tree.FileBlocks(f.caller, p)
+		ok = err == nil
+	}
 	if !ok {
 		return fsckEntry{}, false
 	}

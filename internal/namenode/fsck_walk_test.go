@@ -77,7 +77,17 @@ func TestFsckWalksSlices(t *testing.T) {
 	if !strings.Contains(out, "/open 0 bytes, replicated: replication=3, 0 block(s), OPENFORWRITE: ") || !strings.Contains(out, "\n Total files:\t251\n") {
 		t.Fatalf("-openforwrite:\n%s", out)
 	}
-	if code, out := webtest.Get(t, base+"&path=%2F&includeSnapshots=1"); code != http.StatusNotImplemented || !strings.Contains(out, "not supported yet") {
+	// -includeSnapshots walks /d/.snapshot/s1 too, which keeps a deleted file.
+	call("allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/d")}, &hdfs.AllowSnapshotResponseProto{})
+	call("createSnapshot", &hdfs.CreateSnapshotRequestProto{SnapshotRoot: proto.String("/d"), SnapshotName: proto.String("s1")}, &hdfs.CreateSnapshotResponseProto{})
+	call("delete", &hdfs.DeleteRequestProto{Src: proto.String("/d/f007"), Recursive: proto.Bool(false)}, &hdfs.DeleteResponseProto{})
+	_, out = webtest.Get(t, base+"&path=%2Fd&files=1")
+	if strings.Contains(out, "/d/.snapshot") || !strings.Contains(out, "\n Total files:\t249\n") {
+		t.Fatalf("without -includeSnapshots:\n%s", out)
+	}
+	code, out = webtest.Get(t, base+"&path=%2Fd&files=1&includeSnapshots=1")
+	if code != http.StatusOK || !strings.Contains(out, "/d/.snapshot/s1/f007 0 bytes, replicated: replication=3, 0 block(s):  OK\n") ||
+		!strings.Contains(out, "\n Total files:\t499\n") {
 		t.Fatalf("includeSnapshots: %d %s", code, out)
 	}
 	if code, _ := webtest.Get(t, "http://"+nn.HTTPAddr().String()+"/fsck?path=%2F"); code != http.StatusBadRequest {

@@ -7,7 +7,10 @@ package namenode_test
 // restarts — cleanly (edits only), after saveNamespace (image + edits), after a
 // crash that keeps only what was synced, and after a crash with a torn record
 // appended to the open segment — and its full namespace dump must equal the
-// one it had before.
+// one it had before. Snapshot steps (allow/disallow, create, delete and
+// rename snapshots) are mixed in; the model keeps a copy of the subtree per
+// snapshot, and every snapshot's view through .snapshot paths must equal
+// it at every check and after every restart.
 
 import (
 	"bytes"
@@ -46,6 +49,17 @@ type mnode struct {
 	repl         uint16
 	uc           string // client holding the file open, "" when closed
 	nsQuota      int64  // -1 unset
+	// snapshottable directories: allowSnapshot was called; snaps are its
+	// snapshots in creation order, each a copy of the subtree then.
+	snapshottable bool
+	snaps         []msnap
+}
+
+// msnap is one snapshot in the model: the subtree's nodes when it was
+// taken, by path relative to the snapshot root ("/" for the root).
+type msnap struct {
+	name  string
+	nodes map[string]mnode
 }
 
 type model struct {
@@ -131,6 +145,7 @@ const (
 	leaseErr     = "lease"
 	permission   = "permission"
 	otherErr     = "other"
+	snapshotErr  = "snapshot"
 )
 
 func classify(err error) string {
@@ -155,6 +170,9 @@ func classify(err error) string {
 		return permission
 	}
 	var re *remoteerr.Error
+	if errors.As(err, &re) && re.Class == "org.apache.hadoop.hdfs.protocol.SnapshotException" {
+		return snapshotErr
+	}
 	if errors.As(err, &re) && re.Class == remoteerr.ClassIOException {
 		return ioError
 	}
@@ -279,6 +297,11 @@ func (m *model) delete(p string, recursive bool) string {
 		return notEmpty
 	}
 	for _, q := range m.subtree(p) {
+		if len(m.nodes[q].snaps) > 0 {
+			return snapshotErr
+		}
+	}
+	for _, q := range m.subtree(p) {
 		delete(m.nodes, q)
 	}
 	return ok
@@ -313,6 +336,9 @@ func (m *model) rename2(src, dst string, overwrite bool) string {
 		}
 		if d.dir && len(m.children(dst)) > 0 {
 			return ioError
+		}
+		if len(d.snaps) > 0 {
+			return snapshotErr
 		}
 	}
 	if _, class := m.parentProblem(dst, false); class != "" {
@@ -409,6 +435,166 @@ func (m *model) setTimes(p string) string {
 		return notFound
 	}
 	return ok
+}
+
+// append reopens a closed file (the model's files have no blocks).
+func (m *model) append(p, client string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil || n.dir {
+		return notFound
+	}
+	if n.uc != "" {
+		return beingCreated
+	}
+	n.uc = client
+	return ok
+}
+
+// truncate to 0 of a file without blocks changes nothing.
+func (m *model) truncate(p, client string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil || n.dir {
+		return notFound
+	}
+	if n.uc != "" {
+		return beingCreated
+	}
+	return ok
+}
+
+// snapDir resolves the directory of a snapshot call as the NameNode does.
+func (m *model) snapDir(p string) (*mnode, string) {
+	if m.throughFile(p) {
+		return nil, permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return nil, notFound
+	}
+	return n, ""
+}
+
+func (m *model) allowSnapshot(p string) string {
+	n, class := m.snapDir(p)
+	if class != "" {
+		return class
+	}
+	if !n.dir {
+		return otherErr
+	}
+	if n.snapshottable {
+		return ok
+	}
+	for q, x := range m.nodes {
+		if x.snapshottable && (isUnder(p, q) || isUnder(q, p)) {
+			return snapshotErr // nested
+		}
+	}
+	n.snapshottable = true
+	return ok
+}
+
+func (m *model) disallowSnapshot(p string) string {
+	n, class := m.snapDir(p)
+	if class != "" {
+		return class
+	}
+	if !n.dir {
+		return otherErr
+	}
+	if !n.snapshottable || len(n.snaps) > 0 {
+		return snapshotErr
+	}
+	n.snapshottable = false
+	return ok
+}
+
+func (n *mnode) snapIndex(name string) int {
+	for i, s := range n.snaps {
+		if s.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *model) createSnapshot(p, name string) string {
+	n, class := m.snapDir(p)
+	if class != "" {
+		return class
+	}
+	if !n.dir || !n.snapshottable || n.snapIndex(name) >= 0 {
+		return snapshotErr
+	}
+	s := msnap{name: name, nodes: map[string]mnode{}}
+	for _, q := range m.subtree(p) {
+		c := *m.nodes[q]
+		c.uc, c.snaps = "", nil
+		rel := strings.TrimPrefix(q, p)
+		if p == "/" {
+			rel = q
+		}
+		if rel == "" {
+			rel = "/"
+		}
+		s.nodes[rel] = c
+	}
+	n.snaps = append(n.snaps, s)
+	return ok
+}
+
+func (m *model) deleteSnapshot(p, name string) string {
+	n, class := m.snapDir(p)
+	if class != "" {
+		return class
+	}
+	if !n.dir || !n.snapshottable {
+		return snapshotErr
+	}
+	i := n.snapIndex(name)
+	if i < 0 {
+		return snapshotErr
+	}
+	n.snaps = append(n.snaps[:i], n.snaps[i+1:]...)
+	return ok
+}
+
+func (m *model) renameSnapshot(p, from, to string) string {
+	n, class := m.snapDir(p)
+	if class != "" {
+		return class
+	}
+	if !n.dir || !n.snapshottable {
+		return snapshotErr
+	}
+	i := n.snapIndex(from)
+	if i < 0 {
+		return snapshotErr
+	}
+	if from == to {
+		return ok
+	}
+	if n.snapIndex(to) >= 0 {
+		return snapshotErr
+	}
+	n.snaps[i].name = to
+	return ok
+}
+
+// snapDump lists a model snapshot as walkAt lists the NameNode's.
+func (s msnap) dump() string {
+	var lines []string
+	for p, n := range s.nodes {
+		lines = append(lines, fmt.Sprintf("%s %s", p, describe(n.dir, n.mode, n.owner, n.group, n.repl, false)))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // quotaDump lists every inode with its namespace usage and quota.
@@ -529,7 +715,10 @@ func (h *harness) dumpFull() string {
 }
 
 // walk lists the namespace through getFileInfo and paged getListing.
-func (h *harness) walk() string {
+func (h *harness) walk() string { return h.walkAt("/") }
+
+// walkAt lists the tree at root, with paths relative to it ("/" for root).
+func (h *harness) walkAt(root string) string {
 	var b strings.Builder
 	var visit func(p string)
 	visit = func(p string) {
@@ -547,7 +736,14 @@ func (h *harness) walk() string {
 			}
 			isOpen = !open.GetResult()
 		}
-		fmt.Fprintf(&b, "%s %s\n", p, describe(dir, uint16(st.GetPermission().GetPerm()), st.GetOwner(), st.GetGroup(), uint16(st.GetBlockReplication()), isOpen))
+		rel := p
+		if root != "/" {
+			rel = strings.TrimPrefix(p, root)
+			if rel == "" {
+				rel = "/"
+			}
+		}
+		fmt.Fprintf(&b, "%s %s\n", rel, describe(dir, uint16(st.GetPermission().GetPerm()), st.GetOwner(), st.GetGroup(), uint16(st.GetBlockReplication()), isOpen))
 		if !dir {
 			return
 		}
@@ -567,7 +763,7 @@ func (h *harness) walk() string {
 		}
 		h.t.Fatalf("listing of %s did not end", p)
 	}
-	visit("/")
+	visit(root)
 	// The walk visits in listing order (byte order of names), which is not
 	// the byte order of whole paths: sort to compare with the model.
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -608,7 +804,23 @@ func randomStep(r *rand.Rand, super string) step {
 	p, q := randPath(r), randPath(r)
 	mode := uint16(r.Intn(0o1000))
 	client := fmt.Sprintf("client-%d", r.Intn(2))
-	switch r.Intn(12) {
+	switch r.Intn(17) {
+	case 12, 13, 14:
+		return randomSnapshotStep(r)
+	case 15:
+		return step{fmt.Sprintf("append %s %s", p, client),
+			func(m *model) string { return m.append(p, client) },
+			func(h *harness) string {
+				return classify(h.call("append", &hdfs.AppendRequestProto{Src: proto.String(p), ClientName: proto.String(client)}, &hdfs.AppendResponseProto{}))
+			}}
+	case 16:
+		return step{fmt.Sprintf("truncate %s 0 %s", p, client),
+			func(m *model) string { return m.truncate(p, client) },
+			func(h *harness) string {
+				var resp hdfs.TruncateResponseProto
+				err := h.call("truncate", &hdfs.TruncateRequestProto{Src: proto.String(p), NewLength: proto.Uint64(0), ClientName: proto.String(client)}, &resp)
+				return boolResult(resp.GetResult(), err)
+			}}
 	case 0, 1:
 		cp := r.Intn(2) == 0
 		return step{fmt.Sprintf("mkdirs %s %04o createParent=%v", p, mode, cp),
@@ -705,6 +917,68 @@ func randomStep(r *rand.Rand, super string) step {
 	}
 }
 
+// randomSnapshotStep allows or disallows snapshots on a directory, or
+// creates, deletes or renames one of its snapshots.
+func randomSnapshotStep(r *rand.Rand) step {
+	p := "/" + names[r.Intn(len(names))]
+	if r.Intn(3) == 0 {
+		p = randPath(r)
+	}
+	name, other := fmt.Sprint("s", r.Intn(3)), fmt.Sprint("s", r.Intn(3))
+	call := func(h *harness, method string, req, resp proto.Message) string {
+		return classify(h.call(method, req, resp))
+	}
+	switch r.Intn(6) {
+	case 0:
+		return step{"allowSnapshot " + p, func(m *model) string { return m.allowSnapshot(p) },
+			func(h *harness) string {
+				return call(h, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String(p)}, &hdfs.AllowSnapshotResponseProto{})
+			}}
+	case 1:
+		return step{"disallowSnapshot " + p, func(m *model) string { return m.disallowSnapshot(p) },
+			func(h *harness) string {
+				return call(h, "disallowSnapshot", &hdfs.DisallowSnapshotRequestProto{SnapshotRoot: proto.String(p)}, &hdfs.DisallowSnapshotResponseProto{})
+			}}
+	case 2, 3:
+		return step{"createSnapshot " + p + " " + name, func(m *model) string { return m.createSnapshot(p, name) },
+			func(h *harness) string {
+				var resp hdfs.CreateSnapshotResponseProto
+				got := call(h, "createSnapshot", &hdfs.CreateSnapshotRequestProto{SnapshotRoot: proto.String(p), SnapshotName: proto.String(name)}, &resp)
+				if got == ok && resp.GetSnapshotPath() != path.Join(p, ".snapshot", name) {
+					return "path " + resp.GetSnapshotPath()
+				}
+				return got
+			}}
+	case 4:
+		return step{"deleteSnapshot " + p + " " + name, func(m *model) string { return m.deleteSnapshot(p, name) },
+			func(h *harness) string {
+				return call(h, "deleteSnapshot", &hdfs.DeleteSnapshotRequestProto{SnapshotRoot: proto.String(p), SnapshotName: proto.String(name)}, &hdfs.DeleteSnapshotResponseProto{})
+			}}
+	default:
+		return step{"renameSnapshot " + p + " " + name + " " + other, func(m *model) string { return m.renameSnapshot(p, name, other) },
+			func(h *harness) string {
+				return call(h, "renameSnapshot", &hdfs.RenameSnapshotRequestProto{SnapshotRoot: proto.String(p), SnapshotOldName: proto.String(name),
+					SnapshotNewName: proto.String(other)}, &hdfs.RenameSnapshotResponseProto{})
+			}}
+	}
+}
+
+// checkSnapshots compares every snapshot the model has with the
+// NameNode's view of it through .snapshot paths; it returns how many.
+func (h *harness) checkSnapshots(m *model, when string) int {
+	h.t.Helper()
+	n := 0
+	for p, x := range m.nodes {
+		for _, s := range x.snaps {
+			n++
+			if got, want := h.walkAt(path.Join(p, ".snapshot", s.name)), s.dump(); got != want {
+				h.t.Fatalf("%s: snapshot %s of %s differs from the model\nNameNode:\n%s\nmodel:\n%s", when, s.name, p, got, want)
+			}
+		}
+	}
+	return n
+}
+
 // ---- restarts ----
 
 func (h *harness) restartClean() {
@@ -774,6 +1048,7 @@ func TestModelWithRestarts(t *testing.T) {
 	h := newHarness(t)
 	m := newModel(h.super)
 	restarts := map[string]int{}
+	snapsChecked := 0
 	for i := 0; i < steps; i++ {
 		s := randomStep(r, h.super)
 		want := s.model(m)
@@ -786,6 +1061,7 @@ func TestModelWithRestarts(t *testing.T) {
 			if got, want := h.walk(), m.dump(); got != want {
 				t.Fatalf("step %d: namespace differs from the model\nNameNode:\n%s\nmodel:\n%s", i, got, want)
 			}
+			snapsChecked += h.checkSnapshots(m, fmt.Sprintf("step %d", i))
 		}
 		if i%150 == 149 {
 			before := h.dumpFull()
@@ -804,9 +1080,10 @@ func TestModelWithRestarts(t *testing.T) {
 			if after := h.dumpFull(); after != before {
 				t.Fatalf("step %d: namespace changed across a %s restart\nbefore:\n%s\nafter:\n%s", i, kind, before, after)
 			}
+			snapsChecked += h.checkSnapshots(m, fmt.Sprintf("step %d, after a %s restart", i, kind))
 		}
 	}
-	t.Logf("restarts: %v", restarts)
+	t.Logf("restarts: %v; snapshot views checked: %d", restarts, snapsChecked)
 	if got, want := h.walk(), m.dump(); got != want {
 		t.Fatalf("final namespace differs from the model\nNameNode:\n%s\nmodel:\n%s", got, want)
 	}

@@ -9,13 +9,15 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
 
 // The retry cache (package retrycache) makes the calls Hadoop marks
 // @AtMostOnce — create, append, delete, rename, rename2, concat,
-// updatePipeline, setXAttr, removeXAttr — run once per (clientId, callId). The ops such a call
+// updatePipeline, setXAttr, removeXAttr, createSnapshot, deleteSnapshot,
+// renameSnapshot — run once per (clientId, callId). The ops such a call
 // logs carry its ids (op.RPCID), so that whoever replays the edits — a
 // restarted NameNode, a standby that becomes active — rebuilds the cache
 // from them: a client that retries after a failover gets the answer of the
@@ -102,6 +104,8 @@ func (n *namesystem) rememberCallLocked(o op.Op) {
 		lc.path = o.Path
 	case *op.Truncate:
 		lc.truncated = o.TruncateBlock == nil
+	case *op.CreateSnapshot:
+		lc.path = namespace.SnapshotPath(o.Root, o.Name)
 	}
 	id := w.RPCIDPtr()
 	n.retry.Put(id.ClientID, id.CallID, lc)
@@ -136,6 +140,12 @@ func answerFromLog[R proto.Message](c *clientRPC, ctx context.Context, lc logged
 		m = &hdfs.SetXAttrResponseProto{}
 	case op.CodeRemoveXAttr:
 		m = &hdfs.RemoveXAttrResponseProto{}
+	case op.CodeCreateSnapshot:
+		m = &hdfs.CreateSnapshotResponseProto{SnapshotPath: proto.String(lc.path)}
+	case op.CodeDeleteSnapshot:
+		m = &hdfs.DeleteSnapshotResponseProto{}
+	case op.CodeRenameSnapshot:
+		m = &hdfs.RenameSnapshotResponseProto{}
 	}
 	r, ok := m.(R)
 	if !ok {

@@ -504,21 +504,33 @@ func (nn *NameNode) volumeFailuresPage(s *nnSnapshot) web.Page {
 }
 
 // snapshotsPage is the Snapshot tab: the snapshottable directories (as
-// the superuser's getSnapshottableDirListing has them).
+// the superuser's getSnapshottableDirListing has them) and their snapshots.
 func (nn *NameNode) snapshotsPage() web.Page {
 	var dirs []namespace.SnapshottableDir
+	var snaps [][]namespace.SnapshotInfo
+	super := namespace.Caller{User: nn.cfg.SuperUser, Super: true}
 	nn.ns.read(func(t *namespace.Tree) {
-		dirs = t.SnapshottableDirs(namespace.Caller{User: nn.cfg.SuperUser, Super: true})
+		dirs = t.SnapshottableDirs(super)
+		for _, d := range dirs {
+			s, _ := t.Snapshots(super, d.Path)
+			snaps = append(snaps, s)
+		}
 	})
 	t := &web.Table{Header: []string{"Path", "Snapshot Number", "Snapshot Quota", "Modification Time", "Permission", "Owner", "Group"},
 		Empty: "No snapshottable directories"}
-	for _, d := range dirs {
-		t.Rows = append(t.Rows, []string{d.Path, "0", strconv.Itoa(namespace.DefaultSnapshotQuota),
+	st := &web.Table{Header: []string{"Snapshot ID", "Snapshot Directory", "Modification Time"}, Empty: "No snapshots"}
+	n := 0
+	for i, d := range dirs {
+		t.Rows = append(t.Rows, []string{d.Path, strconv.Itoa(len(snaps[i])), strconv.Itoa(namespace.DefaultSnapshotQuota),
 			time.UnixMilli(d.Info.Mtime).UTC().Format(time.RFC1123), modeText(d.Info.Perm.Mode), d.Info.Perm.User, d.Info.Perm.Group})
+		for _, s := range snaps[i] {
+			n++
+			st.Rows = append(st.Rows, []string{strconv.Itoa(int(s.ID)), namespace.SnapshotPath(d.Path, s.Name),
+				time.UnixMilli(s.Ctime).UTC().Format(time.RFC1123)})
+		}
 	}
 	return nn.tabPage("Snapshot", web.Section{Heading: "Snapshottable directories: " + strconv.Itoa(len(dirs)), Table: t},
-		web.Section{Heading: "Snapshotted directories: 0",
-			Note: "Taking snapshots (createSnapshot, .snapshot paths) is not supported yet; directories can be made snapshottable."})
+		web.Section{Heading: "Snapshotted directories: " + strconv.Itoa(n), Table: st})
 }
 
 // modeText is a directory's permission as ls writes it ("drwxr-xr-x").

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/webhdfs"
@@ -284,6 +285,58 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			return err
 		}
 		webhdfs.Empty(w)
+	case "CREATESNAPSHOT":
+		resp, err := webCall(ctx, h, "createSnapshot", c.createSnapshot, &hdfs.CreateSnapshotRequestProto{SnapshotRoot: p, SnapshotName: optString(req.SnapshotName)})
+		if err != nil {
+			return err
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"Path": resp.GetSnapshotPath()})
+	case "DELETESNAPSHOT":
+		if _, err := webCall(ctx, h, "deleteSnapshot", c.deleteSnapshot, &hdfs.DeleteSnapshotRequestProto{SnapshotRoot: p,
+			SnapshotName: proto.String(req.SnapshotName)}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "RENAMESNAPSHOT":
+		if _, err := webCall(ctx, h, "renameSnapshot", c.renameSnapshot, &hdfs.RenameSnapshotRequestProto{SnapshotRoot: p,
+			SnapshotOldName: proto.String(req.OldSnapshotName), SnapshotNewName: proto.String(req.SnapshotName)}); err != nil {
+			return err
+		}
+		webhdfs.Empty(w)
+	case "GETSNAPSHOTLIST":
+		resp, err := webCall(ctx, h, "getSnapshotListing", c.getSnapshotListing, &hdfs.GetSnapshotListingRequestProto{SnapshotRoot: p})
+		if err != nil {
+			return err
+		}
+		list := []any{}
+		for _, s := range resp.GetSnapshotList().GetSnapshotListing() {
+			status := "ACTIVE"
+			if s.GetIsDeleted() {
+				status = "DELETED"
+			}
+			list = append(list, map[string]any{"snapshotID": s.GetSnapshotID(), "deletionStatus": status,
+				"fullPath":  namespace.SnapshotPath(string(s.GetParentFullpath()), string(s.GetDirStatus().GetPath())),
+				"dirStatus": jsonStatus(s.GetDirStatus())})
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotList": list})
+	case "GETSNAPSHOTDIFF":
+		resp, err := webCall(ctx, h, "getSnapshotDiffReport", c.getSnapshotDiffReport, &hdfs.GetSnapshotDiffReportRequestProto{SnapshotRoot: p,
+			FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot)})
+		if err != nil {
+			return err
+		}
+		r := resp.GetDiffReport()
+		types := map[string]string{"M": "MODIFY", "+": "CREATE", "-": "DELETE", "R": "RENAME"}
+		list := []any{}
+		for _, e := range r.GetDiffReportEntries() {
+			m := map[string]any{"sourcePath": string(e.GetFullpath()), "type": types[e.GetModificationLabel()]}
+			if e.GetModificationLabel() == "R" {
+				m["targetPath"] = string(e.GetTargetPath())
+			}
+			list = append(list, m)
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotDiffReport": map[string]any{
+			"snapshotRoot": r.GetSnapshotRoot(), "fromSnapshot": r.GetFromSnapshot(), "toSnapshot": r.GetToSnapshot(), "diffList": list}})
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:

@@ -424,6 +424,16 @@ var opcodes = map[string]func(f *fields) op.Op{
 	},
 	"OP_ALLOW_SNAPSHOT":    func(f *fields) op.Op { return &op.AllowSnapshot{Path: f.str("SNAPSHOTROOT")} },
 	"OP_DISALLOW_SNAPSHOT": func(f *fields) op.Op { return &op.DisallowSnapshot{Path: f.str("SNAPSHOTROOT")} },
+	"OP_CREATE_SNAPSHOT": func(f *fields) op.Op {
+		return &op.CreateSnapshot{Root: f.str("SNAPSHOTROOT"), Name: f.str("SNAPSHOTNAME"), Mtime: f.i64("MTIME"), RPC: f.rpc()}
+	},
+	"OP_DELETE_SNAPSHOT": func(f *fields) op.Op {
+		return &op.DeleteSnapshot{Root: f.str("SNAPSHOTROOT"), Name: f.str("SNAPSHOTNAME"), Mtime: f.i64("MTIME"), RPC: f.rpc()}
+	},
+	"OP_RENAME_SNAPSHOT": func(f *fields) op.Op {
+		return &op.RenameSnapshot{Root: f.str("SNAPSHOTROOT"), OldName: f.str("SNAPSHOTOLDNAME"), NewName: f.str("SNAPSHOTNEWNAME"),
+			Mtime: f.i64("MTIME"), RPC: f.rpc()}
+	},
 	"OP_SET_STORAGE_POLICY": func(f *fields) op.Op {
 		return &op.SetStoragePolicy{Path: f.str("PATH"), PolicyID: uint8(f.int("POLICYID", 0, math.MaxUint8))}
 	},

@@ -208,6 +208,12 @@ func opElems(o op.Op) ([]*elem, error) {
 		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
 	case *op.DisallowSnapshot:
 		e = []*elem{leaf("SNAPSHOTROOT", o.Path)}
+	case *op.CreateSnapshot:
+		e = []*elem{leaf("SNAPSHOTROOT", o.Root), leaf("SNAPSHOTNAME", o.Name), num("MTIME", o.Mtime)}
+	case *op.DeleteSnapshot:
+		e = []*elem{leaf("SNAPSHOTROOT", o.Root), leaf("SNAPSHOTNAME", o.Name), num("MTIME", o.Mtime)}
+	case *op.RenameSnapshot:
+		e = []*elem{leaf("SNAPSHOTROOT", o.Root), leaf("SNAPSHOTOLDNAME", o.OldName), leaf("SNAPSHOTNEWNAME", o.NewName), num("MTIME", o.Mtime)}
 	case *op.SetStoragePolicy:
 		e = []*elem{leaf("PATH", o.Path), num("POLICYID", int64(o.PolicyID))}
 	case *op.GetDelegationToken:

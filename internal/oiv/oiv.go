@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 	"github.com/hdfsgo/hdfsgo/internal/version"
 	"github.com/hdfsgo/hdfsgo/internal/xmltext"
 )
@@ -121,9 +122,11 @@ func XML(r io.Reader, out io.Writer) error {
 	var order []uint64
 	kids := map[uint64][]uint64{}
 	started := false
+	var snapState []byte
 	_, err := walk(r, func(h fsimage.Header, in *fsimage.Inode, path string) error {
 		if !started {
 			started = true
+			snapState = h.Snapshots
 			w.WriteString("<?xml version=\"1.0\"?>\n<fsimage><version>")
 			w.o("layoutVersion", int64(h.LayoutVersion))
 			w.o("onDiskVersion", uint64(fsimage.FormatVersion))
@@ -203,12 +206,31 @@ func XML(r io.Reader, out io.Writer) error {
 		return err
 	}
 	w.WriteString("</INodeSection>\n")
-	if len(snapshottable) > 0 {
-		w.WriteString("<SnapshotSection><snapshotCounter>0</snapshotCounter><numSnapshots>0</numSnapshots><snapshottableDir>")
+	counter, snaps, err := namespace.ImageSnapshots(snapState)
+	if err != nil {
+		w.Flush()
+		return err
+	}
+	if len(snapshottable) > 0 || counter > 0 {
+		w.WriteString("<SnapshotSection>")
+		w.o("snapshotCounter", int64(counter))
+		w.o("numSnapshots", len(snaps))
+		w.WriteString("<snapshottableDir>")
 		for _, id := range snapshottable {
 			w.o("dir", id)
 		}
-		w.WriteString("</snapshottableDir></SnapshotSection>\n")
+		w.WriteString("</snapshottableDir>")
+		for _, s := range snaps {
+			w.WriteString("<snapshot>")
+			w.o("id", int64(s.ID))
+			w.WriteString("<root>")
+			w.o("id", s.DirID)
+			w.o("type", "DIRECTORY")
+			w.o("name", xmltext.Escape(s.Name))
+			w.o("mtime", s.Ctime)
+			w.WriteString("</root></snapshot>")
+		}
+		w.WriteString("</SnapshotSection>\n")
 	}
 	w.WriteString("<INodeDirectorySection>")
 	for _, p := range order {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/fsimage"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
 )
 
 var testHeader = fsimage.Header{LayoutVersion: 1, NamespaceID: 4242, TxID: 77, LastInodeID: 16391, GenStamp: 1005, LastBlockID: 1073741830, NumInodes: 7}
@@ -255,4 +256,52 @@ func FuzzReverseXML(f *testing.F) {
 			t.Fatalf("ReverseXML wrote an image that does not read: %v", err)
 		}
 	})
+}
+
+// TestXMLSnapshots: the SnapshotSection lists the snapshots of an image,
+// and ReverseXML refuses an image with snapshots instead of dropping them.
+func TestXMLSnapshots(t *testing.T) {
+	tr := namespace.New(namespace.DefaultConfig("hdfs"))
+	super := namespace.Caller{User: "hdfs"}
+	apply := func(ops []op.Op, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ops {
+			if err := tr.Apply(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	apply(tr.PlanMkdirs(super, "/d", 0o755, true, 1))
+	apply(tr.PlanAllowSnapshot(super, "/d"))
+	for i, name := range []string{"s1", "s2"} {
+		_, ops, err := tr.PlanCreateSnapshot(super, "/d", name, 0, int64(100+i))
+		apply(ops, err)
+	}
+	var img bytes.Buffer
+	w, err := fsimage.NewWriter(&img, tr.ImageHeader(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Export(w.Write); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var x bytes.Buffer
+	if err := XML(bytes.NewReader(img.Bytes()), &x); err != nil {
+		t.Fatal(err)
+	}
+	want := "<SnapshotSection><snapshotCounter>2</snapshotCounter><numSnapshots>2</numSnapshots><snapshottableDir><dir>16386</dir></snapshottableDir>" +
+		"<snapshot><id>1</id><root><id>16386</id><type>DIRECTORY</type><name>s1</name><mtime>100</mtime></root></snapshot>" +
+		"<snapshot><id>2</id><root><id>16386</id><type>DIRECTORY</type><name>s2</name><mtime>101</mtime></root></snapshot></SnapshotSection>\n"
+	if !strings.Contains(x.String(), want) {
+		t.Fatalf("XML lacks\n%s\nin\n%s", want, x.String())
+	}
+	if _, err := ReverseXML(bytes.NewReader(x.Bytes()), io.Discard); err == nil || !strings.Contains(err.Error(), "cannot rebuild snapshots") {
+		t.Fatalf("ReverseXML of an image with snapshots: %v", err)
+	}
 }

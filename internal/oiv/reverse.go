@@ -172,6 +172,12 @@ func ReverseXML(r io.Reader, w io.Writer) ([16]byte, error) {
 					err = bad("%q is not hex", s)
 				}
 				xa.Value = append([]byte{}, b...)
+			case "fsimage/SnapshotSection/numSnapshots":
+				// The XML lists the snapshots but not the inode versions
+				// they keep: an image rebuilt from it would lose them.
+				if u, err = u64(); err == nil && u > 0 {
+					err = bad("the image has %d snapshots; ReverseXML cannot rebuild snapshots (delete them, or keep the binary image)", u)
+				}
 			case "fsimage/SnapshotSection/snapshottableDir/dir":
 				var id uint64
 				if id, err = u64(); err == nil {

@@ -92,14 +92,19 @@ type Request struct {
 	// XAttrEncoding is encoding (GETXATTRS): "TEXT", "HEX", "BASE64" or "".
 	XAttrEncoding string
 	StoragePolicy string // storagepolicy (SETSTORAGEPOLICY)
-	ACLSpec       string // aclspec, read by ParseACLSpec
-
 	// Delegation is delegation: a delegation token in Hadoop's URL-string
 	// form that authenticates the request instead of SPNEGO.
 	Delegation string
 	// Token is token (RENEWDELEGATIONTOKEN, CANCELDELEGATIONTOKEN), the
 	// token acted on; Renewer is renewer (GETDELEGATIONTOKEN).
 	Token, Renewer string
+
+	// Snapshot ops: snapshotname (CREATESNAPSHOT, DELETESNAPSHOT, the new
+	// name of RENAMESNAPSHOT), oldsnapshotname (RENAMESNAPSHOT),
+	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
+	SnapshotName, OldSnapshotName string
+	FromSnapshot, ToSnapshot      string
+	ACLSpec                       string // aclspec, read by ParseACLSpec
 }
 
 // The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
@@ -304,6 +309,8 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	r.StoragePolicy = vals["storagepolicy"]
 	r.ACLSpec = vals["aclspec"]
 	r.Delegation, r.Token, r.Renewer = vals["delegation"], vals["token"], vals["renewer"]
+	r.SnapshotName, r.OldSnapshotName = vals["snapshotname"], vals["oldsnapshotname"]
+	r.FromSnapshot, r.ToSnapshot = vals["fromsnapshot"], vals["tosnapshot"]
 	return r, nil
 }
 
@@ -396,6 +403,12 @@ func (r *Request) Query() string {
 	}
 	if r.ACLSpec != "" {
 		q.Set("aclspec", r.ACLSpec)
+	}
+	for k, v := range map[string]string{"snapshotname": r.SnapshotName, "oldsnapshotname": r.OldSnapshotName,
+		"fromsnapshot": r.FromSnapshot, "tosnapshot": r.ToSnapshot} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	out := q.Encode()
 	// xattr.name repeats and keeps its order, which Encode's sorting of

@@ -72,7 +72,7 @@ func commands() []*command {
 				"-m Change the modification time only.\n" +
 				"-t TIMESTAMP Use this time (yyyyMMdd:HHmmss) instead of now.\n" +
 				"-c Do not create files."},
-		{name: "count", usage: "[-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ...", run: runCount,
+		{name: "count", usage: "[-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...", run: runCount,
 			desc: "Count the directories, files and bytes below each path. Columns:\n" +
 				"DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME\n" +
 				"-q: Show the quotas first: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA.\n" +
@@ -84,7 +84,9 @@ func commands() []*command {
 				"SSD, DISK, ARCHIVE), or of all of them.\n" +
 				"-x: Leave snapshots out of the counts (ignored with -q or -u).\n" +
 				"-e: Show the erasure coding policy: Replicated for files, EC: and the\n" +
-				"policy name otherwise."},
+				"policy name otherwise.\n" +
+				"-s: Show what only snapshots keep below each path: SNAPSHOT_LENGTH\n" +
+				"SNAPSHOT_FILE_COUNT SNAPSHOT_DIR_COUNT SNAPSHOT_SPACE_CONSUMED."},
 		{name: "du", usage: "[-s] [-h] [-v] [-x] <path> ...", run: runDu,
 			desc: "Show the bytes used below each path: for a directory, one line per entry.\n" +
 				"-s: One total line per path instead.\n" +
@@ -223,13 +225,20 @@ func commands() []*command {
 		{name: "concat", usage: "<target path> <src path> <src path> ...", run: runConcat,
 			desc: "Append the blocks of the source files, in order, to the target file and\n" +
 				"remove the sources. Every file must be in the same directory."},
+		{name: "createSnapshot", usage: "<snapshotDir> [<snapshotName>]", run: runCreateSnapshot,
+			desc: "Take a snapshot of a snapshottable directory and print its path.\n" +
+				"Without a name, the NameNode names it s<yyyyMMdd-HHmmss.SSS>."},
+		{name: "deleteSnapshot", usage: "<snapshotDir> <snapshotName>", run: runDeleteSnapshot,
+			desc: "Delete a snapshot of a snapshottable directory."},
+		{name: "renameSnapshot", usage: "<snapshotDir> <oldName> <newName>", run: runRenameSnapshot,
+			desc: "Rename a snapshot of a snapshottable directory."},
 		{name: "help", usage: "[cmd ...]",
 			desc: "Show the help of the given commands, or of all."},
 		{name: "usage", usage: "[cmd ...]",
 			desc: "Show the usage line of the given commands, or of all."},
 	}
 	for _, n := range []string{
-		"createSnapshot", "deleteSnapshot", "moveToLocal", "renameSnapshot",
+		"moveToLocal",
 	} {
 		t = append(t, &command{name: n, unsupported: true})
 	}

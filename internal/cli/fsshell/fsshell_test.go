@@ -463,7 +463,7 @@ func TestCount(t *testing.T) {
 			"        none             inf            none             inf /d")},
 		{name: "missing", args: []string{"-count", "/nope"}, stderr: "count: `/nope': No such file or directory\n", code: 1},
 		{name: "no args", args: []string{"-count"},
-			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] <path> ...\n", code: 255},
+			stderr: "-count: Not enough arguments: expected 1 but got 0\nUsage: hdfs dfs [generic options] -count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...\n", code: 255},
 	})
 }
 
@@ -557,8 +557,8 @@ func TestDispatch(t *testing.T) {
 		{name: "unknown", args: []string{"-nope"}, stderr: "-nope: Unknown command\n", code: 255},
 		{name: "missing dash", args: []string{"ls", "/"},
 			stderr: "ls: Unknown command\nDid you mean -ls?  This command begins with a dash.\n", code: 255},
-		{name: "unsupported", args: []string{"-createSnapshot", "/d"}, stderr: "createSnapshot: not supported yet\n", code: 1},
-		{name: "usage of unsupported", args: []string{"-usage", "createSnapshot"}, stderr: "usage: createSnapshot: not supported yet\n", code: 1},
+		{name: "unsupported", args: []string{"-moveToLocal", "/d", "/tmp/x"}, stderr: "moveToLocal: not supported yet\n", code: 1},
+		{name: "usage of unsupported", args: []string{"-usage", "moveToLocal"}, stderr: "usage: moveToLocal: not supported yet\n", code: 1},
 	})
 }
 

@@ -56,6 +56,10 @@ type fileSystem interface {
 	SetXAttr(ctx context.Context, name, attr string, value []byte, flag client.XAttrFlag) error
 	RemoveXAttr(ctx context.Context, name, attr string) error
 	GetXAttrs(ctx context.Context, name string, attrs ...string) ([]client.XAttr, error)
+
+	CreateSnapshot(ctx context.Context, dir, name string) (string, error)
+	DeleteSnapshot(ctx context.Context, dir, name string) error
+	RenameSnapshot(ctx context.Context, dir, oldName, newName string) error
 }
 
 // fileReader is an open file: read, seek, and its length when opened.

@@ -193,11 +193,11 @@ func takeValueOption(args []string, name string, min int) (rest []string, value 
 
 func runCount(c *cmd, args []string) error {
 	args, types, byType := takeValueOption(args, "t", 1)
-	f, rest, err := parseFlags(args, 1, unlimited, []string{"q", "h", "v", "u", "x", "e"}, false)
+	f, rest, err := parseFlags(args, 1, unlimited, []string{"q", "h", "v", "u", "x", "e", "s"}, false)
 	if err != nil {
 		return err
 	}
-	showQuotas, human, usageOnly, showEC := f.on("q"), f.on("h"), f.on("u"), f.on("e")
+	showQuotas, human, usageOnly, showEC, showSnap := f.on("q"), f.on("h"), f.on("u"), f.on("e"), f.on("s")
 	var typeList []string
 	byType = byType && (showQuotas || usageOnly)
 	if byType {
@@ -233,6 +233,9 @@ func runCount(c *cmd, args []string) error {
 		}
 		if showEC {
 			h += "ERASURECODING_POLICY "
+		}
+		if showSnap {
+			h += fmt.Sprintf("%12s %12s %12s %12s ", "SNAPSHOT_LENGTH", "SNAPSHOT_FILE_COUNT", "SNAPSHOT_DIR_COUNT", "SNAPSHOT_SPACE_CONSUMED")
 		}
 		c.printf("%sPATHNAME\n", h)
 	}
@@ -279,7 +282,12 @@ func runCount(c *cmd, args []string) error {
 				}
 				line = quotaColumns(q, remQ, sq, remSQ)
 			}
-			line += countColumns(formatSize(s.DirectoryCount, human), formatSize(s.FileCount, human), formatSize(s.Length, human))
+			dirs, files, length := s.DirectoryCount, s.FileCount, s.Length
+			if f.on("x") && !showQuotas {
+				// -x: without what only snapshots keep.
+				dirs, files, length = dirs-s.SnapshotDirectoryCount, files-s.SnapshotFileCount, length-s.SnapshotLength
+			}
+			line += countColumns(formatSize(dirs, human), formatSize(files, human), formatSize(length, human))
 		}
 		if showEC {
 			s, err := it.fs.ContentSummary(c.ctx, it.abs)
@@ -290,6 +298,14 @@ func runCount(c *cmd, args []string) error {
 				line += "EC:"
 			}
 			line += s.ErasureCodingPolicy + " "
+		}
+		if showSnap {
+			s, err := it.fs.ContentSummary(c.ctx, it.abs)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf("%12s %12s %12s %12s ", formatSize(s.SnapshotLength, human), formatSize(s.SnapshotFileCount, human),
+				formatSize(s.SnapshotDirectoryCount, human), formatSize(s.SnapshotSpaceConsumed, human))
 		}
 		c.printf("%s%s\n", line, it.str)
 		return nil
@@ -302,7 +318,7 @@ func runDus(c *cmd, args []string) error {
 }
 
 func runDu(c *cmd, args []string) error {
-	// -x (leave snapshots out) changes nothing until snapshots exist.
+	// -x leaves out what only snapshots keep.
 	f, rest, err := parseFlags(args, 0, unlimited, []string{"h", "s", "v", "x"}, false)
 	if err != nil {
 		return err
@@ -321,7 +337,11 @@ func runDu(c *cmd, args []string) error {
 		if err != nil {
 			return err
 		}
-		t.add(formatSize(s.Length, human), formatSize(s.SpaceConsumed, human), it.str)
+		length, space := s.Length, s.SpaceConsumed
+		if f.on("x") {
+			length, space = length-s.SnapshotLength, space-s.SnapshotSpaceConsumed
+		}
+		t.add(formatSize(length, human), formatSize(space, human), it.str)
 		return nil
 	}
 	c.forEachArg(rest, func(it *item) error {

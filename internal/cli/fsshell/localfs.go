@@ -443,3 +443,15 @@ func (l *localFS) RemoveXAttr(context.Context, string, string) error {
 func (l *localFS) GetXAttrs(context.Context, string, ...string) ([]client.XAttr, error) {
 	return nil, unsupportedLocal("getXAttrs")
 }
+
+func (l *localFS) CreateSnapshot(context.Context, string, string) (string, error) {
+	return "", unsupportedLocal("createSnapshot")
+}
+
+func (l *localFS) DeleteSnapshot(context.Context, string, string) error {
+	return unsupportedLocal("deleteSnapshot")
+}
+
+func (l *localFS) RenameSnapshot(context.Context, string, string, string) error {
+	return unsupportedLocal("renameSnapshot")
+}

@@ -34,6 +34,9 @@ const (
 	CodeEndLogSegment    Code = 23 // OP_END_LOG_SEGMENT
 	CodeStartLogSegment  Code = 24 // OP_START_LOG_SEGMENT
 	CodeUpdateBlocks     Code = 25 // OP_UPDATE_BLOCKS
+	CodeCreateSnapshot   Code = 26 // OP_CREATE_SNAPSHOT (layout version 5)
+	CodeDeleteSnapshot   Code = 27 // OP_DELETE_SNAPSHOT (layout version 5)
+	CodeRenameSnapshot   Code = 28 // OP_RENAME_SNAPSHOT (layout version 5)
 	CodeAllowSnapshot    Code = 29 // OP_ALLOW_SNAPSHOT
 	CodeDisallowSnapshot Code = 30 // OP_DISALLOW_SNAPSHOT
 	CodeSetGenstamp      Code = 31 // OP_SET_GENSTAMP_V2
@@ -346,6 +349,34 @@ type DisallowSnapshot struct {
 	Path string
 }
 
+// CreateSnapshot takes the snapshot Name of the snapshottable directory
+// Root at Mtime (the snapshot's time and the directory's new mtime). The
+// snapshot's id is the tree's snapshot counter plus one: ids are not
+// recorded, they follow from the order of the ops.
+type CreateSnapshot struct {
+	Root  string
+	Name  string
+	Mtime int64
+	RPC   RPCID
+}
+
+// DeleteSnapshot deletes the snapshot Name of Root at Mtime.
+type DeleteSnapshot struct {
+	Root  string
+	Name  string
+	Mtime int64
+	RPC   RPCID
+}
+
+// RenameSnapshot renames the snapshot OldName of Root to NewName at Mtime.
+type RenameSnapshot struct {
+	Root    string
+	OldName string
+	NewName string
+	Mtime   int64
+	RPC     RPCID
+}
+
 // Storage policy id meaning "none set on this inode: inherit the parent's"
 // (Hadoop's BLOCK_STORAGE_POLICY_ID_UNSPECIFIED).
 const StoragePolicyUnspecified uint8 = 0
@@ -415,6 +446,9 @@ func (*SetStoragePolicy) Code() Code { return CodeSetStoragePolicy }
 func (*SetACL) Code() Code           { return CodeSetACL }
 func (*AllowSnapshot) Code() Code    { return CodeAllowSnapshot }
 func (*DisallowSnapshot) Code() Code { return CodeDisallowSnapshot }
+func (*CreateSnapshot) Code() Code   { return CodeCreateSnapshot }
+func (*DeleteSnapshot) Code() Code   { return CodeDeleteSnapshot }
+func (*RenameSnapshot) Code() Code   { return CodeRenameSnapshot }
 
 func (o *Add) RPCIDPtr() *RPCID          { return &o.RPC }
 func (o *Delete) RPCIDPtr() *RPCID       { return &o.RPC }
@@ -427,6 +461,10 @@ func (o *Truncate) RPCIDPtr() *RPCID     { return &o.RPC }
 func (o *SetXAttr) RPCIDPtr() *RPCID     { return &o.RPC }
 func (o *RemoveXAttr) RPCIDPtr() *RPCID  { return &o.RPC }
 
+func (o *CreateSnapshot) RPCIDPtr() *RPCID { return &o.RPC }
+func (o *DeleteSnapshot) RPCIDPtr() *RPCID { return &o.RPC }
+func (o *RenameSnapshot) RPCIDPtr() *RPCID { return &o.RPC }
+
 // Since is the edit-log layout version that introduced the opcode (1 for
 // the first ones).
 func (c Code) Since() int32 {
@@ -435,6 +473,8 @@ func (c Code) Since() int32 {
 		return 3
 	case CodeGetDelegationToken, CodeRenewDelegationToken, CodeCancelDelegationToken, CodeUpdateMasterKey:
 		return 4
+	case CodeCreateSnapshot, CodeDeleteSnapshot, CodeRenameSnapshot:
+		return 5
 	}
 	return 1
 }
@@ -462,4 +502,6 @@ var codeNames = map[Code]string{
 	CodeDisallowSnapshot:   "OP_DISALLOW_SNAPSHOT",
 	CodeGetDelegationToken: "OP_GET_DELEGATION_TOKEN", CodeRenewDelegationToken: "OP_RENEW_DELEGATION_TOKEN",
 	CodeCancelDelegationToken: "OP_CANCEL_DELEGATION_TOKEN", CodeUpdateMasterKey: "OP_UPDATE_MASTER_KEY",
+	CodeCreateSnapshot: "OP_CREATE_SNAPSHOT", CodeDeleteSnapshot: "OP_DELETE_SNAPSHOT",
+	CodeRenameSnapshot: "OP_RENAME_SNAPSHOT",
 }

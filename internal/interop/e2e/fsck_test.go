@@ -208,8 +208,8 @@ func TestFsck(t *testing.T) {
 	if out, code := c.fsckRun(t, "/nope"); code != 0 || !strings.HasSuffix(strings.TrimSpace(out), "Path '/nope' does not exist") {
 		t.Fatalf("fsck of a missing path exited %d:\n%s", code, out)
 	}
-	if out, code := c.fsckRun(t, "/", "-includeSnapshots"); code != 1 || !strings.Contains(out, "not supported yet") {
-		t.Fatalf("fsck -includeSnapshots exited %d:\n%s", code, out)
+	if out, code := c.fsckRun(t, "/", "-storagepolicies"); code != 1 || !strings.Contains(out, "not supported yet") {
+		t.Fatalf("fsck -storagepolicies exited %d:\n%s", code, out)
 	}
 
 	// -move: both corrupt files go to /lost+found with their paths.

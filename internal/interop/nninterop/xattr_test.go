@@ -84,10 +84,10 @@ func TestXAttrStockClient(t *testing.T) {
 	}
 }
 
-// TestSnapshotCallsAnswered: the stock client allows and disallows
-// snapshots on a directory; taking and deleting snapshots, which hdfsgo
-// does not implement yet, get UnsupportedOperationException naming the
-// method, not RpcNoSuchMethodException.
+// TestSnapshotCallsAnswered: the stock client allows snapshots on a
+// directory (superusers only), takes one (its owner may too, another user
+// may not), is refused a second of the same name and a disallow while one
+// exists, stats through .snapshot, and deletes it.
 func TestSnapshotCallsAnswered(t *testing.T) {
 	_, super, c := setup(t)
 	if err := super.AllowSnapshots("/_test"); err != nil {
@@ -100,14 +100,26 @@ func TestSnapshotCallsAnswered(t *testing.T) {
 	if err != nil || fi.Sys().(*hdfs.FileStatus).GetFlags()&8 == 0 {
 		t.Fatalf("Stat of a snapshottable directory: %v, flags %d", err, fi.Sys().(*hdfs.FileStatus).GetFlags())
 	}
-	for name, call := range map[string]func() error{
-		"createSnapshot": func() error { _, err := super.CreateSnapshot("/_test", "s1"); return err },
-		"deleteSnapshot": func() error { return super.DeleteSnapshot("/_test", "s1") },
-	} {
-		err := call()
-		if err == nil || !strings.Contains(err.Error(), "UnsupportedOperationException") || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: %v", name, err)
-		}
+	if p, err := super.CreateSnapshot("/_test", "s1"); err != nil || p != "/_test/.snapshot/s1" {
+		t.Fatalf("CreateSnapshot: %q, %v", p, err)
+	}
+	if _, err := c.CreateSnapshot("/_test", "s2"); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("CreateSnapshot by a user who does not own the directory: %v", err)
+	}
+	if _, err := super.CreateSnapshot("/_test", "s1"); err == nil || !strings.Contains(err.Error(), "SnapshotException") {
+		t.Fatalf("second s1: %v", err)
+	}
+	if err := super.DisallowSnapshots("/_test"); err == nil || !strings.Contains(err.Error(), "SnapshotException") {
+		t.Fatalf("DisallowSnapshots with a snapshot: %v", err)
+	}
+	if fi, err := c.Stat("/_test/.snapshot/s1"); err != nil || !fi.IsDir() || fi.Name() != "s1" {
+		t.Fatalf("Stat of the snapshot: %v, %v", fi, err)
+	}
+	if err := super.DeleteSnapshot("/_test", "s1"); err != nil {
+		t.Fatalf("DeleteSnapshot: %v", err)
+	}
+	if _, err := c.Stat("/_test/.snapshot/s1"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Stat of a deleted snapshot: %v", err)
 	}
 	if err := super.DisallowSnapshots("/_test"); err != nil {
 		t.Fatalf("DisallowSnapshots: %v", err)

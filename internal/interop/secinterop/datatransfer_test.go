@@ -7,15 +7,20 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	stock "github.com/colinmarc/hdfs/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/client"
+	"github.com/hdfsgo/hdfsgo/client/webhdfs"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
+	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
@@ -115,6 +120,67 @@ func TestDataTransferProtection(t *testing.T) {
 			}
 			if _, err := fsys.Checksum(ctx, "/stock"); err != nil {
 				t.Errorf("checksum: %v", err)
+			}
+
+			if tc.name == "privacy" {
+				// Re-replication: the NameNode has the DataNode holding
+				// the only replica transfer it to the other, which makes
+				// the handshake as a client (DNA_TRANSFER).
+				w, err := fsys.CreateFile(ctx, "/one", client.CreateOptions{Replication: 1, Perm: 0o644})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Write(data[:100000]); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// WebHDFS: the DataNode's own client makes the handshake.
+				wfs, err := webhdfs.New("webhdfs://"+c.NameNode().HTTPAddr().String(), super)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := wfs.Create(ctx, "/web", bytes.NewReader(data[:200000]), webhdfs.CreateOptions{}); err != nil {
+					t.Fatalf("WebHDFS create under privacy: %v", err)
+				}
+				rc, err := wfs.Open(ctx, "/web", 0, -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || !bytes.Equal(got, data[:200000]) {
+					t.Fatalf("WebHDFS read under privacy: %d bytes, %v", len(got), err)
+				}
+				if _, err := fsys.SetReplication(ctx, "/one", 2); err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					locs, err := fsys.BlockLocations(ctx, "/one", 0, 1)
+					if err == nil && len(locs) == 1 && len(locs[0].Hosts) == 2 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("re-replication under privacy: %v %v", locs, err)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+
+			if tc.name == "encrypt data transfer" {
+				// A client configured with dfs.data.transfer.protection
+				// only follows the NameNode's server defaults and uses a
+				// data encryption key.
+				other, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, DataTransferProtection: "privacy"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Close()
+				if got, err := other.ReadFile(ctx, "/stock"); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("a client with protection only, against an encrypting cluster: %d bytes, %v", len(got), err)
+				}
 			}
 
 			// Refusals: no handshake at all; a weaker level. (The reader
@@ -224,5 +290,99 @@ func TestExpiredTokenRefetched(t *testing.T) {
 				t.Fatalf("read after the token expired: %d bytes, %v", len(got), err)
 			}
 		})
+	}
+}
+
+// TestVisibleLengthBlockToken: with block tokens on (SIMPLE
+// authentication), ClientDatanodeProtocol's getReplicaVisibleLength takes
+// the block token as the connection's credential (SASL TOKEN, offered
+// beside SIMPLE as Hadoop's DataNode does) and checks it: the block's own
+// token is answered, no token or another block's token refused. Our
+// reader of a file being written gets the DataNode's visible length.
+func TestVisibleLengthBlockToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := minicluster.Start(ctx, minicluster.Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
+		{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
+		{Key: conf.DFSBlockSize, Value: "1m"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	super := c.NameNode().SuperUser()
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	data := bytes.Repeat([]byte("v"), 1<<20+5000) // two blocks
+	if err := fsys.WriteFile(ctx, "/f", data, false); err != nil {
+		t.Fatal(err)
+	}
+	nn := ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, User: super, Protocol: "org.apache.hadoop.hdfs.protocol.ClientProtocol"})
+	defer nn.Close()
+	var resp hdfs.GetBlockLocationsResponseProto
+	if err := nn.Call(ctx, "getBlockLocations", &hdfs.GetBlockLocationsRequestProto{Src: proto.String("/f"),
+		Offset: proto.Uint64(0), Length: proto.Uint64(uint64(len(data)))}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	blocks := resp.GetLocations().GetBlocks()
+	if len(blocks) != 2 {
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	dn := c.DataNodes()[0].IPCAddr().String()
+	const cdp = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+	call := func(tok *common.TokenProto) (int64, error) {
+		cfg := ipc.ClientConfig{Addresses: []string{dn}, User: super, Protocol: cdp}
+		if tok != nil {
+			cfg.Token, cfg.TokenUser = tok, super
+		}
+		cl := ipc.NewClient(cfg)
+		defer cl.Close()
+		var r hdfs.GetReplicaVisibleLengthResponseProto
+		err := cl.Call(ctx, "getReplicaVisibleLength", &hdfs.GetReplicaVisibleLengthRequestProto{Block: blocks[0].GetB()}, &r)
+		return int64(r.GetLength()), err
+	}
+	if n, err := call(blocks[0].GetBlockToken()); err != nil || n != 1<<20 {
+		t.Errorf("with the block's token: %d, %v", n, err)
+	}
+	if _, err := call(nil); err == nil || !strings.Contains(err.Error(), "BlockTokenIdentifier") {
+		t.Errorf("without a token: %v", err)
+	}
+	if _, err := call(blocks[1].GetBlockToken()); err == nil || !strings.Contains(err.Error(), "doesn't apply to block") {
+		t.Errorf("with another block's token: %v", err)
+	}
+
+	// A reader of a file being written asks the DataNode for the length
+	// of the last block (past what the NameNode knows).
+	w, err := fsys.CreateFile(ctx, "/uc", client.CreateOptions{Replication: 1, Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write(data[:300000]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The NameNode hears of the block's length at its first flush only.
+	if _, err := w.Write(data[300000:500000]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fsys.Open(ctx, "/uc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Size() != 500000 {
+		t.Errorf("reader of the file being written sees %d bytes, want 500000 (the DataNode's visible length)", r.Size())
 	}
 }

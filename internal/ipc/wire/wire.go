@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -243,10 +244,112 @@ type requestBox struct {
 	req    Request
 	header common.RpcRequestHeaderProto
 	method common.RequestHeaderProto
+	// The values the headers' fields point to when decodeHeaders decoded
+	// them.
+	kind                 common.RpcKindProto
+	op                   common.RpcRequestHeaderProto_OperationProto
+	callID, retry        int32
+	methodName, protocol string
+	version              uint64
+}
+
+// decodeHeader decodes the RpcRequestHeaderProto of a call as
+// proto.Unmarshal would (the last of repeated fields wins, varints are
+// truncated to the field's width) when it holds only rpcKind, rpcOp,
+// callId, clientId and retryCount with known enum values and both required
+// fields, and reports false, leaving it to proto.Unmarshal, for anything
+// else (traceInfo, callerContext, stateId, bad bytes, ...).
+func (b *requestBox) decodeHeader(hb []byte) bool {
+	h := &b.header
+	var haveCall, haveClient bool
+	for len(hb) > 0 {
+		num, typ, n := protowire.ConsumeTag(hb)
+		if n < 0 {
+			return false
+		}
+		hb = hb[n:]
+		switch {
+		case typ == protowire.VarintType && num >= 1 && num <= 5 && num != 4:
+			v, n := protowire.ConsumeVarint(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			switch num {
+			case 1:
+				if v > uint64(common.RpcKindProto_RPC_PROTOCOL_BUFFER) {
+					return false
+				}
+				b.kind, h.RpcKind = common.RpcKindProto(v), &b.kind
+			case 2:
+				if v > uint64(common.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION) {
+					return false
+				}
+				b.op, h.RpcOp = common.RpcRequestHeaderProto_OperationProto(v), &b.op
+			case 3:
+				b.callID, h.CallId, haveCall = int32(protowire.DecodeZigZag(v&math.MaxUint32)), &b.callID, true
+			case 5:
+				b.retry, h.RetryCount = int32(protowire.DecodeZigZag(v&math.MaxUint32)), &b.retry
+			}
+		case typ == protowire.BytesType && num == 4:
+			v, n := protowire.ConsumeBytes(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			// A copy, as proto.Unmarshal makes: a retry cache may keep it
+			// longer than the frame.
+			h.ClientId, haveClient = append([]byte{}, v...), true
+		default:
+			return false
+		}
+	}
+	return haveCall && haveClient
+}
+
+// decodeMethod decodes a RequestHeaderProto holding exactly its three
+// required fields (in any order, repeated ones last-wins), and reports
+// false for anything else.
+func (b *requestBox) decodeMethod(mb []byte) bool {
+	m := &b.method
+	var have [4]bool
+	for len(mb) > 0 {
+		num, typ, n := protowire.ConsumeTag(mb)
+		if n < 0 {
+			return false
+		}
+		mb = mb[n:]
+		switch {
+		case typ == protowire.BytesType && (num == 1 || num == 2):
+			v, n := protowire.ConsumeBytes(mb)
+			if n < 0 {
+				return false
+			}
+			mb = mb[n:]
+			if num == 1 {
+				b.methodName, m.MethodName = string(v), &b.methodName
+			} else {
+				b.protocol, m.DeclaringClassProtocolName = string(v), &b.protocol
+			}
+		case typ == protowire.VarintType && num == 3:
+			v, n := protowire.ConsumeVarint(mb)
+			if n < 0 {
+				return false
+			}
+			mb = mb[n:]
+			b.version, m.ClientProtocolVersion = v, &b.version
+		default:
+			return false
+		}
+		have[num] = true
+	}
+	return have[1] && have[2] && have[3]
 }
 
 // DecodeRequest decodes a request frame's content (without its length
-// prefix). The layout depends on the call id: calls (callId >= 0) carry
+// prefix). The two headers of an ordinary call are decoded by hand into one
+// allocation with the Request; anything else goes to proto.Unmarshal
+// (FuzzDecodeRequest checks that both give the same headers). The layout depends on the call id: calls (callId >= 0) carry
 // RpcRequestHeaderProto, RequestHeaderProto and the request message;
 // out-of-band frames (callId < 0) carry RpcRequestHeaderProto and at most
 // one further message. Bytes after the last message are an error.
@@ -258,8 +361,11 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	box := new(requestBox)
 	req := &box.req
 	req.Header = &box.header
-	if err := proto.Unmarshal(hb, req.Header); err != nil {
-		return nil, fmt.Errorf("%w: RpcRequestHeaderProto: %v", ErrMalformed, err)
+	if !box.decodeHeader(hb) {
+		proto.Reset(req.Header)
+		if err := proto.Unmarshal(hb, req.Header); err != nil {
+			return nil, fmt.Errorf("%w: RpcRequestHeaderProto: %v", ErrMalformed, err)
+		}
 	}
 	if req.Header.GetCallId() >= 0 {
 		mb, r2, err := nextDelimited(rest, "RequestHeaderProto")
@@ -267,8 +373,11 @@ func DecodeRequest(frame []byte) (*Request, error) {
 			return nil, err
 		}
 		req.Method = &box.method
-		if err := proto.Unmarshal(mb, req.Method); err != nil {
-			return nil, fmt.Errorf("%w: RequestHeaderProto: %v", ErrMalformed, err)
+		if !box.decodeMethod(mb) {
+			proto.Reset(req.Method)
+			if err := proto.Unmarshal(mb, req.Method); err != nil {
+				return nil, fmt.Errorf("%w: RequestHeaderProto: %v", ErrMalformed, err)
+			}
 		}
 		rest = r2
 	}
@@ -296,12 +405,98 @@ type Response struct {
 
 // DecodeResponse decodes a response frame's content (without its length
 // prefix): RpcResponseHeaderProto and, optionally, one message.
+//
+// A header that holds only what a server sends with a success (callId,
+// status, serverIpcVersionNum, clientId, retryCount; no other field, a
+// known status) is decoded here, into one allocation with the Response,
+// instead of by proto.Unmarshal, which allocates every field; any other
+// header, or one this decoder does not take, goes to proto.Unmarshal
+// (FuzzDecodeResponse checks that both give the same header).
 func DecodeResponse(frame []byte) (*Response, error) {
-	resp := &Response{Header: new(common.RpcResponseHeaderProto)}
-	if err := DecodeResponseInto(frame, resp); err != nil {
+	hb, rest, err := nextDelimited(frame, "RpcResponseHeaderProto")
+	if err != nil {
 		return nil, err
 	}
+	box := new(responseBox)
+	resp := &box.resp
+	resp.Header = &box.header
+	if !box.decodeHeader(hb) {
+		box.header = common.RpcResponseHeaderProto{}
+		if err := proto.Unmarshal(hb, resp.Header); err != nil {
+			return nil, fmt.Errorf("%w: RpcResponseHeaderProto: %v", ErrMalformed, err)
+		}
+	}
+	if len(rest) > 0 {
+		body, r2, err := nextDelimited(rest, "response body")
+		if err != nil {
+			return nil, err
+		}
+		if len(r2) > 0 {
+			return nil, fmt.Errorf("%w: %d bytes after the last message", ErrMalformed, len(r2))
+		}
+		resp.Body, resp.HasBody = body, true
+	}
 	return resp, nil
+}
+
+// responseBox holds a Response, its header and the values the header's
+// fields point to.
+type responseBox struct {
+	resp    Response
+	header  common.RpcResponseHeaderProto
+	callID  uint32
+	version uint32
+	status  common.RpcResponseHeaderProto_RpcStatusProto
+	retry   int32
+}
+
+// decodeHeader decodes a success-shaped RpcResponseHeaderProto as
+// proto.Unmarshal would (the last of repeated fields wins, varints are
+// truncated to the field's width) and reports false, leaving the header to
+// proto.Unmarshal, for anything else: another field, an unexpected wire
+// type, an unknown status, a missing required field, bad bytes. clientId
+// aliases hb.
+func (b *responseBox) decodeHeader(hb []byte) bool {
+	h := &b.header
+	var haveCall, haveStatus bool
+	for len(hb) > 0 {
+		num, typ, n := protowire.ConsumeTag(hb)
+		if n < 0 {
+			return false
+		}
+		hb = hb[n:]
+		switch {
+		case typ == protowire.VarintType && (num == 1 || num == 2 || num == 3 || num == 8):
+			v, n := protowire.ConsumeVarint(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			switch num {
+			case 1:
+				b.callID, h.CallId, haveCall = uint32(v), &b.callID, true
+			case 2:
+				if v > uint64(common.RpcResponseHeaderProto_FATAL) {
+					return false
+				}
+				b.status, h.Status, haveStatus = common.RpcResponseHeaderProto_RpcStatusProto(v), &b.status, true
+			case 3:
+				b.version, h.ServerIpcVersionNum = uint32(v), &b.version
+			case 8:
+				b.retry, h.RetryCount = int32(protowire.DecodeZigZag(v&math.MaxUint32)), &b.retry
+			}
+		case typ == protowire.BytesType && num == 7:
+			v, n := protowire.ConsumeBytes(hb)
+			if n < 0 {
+				return false
+			}
+			hb = hb[n:]
+			h.ClientId = v[:len(v):len(v)]
+		default:
+			return false
+		}
+	}
+	return haveCall && haveStatus
 }
 
 // DecodeResponseInto is DecodeResponse into a caller-owned Response whose
@@ -418,6 +613,37 @@ func AppendSuccess(dst []byte, callID int32, clientID []byte, retryCount int32, 
 	}
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst, nil
+}
+
+// AppendRequestHeader appends, varint-delimited, the RpcRequestHeaderProto
+// RequestHeader(callID, clientID, retryCount) builds, encoded here field by
+// field in field-number order: the bytes proto.Marshal gives for it
+// (TestAppendRequestHeaderMatchesMarshal). A client sends one per call;
+// building and marshalling the message cost five allocations.
+func AppendRequestHeader(dst []byte, callID int32, clientID []byte, retryCount int32) []byte {
+	n := 2 + 2 + 1 + protowire.SizeVarint(protowire.EncodeZigZag(int64(callID)))
+	if clientID != nil {
+		n += 1 + protowire.SizeBytes(len(clientID))
+	}
+	if retryCount >= 0 {
+		n += 1 + protowire.SizeVarint(protowire.EncodeZigZag(int64(retryCount)))
+	}
+	dst = protowire.AppendVarint(dst, uint64(n))
+	dst = protowire.AppendTag(dst, 1, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(common.RpcKindProto_RPC_PROTOCOL_BUFFER))
+	dst = protowire.AppendTag(dst, 2, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(common.RpcRequestHeaderProto_RPC_FINAL_PACKET))
+	dst = protowire.AppendTag(dst, 3, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, protowire.EncodeZigZag(int64(callID)))
+	if clientID != nil {
+		dst = protowire.AppendTag(dst, 4, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, clientID)
+	}
+	if retryCount >= 0 {
+		dst = protowire.AppendTag(dst, 5, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, protowire.EncodeZigZag(int64(retryCount)))
+	}
+	return dst
 }
 
 // RequestHeader builds the RpcRequestHeaderProto of a protobuf call.

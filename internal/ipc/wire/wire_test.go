@@ -291,6 +291,7 @@ func FuzzDecodeRequest(f *testing.F) {
 					t.Fatalf("frame of %d bytes (cap %d) over the limit", len(frame), cap(frame))
 				}
 				req, err := DecodeRequest(frame)
+				checkGeneralDecode(t, frame, req, err)
 				if err != nil {
 					if !errors.Is(err, ErrMalformed) {
 						t.Fatalf("untyped error %v", err)
@@ -371,8 +372,21 @@ func TestReadGrowingExact(t *testing.T) {
 
 func FuzzDecodeResponse(f *testing.F) {
 	f.Add(append([]byte{byte(len(mustHex(f, goldenSuccessHeader)))}, mustHex(f, goldenSuccessHeader)...))
+	f.Add(mustResponseFrame(f, &common.RpcResponseHeaderProto{CallId: proto.Uint32(5), Status: common.RpcResponseHeaderProto_ERROR.Enum(),
+		ExceptionClassName: proto.String("java.io.IOException"), ErrorMsg: proto.String("m"), RetryCount: proto.Int32(-1)}))
+	f.Add(mustResponseFrame(f, &common.RpcResponseHeaderProto{CallId: proto.Uint32(1 << 31), Status: common.RpcResponseHeaderProto_SUCCESS.Enum(),
+		ServerIpcVersionNum: proto.Uint32(9), ClientId: []byte{}, RetryCount: proto.Int32(-1 << 31)}))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		resp, err := DecodeResponse(frame)
+		// The general decoder must agree with the fast header path.
+		general := &Response{Header: new(common.RpcResponseHeaderProto)}
+		gerr := DecodeResponseInto(frame, general)
+		if (err == nil) != (gerr == nil) {
+			t.Fatalf("DecodeResponse error %v, DecodeResponseInto error %v", err, gerr)
+		}
+		if err == nil && (!proto.Equal(resp.Header, general.Header) || !bytes.Equal(resp.Body, general.Body) || resp.HasBody != general.HasBody) {
+			t.Fatalf("DecodeResponse %v, DecodeResponseInto %v", resp.Header, general.Header)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("untyped error %v", err)
@@ -441,5 +455,77 @@ func TestAppendSuccessMatchesMarshal(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAppendRequestHeaderMatchesMarshal: the call header AppendRequestHeader
+// encodes by hand is what marshalling RequestHeader's message gives
+// (clientId is required: a Client always has one).
+func TestAppendRequestHeaderMatchesMarshal(t *testing.T) {
+	for _, callID := range []int32{0, 1, 63, 64, 1 << 30, -1, -3, -33, 1<<31 - 1, -1 << 31} {
+		for _, clientID := range [][]byte{{}, []byte(testClientID), bytes.Repeat([]byte{7}, 200)} {
+			for _, retry := range []int32{-1, -5, 0, 1, 63, 64, 1<<31 - 1} {
+				want, err := AppendFrame(nil, RequestHeader(callID, clientID, retry))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := AppendRequestHeader([]byte("x"), callID, clientID, retry)
+				if !bytes.Equal(got[1:], want[4:]) || got[0] != 'x' {
+					t.Fatalf("callId %d, clientId %x, retryCount %d:\n got %x\nwant %x", callID, clientID, retry, got[1:], want[4:])
+				}
+			}
+		}
+	}
+}
+
+// mustResponseFrame is the content of a response frame holding h and no body.
+func mustResponseFrame(t testing.TB, h *common.RpcResponseHeaderProto) []byte {
+	b, err := AppendResponse(nil, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[4:]
+}
+
+// checkGeneralDecode decodes frame's headers with proto.Unmarshal alone and
+// fails unless DecodeRequest's hand decoders gave the same (req, err).
+func checkGeneralDecode(t *testing.T, frame []byte, req *Request, err error) {
+	t.Helper()
+	var h common.RpcRequestHeaderProto
+	var m common.RequestHeaderProto
+	gerr := func() error {
+		hb, rest, err := nextDelimited(frame, "h")
+		if err != nil {
+			return err
+		}
+		if err := proto.Unmarshal(hb, &h); err != nil {
+			return err
+		}
+		if h.GetCallId() >= 0 {
+			mb, _, err := nextDelimited(rest, "m")
+			if err != nil {
+				return err
+			}
+			return proto.Unmarshal(mb, &m)
+		}
+		return nil
+	}()
+	if gerr != nil {
+		if err == nil {
+			t.Fatalf("DecodeRequest took what proto.Unmarshal refuses: %v", gerr)
+		}
+		return
+	}
+	if err != nil {
+		if errors.Is(err, ErrMalformed) && strings.Contains(err.Error(), "Proto") {
+			t.Fatalf("DecodeRequest refused headers proto.Unmarshal takes: %v", err)
+		}
+		return
+	}
+	if !proto.Equal(req.Header, &h) {
+		t.Fatalf("header %v, proto.Unmarshal %v", req.Header, &h)
+	}
+	if req.Method != nil && !proto.Equal(req.Method, &m) {
+		t.Fatalf("method header %v, proto.Unmarshal %v", req.Method, &m)
 	}
 }

@@ -417,6 +417,9 @@ type ACLStatus struct {
 
 // GetACLStatus reports the ACL of p (traverse permission only).
 func (t *Tree) GetACLStatus(c Caller, p string) (ACLStatus, error) {
+	if err := t.notThroughSnapshot(c, p, "getAclStatus"); err != nil {
+		return ACLStatus{}, err
+	}
 	if err := t.checkACLsEnabled(); err != nil {
 		return ACLStatus{}, err
 	}

@@ -64,17 +64,19 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 	case *op.SetReplication:
 		return t.applySetReplication(o)
 	case *op.SetPermissions:
-		_, n, err := t.existing(o.Path)
+		w, n, err := t.existing(o.Path)
 		if err != nil {
 			return err
 		}
+		t.cow(w)
 		n.mode = o.Mode & 0o7777
 		return nil
 	case *op.SetOwner:
-		_, n, err := t.existing(o.Path)
+		w, n, err := t.existing(o.Path)
 		if err != nil {
 			return err
 		}
+		t.cow(w)
 		u, g := o.User, o.Group
 		if u == "" {
 			u = t.userOf(n)
@@ -85,10 +87,11 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		n.owner = t.ownerID(u, g)
 		return nil
 	case *op.Times:
-		_, n, err := t.existing(o.Path)
+		w, n, err := t.existing(o.Path)
 		if err != nil {
 			return err
 		}
+		t.cow(w)
 		if o.Mtime >= 0 {
 			n.mtime = o.Mtime
 		}
@@ -115,6 +118,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		if err != nil {
 			return err
 		}
+		t.cow(w)
 		t.setBlocks(w, f, cloneBlocks(o.Blocks), eff)
 		return nil
 	case *op.AddBlock:
@@ -124,6 +128,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		if err != nil {
 			return err
 		}
+		t.cow(w)
 		old := f.space()
 		delete(t.uc, f.id)
 		f.setUC(nil)
@@ -140,6 +145,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		if f.ucd() != nil {
 			return corruptf("append to %s: already open for write", o.Path)
 		}
+		t.cow(w)
 		old := f.space()
 		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
 		t.uc[f.id] = f
@@ -159,6 +165,12 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		return t.applySnapshottable(o.Path, true)
 	case *op.DisallowSnapshot:
 		return t.applySnapshottable(o.Path, false)
+	case *op.CreateSnapshot:
+		return t.applyCreateSnapshot(o)
+	case *op.DeleteSnapshot:
+		return t.applyDeleteSnapshot(o, eff)
+	case *op.RenameSnapshot:
+		return t.applyRenameSnapshot(o)
 	case nil:
 		return corruptf("nil op")
 	default:
@@ -242,6 +254,8 @@ func (t *Tree) applyMkdir(o *op.Mkdir) error {
 		owner: t.ownerID(o.Perm.User, o.Perm.Group),
 	}
 	d.setDir(&dirData{parent: par})
+	t.cowAt(w, len(w.nodes)-2)
+	t.noteChild(par, d, true)
 	par.dir().insert(d)
 	par.touch(o.Mtime)
 	addUsage(par, 1, 0)
@@ -268,7 +282,8 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 		if old.isDir() {
 			return corruptf("add %s: a directory is in the way", o.Path)
 		}
-		t.removeSubtree(par, old, eff)
+		t.cowAt(w, len(w.nodes)-2)
+		t.removeSubtree(par, old, t.seenBy(w.nodes[:len(w.nodes)-1]), eff)
 	}
 	f := &inode{
 		id:    o.InodeID,
@@ -281,6 +296,8 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 	f.setPref(o.BlockSize)
 	f.setRepl(o.Replication)
 	f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: par})
+	t.cowAt(w, len(w.nodes)-2)
+	t.noteChild(par, f, true)
 	par.dir().insert(f)
 	par.touch(o.Mtime)
 	addUsage(par, 1, f.space())
@@ -290,18 +307,32 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 	return nil
 }
 
-// removeSubtree unlinks n from its parent directory par and accounts for it.
-func (t *Tree) removeSubtree(par, n *inode, eff *Effects) {
-	ns, ds := t.forget(n, eff)
+// removeSubtree unlinks n from its parent directory par and accounts for
+// it; l is the newest snapshot that may see par (seenBy), and the caller
+// has cowed par.
+func (t *Tree) removeSubtree(par, n *inode, l int32, eff *Effects) {
+	ns, ds := t.forget(n, l, eff)
+	t.noteChild(par, n, false)
 	par.dir().remove(n)
 	addUsage(par, -ns, -ds)
 }
 
 // forget drops the subtree at n from the counters and the under-construction
-// index and returns its inode count and space.
-func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
+// index and returns its inode count and space. l is the newest snapshot
+// that may see n's parent: an inode a snapshot sees is saved and becomes
+// an orphan, and its blocks that versions hold are not freed.
+func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 	if len(t.feats) > 0 {
 		t.dropFeatures(n)
+	}
+	var h *history
+	if t.snapActive() {
+		l = max(l, t.seenAt(n))
+		t.cowNode(n, l)
+		if h = t.snap.hist[n]; h != nil {
+			h.orphan = true
+		}
+		delete(t.snap.exiles, n)
 	}
 	if n.dir() == nil {
 		t.numFiles--
@@ -311,7 +342,9 @@ func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
 				eff.RemovedUC = append(eff.RemovedUC, n.id)
 			}
 		}
-		if eff != nil {
+		if h != nil {
+			t.freeUnheld(n, eff)
+		} else if eff != nil {
 			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks()...)
 		}
 		return 1, n.space()
@@ -319,7 +352,7 @@ func (t *Tree) forget(n *inode, eff *Effects) (ns, ds int64) {
 	t.numDirs--
 	ns = 1
 	for c := range n.dir().children.all() {
-		a, b := t.forget(c, eff)
+		a, b := t.forget(c, l, eff)
 		ns += a
 		ds += b
 	}
@@ -335,7 +368,8 @@ func (t *Tree) applyDelete(o *op.Delete, eff *Effects) error {
 		return corruptf("delete of /")
 	}
 	par := w.parent()
-	t.removeSubtree(par, n, eff)
+	t.cowAt(w, len(w.nodes)-2)
+	t.removeSubtree(par, n, t.seenBy(w.nodes[:len(w.nodes)-1]), eff)
 	par.touch(o.Mtime)
 	return nil
 }
@@ -375,12 +409,22 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	}
 	spar := sw.parent()
 	ns, ds := counts(n)
+	if t.snapActive() {
+		t.cowAt(sw, len(sw.nodes)-2)
+		t.cowAt(dw, len(dw.nodes)-2)
+		t.cow(sw)
+		if l := t.seenBy(sw.nodes); l > 0 {
+			t.snap.exiles[n] = max(t.snap.exiles[n], l)
+		}
+	}
+	t.noteChild(spar, n, false)
 	spar.dir().remove(n)
 	addUsage(spar, -ns, -ds)
 	if old != nil {
-		t.removeSubtree(dpar, old, eff)
+		t.removeSubtree(dpar, old, t.seenBy(dw.nodes[:len(dw.nodes)-1]), eff)
 	}
 	n.name = strings.Clone(dw.lastName())
+	t.noteChild(dpar, n, true)
 	dpar.dir().insert(n)
 	addUsage(dpar, ns, ds)
 	if n.dir() != nil {
@@ -399,6 +443,7 @@ func (t *Tree) applySetReplication(o *op.SetReplication) error {
 	if err != nil {
 		return err
 	}
+	t.cow(w)
 	old := f.space()
 	f.setRepl(o.Replication)
 	addUsage(w.parent(), 0, f.space()-old)
@@ -468,9 +513,18 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	}
 	blocks := make([]op.Block, 0, nb)
 	blocks = append(blocks, trg.blocks()...)
+	t.cow(w)
+	t.cowAt(w, len(w.nodes)-2)
 	for _, f := range srcs {
 		blocks = append(blocks, f.blocks()...)
 		srcDS += f.space()
+		if t.snap != nil {
+			// The plan refuses sources a snapshot sees: their blocks move
+			// to the target, so no version may hold them.
+			delete(t.snap.hist, f)
+			delete(t.snap.exiles, f)
+		}
+		t.noteChild(par, f, false)
 		par.dir().remove(f)
 		t.dropFeatures(f)
 		t.numFiles--
@@ -492,6 +546,7 @@ func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 			return corruptf("add block to %s: penultimate block %d is not the last block", o.Path, p.ID)
 		}
 	}
+	t.cow(w)
 	old := f.space()
 	nb := make([]op.Block, len(f.blocks()), len(f.blocks())+1)
 	copy(nb, f.blocks())
@@ -514,7 +569,7 @@ func (t *Tree) setBlocks(w *walk, f *inode, blocks []op.Block, eff *Effects) {
 func (t *Tree) replaceBlocks(f *inode, blocks []op.Block, eff *Effects) {
 	if eff != nil {
 		for _, b := range f.blocks() {
-			if !hasBlock(blocks, b.ID) {
+			if !hasBlock(blocks, b.ID) && !t.heldBySnapshot(f, b.ID) {
 				eff.FreedBlocks = append(eff.FreedBlocks, b)
 			}
 		}
@@ -558,6 +613,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 		keep[len(keep)-1] = *o.TruncateBlock
 	}
 	keep = cloneBlocks(keep)
+	t.cow(w)
 	old := f.space()
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime

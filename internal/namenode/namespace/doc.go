@@ -64,5 +64,81 @@
 // fsimage.Inode records; NewFromImage (or a Builder) rebuilds a tree from such a
 // stream without holding more than the tree itself, recomputing quota usage.
 //
+// # Snapshots
+//
+// A snapshottable directory D (allowSnapshot) may have snapshots: read-only
+// views of the subtree below D as it was when each was taken, read through
+// D/.snapshot/NAME/... . Snapshot ids come from one counter for the whole
+// namespace and only grow; a snapshot records its id, name, creation time
+// and the last inode id handed out then (an inode with a larger id is in
+// no older snapshot). Taking one is O(1): it copies nothing. All snapshot
+// state lives in Tree.snap (snapstate.go), beside the tree; inodes carry
+// nothing for it.
+//
+// What a snapshot holds. Every inode object has an optional history: a
+// list of versions, each a copy of the inode's fields (name, owner, mode,
+// times, replication, block size, block list) tagged with the snapshot
+// counter when it was saved. A version with tag T, after one with tag P
+// (0 for the first), is the state that every snapshot with id in (P, T]
+// sees; a snapshot newer than the last tag sees the live inode. A
+// directory's version also carries a children diff: the child objects
+// added and removed after it was saved, until the next version (an add
+// and a remove of the same object in one span cancel out, so a rename
+// within a directory leaves no trace there). A snapshot's view of a
+// directory is its live children with the diffs of the versions from the
+// newest down to the selected one undone, each child shown with its own
+// version; the view of D itself is named after the snapshot and has its
+// creation time as mtime.
+//
+// Copy on write. Before Apply changes an inode (attributes, block list,
+// name, children, or removes it), it computes the newest snapshot L that
+// may see the inode: the newest snapshot of a snapshottable directory on
+// its path, or of an exile mark on its path (below). If L exists, the
+// inode existed when L was taken, and its newest version is older than L,
+// it saves a version (tag = the counter now). So each inode costs one copy
+// per snapshot after which it changed, and nothing when unchanged:
+//
+//	unchanged ──change, L newer than last version──▶ version saved ──change──▶ (no copy until the next snapshot)
+//
+// What the ops do to an inode a snapshot references:
+//
+//	delete     every inode of the removed subtree that a snapshot sees is
+//	           saved and becomes an orphan: out of the live tree, reachable
+//	           only through its old parent's diff; the rest are dropped
+//	rename     source and destination parents are saved and record the
+//	           move in their diffs; the moved inode is saved (its name
+//	           changes) and gets an exile mark with L, so that changes
+//	           below it keep being saved for the snapshots that saw it at
+//	           its old place
+//	append     the file is saved with its old block list; the shared last
+//	           block grows in place (a snapshot reads only its old length)
+//	truncate   on a block boundary the dropped blocks stay in the saved
+//	           version; a cut inside a block that a snapshot holds is
+//	           refused (copy-on-truncate is not supported yet)
+//	concat     refused when a snapshot sees a source file
+//	disallowSnapshot, or deleting/overwriting a directory that has
+//	           snapshots below it: refused, as HDFS does
+//
+// When blocks are freed. A block belongs to one inode object, in its live
+// block list and in any of its versions. A change frees a block that
+// leaves the live list only when no version of that inode holds it;
+// deleting a snapshot drops every version that no remaining snapshot
+// selects (no snapshot id in its (P, T] span; a dropped directory
+// version's diff merges into the previous version) and frees the blocks
+// of the dropped versions that neither the live inode nor a remaining
+// version holds. Orphans and exile marks that nothing needs are dropped
+// with them. EachFileWithBlocks reports the blocks only versions hold, so
+// the block map keeps them across restarts.
+//
+// Snapshot state is persisted in the image as its own record
+// (snapimage.go) and changed only by OP_CREATE_SNAPSHOT, OP_DELETE_SNAPSHOT,
+// OP_RENAME_SNAPSHOT and the copy-on-write steps of the other ops.
+// ContentSummary adds what only snapshots keep (the orphans the diffs hold
+// and the blocks only versions hold), as HDFS's getContentSummary does; the
+// quota counters (setQuota's checks, getQuotaUsage) count only the live
+// tree. Not kept per snapshot yet: xattrs, ACLs and storage policies (a
+// view's status shows the inode's current ones; reading them through a
+// .snapshot path is refused as not supported).
+//
 // A Tree is not safe for concurrent use.
 package namespace

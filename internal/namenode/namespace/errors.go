@@ -61,6 +61,9 @@ var (
 	ErrACL = errors.New("namespace: invalid ACL")
 	// ErrSnapshot: org.apache.hadoop.hdfs.protocol.SnapshotException.
 	ErrSnapshot = errors.New("namespace: snapshot rule violated")
+	// ErrSnapshotAccess: org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException
+	// (a change below a ".snapshot" path).
+	ErrSnapshotAccess = errors.New("namespace: modification on a read-only snapshot")
 	// ErrCorrupt: Apply could not apply an op to the tree (at replay: a corrupt
 	// or out-of-order edit log). Not sent to clients.
 	ErrCorrupt = errors.New("namespace: op does not apply")

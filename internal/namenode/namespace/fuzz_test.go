@@ -1,7 +1,11 @@
 package namespace
 
 import (
+	"bytes"
+	"io"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 )
@@ -57,6 +61,100 @@ func FuzzPlans(f *testing.F) {
 			if err := tr.Apply(o); err != nil {
 				t.Fatalf("planned op %+v does not apply: %v", o, err)
 			}
+		}
+	})
+}
+
+// snapshotFixture is a small tree with two snapshots of /d, taken around
+// a delete, an overwrite, a rename out of /d and a block-boundary truncate.
+func snapshotFixture(tb testing.TB) *Tree {
+	tb.Helper()
+	tr := New(testCfg())
+	step := func(ops []op.Op, err error) {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, o := range ops {
+			if err := tr.Apply(o); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	file := func(p string, nBlocks int) {
+		step(tr.PlanCreate(super, p, 0o644, "c", "m", CreateFlags{Create: true}, true, 3, 1024, 10))
+		var blocks []op.Block
+		for k := 0; k < nBlocks; k++ {
+			b := op.Block{ID: tr.NextBlockID(), NumBytes: 100, GenStamp: tr.NextGenStamp()}
+			step([]op.Op{&op.AllocateBlockID{BlockID: b.ID}, &op.SetGenstamp{GenStamp: b.GenStamp}}, nil)
+			blocks = append(blocks, b)
+		}
+		step([]op.Op{&op.Close{Path: p, Mtime: 20, Atime: 20, Blocks: blocks}}, nil)
+	}
+	snap := func(name string, now int64) {
+		_, ops, err := tr.PlanCreateSnapshot(super, "/d", name, 0, now)
+		step(ops, err)
+	}
+	step(tr.PlanMkdirs(super, "/d/x", 0o755, true, 1))
+	step(tr.PlanMkdirs(super, "/e", 0o755, true, 1))
+	file("/d/f", 2)
+	file("/d/x/g", 1)
+	step(tr.PlanAllowSnapshot(super, "/d"))
+	snap("s1", 100)
+	_, ops, err := tr.PlanDelete(super, "/d/f", false, 110)
+	step(ops, err)
+	file("/d/f", 2)
+	step(tr.PlanRename2(super, "/d/x", "/e/x", false, 120))
+	snap("s2", 130)
+	_, ops, err = tr.PlanTruncate(super, "/d/f", 100, "c", "m", 140)
+	step(ops, err)
+	return tr
+}
+
+// FuzzSnapshotState feeds bytes to the decoder of the snapshot state of an
+// image, on a tree whose live part loads: it must reject what does not
+// fit without panicking, allocate no more than its input allows, and a
+// state it accepts must show and encode again.
+func FuzzSnapshotState(f *testing.F) {
+	base := snapshotFixture(f)
+	f.Add(base.encodeSnapshots())
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 0, 0, 0, 0})
+	var recs []fsimage.Inode
+	if err := base.Export(func(r *fsimage.Inode) error {
+		c := *r
+		c.Name = append([]byte(nil), r.Name...)
+		c.Blocks = append([]op.Block(nil), r.Blocks...)
+		recs = append(recs, c)
+		return nil
+	}); err != nil {
+		f.Fatal(err)
+	}
+	h := base.ImageHeader(1)
+	f.Fuzz(func(t *testing.T, state []byte) {
+		hh := h
+		hh.Snapshots = state
+		i := 0
+		tr, err := NewFromImage(base.Config(), hh, func() (*fsimage.Inode, error) {
+			if i == len(recs) {
+				return nil, io.EOF
+			}
+			i++
+			return &recs[i-1], nil
+		})
+		if err != nil {
+			return
+		}
+		var b bytes.Buffer
+		if err := tr.Dump(&b); err != nil {
+			t.Fatal(err)
+		}
+		again := New(base.Config())
+		again.root = tr.root
+		again.lastInodeID = tr.lastInodeID
+		again.feats = tr.feats
+		if err := again.decodeSnapshots(tr.encodeSnapshots()); err != nil {
+			t.Fatalf("an accepted state does not encode and decode again: %v", err)
 		}
 	})
 }

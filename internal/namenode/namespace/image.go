@@ -23,6 +23,7 @@ func (t *Tree) ImageHeader(txid int64) fsimage.Header {
 		LastBlockID: t.lastBlockID,
 		NumInodes:   uint64(t.NumInodes()),
 		Delegation:  t.encodeDelegation(),
+		Snapshots:   t.encodeSnapshots(),
 	}
 }
 
@@ -235,6 +236,9 @@ func (b *Builder) Finish() (*Tree, error) {
 		return nil, err
 	}
 	b.t.dt = dt
+	if err := b.t.decodeSnapshots(b.h.Snapshots); err != nil {
+		return nil, err
+	}
 	t := b.t
 	b.t = nil
 	return t, nil

@@ -162,7 +162,9 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(23) {
+		switch r.Intn(26) {
+		case 23, 24, 25:
+			ops, err = randomSnapshotOp(tr, r, c, now)
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
 		case 2, 3:

@@ -202,6 +202,19 @@ func (t *Tree) superCheck(c Caller) error {
 // CheckAccess checks that c may traverse to path and holds a on it (Hadoop's
 // checkPathAccess; getBlockLocations uses Read). A missing path is ErrNotFound.
 func (t *Tree) CheckAccess(c Caller, path string, a Access) error {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			switch {
+			case err != nil:
+				return err
+			case a&Write != 0:
+				return newErr("Modification on a read-only snapshot is disallowed", ErrSnapshotAccess)
+			case v.s == nil || !t.checking(c) || t.hasAccess(c, v.node.at, a):
+				return nil
+			}
+			return t.denied(c, v.node.at, v.path, a)
+		}
+	}
 	w, err := t.resolve(path, false)
 	if err != nil {
 		return err

@@ -361,6 +361,9 @@ func (t *Tree) PlanDelete(c Caller, path string, recursive bool, now int64) (boo
 	if n == nil || w.isRoot() {
 		return false, nil, nil
 	}
+	if err := t.checkDeletable(n, w.path); err != nil {
+		return false, nil, err
+	}
 	return true, []op.Op{&op.Delete{Path: w.path, Mtime: now}}, nil
 }
 
@@ -475,6 +478,9 @@ func (t *Tree) PlanRename2(c Caller, src, dst string, overwrite bool, now int64)
 		}
 		if old.isDir() && old.dir().children.len() > 0 {
 			return nil, newErr("rename destination directory is not empty: "+dw.path, ErrRenameInvalid)
+		}
+		if err := t.checkDeletable(old, dw.path); err != nil {
+			return nil, err
 		}
 	}
 	dpar := dw.parent()
@@ -715,6 +721,9 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 		if f.ucd() != nil || len(f.blocks()) == 0 {
 			return nil, newErr("concat: source file "+sw.path+" is invalid or empty or underConstruction", ErrIllegalArgument)
 		}
+		if t.inSnapshot(sw) {
+			return nil, newErr("Concat: the source file "+sw.path+" is in snapshot", ErrSnapshot)
+		}
 		if f.pref() > trg.pref() {
 			return nil, newErr(fmt.Sprintf("concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d",
 				sw.path, f.pref(), trg.pref()), ErrIllegalArgument)
@@ -931,6 +940,9 @@ func (t *Tree) PlanTruncate(c Caller, path string, newLength int64, clientName, 
 		if off+b.NumBytes > newLength {
 			if off == newLength {
 				break
+			}
+			if t.wouldHold(w, f, b.ID) {
+				return false, nil, newErr(fmt.Sprintf("Cannot truncate %s to %d: the block holding the new end is in a snapshot, and truncating inside a snapshotted block (copy-on-truncate) is not supported; truncate to a block boundary or delete the snapshot first", w.path, newLength), ErrIO)
 			}
 			gs := t.genStamp + 1
 			tr.TruncateBlock = &op.Block{ID: b.ID, NumBytes: newLength - off, GenStamp: gs}

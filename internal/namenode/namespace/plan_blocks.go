@@ -77,6 +77,14 @@ func (t *Tree) PlanUpdateLastBlock(c Caller, path, clientName string, fileID uin
 // under-construction state of the file at path, checking traverse permission
 // and READ on the file (getBlockLocations). The slice must not be modified.
 func (t *Tree) FileBlocks(c Caller, path string) (FileInfo, []op.Block, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return FileInfo{}, nil, err
+			}
+			return t.snapBlocks(c, v)
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return FileInfo{}, nil, err
@@ -108,6 +116,7 @@ func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, blocks 
 		}
 	}
 	walk(t.root)
+	t.eachHeldBlock(fn)
 }
 
 // InodeID returns the id of the inode at path, without permission checks (for

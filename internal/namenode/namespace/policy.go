@@ -125,6 +125,9 @@ func (t *Tree) PlanUnsetStoragePolicy(c Caller, path string) ([]op.Op, error) {
 // GetStoragePolicy returns the effective policy of path (its own or its
 // nearest ancestor's, HOT when none is set), as getStoragePolicy answers.
 func (t *Tree) GetStoragePolicy(c Caller, path string) (StoragePolicy, error) {
+	if err := t.notThroughSnapshot(c, path, "getStoragePolicy"); err != nil {
+		return StoragePolicy{}, err
+	}
 	w, err := t.policyTarget(c, path, Read)
 	if err != nil {
 		return StoragePolicy{}, err

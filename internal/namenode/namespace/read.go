@@ -31,6 +31,10 @@ type FileInfo struct {
 	StoragePolicy uint8
 	// Snapshottable: a directory that allows snapshots.
 	Snapshottable bool
+	// InSnapshot: the inode as a snapshot shows it (a .snapshot path); its
+	// blocks' lengths are the snapshot's, which may be shorter than the
+	// replicas' after an append.
+	InSnapshot bool
 }
 
 func (t *Tree) info(n *inode) FileInfo {
@@ -67,6 +71,14 @@ func (t *Tree) info(n *inode) FileInfo {
 // Stat reports one inode (getFileInfo). Traverse permission is checked on the
 // ancestors; a missing path is ErrNotFound.
 func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return FileInfo{}, err
+			}
+			return t.snapStat(v), nil
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return FileInfo{}, err
@@ -81,6 +93,14 @@ func (t *Tree) Stat(c Caller, path string) (FileInfo, error) {
 // It needs READ+EXECUTE on the directory. Listing a file reports that file alone.
 // limit <= 0 means no limit.
 func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]FileInfo, int, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return nil, 0, err
+			}
+			return t.snapList(c, v, startAfter, limit)
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return nil, 0, err
@@ -115,6 +135,10 @@ type Summary struct {
 	Quota          int64
 	SpaceConsumed  int64
 	SpaceQuota     int64
+	// What only snapshots below the path keep (inodes deleted since, and
+	// blocks that files no longer hold), as HDFS reports it; the totals
+	// above include it.
+	SnapshotLength, SnapshotFileCount, SnapshotDirectoryCount, SnapshotSpaceConsumed int64
 }
 
 func (t *Tree) sum(n *inode, s *Summary) {
@@ -140,6 +164,14 @@ func quotaOf(n *inode) (ns, ds int64) {
 // ContentSummary reports the totals of a subtree; it needs READ+EXECUTE on every
 // directory in it.
 func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
+	if t.maybeSnapPath(path) {
+		if v, ok, err := t.resolveSnap(c, path); ok {
+			if err != nil {
+				return Summary{}, err
+			}
+			return t.snapSummary(v), nil
+		}
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return Summary{}, err
@@ -150,6 +182,9 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 	n := w.last()
 	var s Summary
 	t.sum(n, &s)
+	if t.snapActive() {
+		t.snapshotOnly(n, &s)
+	}
 	s.Quota, s.SpaceQuota = quotaOf(n)
 	return s, nil
 }
@@ -164,6 +199,9 @@ type QuotaUsage struct {
 
 // QuotaUsage reports the inode count and space of a subtree with its quotas.
 func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
+	if err := t.notThroughSnapshot(c, path, "getQuotaUsage"); err != nil {
+		return QuotaUsage{}, err
+	}
 	w, err := t.resolveExisting(c, path, "File does not exist: %s")
 	if err != nil {
 		return QuotaUsage{}, err
@@ -226,6 +264,7 @@ func (t *Tree) Dump(w io.Writer) error {
 	fmt.Fprintf(bw, "counters lastInodeID=%d genStamp=%d lastBlockID=%d files=%d dirs=%d uc=%d\n",
 		t.lastInodeID, t.genStamp, t.lastBlockID, t.numFiles, t.numDirs, len(t.uc))
 	t.dump(bw, t.root, "/")
+	t.dumpSnapshots(bw)
 	return bw.Flush()
 }
 

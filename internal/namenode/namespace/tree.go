@@ -154,6 +154,7 @@ type Tree struct {
 
 	feats map[*inode]*features   // xattrs, ACLs, storage policies (features.go)
 	acls  map[string]*aclFeature // every ACL in use, shared by the inodes that hold it
+	snap  *snapState             // snapshots and the versions they keep (snapstate.go); nil when none
 
 	dt delegation // delegation-token keys and tokens
 }
@@ -455,6 +456,9 @@ func (t *Tree) resolve(p string, create bool) (*walk, error) {
 		if cur.dir() == nil {
 			w.notDir = i
 			break
+		}
+		if len(c) == len(dotSnapshot) && c == dotSnapshot && t.isSnapshottable(cur) {
+			return nil, newErr("Modification on a read-only snapshot is disallowed", ErrSnapshotAccess)
 		}
 		cur = cur.child(c)
 		if cur == nil {

@@ -262,6 +262,9 @@ func (t *Tree) readXAttrs(c Caller, path string) ([]op.XAttr, bool, error) {
 // ListXAttrs returns the attributes of path that c may see, with their
 // values (HDFS's listXAttrs answer carries them).
 func (t *Tree) ListXAttrs(c Caller, path string) ([]op.XAttr, error) {
+	if err := t.notThroughSnapshot(c, path, "listXAttrs"); err != nil {
+		return nil, err
+	}
 	xs, _, err := t.readXAttrs(c, path)
 	return xs, err
 }
@@ -269,6 +272,9 @@ func (t *Tree) ListXAttrs(c Caller, path string) ([]op.XAttr, error) {
 // GetXAttrs returns the named attributes of path (all that c may see when
 // names is empty), with HDFS's checks and messages.
 func (t *Tree) GetXAttrs(c Caller, path string, names []op.XAttr) ([]op.XAttr, error) {
+	if err := t.notThroughSnapshot(c, path, "getXAttrs"); err != nil {
+		return nil, err
+	}
 	if len(names) > 0 {
 		if err := t.checkXAttrsEnabled(); err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package sasl
+package dtsasl
 
 import (
 	"fmt"
@@ -24,8 +24,8 @@ type Config struct {
 	// server default that counts (see Client).
 	Encrypt bool
 	// Algorithm is dfs.encrypt.data.transfer.algorithm (unset), handed
-	// out with data encryption keys; the DIGEST-MD5 cipher is RC4 either
-	// way.
+	// out with data encryption keys: "" or rc4, the DIGEST-MD5 cipher
+	// (3des is refused as not supported).
 	Algorithm string
 	// AES is dfs.encrypt.data.transfer.cipher.suites = AES/CTR/NoPadding:
 	// after a privacy handshake the stream is encrypted with AES/CTR
@@ -51,7 +51,14 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	if cfg.Encrypt, err = c.Bool(conf.DFSEncryptDataTransfer); err != nil {
 		return Config{}, err
 	}
-	cfg.Algorithm = c.String(conf.DFSEncryptDataTransferAlgorithm)
+	switch cfg.Algorithm = strings.TrimSpace(c.String(conf.DFSEncryptDataTransferAlgorithm)); cfg.Algorithm {
+	case "", "rc4":
+	case "3des":
+		return Config{}, fmt.Errorf("%s=3des is not supported: the DIGEST-MD5 layer here has RC4 only (use rc4, or AES/CTR through %s)",
+			conf.DFSEncryptDataTransferAlgorithm, conf.DFSEncryptDataTransferCipherSuites)
+	default:
+		return Config{}, fmt.Errorf("%s=%s: want 3des or rc4", conf.DFSEncryptDataTransferAlgorithm, cfg.Algorithm)
+	}
 	switch s := strings.TrimSpace(c.String(conf.DFSEncryptDataTransferCipherSuites)); s {
 	case "":
 	case AESCTR:

@@ -1,4 +1,4 @@
-package sasl
+package dtsasl
 
 import (
 	"crypto/aes"
@@ -61,7 +61,7 @@ func (c *layerConn) readFrame() error {
 	}
 	n := int(binary.BigEndian.Uint32(c.hdr[:]))
 	if n < c.layer.Overhead() || n > MaxFrame {
-		return fmt.Errorf("sasl: protected frame of %d bytes (between %d and %d allowed)", n, c.layer.Overhead(), MaxFrame)
+		return fmt.Errorf("dtsasl: protected frame of %d bytes (between %d and %d allowed)", n, c.layer.Overhead(), MaxFrame)
 	}
 	b, err := readFull(c.r, c.frame[:0], n)
 	if err != nil {
@@ -70,7 +70,7 @@ func (c *layerConn) readFrame() error {
 	c.frame = b
 	msg, err := c.layer.Unwrap(b)
 	if err != nil {
-		return fmt.Errorf("sasl: %w", err)
+		return fmt.Errorf("dtsasl: %w", err)
 	}
 	c.pending = msg
 	return nil
@@ -132,15 +132,15 @@ type aesConn struct {
 // connection reads with (rKey, rIV) and writes with (wKey, wIV).
 func newAESConn(c net.Conn, r io.Reader, rKey, rIV, wKey, wIV []byte) (*aesConn, error) {
 	if len(rIV) != aes.BlockSize || len(wIV) != aes.BlockSize {
-		return nil, fmt.Errorf("sasl: AES/CTR IVs of %d and %d bytes, want %d", len(rIV), len(wIV), aes.BlockSize)
+		return nil, fmt.Errorf("dtsasl: AES/CTR IVs of %d and %d bytes, want %d", len(rIV), len(wIV), aes.BlockSize)
 	}
 	rb, err := aes.NewCipher(rKey)
 	if err != nil {
-		return nil, fmt.Errorf("sasl: AES key: %w", err)
+		return nil, fmt.Errorf("dtsasl: AES key: %w", err)
 	}
 	wb, err := aes.NewCipher(wKey)
 	if err != nil {
-		return nil, fmt.Errorf("sasl: AES key: %w", err)
+		return nil, fmt.Errorf("dtsasl: AES key: %w", err)
 	}
 	return &aesConn{Conn: c, r: r, dec: cipher.NewCTR(rb, rIV), enc: cipher.NewCTR(wb, wIV)}, nil
 }

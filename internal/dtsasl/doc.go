@@ -1,4 +1,4 @@
-// Package sasl implements the SASL handshake of DataTransferProtocol
+// Package dtsasl implements the SASL handshake of DataTransferProtocol
 // (dfs.data.transfer.protection, dfs.encrypt.data.transfer) and the
 // protected streams that follow it, for the DataNode's streaming server
 // (Server) and for everything that connects to one (Client: the client,
@@ -37,4 +37,4 @@
 //
 // Server and Client are safe for concurrent use; a protected connection
 // allows one reader and any number of writers at once.
-package sasl
+package dtsasl

@@ -1,4 +1,4 @@
-package sasl
+package dtsasl
 
 import (
 	"errors"
@@ -24,16 +24,16 @@ var (
 	// ErrAccessToken: the DataNode refused the block token the handshake
 	// was made with (expired, unknown key, wrong password); a client gets
 	// a new token from the NameNode and tries again.
-	ErrAccessToken = errors.New("sasl: block access token refused")
+	ErrAccessToken = errors.New("dtsasl: block access token refused")
 	// ErrUnknownKey: the DataNode does not know the data encryption key's
 	// block key (ERROR_UNKNOWN_KEY); a client gets a new key.
-	ErrUnknownKey = errors.New("sasl: unknown data encryption key")
+	ErrUnknownKey = errors.New("dtsasl: unknown data encryption key")
 	// ErrRefused: the peer ended the handshake with an error.
-	ErrRefused = errors.New("sasl: handshake refused")
+	ErrRefused = errors.New("dtsasl: handshake refused")
 	// ErrBadMagic: the connection does not start with the magic number.
-	ErrBadMagic = errors.New("sasl: no SASL handshake")
+	ErrBadMagic = errors.New("dtsasl: no SASL handshake")
 	// ErrNoToken: there is no credential to make the handshake with.
-	ErrNoToken = errors.New("sasl: no block access token for the SASL handshake (dfs.block.access.token.enable must be true on the NameNode)")
+	ErrNoToken = errors.New("dtsasl: no block access token for the SASL handshake (dfs.block.access.token.enable must be true on the NameNode)")
 )
 
 // ReadMessage reads one varint-delimited DataTransferEncryptorMessageProto
@@ -46,7 +46,7 @@ func ReadMessage(r datatransfer.ByteReader) (*hdfs.DataTransferEncryptorMessageP
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("sasl: reading a handshake message: %w", err)
+		return nil, fmt.Errorf("dtsasl: reading a handshake message: %w", err)
 	}
 	switch m.GetStatus() {
 	case hdfs.DataTransferEncryptorMessageProto_SUCCESS:

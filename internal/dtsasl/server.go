@@ -1,4 +1,4 @@
-package sasl
+package dtsasl
 
 import (
 	"bufio"

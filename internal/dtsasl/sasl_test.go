@@ -1,4 +1,4 @@
-package sasl
+package dtsasl
 
 import (
 	"bufio"
@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -341,4 +343,97 @@ func FuzzLayerRead(f *testing.F) {
 			}
 		})
 	})
+}
+
+func TestConfigFrom(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []conf.KeyValue
+		want Config
+		err  string
+	}{
+		{nil, Config{KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSDataTransferProtection, Value: "integrity,privacy"}, {Key: conf.DFSEncryptDataTransferCipherSuites, Value: "AES/CTR/NoPadding"}},
+			Config{Protection: security.QOPIntegrity | security.QOPPrivacy, AES: true, KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransfer, Value: "true"}, {Key: conf.DFSEncryptDataTransferCipherKeyBitlen, Value: "256"}},
+			Config{Encrypt: true, KeyBits: 256}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSDataTransferProtection, Value: "secret"}}, Config{}, "unknown protection"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherSuites, Value: "AES/GCM"}}, Config{}, "Invalid cipher suite, dfs.encrypt.data.transfer.cipher.suites=AES/GCM"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferCipherKeyBitlen, Value: "100"}}, Config{}, "want 128, 192 or 256"},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferAlgorithm, Value: "rc4"}}, Config{Algorithm: "rc4", KeyBits: 128}, ""},
+		{[]conf.KeyValue{{Key: conf.DFSEncryptDataTransferAlgorithm, Value: "3des"}}, Config{}, "3des is not supported"},
+	} {
+		got, err := ConfigFrom(conf.Defaults().With(tc.kv...))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want %q", tc.kv, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %+v %v, want %+v", tc.kv, got, err, tc.want)
+		}
+	}
+}
+
+// TestReplayRefused records a client's whole handshake and plays it to a
+// new connection: the DataNode's fresh nonce makes the recorded digest
+// response worthless.
+func TestReplayRefused(t *testing.T) {
+	k := newKeyring()
+	srv := NewServer(Config{Protection: security.QOPPrivacy}, k.v, time.Now)
+	addr, errc := echo(t, srv)
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rec := &recorder{Conn: raw}
+	if _, err := NewClient(Config{Protection: security.QOPPrivacy}, nil).Wrap(context.Background(), rec, "BP-1", k.token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	recorded := bytes.NewReader(rec.out.Bytes())
+	rec.mu.Unlock()
+	// magic, the empty first message, the digest response.
+	var magic [4]byte
+	io.ReadFull(recorded, magic[:])
+	br := bufio.NewReader(recorded)
+	first, err := datatransfer.ReadDelimitedBytes(br, MaxMessage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := datatransfer.ReadDelimitedBytes(br, MaxMessage, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replay bytes.Buffer
+	replay.Write(magic[:])
+	for _, m := range [][]byte{first, second} {
+		replay.Write(protowire.AppendVarint(nil, uint64(len(m))))
+		replay.Write(m)
+	}
+
+	addr, errc = echo(t, srv)
+	again, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	_ = again.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := again.Write(replay.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	abr := bufio.NewReader(again)
+	if _, err := ReadMessage(abr); err != nil {
+		t.Fatalf("challenge: %v", err)
+	}
+	if _, err := ReadMessage(abr); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "nonce") {
+		t.Errorf("replayed handshake: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the DataNode accepted a replayed handshake")
+	}
 }
