@@ -147,6 +147,10 @@ type Options struct {
 	// client key dfs.client-write-packet-size, at most 16 MiB); zero means
 	// the NameNode's server default (65536 unless changed there).
 	WritePacketSize int
+	// RetryWindowBase is the base of a reader's randomized wait between
+	// rounds over a block's locations (Hadoop's
+	// dfs.client.retry.window.base); zero means 3 s.
+	RetryWindowBase time.Duration
 	// ConnectMaxRetries and ConnectRetryInterval, when the interval is
 	// set and there is one address, are Hadoop's
 	// ipc.client.connect.max.retries and ipc.client.connect.retry.interval:
@@ -328,6 +332,9 @@ func newFileSystem(opts Options, c caller) (*FileSystem, error) {
 	}
 	f.heartbeat = heartbeatInterval
 	f.retryWindow = retryWindow
+	if opts.RetryWindowBase > 0 {
+		f.retryWindow = opts.RetryWindowBase
+	}
 	if f.clientName == "" {
 		// Hadoop's client appends a random int and its thread id; a small
 		// random number stands in for the thread id.

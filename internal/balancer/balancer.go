@@ -363,22 +363,23 @@ func connect(ctx context.Context, cfg Config) (*balancer, error) {
 		b.close()
 		return nil, err
 	}
-	copts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
+	opts := client.Options{Addresses: cfg.NameNodes, Authority: cfg.Authority, User: cfg.User}
 	if cfg.Kerberos != nil {
-		copts.KerberosClient, copts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
-		copts.RPCProtection = cfg.Protection.String()
+		opts.KerberosClient, opts.KerberosServicePrincipal = cfg.Kerberos.Client, cfg.Kerberos.Principal
+		opts.RPCProtection = cfg.Protection.String()
 	}
+	// /system/balancer.id is written through DataNodes like any file:
+	// with their streaming port's protection.
 	if dt := cfg.DataTransfer; dt.Enabled() {
-		// The id file is written through DataNodes too.
 		if dt.Protection != 0 {
-			copts.DataTransferProtection = dt.Protection.String()
+			opts.DataTransferProtection = dt.Protection.String()
 		}
 		if dt.AES {
-			copts.DataTransferCipherSuites = dtsasl.AESCTR
+			opts.DataTransferCipherSuites = dtsasl.AESCTR
 		}
-		copts.EncryptDataTransfer = dt.Encrypt
+		opts.EncryptDataTransfer = dt.Encrypt
 	}
-	fs, err := client.New(copts)
+	fs, err := client.New(opts)
 	if err != nil {
 		b.close()
 		return nil, err

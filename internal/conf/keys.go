@@ -51,6 +51,7 @@ const (
 	DFSBytesPerChecksum         = "dfs.bytes-per-checksum"       // 512
 	DFSChecksumType             = "dfs.checksum.type"            // CRC32C
 	DFSClientWritePacketSize    = "dfs.client-write-packet-size" // 65536
+	DFSClientRetryWindowBase    = "dfs.client.retry.window.base" // 3000 ms
 	DFSNameNodeNameDir          = "dfs.namenode.name.dir"        // file://${hadoop.tmp.dir}/dfs/name
 	DFSNameNodeEditsDir         = "dfs.namenode.edits.dir"       // ${dfs.namenode.name.dir}
 	DFSNameNodeEditsDirMinimum  = "dfs.namenode.edits.dir.minimum"
@@ -364,6 +365,7 @@ func defaultTable() []keyDef {
 		{DFSBytesPerChecksum, "512", 0},
 		{DFSChecksumType, "CRC32C", 0},
 		{DFSClientWritePacketSize, "65536", 0},
+		{DFSClientRetryWindowBase, "3000", ms},
 		{DFSNameNodeNameDir, "file://${hadoop.tmp.dir}/dfs/name", 0},
 		{DFSNameNodeEditsDir, "${dfs.namenode.name.dir}", 0},
 		{DFSNameNodeEditsDirMinimum, "1", 0},

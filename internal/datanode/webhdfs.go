@@ -80,11 +80,6 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		webhdfs.WriteError(w, err)
 		return
 	}
-	if req.DoAs != "" && req.DoAs != req.User {
-		webhdfs.WriteError(w, remoteerr.New("org.apache.hadoop.security.authorize.AuthorizationException",
-			"User: %s is not allowed to impersonate %s", req.User, req.DoAs))
-		return
-	}
 	switch req.Op {
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 	default:
@@ -97,6 +92,8 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Namenode RPC address is not specified (parameter namenoderpcaddress); start at the NameNode's /webhdfs/v1"))
 		return
 	}
+	// The data moves to the other DataNodes with this DataNode's own
+	// protection of the streaming port.
 	opts := h.dn.protectedClientOptions(hdfsclient.Options{Addresses: []string{req.NameNodeRPC}, User: req.User})
 	if h.dn.cfg.Kerberos != nil {
 		// user.name proves nothing: the request acts with the delegation
@@ -108,6 +105,10 @@ func (h webHDFS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		opts.DelegationToken = tok
+	} else if req.DoAs != "" && req.DoAs != req.User {
+		// doas: the NameNode decides it by its proxy-user rules when the
+		// client connects (a refusal fails the op with its text).
+		opts.ProxyUser = req.DoAs
 	}
 	fsys, err := hdfsclient.New(opts)
 	if err != nil {

@@ -269,7 +269,7 @@ func concatSrcs(m proto.Message) string {
 // logged, as in Hadoop. The line is queued; nothing here waits for the
 // disk (unless the queue is full and blocking, see package audit).
 func (nn *NameNode) auditCall(ctx context.Context, method string, req, resp proto.Message, err error) {
-	if nn.audit == nil {
+	if nn.audit == nil || ctx.Value(notAuditedKey{}) != nil {
 		return
 	}
 	spec, ok := auditSpecs[method]
@@ -369,4 +369,13 @@ func (nn *NameNode) AuditLogPath() string {
 		return ""
 	}
 	return nn.audit.Path()
+}
+
+// notAuditedKey marks a call made on the way to another one (WebHDFS
+// LISTSTATUS's look at its path before the listing): Hadoop logs only the
+// operation asked for.
+type notAuditedKey struct{}
+
+func notAudited(ctx context.Context) context.Context {
+	return context.WithValue(ctx, notAuditedKey{}, true)
 }

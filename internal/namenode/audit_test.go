@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
+	"github.com/hdfsgo/hdfsgo/internal/web/webtest"
 )
 
 // auditLines reads hdfs-audit.log and returns each line's fields after
@@ -64,6 +65,12 @@ func TestAuditLog(t *testing.T) {
 	if err := call(t, c, "setQuota", &hdfs.SetQuotaRequestProto{Path: proto.String("/p"), NamespaceQuota: proto.Uint64(100), StoragespaceQuota: proto.Uint64(1<<63 - 1)}, &hdfs.SetQuotaResponseProto{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := call(t, c, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/p")}, &hdfs.AllowSnapshotResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(t, c, "createSnapshot", &hdfs.CreateSnapshotRequestProto{SnapshotRoot: proto.String("/p"), SnapshotName: proto.String("s1")}, &hdfs.CreateSnapshotResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
 	joe := rpcClient(t, nn.Addr, "joe", namenode.ClientProtocolName)
 	err := mkdir(t, joe, "/p/j", 0o755)
 	expectRemote(t, err, remoteerr.ClassAccessControl, "Permission denied")
@@ -80,6 +87,9 @@ func TestAuditLog(t *testing.T) {
 	if code, body := webPut(t, base+"/webhdfs/v1/p/x?op=MKDIRS&user.name=bob"); code != http.StatusForbidden {
 		t.Fatalf("WebHDFS MKDIRS by bob: %d %s, want 403", code, body)
 	}
+	if code, body := webtest.Get(t, base+"/webhdfs/v1/p?op=LISTSTATUS&user.name=bob"); code != http.StatusOK {
+		t.Fatalf("WebHDFS LISTSTATUS: %d %s", code, body)
+	}
 	if err := nn.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +101,14 @@ func TestAuditLog(t *testing.T) {
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=rename\tsrc=/p/f\tdst=/p/g\tperm=" + su + ":supergroup:rw-r--r--\tproto=rpc",
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=setPermission\tsrc=/p/g\tdst=null\tperm=" + su + ":supergroup:rw-------\tproto=rpc",
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=setQuota\tsrc=/p\tdst=null\tperm=null\tproto=rpc",
+		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=allowSnapshot\tsrc=/p\tdst=null\tperm=null\tproto=rpc",
+		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=createSnapshot\tsrc=/p\tdst=/p/.snapshot/s1\tperm=null\tproto=rpc",
 		"allowed=false\tugi=joe (auth:SIMPLE)\tip=/127.0.0.1\tcmd=mkdirs\tsrc=/p/j\tdst=null\tperm=null\tproto=rpc",
 		"allowed=true\tugi=joe (auth:SIMPLE)\tip=/127.0.0.1\tcmd=getfileinfo\tsrc=/p\tdst=null\tperm=null\tproto=rpc",
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=delete\tsrc=/p/g\tdst=null\tperm=null\tproto=rpc",
 		"allowed=true\tugi=" + ugi + "\tip=/127.0.0.1\tcmd=mkdirs\tsrc=/p/w\tdst=null\tperm=" + su + ":supergroup:rwx--x--x\tproto=webhdfs",
 		"allowed=false\tugi=bob (auth:SIMPLE)\tip=/127.0.0.1\tcmd=mkdirs\tsrc=/p/x\tdst=null\tperm=null\tproto=webhdfs",
+		"allowed=true\tugi=bob (auth:SIMPLE)\tip=/127.0.0.1\tcmd=listStatus\tsrc=/p\tdst=null\tperm=null\tproto=webhdfs",
 	}
 	got := auditLines(t, filepath.Join(logDir, "hdfs-audit.log"))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
-	"github.com/hdfsgo/hdfsgo/internal/namenode/audit"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
@@ -173,8 +172,12 @@ func registerRefreshPolicy(nn *NameNode, c *clientRPC) {
 		})
 }
 
-// webUGI prints a WebHDFS caller for the audit log.
-func webUGI(wc webCaller) string { return audit.UGI(wc.user, "SIMPLE", wc.realUser, "SIMPLE") }
+// webUGI prints a WebHDFS caller for the audit log, as an RPC caller's:
+// SIMPLE (user.name), KERBEROS (SPNEGO) or TOKEN (delegation=), PROXY for
+// doas.
+func webUGI(wc webCaller) string {
+	return authorize.UGI(authorize.Conn{User: wc.user, RealUser: wc.realUser, Principal: wc.principal, TokenAuth: wc.tokenAuth})
+}
 
 // webAdmins is who may see the web server's administrative endpoints:
 // nil (everyone) unless hadoop.security.authorization is on.

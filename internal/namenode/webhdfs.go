@@ -95,7 +95,7 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		var out webhdfs.ListStatusBody
 		out.FileStatuses.FileStatus = []webhdfs.FileStatus{}
 		// A file lists as itself, with an empty pathSuffix, as in Hadoop.
-		fi, err := webCall(ctx, h, "getFileInfo", c.getFileInfo, &hdfs.GetFileInfoRequestProto{Src: p})
+		fi, err := webCall(notAudited(ctx), h, "getFileInfo", c.getFileInfo, &hdfs.GetFileInfoRequestProto{Src: p})
 		if err != nil {
 			return err
 		}

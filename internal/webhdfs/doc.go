@@ -24,8 +24,8 @@
 //
 // Parameter names are matched without regard to case, as Hadoop does;
 // user.name names the caller (hadoop.http.staticuser.user, "dr.who", when
-// absent) and doas the user to act as, which is refused: no proxy users
-// are configured.
+// absent) and doas the user to act as, which the NameNode allows as its
+// proxy-user keys (hadoop.proxyuser.*) say.
 // With Kerberos the caller is instead who SPNEGO proved or the owner of
 // the delegation token in delegation= (see internal/security/spnego), and
 // GETDELEGATIONTOKEN, RENEWDELEGATIONTOKEN and CANCELDELEGATIONTOKEN

@@ -72,6 +72,9 @@ func DialFromConf(c *conf.Conf, user string, stderr io.Writer) (*client.FileSyst
 		}
 		opts.WritePacketSize = int(ps)
 	}
+	if opts.RetryWindowBase, err = c.Duration(conf.DFSClientRetryWindowBase); err != nil {
+		return nil, err
+	}
 	if opts.DomainSocketPath, err = DomainSocketPath(c); err != nil {
 		return nil, err
 	}

@@ -111,6 +111,9 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	mustOps(tr.PlanMkdirs(super, "/d", 0o777, true, now))
 	mustOps(tr.PlanMkdirs(super, "/e", 0o777, true, now))
 	mustOps(tr.PlanAllowSnapshot(super, "/d"))
+	// dir is where the snapshottable directory is now: it moves between
+	// /d and /e/moved (its snapshots go with it).
+	dir := "/d"
 
 	type want struct {
 		name string
@@ -119,7 +122,7 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	var snaps []want
 	names := []string{"a", "b", "c"}
 	randPath := func() string {
-		p := []string{"/d", "/e"}[r.Intn(3)%2]
+		p := []string{dir, "/e"}[r.Intn(3)%2]
 		for k := r.Intn(2); k >= 0; k-- {
 			p += "/" + names[r.Intn(len(names))]
 		}
@@ -162,7 +165,7 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	check := func(step int) {
 		t.Helper()
 		for _, s := range snaps {
-			got := snapView(t, tr, "/d", s.name)
+			got := snapView(t, tr, dir, s.name)
 			if strings.Join(got, "\n") != strings.Join(s.view, "\n") {
 				t.Fatalf("step %d: snapshot %s changed:\n%s\n--- want\n%s", step, s.name, strings.Join(got, "\n"), strings.Join(s.view, "\n"))
 			}
@@ -174,7 +177,7 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 			}
 		})
 		for _, s := range snaps {
-			tr.SnapshotView("/d", s.name, func(_ string, _ FileInfo, blocks []op.Block) {
+			tr.SnapshotView(dir, s.name, func(_ string, _ FileInfo, blocks []op.Block) {
 				for _, b := range blocks {
 					if !held[b.ID] {
 						t.Fatalf("step %d: block %d of snapshot %s is not reported to the block map", step, b.ID, s.name)
@@ -193,7 +196,14 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 		p, q := randPath(), randPath()
 		var ops []op.Op
 		var err error
-		switch r.Intn(16) {
+		switch r.Intn(17) {
+		case 16:
+			// Move the snapshottable directory itself.
+			to := map[string]string{"/d": "/e/moved", "/e/moved": "/d"}[dir]
+			ops, err = tr.PlanRename2(super, dir, to, false, now)
+			if err == nil {
+				dir = to
+			}
 		case 14:
 			_, ops, err = tr.PlanSetReplication(super, p, uint16(1+r.Intn(3)))
 		case 15:
@@ -236,19 +246,19 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 		case 10, 11:
 			name := fmt.Sprint("s", r.Intn(1000))
 			var path string
-			path, ops, err = tr.PlanCreateSnapshot(super, "/d", name, 0, now)
+			path, ops, err = tr.PlanCreateSnapshot(super, dir, name, 0, now)
 			if err == nil {
-				if path != "/d/.snapshot/"+name {
+				if path != dir+"/.snapshot/"+name {
 					t.Fatalf("snapshot path %q", path)
 				}
-				snaps = append(snaps, want{name, liveView(tr, "/d", name, now)})
+				snaps = append(snaps, want{name, liveView(tr, dir, name, now)})
 			}
 		case 12:
 			if len(snaps) == 0 {
 				continue
 			}
 			k := r.Intn(len(snaps))
-			ops, err = tr.PlanDeleteSnapshot(super, "/d", snaps[k].name, now)
+			ops, err = tr.PlanDeleteSnapshot(super, dir, snaps[k].name, now)
 			if err == nil {
 				snaps = append(snaps[:k], snaps[k+1:]...)
 			}
@@ -258,7 +268,7 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 			}
 			k := r.Intn(len(snaps))
 			nn := fmt.Sprint("r", r.Intn(1000))
-			ops, err = tr.PlanRenameSnapshot(super, "/d", snaps[k].name, nn, now)
+			ops, err = tr.PlanRenameSnapshot(super, dir, snaps[k].name, nn, now)
 			if err == nil {
 				snaps[k].name = nn
 			}
@@ -284,10 +294,10 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	// Delete everything: every block ever written is freed exactly once.
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i].name < snaps[j].name })
 	for _, s := range snaps {
-		ops, err := tr.PlanDeleteSnapshot(super, "/d", s.name, now)
+		ops, err := tr.PlanDeleteSnapshot(super, dir, s.name, now)
 		mustOps(ops, err)
 	}
-	for _, p := range []string{"/d", "/e"} {
+	for _, p := range []string{dir, "/e"} {
 		_, ops, err := tr.PlanDelete(super, p, true, now)
 		mustOps(ops, err)
 	}

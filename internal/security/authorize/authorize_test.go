@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
@@ -100,4 +102,25 @@ func TestPolicy(t *testing.T) {
 	if _, err := Load(conf.Defaults(), bad); err == nil {
 		t.Error("a malformed hadoop-policy.xml must be an error")
 	}
+}
+
+// FuzzParseACL: any ACL text parses without panic, and what it prints
+// parses to the same list.
+func FuzzParseACL(f *testing.F) {
+	for _, s := range []string{"*", "a,b c,d", " g", "", " ", "a b c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a := ParseACL(s)
+		if slices.Contains(a.Users, "*") || slices.Contains(a.Groups, "*") {
+			return // a literal "*" name (",*") prints as the wildcard
+		}
+		b := ParseACL(a.String())
+		if a.All != b.All || strings.Join(a.Users, ",") != strings.Join(b.Users, ",") || strings.Join(a.Groups, ",") != strings.Join(b.Groups, ",") {
+			t.Fatalf("%q: %+v printed %q parses to %+v", s, a, a.String(), b)
+		}
+		if _, err := ParseStaticGroups(s); err != nil && !strings.Contains(err.Error(), "bad mapping") {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
 }
