@@ -475,3 +475,49 @@ func TestRestartOffline(t *testing.T) {
 		t.Fatalf("%d restarts found the 349 files, want 2\n%s", n, report)
 	}
 }
+
+// TestRunBlockReport runs the blockReport op in both encodings against an
+// in-process NameNode: every node's replicas were accepted by it (a report
+// the NameNode refused fails the op), and the figures are printed.
+func TestRunBlockReport(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			var out bytes.Buffer
+			opts := Options{Op: OpBlockReport, Threads: 2, Files: 6, Datanodes: 3, BlocksPerReport: 40, BlocksPerFile: 3,
+				LegacyReport: legacy, TempDir: t.TempDir()}
+			if err := RunNameNode(context.Background(), opts, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if got := stat(t, out.String(), OpBlockReport, "# operations"); got != "6" {
+				t.Fatalf("# operations: %s, want 6\n%s", got, out.String())
+			}
+			want := "encoding = blocksBuffers"
+			if legacy {
+				want = "encoding = long list (-legacyReport)"
+			}
+			if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "Prepared 42 blocks (126 replicas) in 14 files") {
+				t.Fatalf("want %q and 42 blocks of 3 replicas in\n%s", want, out.String())
+			}
+			stat(t, out.String(), OpBlockReport, "Replicas reported per sec")
+			stat(t, out.String(), OpBlockReport, "Longest namesystem write lock hold during the reports")
+		})
+	}
+}
+
+// TestRunLongOps runs the longOps op small: both phases ran reads and
+// creates, and the delete and the report finished.
+func TestRunLongOps(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Op: OpLongOps, Threads: 2, Files: 50, BlocksPerReport: 30, BlocksPerFile: 10, TempDir: t.TempDir()}
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, p := range []string{"quiet", "during"} {
+		if !regexp.MustCompile(`(?m)^` + p + `: .* getFileInfo \d+ calls p50 / p99 / p99.9: .* creates \d+ per sec`).MatchString(out.String()) {
+			t.Fatalf("no %s line in\n%s", p, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "recursive delete of 50 files: ") || !strings.Contains(out.String(), "full block report of 30 replicas: ") {
+		t.Fatalf("no background figures in\n%s", out.String())
+	}
+}

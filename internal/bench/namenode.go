@@ -176,6 +176,15 @@ type Options struct {
 	// as long as the writers run; their rate and latency percentiles are
 	// printed beside the writers'.
 	Readers int
+
+	// The blockReport op (OpBlockReport): Files is the number of reports,
+	// Datanodes the simulated DataNodes (DefaultDatanodes when 0),
+	// BlocksPerReport the replicas each holds (DefaultBlocksPerReport),
+	// BlocksPerFile the blocks of each file written to them
+	// (DefaultBlocksPerFile). LegacyReport sends the long-list encoding
+	// even to a NameNode that reads buffers.
+	Datanodes, BlocksPerReport, BlocksPerFile int
+	LegacyReport                              bool
 }
 
 func (o *Options) fill() error {
@@ -226,6 +235,9 @@ func osUser() string {
 // An op the NameNode cannot serve is reported and skipped; the error is
 // ErrOpUnsupported only when nothing else ran.
 func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
+	if opts.Op == OpLongOps && opts.Files == 0 {
+		opts.Files = DefaultLongOpsFiles
+	}
 	if err := opts.fill(); err != nil {
 		return err
 	}
@@ -242,8 +254,12 @@ func RunNameNode(ctx context.Context, opts Options, out io.Writer) error {
 			return runRestartOffline(ctx, opts, out)
 		}
 		return runRestart(ctx, opts, out)
+	case OpBlockReport:
+		return runBlockReport(ctx, opts, out)
+	case OpLongOps:
+		return runLongOps(ctx, opts, out)
 	default:
-		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, stockCreate, all, memory or restart)", ErrUnknownOp, opts.Op)
+		return fmt.Errorf("%w %q (want create, mkdirs, open, delete, fileStatus, rename, listing, mixed, stockCreate, blockReport, longOps, all, memory or restart)", ErrUnknownOp, opts.Op)
 	}
 
 	tg, err := openTarget(ctx, &opts)

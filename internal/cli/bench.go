@@ -24,6 +24,11 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE] [-memprofile FILE]
                             [-cpupid PID] [-readers R]
+       hdfs bench [GENERIC OPTIONS] namenode -op blockReport [-reports N]
+                            [-datanodes D] [-blocksPerReport B]
+                            [-blocksPerFile F] [-legacyReport] [-threads T]
+       hdfs bench [GENERIC OPTIONS] namenode -op longOps [-files N]
+                            [-blocksPerReport B] [-threads T]
        hdfs bench [GENERIC OPTIONS] io [-write] [-read] [-nrFiles N] [-size S]
                             [-replication R] [-blockSize B] [-concurrency C]
                             [-datanodes N] [-cpupid PID] [-dropcaches]
@@ -46,7 +51,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                       creates of new ones, see -readPercent), stockCreate
                       (the stock Go client's Create and Close of an empty
                       file per operation), all (the
-                      seven before mixed), memory (heap per
+                      seven before mixed), blockReport and longOps
+                      (see below), memory (heap per
                       empty file, no RPC) or restart (start-up time of a
                       NameNode holding N files, in-process only)
   -threads T          client threads, each with its own connection (16)
@@ -83,6 +89,24 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                       while the writers run; their rate and p50/p99/p99.9
   -memprofile FILE    memory: write a heap profile taken after the build
                       and a full collection
+
+  blockReport is NNThroughputBenchmark's op: D simulated DataNodes (10)
+  register over DatanodeProtocol; files of F blocks (10) are written to them
+  (addBlock, then incremental reports from the targets) until each holds
+  about B replicas (100; replication min(3, D)); then N full block reports
+  (-reports or -files; 10), report i from node i mod D, are timed. It prints
+  the per-report latency, replicas reported per second and, in-process, the
+  longest hold of the namesystem write lock meanwhile. Reports use the
+  blocksBuffers encoding when the NameNode advertises it, or the long list
+  with -legacyReport.
+
+  longOps measures what long operations do to other clients: T writer
+  threads create files and 4 reader threads call getFileInfo, first while a
+  recursive delete of a directory of N files (-files; 10000) and a full
+  block report of B replicas (-blocksPerReport; 10000) from one simulated
+  DataNode run, then as long again without them. It prints the getFileInfo
+  p50/p99/p99.9 and the creates per second of both phases, how long the
+  delete and the report took and, in-process, the longest write lock hold.
 
   io measures the data path the way Hadoop's TestDFSIO does: N files of S
   bytes (default 4 × 128m) written, then read, by C concurrent clients
@@ -172,7 +196,15 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			opts.Op, ok = value()
 		case "-threads":
 			ok = number(&opts.Threads)
-		case "-files", "-dirs":
+		case "-datanodes":
+			ok = number(&opts.Datanodes)
+		case "-blocksPerReport":
+			ok = number(&opts.BlocksPerReport)
+		case "-blocksPerFile":
+			ok = number(&opts.BlocksPerFile)
+		case "-legacyReport":
+			opts.LegacyReport = true
+		case "-files", "-dirs", "-reports":
 			ok = number(&opts.Files)
 		case "-filesPerDir":
 			ok = number(&opts.FilesPerDir)

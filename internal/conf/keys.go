@@ -304,6 +304,15 @@ const (
 	DFSNameNodeEditsAsyncLogging = "dfs.namenode.edits.asynclogging" // true
 )
 
+// NameNode at scale: long operations in slices.
+const (
+	// DFSNameNodeBlockDeletionIncrement is how many blocks freed by one
+	// delete (or another op freeing blocks) are removed from the block map
+	// under one hold of the namesystem lock; the rest follow in holds of
+	// their own (Hadoop's key and default).
+	DFSNameNodeBlockDeletionIncrement = "dfs.namenode.block.deletion.increment" // 1000
+)
+
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
 // from an hdfs:// URI without a port.
 const DefaultNameNodeRPCPort = "8020"
@@ -539,5 +548,7 @@ func defaultTable() []keyDef {
 		{HadoopPrometheusEndpointEnabled, "false", 0},
 		// NameNode at scale.
 		{DFSNameNodeEditsAsyncLogging, "true", 0},
+		// NameNode at scale: long operations in slices.
+		{DFSNameNodeBlockDeletionIncrement, "1000", 0},
 	}...)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hdfsgo/hdfsgo/internal/blocklist"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	dnpb "github.com/hdfsgo/hdfsgo/internal/proto/datanode"
@@ -449,13 +450,17 @@ func (dn *DataNode) volumeReports() ([]*hdfs.StorageReportProto, error) {
 }
 
 // blockReport sends a full block report, one StorageBlockReportProto per
-// volume, in the legacy long-list encoding (see the package doc).
+// volume, in the buffers encoding when the NameNode's namespace info
+// advertises it, in the legacy long list otherwise (see the package doc).
 func (a *bpActor) blockReport(ctx context.Context) error {
 	bpid := a.poolID()
 	bp, err := a.dn.pool(bpid)
 	if err != nil {
 		return err
 	}
+	a.mu.Lock()
+	buffers := a.mu.ns.GetCapabilities()&blocklist.CapabilityBlockReportBuffers != 0
+	a.mu.Unlock()
 	byStorage := map[string][]storage.Replica{}
 	for _, r := range bp.Replicas() {
 		byStorage[r.StorageID] = append(byStorage[r.StorageID], r)
@@ -463,9 +468,15 @@ func (a *bpActor) blockReport(ctx context.Context) error {
 	var reports []*dnpb.StorageBlockReportProto
 	for _, v := range a.dn.volumes() {
 		sid := v.StorageID()
-		longs, n := EncodeBlockReport(byStorage[sid])
-		reports = append(reports, &dnpb.StorageBlockReportProto{Storage: a.dn.storageProto(sid),
-			Blocks: longs, NumberOfBlocks: proto.Uint64(uint64(n))})
+		rep := &dnpb.StorageBlockReportProto{Storage: a.dn.storageProto(sid)}
+		if buffers {
+			bufs, n := EncodeBlockReportBuffers(byStorage[sid])
+			rep.BlocksBuffers, rep.NumberOfBlocks = bufs, proto.Uint64(n)
+		} else {
+			longs, n := EncodeBlockReport(byStorage[sid])
+			rep.Blocks, rep.NumberOfBlocks = longs, proto.Uint64(uint64(n))
+		}
+		reports = append(reports, rep)
 	}
 	req := &dnpb.BlockReportRequestProto{
 		Registration: a.registration(),

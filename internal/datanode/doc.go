@@ -119,9 +119,11 @@
 //
 // # Full block report
 //
-// Reports use the legacy long-list encoding of StorageBlockReportProto.blocks
-// (EncodeBlockReport), one StorageBlockReportProto per volume; the
-// blocksBuffers form is not produced:
+// One StorageBlockReportProto per volume. When the NameNode's namespace info
+// advertises the buffers capability (bit 0 of capabilities,
+// STORAGE_BLOCK_REPORT_BUFFERS), the replicas go as blocksBuffers (varints,
+// 64 KiB buffers) with numberOfBlocks; otherwise as the legacy long list
+// (package blocklist draws both):
 //
 //	F  U  | id len gs | ... (F) | -1 -1 -1 | id len gs state | ... (U)
 //

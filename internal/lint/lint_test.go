@@ -30,6 +30,7 @@ var pureCores = []string{
 	"internal/qjournal/quorum",
 	"internal/datatransfer",
 	"internal/ipc/wire",
+	"internal/blocklist",
 }
 
 // forbiddenInCores are imports a pure core must not have.
@@ -57,7 +58,7 @@ var sharedParts = []string{
 	"internal/imagetransfer", "internal/fsimage", "internal/editlog",
 	"internal/storage", "internal/vfs", "internal/clock", "internal/conf",
 	"internal/haservice", "internal/failpoint", "internal/qjournal/client", "internal/qjournal/quorum",
-	"internal/qjournal/protocol",
+	"internal/qjournal/protocol", "internal/blocklist",
 }
 
 // serverSide are packages the public client must never import.

@@ -95,5 +95,19 @@ func (nn *NameNode) activityAttrs() []web.Attr {
 		{Name: "TransactionsAvgTime", Value: avgMillis(lt.txnNanos.Load(), lt.txns.Load())},
 		{Name: "SyncsNumOps", Value: lt.syncs.Load()},
 		{Name: "SyncsAvgTime", Value: avgMillis(lt.syncNanos.Load(), lt.syncs.Load())},
+		{Name: "WriteLockHoldNumOps", Value: nn.ns.lockHold.n.Load()},
+		{Name: "WriteLockHoldMaxTime", Value: float64(nn.ns.lockHold.maxNanos.Load()) / float64(time.Millisecond)},
 	}
+}
+
+// WriteLockHoldMax returns the longest hold of the namesystem write lock
+// (by a call, a slice of a full block report, ...) since the last call with
+// reset true, and how many holds there were in all.
+func (nn *NameNode) WriteLockHoldMax(reset bool) (time.Duration, int64) {
+	h := &nn.ns.lockHold
+	m := h.maxNanos.Load()
+	if reset {
+		h.maxNanos.Store(0)
+	}
+	return time.Duration(m), h.n.Load()
 }

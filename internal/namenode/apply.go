@@ -147,7 +147,7 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 		n.mu.leases.RemoveFile(id)
 	}
 	if len(eff.FreedBlocks) > 0 {
-		bm.RemoveBlocks(blockIDs(eff.FreedBlocks))
+		n.freeBlocksLocked(blockIDs(eff.FreedBlocks))
 	}
 	if berr != nil {
 		return fmt.Errorf("namenode: %v: block map: %w", o.Code(), berr)
@@ -165,6 +165,40 @@ func refreshPolicies(t *namespace.Tree, bm *blockmgmt.Manager, path string) {
 	t.EachFilePolicy(path, func(policy uint8, blocks []op.Block) {
 		bm.SetStoragePolicy(blockIDs(blocks), policy)
 	})
+}
+
+// freeBlocksLocked removes the blocks an op freed from the block map: up to
+// dfs.namenode.block.deletion.increment of them now, the rest queued, to be
+// removed as many per hold of the lock by whoever releases the lock next
+// (writeLocked), as Hadoop's incremental block deletion does. Until then a
+// queued block is in the block map without a file: a report of one of its
+// replicas is recorded and the replica deleted with the block.
+func (n *namesystem) freeBlocksLocked(ids []int64) {
+	inc := n.freeIncrement()
+	if len(ids) <= inc && len(n.mu.toFree) == 0 {
+		n.mu.bm.RemoveBlocks(ids)
+		return
+	}
+	n.mu.toFree = append(n.mu.toFree, ids...)
+	n.freeSliceLocked()
+}
+
+func (n *namesystem) freeIncrement() int {
+	if inc := n.cfg.BlockDeletionIncrement; inc > 0 {
+		return inc
+	}
+	return 1000
+}
+
+// freeSliceLocked removes the next increment of queued freed blocks.
+func (n *namesystem) freeSliceLocked() {
+	k := min(n.freeIncrement(), len(n.mu.toFree))
+	n.mu.bm.RemoveBlocks(n.mu.toFree[:k])
+	n.mu.toFree = n.mu.toFree[k:]
+	if len(n.mu.toFree) == 0 {
+		n.mu.toFree = nil
+	}
+	n.freeing.Store(int64(len(n.mu.toFree)))
 }
 
 func blockIDs(blocks []op.Block) []int64 {

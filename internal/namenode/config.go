@@ -39,6 +39,10 @@ type Config struct {
 	// (dfs.namenode.edits.asynclogging, default true). False waits in the
 	// handler.
 	AsyncEditLogging bool
+	// BlockDeletionIncrement is dfs.namenode.block.deletion.increment
+	// (1000): the blocks an op frees are removed from the block map this
+	// many per hold of the namesystem lock.
+	BlockDeletionIncrement int
 	// RPCAddress is the ClientProtocol listen address (dfs.namenode.rpc-address;
 	// else the authority of fs.defaultFS; else 0.0.0.0:8020).
 	RPCAddress string
@@ -257,6 +261,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	}
 	cfg.EditsDirMinimum = int(num(conf.DFSNameNodeEditsDirMinimum))
 	cfg.AsyncEditLogging = flag(conf.DFSNameNodeEditsAsyncLogging)
+	cfg.BlockDeletionIncrement = int(num(conf.DFSNameNodeBlockDeletionIncrement))
 	cfg.RPCAddress = rpcAddress(c)
 	cfg.HTTPAddress = c.String(conf.DFSNameNodeHTTPAddress)
 	cfg.Handlers = int(num(conf.DFSNameNodeHandlerCount))
@@ -430,6 +435,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.HTTPLimits.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.BlockDeletionIncrement < 1 {
+		bad(conf.DFSNameNodeBlockDeletionIncrement, "%d must be at least 1", cfg.BlockDeletionIncrement)
 	}
 	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
 		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hdfsgo/hdfsgo/internal/blocklist"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
 	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
@@ -28,7 +29,19 @@ const classUnregisteredNode = "org.apache.hadoop.hdfs.protocol.UnregisteredNodeE
 type datanodeRPC struct {
 	nn *NameNode
 	ns *namesystem
+	// fbrMu lets one full block report be processed at a time (Hadoop's
+	// single block report processing thread); it is taken before the
+	// namesystem lock, which is released between the report's slices.
+	fbrMu sync.Mutex
 }
+
+// Slices of a full block report: how many replicas are processed, and how
+// many of the storage's replicas swept, under one hold of the namesystem
+// write lock.
+const (
+	reportSlice = 1024
+	sweepSlice  = 8192
+)
 
 func registerDatanodeProtocol(nn *NameNode) {
 	d := &datanodeRPC{nn: nn, ns: nn.ns}
@@ -73,7 +86,7 @@ func (nn *NameNode) namespaceInfo() *hdfs.NamespaceInfoProto {
 		BlockPoolID:     proto.String(nn.version.BlockPoolID),
 		StorageInfo:     nn.storageInfo(),
 		SoftwareVersion: proto.String("3.3.6"),
-		Capabilities:    proto.Uint64(0),
+		Capabilities:    proto.Uint64(blocklist.CapabilityBlockReportBuffers),
 		State:           nn.haStatus().State,
 	}
 }
@@ -264,23 +277,31 @@ func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReport
 	if !d.registered(uuid) {
 		return nil, unregistered(uuid)
 	}
-	var reports []storageReplicas
-	for _, r := range req.GetReports() {
-		reps, err := decodeBlockReport(r)
+	// Every storage's report is checked before any is processed; the
+	// replicas are decoded a slice at a time as they are processed.
+	iters := make([]*blocklist.Iter, len(req.GetReports()))
+	for i, r := range req.GetReports() {
+		it, err := decodeBlockReport(r)
 		if err != nil {
 			return nil, remoteerr.New(remoteerr.ClassIOException, "block report of %s storage %s: %v", uuid, r.GetStorage().GetStorageUuid(), err)
 		}
-		reports = append(reports, storageReplicas{r.GetStorage().GetStorageUuid(), reps})
+		iters[i] = it
 	}
-	var resp *datanode.BlockReportResponseProto
-	var err error
-	d.ns.writeLocked(func() { resp, err = d.processReportsLocked(uuid, reports) })
+	d.fbrMu.Lock()
+	defer d.fbrMu.Unlock()
+	buf := make([]blockmgmt.ReportedReplica, 0, reportSlice)
+	for i, r := range req.GetReports() {
+		if err := d.processReport(uuid, r.GetStorage().GetStorageUuid(), iters[i], buf); err != nil {
+			return nil, err
+		}
+	}
+	resp := &datanode.BlockReportResponseProto{}
 	// As Hadoop does, a block report of a finalized namespace is answered
 	// with DNA_FINALIZE, from the active NameNode.
-	if err == nil && d.nn.UpgradeFinalized() && d.nn.ha.State() == ha.Active {
+	if d.nn.UpgradeFinalized() && d.nn.ha.State() == ha.Active {
 		resp.Cmd = d.nn.finalizeCommand()
 	}
-	return resp, err
+	return resp, nil
 }
 
 // unregistered is Hadoop's answer to a report from a node it does not know.
@@ -295,92 +316,67 @@ func (d *datanodeRPC) registered(uuid string) bool {
 	return ok
 }
 
-// storageReplicas is one storage's decoded full report.
-type storageReplicas struct {
-	storage  string
-	replicas []blockmgmt.ReportedReplica
-}
-
-func (d *datanodeRPC) processReportsLocked(uuid string, reports []storageReplicas) (*datanode.BlockReportResponseProto, error) {
-	now := d.ns.clock.Now()
-	for _, r := range reports {
-		res, err := d.ns.mu.bm.ProcessFullBlockReport(uuid, r.storage, r.replicas, now)
-		if errors.Is(err, blockmgmt.ErrUnregistered) {
-			return nil, unregistered(uuid)
-		}
-		if err != nil {
-			return nil, remoteerr.New(remoteerr.ClassIOException, "block report: %v", err)
-		}
-		d.nn.deps.Logger.Debug("block report", "node", uuid, "storage", r.storage, "replicas", len(r.replicas),
-			"added", res.Added, "removed", res.Removed, "invalidated", res.Invalidated, "corrupt", res.Corrupt)
+// processReport processes one storage's full report in slices, each
+// under its own hold of the namesystem write lock (blockmgmt's "Full block
+// reports in slices"); buf is room for one slice of decoded replicas.
+func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, buf []blockmgmt.ReportedReplica) error {
+	bm := func() *blockmgmt.Manager { return d.ns.mu.bm }
+	var fr *blockmgmt.FullReport
+	var err error
+	d.ns.writeLocked(func() { fr, err = bm().StartFullReport(uuid, storageID, d.ns.clock.Now()) })
+	if err != nil {
+		return reportError(uuid, err)
 	}
-	return &datanode.BlockReportResponseProto{}, nil
-}
-
-// decodeBlockReport reads a storage's replicas in either of HDFS's
-// encodings (BlockListAsLongs): the legacy list of longs — finalized count, UC
-// count, 3 longs per finalized replica, a 3 × -1 delimiter, 4 longs per UC
-// replica — or the buffers of varints (zig-zag block id, length, stamp, state
-// per replica).
-func decodeBlockReport(r *datanode.StorageBlockReportProto) ([]blockmgmt.ReportedReplica, error) {
-	if bufs := r.GetBlocksBuffers(); len(bufs) > 0 {
-		// The count is the peer's claim; memory is sized by the bytes it
-		// sent, at least 4 (one varint per field) per replica.
-		n := r.GetNumberOfBlocks()
-		var total int
-		for _, b := range bufs {
-			total += len(b)
+	done := false
+	defer func() {
+		if !done {
+			d.ns.writeLocked(func() { bm().AbortFullReport(fr) })
 		}
-		if n > uint64(total)/4 {
-			return nil, fmt.Errorf("report says %d replicas but its %d bytes hold at most %d", n, total, total/4)
-		}
-		out := make([]blockmgmt.ReportedReplica, 0, n)
-		for _, b := range bufs {
-			for len(b) > 0 {
-				var vals [4]uint64
-				for i := range vals {
-					v, m := protowire.ConsumeVarint(b)
-					if m < 0 {
-						return nil, fmt.Errorf("truncated replica record")
-					}
-					vals[i], b = v, b[m:]
-				}
-				out = append(out, blockmgmt.ReportedReplica{
-					Block: blockmgmt.Block{ID: protowire.DecodeZigZag(vals[0]), NumBytes: int64(vals[1]), GenStamp: int64(vals[2])},
-					State: blockmgmt.ReplicaState(vals[3]),
-				})
+	}()
+	for {
+		buf = buf[:0]
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			buf = append(buf, blockmgmt.ReportedReplica{Block: blockmgmt.Block{ID: r.ID, NumBytes: r.NumBytes, GenStamp: r.GenStamp}, State: blockmgmt.ReplicaState(r.State)})
+			if len(buf) == cap(buf) {
+				break
 			}
 		}
-		if uint64(len(out)) != n {
-			return nil, fmt.Errorf("report says %d replicas but holds %d", n, len(out))
+		if len(buf) == 0 {
+			break
 		}
-		return out, nil
+		d.ns.writeLocked(func() { err = bm().ReportSlice(fr, buf, d.ns.clock.Now()) })
+		if err != nil {
+			return reportError(uuid, err)
+		}
 	}
-	l := r.GetBlocks()
-	if len(l) == 0 {
-		return nil, nil
+	for !done {
+		d.ns.writeLocked(func() { done, err = bm().SweepSlice(fr, sweepSlice, d.ns.clock.Now()) })
+		if err != nil {
+			return reportError(uuid, err)
+		}
 	}
-	if len(l) < 2 {
-		return nil, fmt.Errorf("list of %d longs has no header", len(l))
+	res := fr.Result()
+	d.nn.deps.Logger.Debug("block report", "node", uuid, "storage", storageID, "replicas", it.Len(),
+		"added", res.Added, "removed", res.Removed, "invalidated", res.Invalidated, "corrupt", res.Corrupt)
+	return nil
+}
+
+// reportError is the RPC error for a block manager's refusal of a report.
+func reportError(uuid string, err error) error {
+	if errors.Is(err, blockmgmt.ErrUnregistered) {
+		return unregistered(uuid)
 	}
-	fin, uc := l[0], l[1]
-	if fin > uint64(len(l)) || uc > uint64(len(l)) || uint64(len(l)) != 2+3*fin+3+4*uc && !(uc == 0 && uint64(len(l)) == 2+3*fin) {
-		return nil, fmt.Errorf("list of %d longs does not hold %d finalized and %d other replicas", len(l), fin, uc)
+	return remoteerr.New(remoteerr.ClassIOException, "block report: %v", err)
+}
+
+// decodeBlockReport checks a storage's replicas in either of HDFS's
+// encodings (package blocklist): the legacy list of longs or the buffers
+// of varints, and returns an iterator over them.
+func decodeBlockReport(r *datanode.StorageBlockReportProto) (*blocklist.Iter, error) {
+	if bufs := r.GetBlocksBuffers(); len(bufs) > 0 {
+		return blocklist.NewBuffers(bufs, r.GetNumberOfBlocks())
 	}
-	out := make([]blockmgmt.ReportedReplica, 0, fin+uc)
-	p := l[2:]
-	for i := uint64(0); i < fin; i++ {
-		out = append(out, blockmgmt.ReportedReplica{Block: blockmgmt.Block{ID: int64(p[0]), NumBytes: int64(p[1]), GenStamp: int64(p[2])}, State: blockmgmt.Finalized})
-		p = p[3:]
-	}
-	if len(p) >= 3 {
-		p = p[3:] // delimiter
-	}
-	for i := uint64(0); i < uc; i++ {
-		out = append(out, blockmgmt.ReportedReplica{Block: blockmgmt.Block{ID: int64(p[0]), NumBytes: int64(p[1]), GenStamp: int64(p[2])}, State: blockmgmt.ReplicaState(p[3])})
-		p = p[4:]
-	}
-	return out, nil
+	return blocklist.NewLongs(r.GetBlocks())
 }
 
 func (d *datanodeRPC) blockReceivedAndDeleted(ctx context.Context, req *datanode.BlockReceivedAndDeletedRequestProto) (*datanode.BlockReceivedAndDeletedResponseProto, error) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/editlog"
@@ -40,6 +41,8 @@ type namesystem struct {
 	retry *retrycache.Cache
 	// logTimes time the edit log's appends and syncs (NameNodeActivity).
 	logTimes logTimes
+	// lockHold measures the write lock's holds (NameNodeActivity).
+	lockHold lockHolds
 
 	// mu is the namesystem lock: writers hold it while planning, logging
 	// (buffering) and applying ops; readers while reading the tree. Nobody
@@ -56,7 +59,12 @@ type namesystem struct {
 		// hosts is the host files' policy in force (admin.go); nil
 		// before the NameNode starts.
 		hosts *hosts.Policy
+		// toFree are blocks freed by applied ops and not yet removed from
+		// bm (freeBlocksLocked); freeing is their number, read without
+		// the lock.
+		toFree []int64
 	}
+	freeing atomic.Int64
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
@@ -93,6 +101,8 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
+	n.mu.toFree = nil
+	n.freeing.Store(0)
 	bcfg := cfg.Blocks
 	bcfg.StoragePolicy = blockPolicy
 	n.mu.bm = blockmgmt.New(bcfg, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
@@ -312,11 +322,44 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 // acknowledged, and the NameNode stops with a non-zero exit) before the
 // panic goes on to the caller, which for an RPC handler is the RPC server's
 // recovery, answering that one call with an error.
+//
+// Blocks freed by ops and left queued (freeBlocksLocked) are then removed,
+// one increment per further hold of the lock, before writeLocked returns.
 func (n *namesystem) writeLocked(f func()) {
+	n.holdWriteLock(f)
+	for n.freeing.Load() > 0 {
+		n.holdWriteLock(func() {
+			if len(n.mu.toFree) > 0 {
+				n.freeSliceLocked()
+			}
+		})
+	}
+}
+
+func (n *namesystem) holdWriteLock(f func()) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	defer n.lockHold.note(time.Now())
 	defer n.failOnPanic()
 	f()
+}
+
+// lockHolds measures the holds of the write lock taken by writeLocked:
+// how many, and the longest since the last reset (NameNodeActivity's
+// WriteLockHold figures; the bench reads them too).
+type lockHolds struct {
+	n, maxNanos atomic.Int64
+}
+
+func (h *lockHolds) note(start time.Time) {
+	d := int64(time.Since(start))
+	h.n.Add(1)
+	for {
+		m := h.maxNanos.Load()
+		if d <= m || h.maxNanos.CompareAndSwap(m, d) {
+			return
+		}
+	}
 }
 
 // failOnPanic, deferred by holders of the write lock, turns a panic into a

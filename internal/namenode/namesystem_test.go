@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,57 @@ func TestCallerGoneDuringRoll(t *testing.T) {
 		return []op.Op{&op.Mkdir{InodeID: tr.NextInodeID(), Path: "/after", Mtime: now, Perm: perm}}, nil
 	}); err != nil {
 		t.Fatalf("a write after the rolls: %v", err)
+	}
+}
+
+// TestDeleteFreesBlocksInIncrements: the blocks of a deleted tree leave the
+// block map dfs.namenode.block.deletion.increment at a time, each slice in
+// a hold of the write lock of its own, and all are gone when the delete
+// returns.
+func TestDeleteFreesBlocksInIncrements(t *testing.T) {
+	nn := startForTest(t)
+	nn.ns.cfg.BlockDeletionIncrement = 10
+	ctx := context.Background()
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	const files, perFile = 5, 19
+	var gs int64
+	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
+	err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		id := tr.NextInodeID()
+		ops := []op.Op{&op.Mkdir{InodeID: id, Path: "/d", Mtime: now, Perm: perm}}
+		for f := range files {
+			p := fmt.Sprintf("/d/f%d", f)
+			var blocks []op.Block
+			for b := range perFile {
+				blocks = append(blocks, op.Block{ID: int64(1<<30 + f*perFile + b), NumBytes: 1, GenStamp: gs})
+			}
+			ops = append(ops,
+				&op.Add{InodeID: id + 1 + uint64(f), Path: p, Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"},
+				&op.Close{Path: p, Mtime: now, Atime: now, Blocks: blocks})
+		}
+		return ops, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		nn.ns.read(func(*namespace.Tree) { n = nn.ns.mu.bm.NumBlocks() })
+		return n
+	}
+	if n := count(); n != files*perFile {
+		t.Fatalf("%d blocks in the map, want %d", n, files*perFile)
+	}
+	holds := nn.ns.lockHold.n.Load()
+	if err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		return []op.Op{&op.Delete{Path: "/d", Mtime: now}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d blocks left in the map after the delete", n)
+	}
+	// One hold for the delete and its first 10 blocks, then one per 10.
+	if got, want := nn.ns.lockHold.n.Load()-holds, int64((files*perFile+9)/10); got < want {
+		t.Fatalf("the delete took %d holds of the write lock, want at least %d", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // benchManager has nodes dn0..dn(n-1) and blocks 0..blocks-1 with three
@@ -84,5 +85,59 @@ func BenchmarkMemoryPerBlock(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/blocks, "bytes/block")
 		runtime.KeepAlive(m)
+	}
+}
+
+// BenchmarkFullBlockReport1MSliced: one storage's report of 1,000,000
+// replicas (the first after a restart, then a steady-state one), processed
+// in slices as the NameNode does: the longest slice is what a lock holder
+// would hold.
+func BenchmarkFullBlockReport1MSliced(b *testing.B) {
+	const blocks, slice, sweep = 1_000_000, 1024, 8192
+	for _, first := range []bool{true, false} {
+		name := "steady"
+		if first {
+			name = "first"
+		}
+		b.Run(name, func(b *testing.B) {
+			var longest, total time.Duration
+			for range b.N {
+				b.StopTimer()
+				m, reps := benchManager(b, 1, blocks)
+				if !first {
+					if _, err := m.ProcessFullBlockReport("dn0", "s0", reps[0], t0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				timed := func(f func()) {
+					s := time.Now()
+					f()
+					d := time.Since(s)
+					longest = max(longest, d)
+					total += d
+				}
+				var fr *FullReport
+				var err error
+				timed(func() { fr, err = m.StartFullReport("dn0", "s0", t0) })
+				if err != nil {
+					b.Fatal(err)
+				}
+				for k := 0; k < len(reps[0]); k += slice {
+					timed(func() { err = m.ReportSlice(fr, reps[0][k:min(k+slice, len(reps[0]))], t0) })
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				for done := false; !done; {
+					timed(func() { done, err = m.SweepSlice(fr, sweep, t0) })
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/report")
+			b.ReportMetric(float64(longest.Microseconds())/1000, "ms-longest-slice")
+		})
 	}
 }

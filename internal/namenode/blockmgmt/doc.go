@@ -13,7 +13,9 @@
 //
 //   - registerDatanode, sendHeartbeat      → RegisterDatanode, Heartbeat (the
 //     returned Commands go out as DNA_TRANSFER, DNA_INVALIDATE, DNA_REGISTER);
-//   - blockReport (decoded from the long-array encoding) → ProcessFullBlockReport;
+//   - blockReport (decoded by package blocklist, either encoding) →
+//     StartFullReport, ReportSlice, SweepSlice per storage, one slice per
+//     hold of the lock (ProcessFullBlockReport does it all in one call);
 //   - blockReceivedAndDeleted               → ProcessIncremental;
 //   - reportBadBlocks (client and DataNode) → ReportBadBlocks;
 //   - addBlock                              → ChoosePipeline while planning, then
@@ -125,6 +127,45 @@
 // nodes are live. Reports and Tick advance it. On leaving, every block is
 // examined once and the redundancy queues are built. Manual safe mode
 // (EnterSafeMode) lasts until LeaveSafeMode, which also ends start-up safe mode.
+//
+// # Full block reports in slices
+//
+// A storage's full report of a million replicas must not hold the
+// namesystem lock for its whole processing. It runs in three phases, each
+// in slices between which the caller releases the lock:
+//
+//	StartFullReport ─► ReportSlice × k ─► SweepSlice × s (sweep, then clear) ─► done
+//	                   record each listed  drop the storage's replicas
+//	                   replica, mark it    left unmarked; then unmark all
+//
+// One full report is processed at a time (a second StartFullReport fails
+// with ErrReportInProgress; the NameNode serializes them, as Hadoop's single
+// processing thread does). What other calls may do between slices, and why
+// the result is still right:
+//
+//   - An incremental report (or a standby's postponed one) for the same
+//     storage records or drops a replica that changed after the full report
+//     was taken. The block is noted as touched: later slices skip it, so the
+//     older full report never undoes the newer change, and a replica it adds
+//     is marked, so the sweep keeps it. The result is the full report
+//     followed by the incremental one, which is the order the DataNode
+//     produced them in.
+//   - A block deleted (RemoveBlocks) loses its replicas everywhere; a later
+//     slice listing it finds no block and queues the replica for deletion,
+//     as an atomic report processed after the delete would. A block added
+//     has no replica on the storage until a report says so.
+//   - A block's state or stamp changed (commit, complete, pipeline update,
+//     append) is judged by each slice against the block as it is then:
+//     every replica is judged alone (its block and its own storage), so
+//     a slice gives each replica the verdict an atomic report processed at
+//     that moment would.
+//   - A removal anywhere in the storage's list during the sweep moves the
+//     list's last entry into the hole; the sweep walks down from the end, so
+//     that entry was already walked (still marked, it stays): nothing
+//     unwalked is skipped. Entries appended during the sweep were marked.
+//   - The node dying or being replaced between slices ends the report with
+//     ErrUnregistered (the caller aborts it: AbortFullReport clears the
+//     marks and drops nothing); the node reports again after registering.
 //
 // # Memory
 //

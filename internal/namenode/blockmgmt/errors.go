@@ -25,6 +25,9 @@ var (
 	// ErrDisallowed: the host files do not let this DataNode in (not in a
 	// non-empty dfs.hosts); the caller answers DisallowedDatanodeException.
 	ErrDisallowed = errors.New("blockmgmt: datanode denied communication with namenode")
+	// ErrReportInProgress: a full block report was started while another
+	// one is being processed (StartFullReport); the caller serializes them.
+	ErrReportInProgress = errors.New("blockmgmt: another full block report is in progress")
 	// ErrBadConfig: Config.Validate refused a value.
 	ErrBadConfig = errors.New("blockmgmt: bad config")
 )

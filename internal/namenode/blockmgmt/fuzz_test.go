@@ -16,6 +16,9 @@ func FuzzOps(f *testing.F) {
 	// Nodes leaving service and coming back: host policies (16) and
 	// monitor passes (17) between reports and work.
 	f.Add([]byte{0, 1, 0, 2, 0, 3, 11, 0, 3, 5, 4, 7, 4, 8, 16, 0x09, 17, 0, 9, 0, 1, 1, 5, 9, 2, 200, 17, 0, 16, 0x26, 17, 0, 2, 250, 17, 0, 16, 0})
+	// A sliced full report with incremental reports, deletions and
+	// another node's report between its slices.
+	f.Add([]byte{0, 1, 0, 2, 11, 0, 3, 1, 3, 2, 3, 3, 4, 1, 4, 2, 18, 1, 5, 0x05, 19, 0, 8, 2, 19, 1, 5, 0x0d, 4, 2, 19, 2, 3, 4, 19, 0, 19, 0, 19, 0})
 	f.Fuzz(runOps)
 }
 
@@ -35,8 +38,30 @@ func runOps(t *testing.T, ops []byte) {
 		blk := func(x byte) Block {
 			return Block{ID: int64(x % 16), NumBytes: int64(x % 3), GenStamp: int64(100 + x%2)}
 		}
+		// A full report processed in slices (ops 18, 19) while the other
+		// ops go on between its slices.
+		var fr *FullReport
+		var pend []ReportedReplica
+		step := func(arg byte) {
+			k := 1 + int(arg%3)
+			var err error
+			if len(pend) > 0 {
+				k = min(k, len(pend))
+				err = m.ReportSlice(fr, pend[:k], now)
+				pend = pend[k:]
+			} else {
+				var done bool
+				if done, err = m.SweepSlice(fr, k, now); done {
+					fr = nil
+				}
+			}
+			if err != nil {
+				m.AbortFullReport(fr)
+				fr, pend = nil, nil
+			}
+		}
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%18, ops[i+1]
+			op, arg := ops[i]%20, ops[i+1]
 			dn := id(arg).UUID
 			switch op {
 			case 0:
@@ -103,12 +128,39 @@ func runOps(t *testing.T, ops []byte) {
 				}, now)
 			case 17:
 				m.CheckAdmin(now)
+			case 18:
+				if fr != nil {
+					step(arg)
+					break
+				}
+				var err error
+				if fr, err = m.StartFullReport(dn, "s"+dn, now); err != nil {
+					fr = nil
+					break
+				}
+				pend = nil
+				for j := byte(0); j < arg%8; j++ {
+					pend = append(pend, ReportedReplica{Block: blk(arg + j*37), State: ReplicaState(j % 3)})
+				}
+			case 19:
+				if fr != nil {
+					step(arg)
+				}
 			}
 			if err := m.checkInvariants(); err != nil {
 				t.Fatalf("after op %d (%d,%d): %v", i/2, op, arg, err)
 			}
 			m.Stats(now)
 			m.DatanodeReport(ReportAll, now)
+		}
+		for k := 0; fr != nil; k++ {
+			if k > 1000 {
+				t.Fatal("sliced full report does not end")
+			}
+			step(2)
+		}
+		if err := m.checkInvariants(); err != nil {
+			t.Fatalf("after the sliced report ended: %v", err)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func (m *Manager) checkInvariants() error {
 			if r.st.dn.dead && !r.st.dn.admin.maintenance() {
 				return fmt.Errorf("blk_%d: replica on dead node out of maintenance", b.ID)
 			}
-			if r.flags&rMark != 0 {
+			if r.flags&rMark != 0 && (m.fbr == nil || m.fbr.st != r.st) {
 				return fmt.Errorf("blk_%d: mark left set", b.ID)
 			}
 		}

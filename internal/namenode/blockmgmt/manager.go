@@ -135,6 +135,9 @@ type Manager struct {
 	order     []*datanode            // registration order, for determinism
 	rackNodes map[string]int         // live nodes per rack
 
+	// fbr is the full block report being processed in slices, if any.
+	fbr *FullReport
+
 	needed  lowRedundancy
 	pending map[int64]*pendingWork
 

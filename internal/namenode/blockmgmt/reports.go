@@ -70,6 +70,9 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 	if _, doomed := dn.invSet[b.ID]; doomed {
 		return // already being deleted there
 	}
+	if !mark && m.touchedByOther(st, b.ID) {
+		mark = true
+	}
 	v := judge(b, rb, state)
 	i := b.find(st)
 	if m.standby {
@@ -174,18 +177,104 @@ func (m *Manager) noteUC(id int64, st *storage, rb Block) {
 // (blockReport, already decoded from its long-array form) with the blocks
 // map: unknown replicas are deleted, known good ones recorded, stale or
 // mis-sized ones marked corrupt, and replicas the map had on this storage but
-// the report lacks are dropped (their blocks queued if short).
+// the report lacks are dropped (their blocks queued if short). It is
+// StartFullReport, one ReportSlice and the whole sweep in one call.
 func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []ReportedReplica, now time.Time) (ReportResult, error) {
-	var res ReportResult
+	fr, err := m.StartFullReport(uuid, storageID, now)
+	if err != nil {
+		return ReportResult{}, err
+	}
+	if err := m.ReportSlice(fr, replicas, now); err != nil {
+		m.AbortFullReport(fr)
+		return fr.res, err
+	}
+	for {
+		done, err := m.SweepSlice(fr, math.MaxInt, now)
+		if err != nil {
+			m.AbortFullReport(fr)
+			return fr.res, err
+		}
+		if done {
+			return fr.res, nil
+		}
+	}
+}
+
+// FullReport is one storage's full block report being processed in
+// slices: StartFullReport, ReportSlice for each part of the replicas,
+// SweepSlice until it is done (or AbortFullReport). The caller may release
+// its lock between any two of these calls; see "Full block reports in
+// slices" in the package doc for what other calls may do meanwhile.
+type FullReport struct {
+	dn *datanode
+	st *storage
+	// touched are the blocks whose replica on st an incremental report (or
+	// a postponed report of a standby) changed since the report started:
+	// the full report, older than that change, skips them.
+	touched map[int64]struct{}
+	// phase: reporting, then sweeping (dropping unmarked replicas), then
+	// clearing (the marks); next is the sweep's or the clearing's cursor
+	// into st.blocks, walking down.
+	phase reportPhase
+	next  int
+	res   ReportResult
+}
+
+type reportPhase uint8
+
+const (
+	phaseReport reportPhase = iota
+	phaseSweep
+	phaseClear
+)
+
+// Result is what the report has changed so far.
+func (fr *FullReport) Result() ReportResult { return fr.res }
+
+// StartFullReport begins processing a full report of storageID of node
+// uuid. One full report is processed at a time: a second start before the
+// first ended fails with ErrReportInProgress.
+func (m *Manager) StartFullReport(uuid, storageID string, now time.Time) (*FullReport, error) {
+	if m.fbr != nil {
+		return nil, fmt.Errorf("%w: %s storage %s", ErrReportInProgress, m.fbr.dn.id.UUID, m.fbr.st.id)
+	}
 	dn, err := m.reportingNode(uuid)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	m.nowHint = now
-	dn.reported = true
 	dn.lastReport = now
-	st := m.storage(dn, storageID)
+	fr := &FullReport{dn: dn, st: m.storage(dn, storageID)}
+	m.fbr = fr
+	return fr, nil
+}
+
+// current checks that fr is the report in progress and its node is still
+// registered and alive.
+func (m *Manager) current(fr *FullReport) error {
+	if m.fbr != fr {
+		return fmt.Errorf("%w: the full report of %s storage %s ended", ErrBadState, fr.dn.id.UUID, fr.st.id)
+	}
+	if dn, err := m.reportingNode(fr.dn.id.UUID); err != nil || dn != fr.dn {
+		return fmt.Errorf("%w: %s (died or was replaced during its full report)", ErrUnregistered, fr.dn.id.UUID)
+	}
+	return nil
+}
+
+// ReportSlice processes the next replicas of a full report.
+func (m *Manager) ReportSlice(fr *FullReport, replicas []ReportedReplica, now time.Time) error {
+	if err := m.current(fr); err != nil {
+		return err
+	}
+	if fr.phase != phaseReport {
+		return fmt.Errorf("%w: replicas after the sweep of a full report began", ErrBadState)
+	}
+	m.nowHint = now
+	dn, st := fr.dn, fr.st
 	for _, rr := range replicas {
+		if _, ok := fr.touched[rr.ID]; ok {
+			continue
+		}
 		b := m.blocks.get(rr.ID)
 		if m.shouldPostpone(b, rr.Block) {
 			m.postpone(dn, st, rr.Block, rr.State, "")
@@ -198,13 +287,32 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 			continue
 		}
 		if b == nil {
-			m.unknownReplica(dn, rr.Block, &res)
+			m.unknownReplica(dn, rr.Block, &fr.res)
 			continue
 		}
-		m.reported(b, st, rr.Block, rr.State, true, &res)
+		m.reported(b, st, rr.Block, rr.State, true, &fr.res)
 	}
-	// Sweep from the end: swap-removal only moves entries already visited.
-	for i := len(st.blocks) - 1; i >= 0; i-- {
+	return nil
+}
+
+// SweepSlice drops up to max replicas' worth of the storage's replicas
+// that the report did not list (the first call ends the reporting), then
+// clears the marks, and reports true when the report is done.
+func (m *Manager) SweepSlice(fr *FullReport, max int, now time.Time) (bool, error) {
+	if err := m.current(fr); err != nil {
+		return false, err
+	}
+	m.nowHint = now
+	st := fr.st
+	if fr.phase == phaseReport {
+		fr.phase, fr.next = phaseSweep, len(st.blocks)-1
+	}
+	// Walk down from the end: a removal moves the last entry into the
+	// hole, and the last entry is always one already walked (or the walk
+	// has passed the end, and min brings it back), so nothing unwalked is
+	// skipped; what is walked twice is marked and stays.
+	i := min(fr.next, len(st.blocks)-1)
+	for n := 0; i >= 0 && n < max; i, n = i-1, n+1 {
 		if i >= len(st.blocks) {
 			continue
 		}
@@ -213,16 +321,59 @@ func (m *Manager) ProcessFullBlockReport(uuid, storageID string, replicas []Repo
 		if j < 0 {
 			continue
 		}
-		if b.reps()[j].flags&rMark != 0 {
+		if fr.phase == phaseClear {
 			b.reps()[j].flags &^= rMark
 			continue
 		}
+		if b.reps()[j].flags&rMark != 0 {
+			continue
+		}
 		m.removeReplicaAt(b, j)
-		res.Removed++
+		fr.res.Removed++
 		m.refresh(b)
 	}
+	fr.next = i
+	if i >= 0 {
+		return false, nil
+	}
+	if fr.phase == phaseSweep {
+		fr.phase, fr.next = phaseClear, len(st.blocks)-1
+		return false, nil
+	}
+	m.fbr = nil
+	fr.dn.reported = true
 	m.checkSafeMode(now)
-	return res, nil
+	return true, nil
+}
+
+// AbortFullReport ends a full report without its sweep: the replicas it
+// recorded stay, none is dropped for lacking from it. The marks are
+// cleared in one pass.
+func (m *Manager) AbortFullReport(fr *FullReport) {
+	if m.fbr != fr {
+		return
+	}
+	m.fbr = nil
+	for _, b := range fr.st.blocks {
+		if j := b.find(fr.st); j >= 0 {
+			b.reps()[j].flags &^= rMark
+		}
+	}
+}
+
+// touchedByOther notes that a call other than the full report in progress
+// changed b's replica on st; it reports whether the replica must be marked
+// as seen by that report.
+func (m *Manager) touchedByOther(st *storage, id int64) bool {
+	fr := m.fbr
+	if fr == nil || fr.st != st {
+		return false
+	}
+	if fr.touched == nil {
+		fr.touched = make(map[int64]struct{})
+	}
+	fr.touched[id] = struct{}{}
+	return fr.phase != phaseClear
 }
 
 // ProcessIncremental applies an incremental block report
@@ -241,6 +392,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 		b := m.blocks.get(it.ID)
 		switch it.Status {
 		case Deleted:
+			m.touchedByOther(st, it.ID)
 			delete(dn.invSet, it.ID)
 			m.dropQueued(st, it.ID, math.MaxInt64)
 			if b == nil {

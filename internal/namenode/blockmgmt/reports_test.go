@@ -446,3 +446,82 @@ func TestExcessChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestFullReportInSlices: other calls between the slices of a full report
+// change what they change, and the report does not undo them.
+func TestFullReportInSlices(t *testing.T) {
+	h := activeHarness(t, DefaultConfig(), 13, "a1", "a2")
+	blk := func(id int64) Block { return Block{ID: id, NumBytes: 10, GenStamp: 1001} }
+	for id := int64(1); id <= 10; id++ {
+		h.addComplete(1, blk(id), 1, "a1")
+	}
+	// The node's report, taken before the calls below: 1..8 and an
+	// unknown 20; 9 and 10 are gone from the node.
+	var reps []ReportedReplica
+	for _, id := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 20} {
+		reps = append(reps, fin(blk(id)))
+	}
+	fr, err := h.m.StartFullReport(h.id("a1").UUID, stID("a1"), h.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.m.StartFullReport(h.id("a2").UUID, stID("a2"), h.now); !errors.Is(err, ErrReportInProgress) {
+		t.Fatalf("second report started: %v", err)
+	}
+	if err := h.m.ReportSlice(fr, reps[:2], h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.check()
+	// Between slices: a new block written to a1, block 3 deleted on a1 by
+	// the node (its report still lists it), block 5's file deleted.
+	if err := h.m.AddBlock(2, blk(11), 1, UnderConstruction, []DatanodeID{h.id("a1")}); err != nil {
+		t.Fatal(err)
+	}
+	h.ibr("a1", ReceivedDeleted{Block: blk(11), Status: Received}, ReceivedDeleted{Block: blk(3), Status: Deleted})
+	h.m.RemoveBlocks([]int64{5})
+	h.check()
+	for k := 2; k < len(reps); k += 3 {
+		if err := h.m.ReportSlice(fr, reps[k:min(k+3, len(reps))], h.now); err != nil {
+			t.Fatal(err)
+		}
+		h.check()
+	}
+	for n := 0; ; n++ {
+		done, err := h.m.SweepSlice(fr, 2, h.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.check()
+		if done {
+			break
+		}
+		if n > 100 {
+			t.Fatal("sweep does not end")
+		}
+		if n == 1 { // a removal during the sweep moves entries about
+			h.m.RemoveBlocks([]int64{1})
+		}
+	}
+	var on []int64
+	for id := int64(1); id <= 20; id++ {
+		if slices.Equal(h.holders(id), []string{"a1"}) {
+			on = append(on, id)
+		}
+	}
+	if want := []int64{2, 4, 6, 7, 8, 11}; !slices.Equal(on, want) {
+		t.Fatalf("a1 holds %v, want %v", on, want)
+	}
+	res := fr.Result()
+	if res.Removed != 2 || res.Invalidated != 1 {
+		t.Fatalf("result %+v, want 2 removed (9, 10) and 1 invalidated (20; 5 was by its deletion)", res)
+	}
+	h.m.ComputeWork(h.now)
+	got := invalidated(h.heartbeat("a1"))
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{1, 5, 20}) {
+		t.Fatalf("a1 deletes %v, want [1 5 20]", got)
+	}
+	if _, err := h.m.StartFullReport(h.id("a2").UUID, stID("a2"), h.now); err != nil {
+		t.Fatalf("next report after the end: %v", err)
+	}
+}

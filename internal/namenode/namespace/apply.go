@@ -353,7 +353,7 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 	}
 	t.numDirs--
 	ns = 1
-	for _, c := range n.dir().children {
+	for c := range n.dir().children.all() {
 		a, b := t.forget(c, l, eff)
 		ns += a
 		ds += b
@@ -405,7 +405,7 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 			return corruptf("rename %s to %s: destination exists", src, dst)
 		case old.isDir() != n.isDir():
 			return corruptf("rename %s to %s: file and directory", src, dst)
-		case old.isDir() && len(old.dir().children) > 0:
+		case old.isDir() && old.dir().children.len() > 0:
 			return corruptf("rename %s to %s: destination not empty", src, dst)
 		}
 	}

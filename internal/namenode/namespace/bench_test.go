@@ -159,3 +159,77 @@ func BenchmarkStatDeep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBigDir measures, in one tree, a create (Apply of OP_ADD and
+// OP_CLOSE) and a delete of a file in a directory of 1,000,000 files, the
+// new name falling anywhere among the others, and the same in an empty
+// directory beside it (same heap, same garbage collector work); then a
+// getListing page of 1,000 entries from the middle of the big directory and
+// from a directory of 1,000.
+func BenchmarkBigDir(b *testing.B) {
+	const big = 1_000_000
+	tr := New(DefaultConfig("root"))
+	perm := op.Perm{User: "u", Group: "g", Mode: 0o644}
+	for _, d := range []string{"/big", "/small", "/page"} {
+		if err := tr.Apply(&op.Mkdir{InodeID: tr.NextInodeID(), Path: d, Mtime: 1, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	add := func(p string) {
+		if err := tr.Apply(&op.Add{InodeID: tr.NextInodeID(), Path: p, Replication: 3, Mtime: 2, Atime: 2,
+			BlockSize: 1 << 27, Perm: perm, ClientName: "c", ClientMachine: "m"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Apply(&op.Close{Path: p, Mtime: 3, Atime: 2}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range big {
+		add(fmt.Sprintf("/big/f%08d", i*2))
+	}
+	for i := range 1000 {
+		add(fmt.Sprintf("/page/f%08d", i*2))
+	}
+	// New names fall between existing ones (odd numbers, spread over the
+	// whole range).
+	name := func(dir string, i int) string { return fmt.Sprintf("%s/f%08d-%d", dir, (i*7919%big)*2+1, i) }
+	del := func(p string) {
+		if err := tr.Apply(&op.Delete{Path: p, Mtime: 4}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, dir := range []string{"/small", "/big"} {
+		b.Run("create"+dir, func(b *testing.B) {
+			for i := range b.N {
+				add(name(dir, i))
+			}
+			b.StopTimer()
+			for i := range b.N {
+				del(name(dir, i))
+			}
+		})
+		b.Run("delete"+dir, func(b *testing.B) {
+			b.StopTimer()
+			for i := range b.N {
+				add(name(dir, i))
+			}
+			b.StartTimer()
+			for i := range b.N {
+				del(name(dir, i))
+			}
+		})
+	}
+	c := Caller{User: "u", Super: true}
+	for _, l := range []struct {
+		dir, after string
+	}{{"/page", "f"}, {"/big", fmt.Sprintf("f%08d", big)}} {
+		b.Run("listPage1000"+l.dir, func(b *testing.B) {
+			for range b.N {
+				page, _, err := tr.List(c, l.dir, []byte(l.after), 1000)
+				if err != nil || len(page) != 1000 {
+					b.Fatalf("%d entries, %v", len(page), err)
+				}
+			}
+		})
+	}
+}

@@ -50,7 +50,10 @@
 // for a file open for write or with more blocks than the count holds, a
 // small extension holding its block slice and under-construction part. No
 // full paths are stored: a path is resolved by binary search in each
-// directory's sorted child slice. Only files under construction are indexed
+// directory's children, kept sorted by name: one slice up to 512 entries,
+// past that a list of sorted chunks of 256 to 512 (children.go), so that an
+// insertion or a removal in a directory of a million entries moves at most
+// a chunk and getListing's page costs the page, not the directory. Only files under construction are indexed
 // by inode id (FileByID). Extended attributes, ACLs and storage policies
 // live in a side table (features.go).
 // BenchmarkMemoryPerFile measures the heap per empty file.

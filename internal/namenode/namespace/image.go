@@ -74,7 +74,7 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		return err
 	}
 	if n.isDir() {
-		for _, c := range n.dir().children {
+		for c := range n.dir().children.all() {
 			if err := t.export(c, n.id, rec, uc, fn); err != nil {
 				return err
 			}
@@ -159,7 +159,7 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/") {
 		return fmt.Errorf("%w: inode %d: bad name %q", ErrImage, rec.ID, name)
 	}
-	if _, dup := par.dir().find(name); dup {
+	if par.dir().children.get(name) != nil {
 		return fmt.Errorf("%w: inode %d: duplicate name %q in directory %d", ErrImage, rec.ID, name, rec.ParentID)
 	}
 	if rec.ID == 0 || rec.ID > b.h.LastInodeID {
@@ -257,7 +257,7 @@ func fillUsage(n *inode) (ns, ds int64) {
 		return 1, n.space()
 	}
 	ns = 1
-	for _, c := range n.dir().children {
+	for c := range n.dir().children.all() {
 		a, b := fillUsage(c)
 		ns += a
 		ds += b

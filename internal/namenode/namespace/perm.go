@@ -179,10 +179,10 @@ func (t *Tree) stickyCheck(c Caller, w *walk) error {
 }
 
 func (t *Tree) subCheck(c Caller, d *inode, path string, a Access, ignoreEmpty bool) error {
-	if !(ignoreEmpty && len(d.dir().children) == 0) && !t.hasAccess(c, d, a) {
+	if !(ignoreEmpty && d.dir().children.len() == 0) && !t.hasAccess(c, d, a) {
 		return t.denied(c, d, path, a)
 	}
-	for _, ch := range d.dir().children {
+	for ch := range d.dir().children.all() {
 		if ch.isDir() {
 			if err := t.subCheck(c, ch, joinPath(path, ch.name), a, ignoreEmpty); err != nil {
 				return err

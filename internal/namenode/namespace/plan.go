@@ -24,9 +24,9 @@ func (t *Tree) checkNewName(par *inode, parPath, name string, countItems bool) e
 		return newErr(fmt.Sprintf("The maximum path component name limit of %s in directory %s is exceeded: limit=%d length=%d",
 			name, parPath, m, len(name)), ErrComponentTooLong)
 	}
-	if m := t.cfg.MaxDirItems; countItems && m > 0 && par != nil && len(par.dir().children) >= m {
+	if m := t.cfg.MaxDirItems; countItems && m > 0 && par != nil && par.dir().children.len() >= m {
 		return newErr(fmt.Sprintf("The directory item limit of %s is exceeded: limit=%d items=%d",
-			parPath, m, len(par.dir().children)), ErrMaxDirItems)
+			parPath, m, par.dir().children.len()), ErrMaxDirItems)
 	}
 	if name == ".snapshot" {
 		return newErr(`".snapshot" is a reserved name.`, ErrIllegalArgument)
@@ -358,7 +358,7 @@ func (t *Tree) PlanDelete(c Caller, path string, recursive bool, now int64) (boo
 		return false, nil, err
 	}
 	n := w.last()
-	if n != nil && n.isDir() && len(n.dir().children) > 0 && !recursive {
+	if n != nil && n.isDir() && n.dir().children.len() > 0 && !recursive {
 		return false, nil, newErr("`"+w.path+" is non empty': Directory is not empty", ErrNotEmpty)
 	}
 	if n == nil || w.isRoot() {
@@ -482,7 +482,7 @@ func (t *Tree) PlanRename2(c Caller, src, dst string, overwrite bool, now int64)
 		if !overwrite {
 			return nil, newErr("rename destination "+dw.path+" already exists", ErrExists)
 		}
-		if old.isDir() && len(old.dir().children) > 0 {
+		if old.isDir() && old.dir().children.len() > 0 {
 			return nil, newErr("rename destination directory is not empty: "+dw.path, ErrRenameInvalid)
 		}
 		if err := t.checkDeletable(old, dw.path); err != nil {

@@ -109,7 +109,7 @@ func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, policy 
 			inherited = p
 		}
 		if n.isDir() {
-			for _, c := range n.dir().children {
+			for c := range n.dir().children.all() {
 				walk(c, inherited)
 			}
 			return

@@ -165,7 +165,7 @@ func (t *Tree) EachFilePolicy(path string, fn func(policy uint8, blocks []op.Blo
 			inherited = p
 		}
 		if n.isDir() {
-			for _, c := range n.dir().children {
+			for c := range n.dir().children.all() {
 				walk(c, inherited)
 			}
 			return

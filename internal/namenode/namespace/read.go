@@ -49,7 +49,7 @@ func (t *Tree) info(n *inode) FileInfo {
 		BlockSize:   n.pref(),
 	}
 	if n.isDir() {
-		fi.ChildrenNum = len(n.dir().children)
+		fi.ChildrenNum = n.dir().children.len()
 	} else {
 		fi.Length = n.length()
 	}
@@ -114,23 +114,17 @@ func (t *Tree) List(c Caller, path string, startAfter []byte, limit int) ([]File
 	if err := t.checkPerm(c, w, permCheck{self: Read | Execute}); err != nil {
 		return nil, 0, err
 	}
-	ch := n.dir().children
-	after := string(startAfter)
-	i := sort.Search(len(ch), func(i int) bool { return ch[i].name > after })
-	end := len(ch)
-	if limit > 0 && i+limit < end {
-		end = i + limit
-	}
-	out := make([]FileInfo, 0, end-i)
+	page, remaining := n.dir().children.page(string(startAfter), limit)
+	out := make([]FileInfo, 0, len(page))
 	inherited := t.policyAlong(w, len(w.nodes)-1)
-	for _, x := range ch[i:end] {
+	for _, x := range page {
 		fi := t.info(x)
 		if fi.StoragePolicy == op.StoragePolicyUnspecified {
 			fi.StoragePolicy = inherited
 		}
 		out = append(out, fi)
 	}
-	return out, len(ch) - end, nil
+	return out, remaining, nil
 }
 
 // Summary is getContentSummary's answer. Quotas are -1 when unset.
@@ -160,7 +154,7 @@ func (t *Tree) sum(n *inode, s *Summary) {
 		return
 	}
 	s.DirectoryCount++
-	for _, c := range n.dir().children {
+	for c := range n.dir().children.all() {
 		t.sum(c, s)
 	}
 }
@@ -300,7 +294,7 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 		}
 		t.dumpFeatures(w, n)
 		w.WriteByte('\n')
-		for _, c := range n.dir().children {
+		for c := range n.dir().children.all() {
 			t.dump(w, c, joinPath(path, c.name))
 		}
 		return

@@ -118,7 +118,7 @@ func (t *Tree) encodeSnapshots() []byte {
 	b = binary.AppendUvarint(b, uint64(len(odirs)))
 	for _, d := range odirs {
 		var ids []uint64
-		for _, c := range d.dir().children {
+		for c := range d.dir().children.all() {
 			if kept(c) {
 				ids = append(ids, c.id)
 			}
@@ -298,7 +298,7 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 	index = func(n *inode) {
 		live[n.id] = n
 		if n.dir() != nil {
-			for _, c := range n.dir().children {
+			for c := range n.dir().children.all() {
 				index(c)
 			}
 		}
@@ -365,7 +365,7 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 	}
 	for range d.count(2) {
 		dir := ss.orphans[d.uv()]
-		if d.err == nil && (dir == nil || !dir.isDir() || len(dir.dir().children) > 0) {
+		if d.err == nil && (dir == nil || !dir.isDir() || dir.dir().children.len() > 0) {
 			d.fail("children of an unknown orphan directory")
 		}
 		for range d.count(1) {
@@ -377,7 +377,7 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 				d.fail("unknown orphan child")
 				break
 			}
-			if _, dup := dir.dir().find(c.name); dup {
+			if dir.dir().children.get(c.name) != nil {
 				d.fail("duplicate orphan child %q", c.name)
 				break
 			}

@@ -41,7 +41,7 @@ func liveView(tr *Tree, dir, name string, ctime int64) []string {
 		}
 		out = append(out, viewLine(rel, fi, blocks))
 		if n.isDir() {
-			for _, c := range n.dir().children {
+			for c := range n.dir().children.all() {
 				walkLive(c, rel+"/"+c.name)
 			}
 		}

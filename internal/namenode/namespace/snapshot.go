@@ -65,7 +65,7 @@ func (t *Tree) snapshotDir(c Caller, p string) (*walk, error) {
 // firstSnapshottableBelow returns the path of a snapshottable directory
 // strictly below d, or "".
 func (t *Tree) firstSnapshottableBelow(d *inode, path string) string {
-	for _, ch := range d.dir().children {
+	for ch := range d.dir().children.all() {
 		if !ch.isDir() {
 			continue
 		}
@@ -336,7 +336,7 @@ func (t *Tree) SnapshottableDirs(c Caller) []SnapshottableDir {
 		if t.isSnapshottable(n) && (super || t.userOf(n) == c.User) {
 			out = append(out, SnapshottableDir{Path: p, Info: t.info(n)})
 		}
-		for _, ch := range n.dir().children {
+		for ch := range n.dir().children.all() {
 			if ch.isDir() {
 				walk(ch, joinPath(p, ch.name))
 			}

@@ -270,7 +270,7 @@ func (t *Tree) childrenAt(d *inode, id int32) []viewNode {
 		out = append(out, viewNode{obj: c, at: t.attrsAt(c, id)})
 	}
 	if h == nil || k < 0 || k == len(h.vs) {
-		for _, c := range d.dir().children {
+		for c := range d.dir().children.all() {
 			add(c)
 		}
 		return out
@@ -287,7 +287,7 @@ func (t *Tree) childrenAt(d *inode, id int32) []viewNode {
 			present[c] = true
 		}
 	}
-	for _, c := range d.dir().children {
+	for c := range d.dir().children.all() {
 		if p, ok := present[c]; ok && !p {
 			continue
 		}

@@ -389,7 +389,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 			return
 		}
 		s.SnapshotDirectoryCount++
-		for _, x := range c.dir().children {
+		for x := range c.dir().children.all() {
 			kept(x)
 		}
 		diffsOf(ss, c, kept)
@@ -401,7 +401,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 			return
 		}
 		diffsOf(ss, x, kept)
-		for _, c := range x.dir().children {
+		for c := range x.dir().children.all() {
 			live(c)
 		}
 	}

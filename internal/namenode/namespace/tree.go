@@ -121,7 +121,7 @@ type Caller struct {
 
 type dirData struct {
 	parent   *inode   // nil for the root
-	children []*inode // sorted by name, byte order
+	children children // sorted by name, byte order (children.go)
 	quota    *quotaData
 }
 
@@ -261,58 +261,16 @@ func (t *Tree) permOf(n *inode) op.Perm {
 
 // ---- inode helpers ----
 
-func (d *dirData) find(name string) (int, bool) {
-	// sort.Search's search, written out: this runs for every component of
-	// every path resolved, under the namesystem lock, and the call of a
-	// closure per step showed in profiles of creates.
-	ch := d.children
-	lo, hi := 0, len(ch)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ch[m].name < name {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(ch) && ch[lo].name == name
-}
-
 func (n *inode) child(name string) *inode {
 	if n.dir() == nil {
 		return nil
 	}
-	if i, ok := n.dir().find(name); ok {
-		return n.dir().children[i]
-	}
-	return nil
+	return n.dir().children.get(name)
 }
 
-func (d *dirData) insert(c *inode) {
-	ch := d.children
-	if k := len(ch); k == 0 || ch[k-1].name < c.name {
-		d.children = append(ch, c)
-		return
-	}
-	i, _ := d.find(c.name)
-	ch = append(ch, nil)
-	copy(ch[i+1:], ch[i:])
-	ch[i] = c
-	d.children = ch
-}
+func (d *dirData) insert(c *inode) { d.children.insert(c) }
 
-func (d *dirData) remove(c *inode) {
-	i, ok := d.find(c.name)
-	if !ok || d.children[i] != c {
-		return
-	}
-	copy(d.children[i:], d.children[i+1:])
-	d.children[len(d.children)-1] = nil
-	d.children = d.children[:len(d.children)-1]
-	if len(d.children) == 0 {
-		d.children = nil
-	}
-}
+func (d *dirData) remove(c *inode) { d.children.remove(c) }
 
 // touch raises a directory's mtime to at least m (Hadoop's updateModificationTime).
 func (n *inode) touch(m int64) {
@@ -360,7 +318,7 @@ func counts(n *inode) (ns, ds int64) {
 		return 1, n.space()
 	}
 	ns = 1
-	for _, c := range n.dir().children {
+	for c := range n.dir().children.all() {
 		a, b := counts(c)
 		ns += a
 		ds += b

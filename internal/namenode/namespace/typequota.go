@@ -118,7 +118,7 @@ func (t *Tree) typeUsage(n *inode, inherited uint8, ts *typeSpaces) {
 		ts.addFile(n, inherited)
 		return
 	}
-	for _, c := range n.dir().children {
+	for c := range n.dir().children.all() {
 		t.typeUsage(c, inherited, ts)
 	}
 }
