@@ -100,7 +100,13 @@ func TestKerberosCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	data := make([]byte, 3<<20+12345)
+	// 3 MiB by default; HDFSGO_LONG=1 writes and reads the 1 GiB
+	// (about 4 GiB of test memory with the capture).
+	size := 3<<20 + 12345
+	if os.Getenv("HDFSGO_LONG") != "" {
+		size = 1<<30 + 12345
+	}
+	data := make([]byte, size)
 	rand.Read(data)
 	marker := []byte("a line of the file that must not cross the wire in the clear")
 	for i := 0; i+len(marker) < len(data); i += 4096 {
