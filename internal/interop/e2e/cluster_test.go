@@ -114,13 +114,36 @@ type cluster struct {
 	gids map[string]uint32
 }
 
+// handedOut holds the ports freePort returned, per host: the kernel may
+// hand a port just closed to the next listen on port 0, so two ports picked
+// in a row for one process (a DataNode's transfer and IPC ports, say)
+// could be the same one.
+var handedOut struct {
+	sync.Mutex
+	ports map[string]bool
+}
+
 func freePort(t *testing.T, host string) int {
-	l, err := net.Listen("tcp", host+":0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[string]bool{}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		l, err := net.Listen("tcp", host+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		key := net.JoinHostPort(host, strconv.Itoa(port))
+		if !handedOut.ports[key] {
+			handedOut.ports[key] = true
+			return port
+		}
+	}
+	t.Fatalf("no port on %s that was not handed out before", host)
+	return 0
 }
 
 func writeConf(t *testing.T, dir string, core, site map[string]string) {
