@@ -75,19 +75,11 @@ func runBlockReport(ctx context.Context, opts Options, out io.Writer) error {
 	defer tg.close()
 	r := &reportRun{opts: &opts, tg: tg, byUUID: map[string]*simNode{}, repl: min(3, opts.Datanodes)}
 	fmt.Fprintf(out, "NameNode: %s (%s), user %s, %s\n", tg.addrs[0], tg.kind(), opts.User, connMode(&opts))
-	if err := r.register(ctx); err != nil {
+	stop, err := r.start(ctx)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, n := range r.nodes {
-			n.c.Close()
-		}
-	}()
-	hbCtx, stopHB := context.WithCancel(ctx)
-	var hb sync.WaitGroup
-	hb.Add(1)
-	go func() { defer hb.Done(); r.heartbeats(hbCtx) }()
-	defer func() { stopHB(); hb.Wait() }()
+	defer stop()
 
 	base := BaseDir + "/" + OpBlockReport
 	if err := (&opRun{tg: tg, base: base}).clean(ctx); err != nil {
@@ -159,6 +151,25 @@ func runBlockReport(ctx context.Context, opts Options, out io.Writer) error {
 		fmt.Fprintf(out, "Longest namesystem write lock hold during the reports: %s ms (%d holds since start)\n", ms(m), n)
 	}
 	return nil
+}
+
+// start registers the simulated nodes and keeps them heartbeating; stop
+// ends the heartbeats and closes their connections.
+func (r *reportRun) start(ctx context.Context) (stop func(), err error) {
+	if err := r.register(ctx); err != nil {
+		return nil, err
+	}
+	hbCtx, stopHB := context.WithCancel(ctx)
+	var hb sync.WaitGroup
+	hb.Add(1)
+	go func() { defer hb.Done(); r.heartbeats(hbCtx) }()
+	return func() {
+		stopHB()
+		hb.Wait()
+		for _, n := range r.nodes {
+			n.c.Close()
+		}
+	}, nil
 }
 
 // register makes the simulated nodes known to the NameNode.

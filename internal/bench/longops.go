@@ -64,19 +64,11 @@ func runLongOps(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	r := &reportRun{opts: &opts, tg: tg, byUUID: map[string]*simNode{}, repl: 1}
-	if err := r.register(ctx); err != nil {
+	stop, err := r.start(ctx)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, n := range r.nodes {
-			n.c.Close()
-		}
-	}()
-	hbCtx, stopHB := context.WithCancel(ctx)
-	var hb sync.WaitGroup
-	hb.Add(1)
-	go func() { defer hb.Done(); r.heartbeats(hbCtx) }()
-	defer func() { stopHB(); hb.Wait() }()
+	defer stop()
 
 	prep := time.Now()
 	files := (opts.BlocksPerReport + opts.BlocksPerFile - 1) / opts.BlocksPerFile
