@@ -175,8 +175,10 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	uuid := req.GetRegistration().GetDatanodeID().GetDatanodeUuid()
 	var cmds []blockmgmt.Command
 	var err error
+	var mustSync int64
 	d.ns.writeLocked(func() {
 		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
+		mustSync = d.ns.invalidationTxID(cmds)
 	})
 	resp := &datanode.HeartbeatResponseProto{HaStatus: d.nn.haStatus()}
 	if err == nil {
@@ -195,6 +197,13 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	}
 	for _, c := range cmds {
 		resp.Cmds = append(resp.Cmds, d.command(c))
+	}
+	// A replica is deleted only once the op that freed its block is
+	// durable, as Hadoop removes blocks after logSync: a NameNode killed
+	// before the sync comes back with the file, and its replicas must
+	// still be there.
+	if err := d.ns.sync(ctx, mustSync); err != nil {
+		return nil, err
 	}
 	if c := d.nn.finalizeCommandFor(uuid); c != nil {
 		resp.Cmds = append(resp.Cmds, c)

@@ -445,6 +445,25 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 	return nil
 }
 
+// invalidationTxID returns the last txid appended so far when cmds hold a
+// replica deletion and some appended op is not yet durable, else 0: the
+// commands may not leave before that txid is durable (the op that freed the
+// block may be among those not synced). Called with the write lock held.
+func (n *namesystem) invalidationTxID(cmds []blockmgmt.Command) int64 {
+	if n.elog == nil {
+		return 0
+	}
+	for _, c := range cmds {
+		if _, ok := c.(blockmgmt.Invalidate); ok {
+			if st := n.elog.Stats(); st.LastTxID > st.SyncedTxID {
+				return st.LastTxID
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
 // syncAppended waits, as sync does, until everything appended so far is
 // durable: a retried call answered from the retry cache must not be
 // answered before the first call's ops are.
