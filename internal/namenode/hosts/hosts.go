@@ -125,6 +125,9 @@ func parseHostPort(s string) (Entry, error) {
 		return Entry{}, fmt.Errorf("hosts: ignoring %q: %s", s, why)
 	}
 	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			return bad("an IPv6 zone never matches a DataNode's address")
+		}
 		return Entry{Host: a.String()}, nil
 	}
 	host, port := s, 0
@@ -137,7 +140,7 @@ func parseHostPort(s string) (Entry, error) {
 		port = p
 		if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 			host = host[1 : len(host)-1]
-			if _, err := netip.ParseAddr(host); err != nil {
+			if !isIP(host) {
 				return bad("bad IPv6 address")
 			}
 		}
@@ -148,7 +151,9 @@ func parseHostPort(s string) (Entry, error) {
 	return Entry{Host: host, Port: port}, nil
 }
 
-func isIP(s string) bool { _, err := netip.ParseAddr(s); return err == nil }
+// isIP reports whether s is an IP address without a zone: DataNodes
+// register addresses without one, so a zoned entry could never match.
+func isIP(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Zone() == "" }
 
 // jsonEntry is DatanodeAdminProperties as the JSON file spells it.
 type jsonEntry struct {
