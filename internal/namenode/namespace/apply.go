@@ -333,6 +333,7 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 		t.cowNode(n, l)
 		if h = t.snap.hist[n]; h != nil {
 			h.orphan = true
+			t.snap.held = nil
 		}
 		delete(t.snap.exiles, n)
 	}
@@ -435,6 +436,9 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	if n.ucd() != nil {
 		n.ucd().parent = dpar
 	}
+	if t.snap != nil {
+		t.noteParent(n, dpar)
+	}
 	spar.touch(mtime)
 	dpar.touch(mtime)
 	return nil
@@ -476,6 +480,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 	}
 	if ns == -1 && ds == -1 && !w.isRoot() && (q == nil || len(q.types) == 0) {
 		d.dir().quota = nil
+		t.heldStale()
 		return nil
 	}
 	if q == nil {
@@ -484,6 +489,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 		d.dir().quota = q
 	}
 	q.ns, q.ds = ns, ds
+	t.heldStale()
 	return nil
 }
 
@@ -525,6 +531,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 			// to the target, so no version may hold them.
 			delete(t.snap.hist, f)
 			delete(t.snap.exiles, f)
+			t.snap.held = nil
 		}
 		t.noteChild(par, f, false)
 		par.dir().remove(f)

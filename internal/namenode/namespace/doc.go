@@ -135,8 +135,9 @@
 // OP_RENAME_SNAPSHOT and the copy-on-write steps of the other ops.
 // ContentSummary adds what only snapshots keep (the orphans the diffs hold
 // and the blocks only versions hold), as HDFS's getContentSummary does; the
-// quota counters (setQuota's checks, getQuotaUsage) count only the live
-// tree. Not kept per snapshot yet: xattrs, ACLs and storage policies (a
+// quota checks and getQuotaUsage count them too (snapquota.go): usage
+// derived from the snapshot state, never logged, recomputed after a
+// restart. Not kept per snapshot yet: xattrs, ACLs and storage policies (a
 // view's status shows the inode's current ones; reading them through a
 // .snapshot path is refused as not supported).
 //

@@ -75,6 +75,7 @@ func (t *Tree) applySetStoragePolicy(o *op.SetStoragePolicy) error {
 	}
 	t.mutFeatures(n).policy = o.PolicyID
 	t.settle(n)
+	t.heldStale()
 	return nil
 }
 

@@ -36,19 +36,28 @@ func (t *Tree) checkNewName(par *inode, parPath, name string, countItems bool) e
 
 // verifyQuota checks adding (ns, ds) below directory d against every quota from
 // d up to the root, skipping directories for which skip reports true.
-func verifyQuota(d *inode, ns, ds int64, skip func(*inode) bool) error {
+// The usage counted is the live subtree's and what only snapshots keep
+// below d (snapquota.go).
+func (t *Tree) verifyQuota(d *inode, ns, ds int64, skip func(*inode) bool) error {
 	for ; d != nil; d = d.dir().parent {
 		q := d.dir().quota
 		if q == nil || (skip != nil && skip(d)) {
 			continue
 		}
-		if q.ns >= 0 && ns > 0 && q.nsUsed+ns > q.ns {
-			return newErr(fmt.Sprintf("The NameSpace quota (directories and files) of directory %s is exceeded: quota=%d file count=%d",
-				dirPath(d), q.ns, q.nsUsed+ns), ErrNSQuotaExceeded)
+		nsUsed, dsUsed := q.nsUsed, q.dsUsed
+		if (q.ns >= 0 && ns > 0) || (q.ds >= 0 && ds > 0) {
+			if h := t.heldAt(d); h != nil {
+				nsUsed += h.ns
+				dsUsed += h.ds
+			}
 		}
-		if q.ds >= 0 && ds > 0 && q.dsUsed+ds > q.ds {
+		if q.ns >= 0 && ns > 0 && nsUsed+ns > q.ns {
+			return newErr(fmt.Sprintf("The NameSpace quota (directories and files) of directory %s is exceeded: quota=%d file count=%d",
+				dirPath(d), q.ns, nsUsed+ns), ErrNSQuotaExceeded)
+		}
+		if q.ds >= 0 && ds > 0 && dsUsed+ds > q.ds {
 			return newErr(fmt.Sprintf("The DiskSpace quota of %s is exceeded: quota = %d B = %s but diskspace consumed = %d B = %s",
-				dirPath(d), q.ds, long2String(q.ds), q.dsUsed+ds, long2String(q.dsUsed+ds)), ErrDSQuotaExceeded)
+				dirPath(d), q.ds, long2String(q.ds), dsUsed+ds, long2String(dsUsed+ds)), ErrDSQuotaExceeded)
 		}
 	}
 	return nil
@@ -93,7 +102,7 @@ func (t *Tree) VerifySpace(path string, dsDelta int64) error {
 	if !d.isDir() {
 		d = w.parent()
 	}
-	return verifyQuota(d, 0, dsDelta, nil)
+	return t.verifyQuota(d, 0, dsDelta, nil)
 }
 
 // lastExisting returns the index of the deepest existing node of w.
@@ -187,7 +196,7 @@ func (t *Tree) PlanMkdirs(c Caller, path string, mode uint16, createParent bool,
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyQuota(w.nodes[k], int64(len(ops)), 0, nil); err != nil {
+	if err := t.verifyQuota(w.nodes[k], int64(len(ops)), 0, nil); err != nil {
 		return nil, err
 	}
 	return t.withInheritedACLs(ops), nil
@@ -276,7 +285,7 @@ func (t *Tree) PlanCreate(c Caller, path string, mode uint16, clientName, client
 		ns--
 		ds = -old.space()
 	}
-	if err := verifyQuota(w.nodes[min(k, final-1)], ns, ds, nil); err != nil {
+	if err := t.verifyQuota(w.nodes[min(k, final-1)], ns, ds, nil); err != nil {
 		return nil, err
 	}
 	id++
@@ -331,7 +340,7 @@ func (t *Tree) PlanAppend(c Caller, path, clientName, clientMachine string, newB
 	if !newBlock && len(f.blocks()) > 0 {
 		lb := f.blocks()[len(f.blocks())-1].NumBytes
 		if lb < f.pref() {
-			if err := verifyQuota(w.parent(), 0, (f.pref()-lb)*int64(f.repl()), nil); err != nil {
+			if err := t.verifyQuota(w.parent(), 0, (f.pref()-lb)*int64(f.repl()), nil); err != nil {
 				return nil, err
 			}
 			if err := t.verifyTypeQuota(w, f, f.pref()-lb); err != nil {
@@ -416,7 +425,7 @@ func (t *Tree) renameLimits(sw, dw *walk) error {
 		ns, ds = ns-a, ds-b
 	}
 	common := func(d *inode) bool { return slices.Contains(sw.nodes, d) }
-	if err := verifyQuota(dpar, ns, ds, common); err != nil {
+	if err := t.verifyQuota(dpar, ns, ds, common); err != nil {
 		return err
 	}
 	return t.verifyTypeRename(sw, dw, common)
@@ -619,7 +628,7 @@ func (t *Tree) PlanSetReplication(c Caller, path string, replication uint16) (bo
 	}
 	if replication > f.repl() {
 		l := f.space() / int64(max(f.repl(), 1))
-		if err := verifyQuota(w.parent(), 0, l*int64(replication-f.repl()), nil); err != nil {
+		if err := t.verifyQuota(w.parent(), 0, l*int64(replication-f.repl()), nil); err != nil {
 			return false, nil, err
 		}
 		if err := t.verifyTypeReplication(w, f, replication); err != nil {
@@ -755,7 +764,7 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 			return nil, newErr(fmt.Sprintf("concat: the target file would have %d blocks, over the limit on maximum number of blocks (dfs.namenode.fs-limits.max-blocks-per-file) of %d", n, m), ErrIO)
 		}
 	}
-	if err := verifyQuota(par, 0, dsDelta, nil); err != nil {
+	if err := t.verifyQuota(par, 0, dsDelta, nil); err != nil {
 		return nil, err
 	}
 	return []op.Op{&op.Concat{Target: tw.path, Srcs: paths, Mtime: now}}, nil
@@ -896,7 +905,7 @@ func (t *Tree) PlanAddBlock(c Caller, path, clientName string, fileID uint64, pr
 	if pen != nil {
 		blocks[n-1] = *pen
 	}
-	if err := verifyQuota(w.parent(), 0, spaceWith(f, blocks)-f.space(), nil); err != nil {
+	if err := t.verifyQuota(w.parent(), 0, spaceWith(f, blocks)-f.space(), nil); err != nil {
 		return op.Block{}, nil, err
 	}
 	if f.repl() > 0 {

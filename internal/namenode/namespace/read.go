@@ -226,6 +226,11 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 	} else {
 		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
 	}
+	// What only snapshots keep counts too, as in HDFS.
+	if h := t.heldBelow(n); h.ns != 0 || h.ds != 0 {
+		u.FileAndDirectoryCount += h.ns
+		u.SpaceConsumed += h.ds
+	}
 	u.Quota, u.SpaceQuota = quotaOf(n)
 	// The usage of a quota directory is kept, not summed: its usage by
 	// storage type is summed only where type quotas are in use.

@@ -449,6 +449,7 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		}
 	}
 	ss.orphans = nil
+	t.setSnapParents()
 	return nil
 }
 

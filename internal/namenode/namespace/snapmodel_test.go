@@ -277,8 +277,18 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 			continue
 		}
 		apply(ops)
+		// The usage of what snapshots keep is kept between ops: it must
+		// equal a fresh computation, and survive a restart.
+		cached := quotaUsages(t, tr, dir)
+		tr.heldStale()
+		if fresh := quotaUsages(t, tr, dir); fresh != cached {
+			t.Fatalf("step %d: quota usage kept %v, computed afresh %v", i, cached, fresh)
+		}
 		if i%97 == 96 {
 			tr = roundTrip(t, tr)
+			if again := quotaUsages(t, tr, dir); again != cached {
+				t.Fatalf("step %d: quota usage %v before an image round trip, %v after", i, cached, again)
+			}
 		}
 		check(i)
 	}
@@ -289,6 +299,9 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	}
 	if a, b := dump(t, tr), dump(t, replayed); a != b {
 		t.Fatalf("replay differs:\n%s\n---\n%s", a, b)
+	}
+	if a, b := quotaUsages(t, tr, dir), quotaUsages(t, replayed, dir); a != b {
+		t.Fatalf("quota usage %v live, %v replayed", a, b)
 	}
 	t.Logf("%d ops, %d snapshots kept, %d versions, %d blocks written, %d freed so far", len(log), len(snaps), tr.NumSnapshotVersions(), len(allocated), len(freed))
 	// Delete everything: every block ever written is freed exactly once.
@@ -309,4 +322,18 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 			t.Errorf("block %d freed %d times", id, freed[id])
 		}
 	}
+}
+
+// quotaUsages is getQuotaUsage's counts of / and dir.
+func quotaUsages(t *testing.T, tr *Tree, dir string) [4]int64 {
+	t.Helper()
+	a, err := tr.QuotaUsage(super, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.QuotaUsage(super, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [4]int64{a.FileAndDirectoryCount, a.SpaceConsumed, b.FileAndDirectoryCount, b.SpaceConsumed}
 }

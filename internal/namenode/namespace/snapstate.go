@@ -21,6 +21,7 @@ type snapState struct {
 	hist    map[*inode]*history // saved versions of inodes changed after a snapshot
 	exiles  map[*inode]int32    // subtree roots moved away from where a snapshot saw them: that snapshot's id (the newest)
 	orphans map[uint64]*inode   // filled only while loading an image
+	held    *heldCache          // usage of what only snapshots keep (snapquota.go); nil: to compute
 }
 
 // snapDir is the snapshot list of one snapshottable directory.
@@ -54,6 +55,9 @@ type history struct {
 	// orphan: the inode was deleted from the live tree; only snapshots
 	// still reach it (through a parent's diff or as a moved subtree).
 	orphan bool
+	// parent is the directory holding the inode while it is live: where
+	// quotas charge what its versions keep (snapquota.go).
+	parent *inode
 }
 
 // version is an inode's state as it was before the first change after a
@@ -158,6 +162,7 @@ func (t *Tree) cowNode(n *inode, l int32) {
 		return
 	}
 	v := &version{tag: ss.counter, attrs: snapCopy(n)}
+	ss.held = nil
 	if h == nil {
 		h = &history{}
 		ss.hist[n] = h
@@ -184,6 +189,18 @@ func snapCopy(n *inode) inode {
 func (t *Tree) cow(w *walk) {
 	if t.snapActive() {
 		t.cowNode(w.last(), t.seenBy(w.nodes))
+		t.noteParent(w.last(), w.parent())
+	}
+}
+
+// noteParent records par as the parent of n when n has a history, and
+// forgets the computed usage of what snapshots keep.
+func (t *Tree) noteParent(n, par *inode) {
+	if h := t.snap.hist[n]; h != nil {
+		if par != nil {
+			h.parent = par
+		}
+		t.snap.held = nil
 	}
 }
 
@@ -191,6 +208,9 @@ func (t *Tree) cow(w *walk) {
 func (t *Tree) cowAt(w *walk, i int) {
 	if t.snapActive() {
 		t.cowNode(w.nodes[i], t.seenBy(w.nodes[:i+1]))
+		if i > 0 {
+			t.noteParent(w.nodes[i], w.nodes[i-1])
+		}
 	}
 }
 
@@ -459,6 +479,7 @@ func (ss *snapState) newestUpTo(id int32) int32 {
 // exile marks that nothing needs any more.
 func (t *Tree) collect(eff *Effects) {
 	ss := t.snap
+	ss.held = nil
 	for n, h := range ss.hist {
 		var dropped []op.Block
 		kept := make([]*version, 0, len(h.vs))

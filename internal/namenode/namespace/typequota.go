@@ -183,6 +183,11 @@ func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces, skip func(*inode) bool
 		}
 		var used typeSpaces
 		t.typeUsage(d, t.policyAlong(w, i-1), &used)
+		if h := t.heldAt(d); h != nil {
+			for k := range used {
+				used[k] += h.types[k]
+			}
+		}
 		for _, q := range d.dir().quota.types {
 			if q.quota < 0 || delta[q.typ] <= 0 {
 				continue
@@ -300,6 +305,7 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
 	if quota >= 0 {
 		t.hasTypeQuotas = true
 	}
+	t.heldStale()
 }
 
 // exportTypeQuotas are d's quotas by storage type for the image.
@@ -349,6 +355,12 @@ func (t *Tree) typeInfos(w *walk) (TypeQuotaInfos, bool) {
 	n := w.last()
 	var used typeSpaces
 	t.typeUsage(n, t.policyAlong(w, len(w.nodes)-2), &used)
+	if n.isDir() {
+		h := t.heldBelow(n)
+		for k := range used {
+			used[k] += h.types[k]
+		}
+	}
 	var out TypeQuotaInfos
 	any := false
 	for i, typ := range QuotaStorageTypes {

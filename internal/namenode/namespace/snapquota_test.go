@@ -1,0 +1,105 @@
+package namespace
+
+import (
+	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+)
+
+func snapshotOf(t *testing.T, tr *Tree, dir, name string) {
+	t.Helper()
+	_, ops, err := tr.PlanCreateSnapshot(super, dir, name, 0, 50)
+	must(t, tr, ops, err)
+}
+
+func deleteSnapshotOf(t *testing.T, tr *Tree, dir, name string) {
+	t.Helper()
+	ops, err := tr.PlanDeleteSnapshot(super, dir, name, 60)
+	must(t, tr, ops, err)
+}
+
+func remove(t *testing.T, tr *Tree, p string) {
+	t.Helper()
+	_, ops, err := tr.PlanDelete(super, p, true, 40)
+	must(t, tr, ops, err)
+}
+
+func usageOf(t *testing.T, tr *Tree, p string) (int64, int64) {
+	t.Helper()
+	u, err := tr.QuotaUsage(super, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.FileAndDirectoryCount, u.SpaceConsumed
+}
+
+// A file a snapshot holds keeps counting against the namespace and space
+// quotas after it is deleted, until the snapshot goes, as in HDFS.
+func TestQuotaCountsSnapshotData(t *testing.T) {
+	tr := fixture(t)
+	ops, err := tr.PlanAllowSnapshot(super, "/_test/u1")
+	must(t, tr, ops, err)
+	// /_test/u1: itself, file, open, dir, dir/sub, dir/sub/f, empty.
+	ops, err = tr.PlanSetQuota(super, "/_test/u1", 7, 3500)
+	must(t, tr, ops, err)
+	if ns, ds := usageOf(t, tr, "/_test/u1"); ns != 7 || ds != 600 {
+		t.Fatalf("usage %d names %d bytes, want 7 and 600", ns, ds)
+	}
+	snapshotOf(t, tr, "/_test/u1", "s1")
+	remove(t, tr, "/_test/u1/file")
+	for i, x := range []*Tree{tr, roundTrip(t, tr)} {
+		if ns, ds := usageOf(t, x, "/_test/u1"); ns != 7 || ds != 600 {
+			t.Fatalf("tree %d: usage after the delete %d names %d bytes, want 7 and 600 (the snapshot holds the file)", i, ns, ds)
+		}
+		if ns, ds := usageOf(t, x, "/_test"); ns != 12 || ds != 600 {
+			t.Fatalf("tree %d: usage of /_test %d names %d bytes, want 12 and 600", i, ns, ds)
+		}
+		ops, err = x.PlanMkdirs(super, "/_test/u1/x", 0o755, true, 70)
+		checkErr(t, err, ErrNSQuotaExceeded, "The NameSpace quota (directories and files) of directory /_test/u1 is exceeded: quota=7 file count=8")
+		// A block reserves 1024 B × 3 replicas: 600 + 3072 > 3500.
+		_, err = addBlockTo(x, "/_test/u1/open", nil)
+		checkErr(t, err, ErrDSQuotaExceeded, "The DiskSpace quota of /_test/u1 is exceeded: quota = 3500 B = 3.42 KB but diskspace consumed = 3672 B = 3.59 KB")
+	}
+	deleteSnapshotOf(t, tr, "/_test/u1", "s1")
+	if ns, ds := usageOf(t, tr, "/_test/u1"); ns != 6 || ds != 0 {
+		t.Fatalf("usage after deleteSnapshot %d names %d bytes, want 6 and 0", ns, ds)
+	}
+	mkdir(t, tr, super, "/_test/u1/x", 0o755)
+	if _, err := addBlockTo(tr, "/_test/u1/open", nil); err != nil {
+		t.Fatalf("addBlock after deleteSnapshot: %v", err)
+	}
+}
+
+// Blocks cut by a truncate after a snapshot, and a replication lowered
+// after it, keep counting; a deleted directory counts with its subtree.
+func TestQuotaCountsTruncatedAndDeletedDirs(t *testing.T) {
+	tr := fixture(t)
+	ops, err := tr.PlanAllowSnapshot(super, "/_test/u1")
+	must(t, tr, ops, err)
+	ops, err = tr.PlanSetQuota(super, "/_test/u1", op.QuotaDontSet, 1<<20)
+	must(t, tr, ops, err)
+	snapshotOf(t, tr, "/_test/u1", "s1")
+	ok, ops, err := tr.PlanTruncate(u1, "/_test/u1/file", 100, "c", "h", 80)
+	if !ok {
+		t.Fatalf("truncate on a block boundary not done at once: %v", err)
+	}
+	must(t, tr, ops, err)
+	_, ops, err = tr.PlanSetReplication(u1, "/_test/u1/file", 1)
+	must(t, tr, ops, err)
+	// Live: 100 B × 1; HDFS counts both blocks at the largest replication.
+	if ns, ds := usageOf(t, tr, "/_test/u1"); ns != 7 || ds != 600 {
+		t.Fatalf("usage after truncate %d names %d bytes, want 7 and 600", ns, ds)
+	}
+	remove(t, tr, "/_test/u1/dir")
+	if ns, ds := usageOf(t, tr, "/_test/u1"); ns != 7 || ds != 600 {
+		t.Fatalf("usage after deleting dir %d names %d bytes, want 7 and 600", ns, ds)
+	}
+	x := roundTrip(t, tr)
+	if ns, ds := usageOf(t, x, "/_test/u1"); ns != 7 || ds != 600 {
+		t.Fatalf("usage after a restart %d names %d bytes, want 7 and 600", ns, ds)
+	}
+	deleteSnapshotOf(t, tr, "/_test/u1", "s1")
+	if ns, ds := usageOf(t, tr, "/_test/u1"); ns != 4 || ds != 100 {
+		t.Fatalf("usage after deleteSnapshot %d names %d bytes, want 4 and 100", ns, ds)
+	}
+}
