@@ -543,6 +543,7 @@ func defaultTable() []keyDef {
 
 		// Snapshots (keys_snapshot.go).
 		{DFSNameNodeSnapshotMaxLimit, "65536", 0},
+		{DFSNameNodeSnapshotDiffListingLimit, "1000", 0},
 
 		// Web endpoints (keys_web.go).
 		{HadoopPrometheusEndpointEnabled, "false", 0},

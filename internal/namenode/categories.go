@@ -39,8 +39,8 @@ var categories = map[string]map[string]ha.Category{
 		"removeAcl": ha.Write, "setAcl": ha.Write, "getAclStatus": ha.Read,
 		"allowSnapshot": ha.Write, "disallowSnapshot": ha.Write, "getSnapshottableDirListing": ha.Read,
 		"createSnapshot": ha.Write, "deleteSnapshot": ha.Write, "renameSnapshot": ha.Write, "getSnapshotListing": ha.Read,
-		"getSnapshotDiffReport": ha.Read,
-		"getDelegationToken":    ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
+		"getSnapshotDiffReport": ha.Read, "getSnapshotDiffReportListing": ha.Read,
+		"getDelegationToken": ha.Write, "renewDelegationToken": ha.Write, "cancelDelegationToken": ha.Write,
 		// The edit log's own.
 		"rollEdits": ha.Journal, "getCurrentEditLogTxid": ha.Journal,
 		// Administration, answered in every state.

@@ -120,6 +120,9 @@ type Config struct {
 	// SnapshotMaxLimit is dfs.namenode.snapshot.max.limit (65536): the
 	// snapshots one directory may have.
 	SnapshotMaxLimit int
+	// SnapshotDiffListingLimit is dfs.namenode.snapshotdiff.listing.limit
+	// (1000): the entries of one getSnapshotDiffReportListing reply.
+	SnapshotDiffListingLimit int
 
 	// XAttrsEnabled is dfs.namenode.xattrs.enabled (true).
 	XAttrsEnabled bool
@@ -292,6 +295,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.MinBlockSize = size(conf.DFSNameNodeMinBlockSize)
 	cfg.ListLimit = int(num(conf.DFSListLimit))
 	cfg.SnapshotMaxLimit = int(num(conf.DFSNameNodeSnapshotMaxLimit))
+	cfg.SnapshotDiffListingLimit = int(num(conf.DFSNameNodeSnapshotDiffListingLimit))
 	cfg.XAttrsEnabled = flag(conf.DFSNameNodeXAttrsEnabled)
 	cfg.MaxXAttrsPerInode = int(num(conf.DFSNameNodeMaxXAttrsPerInode))
 	cfg.MaxXAttrSize = int(num(conf.DFSNameNodeMaxXAttrSize))
@@ -438,6 +442,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.BlockDeletionIncrement < 1 {
 		bad(conf.DFSNameNodeBlockDeletionIncrement, "%d must be at least 1", cfg.BlockDeletionIncrement)
+	}
+	if cfg.SnapshotDiffListingLimit <= 0 {
+		bad(conf.DFSNameNodeSnapshotDiffListingLimit, "%d is not positive", cfg.SnapshotDiffListingLimit)
 	}
 	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
 		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)

@@ -24,6 +24,50 @@ func registerSnapshotCalls(c *clientRPC, s *ipc.Service) {
 	handle(c.nn, s, "renameSnapshot", c.renameSnapshot)
 	handle(c.nn, s, "getSnapshotListing", c.getSnapshotListing)
 	handle(c.nn, s, "getSnapshotDiffReport", c.getSnapshotDiffReport)
+	handle(c.nn, s, "getSnapshotDiffReportListing", c.getSnapshotDiffReportListing)
+}
+
+// getSnapshotDiffReportListing pages the diff report: at most
+// dfs.namenode.snapshotdiff.listing.limit entries a reply, each with the
+// inode ids HDFS gives; a rename is a deleted entry with its target and a
+// created entry, both marked as references, as HDFS lists them.
+func (c *clientRPC) getSnapshotDiffReportListing(ctx context.Context, req *hdfs.GetSnapshotDiffReportListingRequestProto) (*hdfs.GetSnapshotDiffReportListingResponseProto, error) {
+	u := c.caller(ctx)
+	index := int32(-1)
+	var start string
+	if cur := req.GetCursor(); cur != nil {
+		start, index = string(cur.GetStartPath()), cur.GetIndex()
+	}
+	var l namespace.DiffListing
+	var err error
+	c.ns.read(func(t *namespace.Tree) {
+		l, err = t.SnapshotDiffListing(u, req.GetSnapshotRoot(), req.GetFromSnapshot(), req.GetToSnapshot(), start, index, c.nn.cfg.SnapshotDiffListingLimit)
+	})
+	if err != nil {
+		return nil, toRemote(err)
+	}
+	r := &hdfs.SnapshotDiffReportListingProto{IsFromEarlier: proto.Bool(l.FromEarlier),
+		Cursor: &hdfs.SnapshotDiffReportCursorProto{StartPath: []byte(l.LastPath), Index: proto.Int32(l.LastIndex)}}
+	entry := func(e namespace.DiffEntry, dir uint64, path string, ref bool) *hdfs.SnapshotDiffReportListingEntryProto {
+		return &hdfs.SnapshotDiffReportListingEntryProto{Fullpath: []byte(path), DirId: proto.Uint64(dir),
+			IsReference: proto.Bool(ref), FileId: proto.Uint64(e.FileID)}
+	}
+	for _, e := range l.Entries {
+		switch e.Type {
+		case namespace.DiffModify:
+			r.ModifiedEntries = append(r.ModifiedEntries, entry(e, e.DirID, e.Source, false))
+		case namespace.DiffCreate:
+			r.CreatedEntries = append(r.CreatedEntries, entry(e, e.DirID, e.Source, false))
+		case namespace.DiffDelete:
+			r.DeletedEntries = append(r.DeletedEntries, entry(e, e.DirID, e.Source, false))
+		case namespace.DiffRename:
+			d := entry(e, e.DirID, e.Source, true)
+			d.TargetPath = []byte(e.Target)
+			r.DeletedEntries = append(r.DeletedEntries, d)
+			r.CreatedEntries = append(r.CreatedEntries, entry(e, e.TargetDirID, e.Target, true))
+		}
+	}
+	return &hdfs.GetSnapshotDiffReportListingResponseProto{DiffReport: r}, nil
 }
 
 func (c *clientRPC) getSnapshotDiffReport(ctx context.Context, req *hdfs.GetSnapshotDiffReportRequestProto) (*hdfs.GetSnapshotDiffReportResponseProto, error) {

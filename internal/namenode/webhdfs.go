@@ -337,6 +337,40 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotDiffReport": map[string]any{
 			"snapshotRoot": r.GetSnapshotRoot(), "fromSnapshot": r.GetFromSnapshot(), "toSnapshot": r.GetToSnapshot(), "diffList": list}})
+	case "GETSNAPSHOTDIFFLISTING":
+		resp, err := webCall(ctx, h, "getSnapshotDiffReportListing", c.getSnapshotDiffReportListing, &hdfs.GetSnapshotDiffReportListingRequestProto{
+			SnapshotRoot: p, FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot),
+			Cursor: &hdfs.SnapshotDiffReportCursorProto{StartPath: []byte(req.SnapshotDiffStartPath), Index: proto.Int32(int32(req.SnapshotDiffIndex))}})
+		if err != nil {
+			return err
+		}
+		r := resp.GetDiffReport()
+		list := func(es []*hdfs.SnapshotDiffReportListingEntryProto) []any {
+			out := []any{}
+			for _, e := range es {
+				m := map[string]any{"dirId": e.GetDirId(), "fileId": e.GetFileId(), "isReference": e.GetIsReference(),
+					"sourcePath": string(e.GetFullpath())}
+				if e.TargetPath != nil {
+					m["targetPath"] = string(e.GetTargetPath())
+				}
+				out = append(out, m)
+			}
+			return out
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotDiffReportListing": map[string]any{
+			"createList": list(r.GetCreatedEntries()), "deleteList": list(r.GetDeletedEntries()), "modifyList": list(r.GetModifiedEntries()),
+			"isFromEarlier": r.GetIsFromEarlier(), "lastIndex": r.GetCursor().GetIndex(), "lastPath": string(r.GetCursor().GetStartPath())}})
+	case "GETSNAPSHOTTABLEDIRECTORYLIST":
+		resp, err := webCall(ctx, h, "getSnapshottableDirListing", c.getSnapshottableDirListing, &hdfs.GetSnapshottableDirListingRequestProto{})
+		if err != nil {
+			return err
+		}
+		var list []any // null when there are none, as HDFS answers
+		for _, d := range resp.GetSnapshottableDirList().GetSnapshottableDirListing() {
+			list = append(list, map[string]any{"dirStatus": jsonStatus(d.GetDirStatus()), "parentFullPath": string(d.GetParentFullpath()),
+				"snapshotNumber": d.GetSnapshotNumber(), "snapshotQuota": d.GetSnapshotQuota()})
+		}
+		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshottableDirectoryList": list})
 	case "CREATE", "APPEND", "OPEN", "GETFILECHECKSUM":
 		return h.redirect(ctx, w, r, req)
 	default:

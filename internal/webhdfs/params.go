@@ -104,6 +104,11 @@ type Request struct {
 	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
 	SnapshotName, OldSnapshotName string
 	FromSnapshot, ToSnapshot      string
+	// GETSNAPSHOTDIFFLISTING's cursor: snapshotdiffstartpath ("" at the
+	// start) and snapshotdiffindex (-1 at the start), as the previous
+	// page's lastPath and lastIndex.
+	SnapshotDiffStartPath string
+	SnapshotDiffIndex     int64
 	ACLSpec                       string // aclspec, read by ParseACLSpec
 }
 
@@ -171,7 +176,7 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	}
 	r := &Request{Method: method, Path: p, User: DefaultUser, Length: Unset, BufferSize: Unset,
 		BlockSize: Unset, Replication: Unset, Permission: Unset, ModTime: Unset, AccessTime: Unset,
-		NewLength: Unset, CreateParent: true}
+		NewLength: Unset, CreateParent: true, SnapshotDiffIndex: Unset}
 	ms, ok := opsByMethod[method]
 	if !ok {
 		return nil, remoteerr.New(remoteerr.ClassUnsupported, "webhdfs: HTTP method %s is not used by WebHDFS (GET, PUT, POST, DELETE)", method)
@@ -214,6 +219,7 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 		{"modificationtime", &r.ModTime, -1, 1<<63 - 1},
 		{"accesstime", &r.AccessTime, -1, 1<<63 - 1},
 		{"newlength", &r.NewLength, 0, 1<<63 - 1},
+		{"snapshotdiffindex", &r.SnapshotDiffIndex, -1, 1<<31 - 1},
 	}
 	for _, in := range ints {
 		v, ok := vals[in.name]
@@ -311,6 +317,7 @@ func Parse(method, path, rawQuery string) (*Request, error) {
 	r.Delegation, r.Token, r.Renewer = vals["delegation"], vals["token"], vals["renewer"]
 	r.SnapshotName, r.OldSnapshotName = vals["snapshotname"], vals["oldsnapshotname"]
 	r.FromSnapshot, r.ToSnapshot = vals["fromsnapshot"], vals["tosnapshot"]
+	r.SnapshotDiffStartPath = vals["snapshotdiffstartpath"]
 	return r, nil
 }
 
@@ -331,7 +338,7 @@ func (r *Request) Query() string {
 		{"offset", r.Offset, 0}, {"length", r.Length, Unset}, {"buffersize", r.BufferSize, Unset},
 		{"blocksize", r.BlockSize, Unset}, {"replication", r.Replication, Unset},
 		{"modificationtime", r.ModTime, Unset}, {"accesstime", r.AccessTime, Unset},
-		{"newlength", r.NewLength, Unset},
+		{"newlength", r.NewLength, Unset}, {"snapshotdiffindex", r.SnapshotDiffIndex, Unset},
 	} {
 		if in.v != in.def {
 			q.Set(in.name, strconv.FormatInt(in.v, 10))
@@ -405,7 +412,7 @@ func (r *Request) Query() string {
 		q.Set("aclspec", r.ACLSpec)
 	}
 	for k, v := range map[string]string{"snapshotname": r.SnapshotName, "oldsnapshotname": r.OldSnapshotName,
-		"fromsnapshot": r.FromSnapshot, "tosnapshot": r.ToSnapshot} {
+		"fromsnapshot": r.FromSnapshot, "tosnapshot": r.ToSnapshot, "snapshotdiffstartpath": r.SnapshotDiffStartPath} {
 		if v != "" {
 			q.Set(k, v)
 		}

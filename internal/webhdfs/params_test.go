@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 	}
 	want := &Request{Method: "PUT", Op: "CREATE", Path: "/a/b", User: "alice", Overwrite: true, BlockSize: 1 << 20,
 		Replication: 2, Permission: 0o640, BufferSize: 4096, NoRedirect: true, Length: Unset, ModTime: Unset,
-		AccessTime: Unset, NewLength: Unset, CreateParent: true}
+		AccessTime: Unset, NewLength: Unset, CreateParent: true, SnapshotDiffIndex: Unset}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("got %+v\nwant %+v", r, want)
 	}
@@ -32,6 +32,13 @@ func TestParse(t *testing.T) {
 	r, err = Parse("GET", "/webhdfs/v1/t", "op=GETXATTRS&xattr.name=user.b&Xattr.Name=user.a&encoding=hex")
 	if err != nil || !reflect.DeepEqual(r.XAttrNames, []string{"user.b", "user.a"}) || r.XAttrEncoding != "HEX" {
 		t.Fatalf("xattr names: %+v %v", r, err)
+	}
+	r, err = Parse("GET", "/webhdfs/v1/s", "op=GETSNAPSHOTDIFFLISTING&fromsnapshot=a&tosnapshot=b&snapshotdiffstartpath=x/y&snapshotdiffindex=3")
+	if err != nil || r.SnapshotDiffStartPath != "x/y" || r.SnapshotDiffIndex != 3 {
+		t.Fatalf("snapshot diff cursor: %+v %v", r, err)
+	}
+	if again, err := Parse("GET", "/webhdfs/v1/s", r.Query()); err != nil || !reflect.DeepEqual(again, r) {
+		t.Fatalf("snapshot diff cursor through Query: %+v %v", again, err)
 	}
 	r, err = Parse("PUT", "/webhdfs/v1/t", "op=SETXATTR&xattr.name=user.a&xattr.value=%22v%22&flag=replace")
 	if err != nil || r.XAttrValue != `"v"` || r.XAttrFlag != XAttrReplace {

@@ -1,6 +1,9 @@
 package namespace
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Snapshot diff reports (getSnapshotDiffReport): what changed below a
 // snapshottable directory between two snapshots, or a snapshot and the
@@ -22,6 +25,12 @@ type DiffEntry struct {
 	Type   byte
 	Source string
 	Target string // renames only
+	// For getSnapshotDiffReportListing: the inode id of the entry and of
+	// the directory listing it (a modified directory lists itself), the
+	// directory the renamed entry went to, and the relative path of the
+	// listing directory.
+	FileID, DirID, TargetDirID uint64
+	Dir                        string
 }
 
 // currentID selects the live tree in the view functions.
@@ -30,14 +39,15 @@ const currentID = math.MaxInt32
 // diffSide is one side of a diff: every inode object of the view with its
 // attributes and relative path.
 type diffSide struct {
-	id   int32
-	at   map[*inode]*inode
-	path map[*inode]string
-	kids map[*inode][]viewNode
+	id     int32
+	at     map[*inode]*inode
+	path   map[*inode]string
+	kids   map[*inode][]viewNode
+	parent map[*inode]*inode
 }
 
 func (t *Tree) diffSide(root *inode, id int32) *diffSide {
-	s := &diffSide{id: id, at: map[*inode]*inode{}, path: map[*inode]string{}, kids: map[*inode][]viewNode{}}
+	s := &diffSide{id: id, at: map[*inode]*inode{}, path: map[*inode]string{}, kids: map[*inode][]viewNode{}, parent: map[*inode]*inode{}}
 	var walkSide func(n viewNode, rel string)
 	walkSide = func(n viewNode, rel string) {
 		s.at[n.obj] = n.at
@@ -48,6 +58,7 @@ func (t *Tree) diffSide(root *inode, id int32) *diffSide {
 		kids := t.childrenAt(n.obj, id)
 		s.kids[n.obj] = kids
 		for _, c := range kids {
+			s.parent[c.obj] = n.obj
 			walkSide(c, joinRel(rel, c.at.name))
 		}
 	}
@@ -89,16 +100,58 @@ func sameAttrs(a, b *inode) bool {
 // snapshot from to snapshot to; an empty name is the live tree. The caller
 // needs READ and EXECUTE on dir unless it owns it or is a superuser.
 func (t *Tree) SnapshotDiff(c Caller, dir, from, to string) (string, []DiffEntry, error) {
+	root, entries, _, err := t.snapshotDiff(c, dir, from, to)
+	return root, entries, err
+}
+
+// DiffListing is one reply of getSnapshotDiffReportListing.
+type DiffListing struct {
+	Root    string
+	Entries []DiffEntry
+	// FromEarlier: the from side is the older one.
+	FromEarlier bool
+	// The cursor of the next reply: the directory of the last entry sent
+	// and the position of the next one; "" and -1 after the last reply.
+	LastPath  string
+	LastIndex int32
+}
+
+// SnapshotDiffListing is SnapshotDiff a page at a time: at most limit
+// entries from the cursor (startPath, index) a previous reply returned
+// ("" and -1 for the first page), as getSnapshotDiffReportListing pages.
+func (t *Tree) SnapshotDiffListing(c Caller, dir, from, to, startPath string, index int32, limit int) (DiffListing, error) {
+	root, entries, earlier, err := t.snapshotDiff(c, dir, from, to)
+	if err != nil {
+		return DiffListing{}, err
+	}
+	out := DiffListing{Root: root, FromEarlier: earlier, LastIndex: -1}
+	start := 0
+	if index >= 0 {
+		start = int(index)
+		if start > len(entries) || (start > 0 && entries[start-1].Dir != startPath) {
+			return DiffListing{}, newErr(fmt.Sprintf("The snapshot diff listing of %s from %s to %s changed: no entry %d after %q; start again",
+				root, from, to, index, startPath), ErrSnapshot)
+		}
+	}
+	end := min(len(entries), start+max(limit, 1))
+	out.Entries = entries[start:end]
+	if end < len(entries) {
+		out.LastPath, out.LastIndex = entries[end-1].Dir, int32(end)
+	}
+	return out, nil
+}
+
+func (t *Tree) snapshotDiff(c Caller, dir, from, to string) (string, []DiffEntry, bool, error) {
 	w, err := t.resolveExisting(c, dir, "Directory does not exist: %s")
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	d := w.last()
 	if !d.isDir() || !t.isSnapshottable(d) {
-		return "", nil, newErr("Directory is not a snapshottable directory: "+w.path, ErrSnapshot)
+		return "", nil, false, newErr("Directory is not a snapshottable directory: "+w.path, ErrSnapshot)
 	}
 	if t.checking(c) && c.User != t.userOf(d) && !t.hasAccess(c, d, Read|Execute) {
-		return "", nil, t.denied(c, d, w.path, Read|Execute)
+		return "", nil, false, t.denied(c, d, w.path, Read|Execute)
 	}
 	id := func(name string) (int32, error) {
 		if name == "" {
@@ -115,23 +168,24 @@ func (t *Tree) SnapshotDiff(c Caller, dir, from, to string) (string, []DiffEntry
 	}
 	fromID, err := id(from)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	toID, err := id(to)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
+	earlier := fromID <= toID
 	if from == to {
-		return w.path, nil, nil
+		return w.path, nil, earlier, nil
 	}
 	a, b := t.diffSide(d, fromID), t.diffSide(d, toID)
 	var out []DiffEntry
-	var visit func(n *inode)
-	visit = func(n *inode) {
+	var visit func(n, par *inode)
+	visit = func(n, par *inode) {
 		ap := a.path[n]
 		if !n.isDir() {
 			if !sameAttrs(a.at[n], b.at[n]) {
-				out = append(out, DiffEntry{Type: DiffModify, Source: ap})
+				out = append(out, DiffEntry{Type: DiffModify, Source: ap, FileID: n.id, DirID: par.id, Dir: a.path[par]})
 			}
 			return
 		}
@@ -152,17 +206,18 @@ func (t *Tree) SnapshotDiff(c Caller, dir, from, to string) (string, []DiffEntry
 			if _, moved := a.path[c.obj]; moved {
 				continue // the rename is reported where it came from
 			}
-			lines = append(lines, DiffEntry{Type: DiffCreate, Source: joinRel(ap, c.at.name)})
+			lines = append(lines, DiffEntry{Type: DiffCreate, Source: joinRel(ap, c.at.name), FileID: c.obj.id, DirID: n.id, Dir: ap})
 		}
 		for _, c := range ak {
 			src := joinRel(ap, c.at.name)
 			if tp, there := b.path[c.obj]; there {
 				if !inB[c.obj] || b.at[c.obj].name != c.at.name {
-					lines = append(lines, DiffEntry{Type: DiffRename, Source: src, Target: tp})
+					lines = append(lines, DiffEntry{Type: DiffRename, Source: src, Target: tp, FileID: c.obj.id, DirID: n.id,
+						TargetDirID: b.parent[c.obj].id, Dir: ap})
 				}
 				continue
 			}
-			lines = append(lines, DiffEntry{Type: DiffDelete, Source: src})
+			lines = append(lines, DiffEntry{Type: DiffDelete, Source: src, FileID: c.obj.id, DirID: n.id, Dir: ap})
 		}
 		changed := !sameAttrs(a.at[n], b.at[n])
 		if n == d && changed {
@@ -173,15 +228,15 @@ func (t *Tree) SnapshotDiff(c Caller, dir, from, to string) (string, []DiffEntry
 			changed = !sameAttrs(&x, &y)
 		}
 		if len(lines) > 0 || changed {
-			out = append(out, DiffEntry{Type: DiffModify, Source: ap})
+			out = append(out, DiffEntry{Type: DiffModify, Source: ap, FileID: n.id, DirID: n.id, Dir: ap})
 		}
 		out = append(out, lines...)
 		for _, c := range ak {
 			if _, there := b.path[c.obj]; there {
-				visit(c.obj)
+				visit(c.obj, n)
 			}
 		}
 	}
-	visit(d)
-	return w.path, out, nil
+	visit(d, nil)
+	return w.path, out, earlier, nil
 }

@@ -103,3 +103,78 @@ func TestQuotaCountsTruncatedAndDeletedDirs(t *testing.T) {
 		t.Fatalf("usage after deleteSnapshot %d names %d bytes, want 4 and 100", ns, ds)
 	}
 }
+
+// getSnapshotDiffReportListing's pages: the report's entries limit at a
+// time, each with its inode ids, the cursor naming where the next page
+// starts, and a cursor that no longer fits refused.
+func TestSnapshotDiffListingPages(t *testing.T) {
+	tr := fixture(t)
+	ops, err := tr.PlanAllowSnapshot(super, "/_test/u1")
+	must(t, tr, ops, err)
+	snapshotOf(t, tr, "/_test/u1", "s1")
+	mkdir(t, tr, super, "/_test/u1/n", 0o755)
+	remove(t, tr, "/_test/u1/file")
+	_, ops, err = tr.PlanRename(super, "/_test/u1/empty", "/_test/u1/dir/e2", 90)
+	must(t, tr, ops, err)
+	_, all, err := tr.SnapshotDiff(super, "/_test/u1", "s1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []DiffEntry
+	start, index := "", int32(-1)
+	for page := 0; ; page++ {
+		if page > len(all) {
+			t.Fatalf("no last page after %d pages", page)
+		}
+		l, err := tr.SnapshotDiffListing(super, "/_test/u1", "s1", "", start, index, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.FromEarlier || len(l.Entries) > 2 {
+			t.Fatalf("page %d: %+v", page, l)
+		}
+		got = append(got, l.Entries...)
+		if l.LastIndex == -1 {
+			if l.LastPath != "" {
+				t.Fatalf("last page with a path %q", l.LastPath)
+			}
+			break
+		}
+		start, index = l.LastPath, l.LastIndex
+	}
+	if len(got) != len(all) || len(all) != 5 {
+		t.Fatalf("pages hold %d entries, the report %d: %+v", len(got), len(all), all)
+	}
+	root := fileID(t, tr, "/_test/u1")
+	want := []struct {
+		typ         byte
+		src, target string
+		file, dir   uint64
+	}{
+		{DiffModify, "", "", root, root},
+		{DiffCreate, "n", "", fileID(t, tr, "/_test/u1/n"), root},
+		{DiffRename, "empty", "dir/e2", fileID(t, tr, "/_test/u1/dir/e2"), root},
+		{DiffDelete, "file", "", got[3].FileID, root},
+		{DiffModify, "dir", "", fileID(t, tr, "/_test/u1/dir"), fileID(t, tr, "/_test/u1/dir")},
+	}
+	for i, w := range want {
+		e := got[i]
+		if e.Type != w.typ || e.Source != w.src || e.Target != w.target || e.FileID != w.file || e.DirID != w.dir {
+			t.Errorf("entry %d: %+v, want %+v", i, e, w)
+		}
+	}
+	if got[2].TargetDirID != fileID(t, tr, "/_test/u1/dir") {
+		t.Errorf("rename target's directory %d", got[2].TargetDirID)
+	}
+	_, err = tr.SnapshotDiffListing(super, "/_test/u1", "s1", "", "elsewhere", 2, 2)
+	checkErr(t, err, ErrSnapshot, `The snapshot diff listing of /_test/u1 from s1 to  changed: no entry 2 after "elsewhere"; start again`)
+}
+
+func fileID(t *testing.T, tr *Tree, p string) uint64 {
+	t.Helper()
+	fi, err := tr.Stat(super, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.ID
+}
