@@ -109,7 +109,7 @@ type Request struct {
 	// page's lastPath and lastIndex.
 	SnapshotDiffStartPath string
 	SnapshotDiffIndex     int64
-	ACLSpec                       string // aclspec, read by ParseACLSpec
+	ACLSpec               string // aclspec, read by ParseACLSpec
 }
 
 // The bits of Request.XAttrFlag: HDFS's XAttrSetFlag values.
