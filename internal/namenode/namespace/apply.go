@@ -131,12 +131,13 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 			return err
 		}
 		t.cow(w)
-		old := f.space()
+		old, oldTypes := f.space(), t.fileTypes(w, f)
 		delete(t.uc, f.id)
 		f.setUC(nil)
 		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
 		f.mtime, f.atime = o.Mtime, o.Atime
 		addUsage(w.parent(), 0, f.space()-old)
+		t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 		eff.setFile(f)
 		return nil
 	case *op.Append:
@@ -148,10 +149,11 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 			return corruptf("append to %s: already open for write", o.Path)
 		}
 		t.cow(w)
-		old := f.space()
+		old, oldTypes := f.space(), t.fileTypes(w, f)
 		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
 		t.uc[f.id] = f
 		addUsage(w.parent(), 0, f.space()-old)
+		t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 		return nil
 	case *op.Truncate:
 		return t.applyTruncate(o, eff)
@@ -285,7 +287,7 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 			return corruptf("add %s: a directory is in the way", o.Path)
 		}
 		t.cowAt(w, len(w.nodes)-2)
-		t.removeSubtree(par, old, t.seenBy(w.nodes[:len(w.nodes)-1]), eff)
+		t.removeSubtree(par, old, t.seenBy(w.nodes[:len(w.nodes)-1]), t.inheritedAt(w, len(w.nodes)-2), eff)
 	}
 	f := &inode{
 		id:    o.InodeID,
@@ -303,6 +305,7 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 	par.dir().insert(f)
 	par.touch(o.Mtime)
 	addUsage(par, 1, f.space())
+	t.addTypes(par, typeSpaces{}, t.fileTypes(w, f))
 	t.uc[f.id] = f
 	t.numFiles++
 	t.noteID(o.InodeID)
@@ -310,9 +313,10 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 }
 
 // removeSubtree unlinks n from its parent directory par and accounts for
-// it; l is the newest snapshot that may see par (seenBy), and the caller
-// has cowed par.
-func (t *Tree) removeSubtree(par, n *inode, l int32, eff *Effects) {
+// it; l is the newest snapshot that may see par (seenBy), inherited the
+// storage policy n inherits, and the caller has cowed par.
+func (t *Tree) removeSubtree(par, n *inode, l int32, inherited uint8, eff *Effects) {
+	t.addTypes(par, t.subtreeTypes(n, inherited), typeSpaces{})
 	ns, ds := t.forget(n, l, eff)
 	t.noteChild(par, n, false)
 	par.dir().remove(n)
@@ -372,7 +376,7 @@ func (t *Tree) applyDelete(o *op.Delete, eff *Effects) error {
 	}
 	par := w.parent()
 	t.cowAt(w, len(w.nodes)-2)
-	t.removeSubtree(par, n, t.seenBy(w.nodes[:len(w.nodes)-1]), eff)
+	t.removeSubtree(par, n, t.seenBy(w.nodes[:len(w.nodes)-1]), t.inheritedAt(w, len(w.nodes)-2), eff)
 	par.touch(o.Mtime)
 	return nil
 }
@@ -412,6 +416,14 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	}
 	spar := sw.parent()
 	ns, ds := counts(n)
+	// The moved subtree's usage by type, at its old place and its new one:
+	// recounted (with the quota directories inside it) only when the
+	// policy it inherits changes.
+	var typesBefore typeSpaces
+	oldPolicy, newPolicy := t.inheritedAt(sw, len(sw.nodes)-2), t.inheritedAt(dw, len(dw.nodes)-2)
+	if t.hasTypeQuotas {
+		typesBefore = t.subtreeTypes(n, oldPolicy)
+	}
 	if t.snapActive() {
 		t.cowAt(sw, len(sw.nodes)-2)
 		t.cowAt(dw, len(dw.nodes)-2)
@@ -423,13 +435,21 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	t.noteChild(spar, n, false)
 	spar.dir().remove(n)
 	addUsage(spar, -ns, -ds)
+	t.addTypes(spar, typesBefore, typeSpaces{})
 	if old != nil {
-		t.removeSubtree(dpar, old, t.seenBy(dw.nodes[:len(dw.nodes)-1]), eff)
+		t.removeSubtree(dpar, old, t.seenBy(dw.nodes[:len(dw.nodes)-1]), newPolicy, eff)
 	}
 	n.name = strings.Clone(dw.lastName())
 	t.noteChild(dpar, n, true)
 	dpar.dir().insert(n)
 	addUsage(dpar, ns, ds)
+	if t.hasTypeQuotas {
+		typesAfter := typesBefore
+		if oldPolicy != newPolicy {
+			typesAfter = t.fillTypes(n, newPolicy)
+		}
+		t.addTypes(dpar, typeSpaces{}, typesAfter)
+	}
 	if n.dir() != nil {
 		n.dir().parent = dpar
 	}
@@ -450,9 +470,10 @@ func (t *Tree) applySetReplication(o *op.SetReplication) error {
 		return err
 	}
 	t.cow(w)
-	old := f.space()
+	old, oldTypes := f.space(), t.fileTypes(w, f)
 	f.setRepl(o.Replication)
 	addUsage(w.parent(), 0, f.space()-old)
+	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	return nil
 }
 
@@ -485,7 +506,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 	}
 	if q == nil {
 		nsU, dsU := counts(d)
-		q = &quotaData{nsUsed: nsU, dsUsed: dsU}
+		q = &quotaData{nsUsed: nsU, dsUsed: dsU, tsUsed: t.subtreeTypes(d, t.inheritedAt(w, len(w.nodes)-2))}
 		d.dir().quota = q
 	}
 	q.ns, q.ds = ns, ds
@@ -521,6 +542,16 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	}
 	blocks := make([]op.Block, 0, nb)
 	blocks = append(blocks, trg.blocks()...)
+	var typesBefore typeSpaces
+	if t.hasTypeQuotas {
+		inh := t.policyAlong(w, len(w.nodes)-2)
+		for _, f := range append([]*inode{trg}, srcs...) {
+			x := t.typesUnder(f, inh)
+			for i := range typesBefore {
+				typesBefore[i] += x[i]
+			}
+		}
+	}
 	t.cow(w)
 	t.cowAt(w, len(w.nodes)-2)
 	for _, f := range srcs {
@@ -542,6 +573,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	trg.mtime = o.Mtime
 	par.touch(o.Mtime)
 	addUsage(par, -int64(len(srcs)), trg.space()-oldDS-srcDS)
+	t.addTypes(par, typesBefore, t.fileTypes(w, trg))
 	return nil
 }
 
@@ -556,7 +588,7 @@ func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 		}
 	}
 	t.cow(w)
-	old := f.space()
+	old, oldTypes := f.space(), t.fileTypes(w, f)
 	nb := make([]op.Block, len(f.blocks()), len(f.blocks())+1)
 	copy(nb, f.blocks())
 	if p := o.Penultimate; p != nil {
@@ -564,15 +596,17 @@ func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 	}
 	f.setBlocks(append(nb, o.Last))
 	addUsage(w.parent(), 0, f.space()-old)
+	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	eff.setFile(f)
 	return nil
 }
 
 // setBlocks replaces the block list of a file, reporting dropped blocks.
 func (t *Tree) setBlocks(w *walk, f *inode, blocks []op.Block, eff *Effects) {
-	old := f.space()
+	old, oldTypes := f.space(), t.fileTypes(w, f)
 	t.replaceBlocks(f, blocks, eff)
 	addUsage(w.parent(), 0, f.space()-old)
+	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 }
 
 func (t *Tree) replaceBlocks(f *inode, blocks []op.Block, eff *Effects) {
@@ -623,7 +657,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	}
 	keep = cloneBlocks(keep)
 	t.cow(w)
-	old := f.space()
+	old, oldTypes := f.space(), t.fileTypes(w, f)
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
@@ -631,5 +665,6 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 		t.uc[f.id] = f
 	}
 	addUsage(w.parent(), 0, f.space()-old)
+	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	return nil
 }

@@ -66,16 +66,25 @@ func (t *Tree) dropFeatures(n *inode) {
 func (t *Tree) NumWithFeatures() int { return len(t.feats) }
 
 func (t *Tree) applySetStoragePolicy(o *op.SetStoragePolicy) error {
-	_, n, err := t.existing(o.Path)
+	w, n, err := t.existing(o.Path)
 	if err != nil {
 		return err
 	}
 	if o.PolicyID == op.StoragePolicyUnspecified && t.featuresOf(n) == nil {
 		return nil
 	}
+	inherited := t.inheritedAt(w, len(w.nodes)-2)
+	before := t.subtreeTypes(n, inherited)
 	t.mutFeatures(n).policy = o.PolicyID
 	t.settle(n)
 	t.heldStale()
+	if t.hasTypeQuotas && !w.isRoot() {
+		// The subtree now counts under another policy: recount it, with
+		// the quota directories inside it.
+		t.addTypes(w.parent(), before, t.fillTypes(n, inherited))
+	} else if t.hasTypeQuotas {
+		t.fillTypes(n, inherited)
+	}
 	return nil
 }
 

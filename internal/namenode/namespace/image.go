@@ -238,6 +238,9 @@ func (b *Builder) Finish() (*Tree, error) {
 		return nil, fmt.Errorf("%w: header says %d inodes, found %d", ErrImage, b.h.NumInodes, b.n)
 	}
 	fillUsage(b.t.root)
+	if b.t.hasTypeQuotas {
+		b.t.fillTypes(b.t.root, op.StoragePolicyUnspecified)
+	}
 	dt, err := decodeDelegation(b.h.Delegation)
 	if err != nil {
 		return nil, err

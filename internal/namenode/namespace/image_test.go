@@ -184,6 +184,10 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		case 10:
 			_, ops, err = tr.PlanSetReplication(c, p, uint16(1+r.Intn(4)))
 		case 11:
+			if r.Intn(3) == 0 {
+				ops, err = tr.PlanSetQuotaByStorageType(c, p, op.QuotaDontSet, []int64{op.QuotaReset, 3000, 100000}[r.Intn(3)], []uint8{1, 2, 3}[r.Intn(3)])
+				break
+			}
 			ops, err = tr.PlanSetQuota(c, p, []int64{op.QuotaDontSet, op.QuotaReset, 3, 10}[r.Intn(4)], []int64{op.QuotaDontSet, op.QuotaReset, 5000, 100000}[r.Intn(4)])
 		case 12: // write a block to some open file
 			var ids []uint64
@@ -266,6 +270,7 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		if o := tr.PlanAccess(p, now); o != nil {
 			apply([]op.Op{o})
 		}
+		checkTypeUsage(t, tr)
 		if i == steps/2 {
 			// Continue from a loaded image: the rest must apply to it alike.
 			tr = roundTrip(t, tr)
@@ -305,4 +310,33 @@ func allPaths(tr *Tree) []string {
 	}
 	walk("/")
 	return out
+}
+
+// checkTypeUsage compares the usage by storage type every quota directory
+// keeps with a fresh sum over its subtree.
+func checkTypeUsage(t *testing.T, tr *Tree) {
+	t.Helper()
+	if !tr.hasTypeQuotas {
+		return
+	}
+	var walk func(n *inode, inherited uint8)
+	walk = func(n *inode, inherited uint8) {
+		if p := tr.ownPolicy(n); p != op.StoragePolicyUnspecified {
+			inherited = p
+		}
+		if !n.isDir() {
+			return
+		}
+		if q := n.dir().quota; q != nil {
+			var fresh typeSpaces
+			tr.typeUsage(n, inherited, &fresh)
+			if fresh != q.tsUsed {
+				t.Fatalf("%s keeps usage by type %v, its subtree takes %v", dirPath(n), q.tsUsed, fresh)
+			}
+		}
+		for c := range n.dir().children.all() {
+			walk(c, inherited)
+		}
+	}
+	walk(tr.root, op.StoragePolicyUnspecified)
 }

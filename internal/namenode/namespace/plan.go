@@ -767,6 +767,33 @@ func (t *Tree) PlanConcat(c Caller, target string, srcs []string, now int64) ([]
 	if err := t.verifyQuota(par, 0, dsDelta, nil); err != nil {
 		return nil, err
 	}
+	if t.hasTypeQuotas {
+		// The sources' blocks join the target, counted on the types the
+		// target's policy and replication choose (FSDirConcatOp checks
+		// the quotas by storage type too).
+		inh := t.policyAlong(tw, len(tw.nodes)-2)
+		before := t.typesUnder(trg, inh)
+		per := trg.length()
+		for _, f := range seen {
+			x := t.typesUnder(f, inh)
+			for i := range before {
+				before[i] += x[i]
+			}
+			per += f.length()
+		}
+		trgPolicy := inh
+		if p := t.ownPolicy(trg); p != op.StoragePolicyUnspecified {
+			trgPolicy = p
+		}
+		var delta typeSpaces
+		delta.add(trgPolicy, trg.repl(), per)
+		for i := range delta {
+			delta[i] -= before[i]
+		}
+		if err := t.verifyTypeDelta(tw, delta, nil); err != nil {
+			return nil, err
+		}
+	}
 	return []op.Op{&op.Concat{Target: tw.path, Srcs: paths, Mtime: now}}, nil
 }
 

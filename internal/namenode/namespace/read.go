@@ -296,6 +296,11 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 			for _, tq := range q.types {
 				fmt.Fprintf(w, " %s=%d", StorageTypeName(tq.typ), tq.quota)
 			}
+			for typ, used := range q.tsUsed {
+				if used != 0 && len(q.types) > 0 {
+					fmt.Fprintf(w, " used%s=%d", StorageTypeName(uint8(typ)), used)
+				}
+			}
 		}
 		t.dumpFeatures(w, n)
 		w.WriteByte('\n')

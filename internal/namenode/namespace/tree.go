@@ -130,6 +130,10 @@ type quotaData struct {
 	nsUsed, dsUsed int64 // usage of the subtree, the directory itself included
 	// types are the quotas by storage type, sorted by type (typequota.go).
 	types []typeQuota
+	// tsUsed is the subtree's space by storage type, kept up to date by
+	// the apply path once some directory has a quota by storage type
+	// (Tree.hasTypeQuotas), rebuilt at image load (typequota.go).
+	tsUsed typeSpaces
 }
 
 type ucData struct {

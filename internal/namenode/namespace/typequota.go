@@ -16,10 +16,16 @@ import (
 // not from where its replicas happen to be: each of its replicas is counted
 // on the type the policy chooses for it (bytes × the replicas of that
 // type), and, as in HDFS, a file with no storage policy set on it or above
-// it counts on no type. The usage by type is not kept up to date on every
-// change: it is summed over the directory's subtree when a block is
-// allocated below a directory with a type quota, and when a summary or a
-// quota usage is asked for, so it costs nothing where no type quota is set.
+// it counts on no type. Once any directory has a quota by storage type
+// (Tree.hasTypeQuotas), every quota directory keeps its subtree's usage by
+// type (quotaData.tsUsed) as it keeps its space usage, updated by the
+// apply path as HDFS's DirectoryWithQuotaFeature is: a change to a file
+// adds its difference to the quota directories above it (O(depth)); a
+// rename or a storage policy change that moves a subtree under another
+// effective policy recounts that subtree. It is derived state: never
+// logged, recomputed from the tree at image load, and when the first type
+// quota is set. So a check at block allocation is O(depth), and nothing
+// is kept where no type quota was ever set.
 
 // typeQuota is a directory's space quota on one storage type.
 type typeQuota struct {
@@ -108,6 +114,80 @@ func (ts *typeSpaces) addFile(f *inode, policyID uint8) {
 	}
 }
 
+// typesUnder is what file f takes by storage type when the policy it
+// inherits is inherited.
+func (t *Tree) typesUnder(f *inode, inherited uint8) (ts typeSpaces) {
+	if p := t.ownPolicy(f); p != op.StoragePolicyUnspecified {
+		inherited = p
+	}
+	ts.addFile(f, inherited)
+	return ts
+}
+
+// inheritedAt is the effective storage policy of w.nodes[i] when type
+// usage is kept (unspecified otherwise: nothing needs it).
+func (t *Tree) inheritedAt(w *walk, i int) uint8 {
+	if !t.hasTypeQuotas || i < 0 {
+		return op.StoragePolicyUnspecified
+	}
+	return t.policyAlong(w, i)
+}
+
+// fileTypes is what file f, the last node of w (or to be), takes by
+// storage type; zero when type usage is not kept.
+func (t *Tree) fileTypes(w *walk, f *inode) typeSpaces {
+	if !t.hasTypeQuotas {
+		return typeSpaces{}
+	}
+	return t.typesUnder(f, t.policyAlong(w, len(w.nodes)-2))
+}
+
+// subtreeTypes is what the subtree at n takes by storage type when it
+// inherits policy inherited; zero when type usage is not kept.
+func (t *Tree) subtreeTypes(n *inode, inherited uint8) (ts typeSpaces) {
+	if t.hasTypeQuotas {
+		t.typeUsage(n, inherited, &ts)
+	}
+	return ts
+}
+
+// addTypes adds after - before to the usage by storage type of every
+// quota directory from d up to the root.
+func (t *Tree) addTypes(d *inode, before, after typeSpaces) {
+	if !t.hasTypeQuotas || before == after {
+		return
+	}
+	for ; d != nil; d = d.dir().parent {
+		if q := d.dir().quota; q != nil {
+			for i := range q.tsUsed {
+				q.tsUsed[i] += after[i] - before[i]
+			}
+		}
+	}
+}
+
+// fillTypes sets the usage by storage type of every quota directory in the
+// subtree at n, which inherits policy inherited, and returns the subtree's.
+func (t *Tree) fillTypes(n *inode, inherited uint8) (ts typeSpaces) {
+	if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
+		inherited = p
+	}
+	if !n.isDir() {
+		ts.addFile(n, inherited)
+		return ts
+	}
+	for c := range n.dir().children.all() {
+		x := t.fillTypes(c, inherited)
+		for i := range ts {
+			ts[i] += x[i]
+		}
+	}
+	if q := n.dir().quota; q != nil {
+		q.tsUsed = ts
+	}
+	return ts
+}
+
 // typeUsage sums the space by storage type of the subtree at n, whose
 // inherited storage policy is inherited.
 func (t *Tree) typeUsage(n *inode, inherited uint8, ts *typeSpaces) {
@@ -170,8 +250,8 @@ func (t *Tree) verifyTypeReplication(w *walk, f *inode, repl uint16) error {
 
 // verifyTypeDelta checks adding delta below the parent of w's last node
 // against every quota by storage type from there up to the root (but the
-// directories skip reports true for), summing each such directory's
-// subtree.
+// directories skip reports true for), with the usage each keeps and what
+// only snapshots keep below it.
 func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces, skip func(*inode) bool) error {
 	if delta == (typeSpaces{}) {
 		return nil
@@ -181,8 +261,7 @@ func (t *Tree) verifyTypeDelta(w *walk, delta typeSpaces, skip func(*inode) bool
 		if d == nil || !d.isDir() || d.dir().quota == nil || len(d.dir().quota.types) == 0 || (skip != nil && skip(d)) {
 			continue
 		}
-		var used typeSpaces
-		t.typeUsage(d, t.policyAlong(w, i-1), &used)
+		used := d.dir().quota.tsUsed
 		if h := t.heldAt(d); h != nil {
 			for k := range used {
 				used[k] += h.types[k]
@@ -260,7 +339,7 @@ func (t *Tree) PlanSetQuotaByStorageType(c Caller, path string, ns, ds int64, ty
 }
 
 func (t *Tree) applySetQuotaByStorageType(o *op.SetQuotaByStorageType) error {
-	_, d, err := t.existing(o.Path)
+	w, d, err := t.existing(o.Path)
 	if err != nil {
 		return err
 	}
@@ -270,12 +349,13 @@ func (t *Tree) applySetQuotaByStorageType(o *op.SetQuotaByStorageType) error {
 	if o.DsQuota < -1 || int(o.StorageType) >= numTypes || o.StorageType == 0 {
 		return corruptf("set quota by storage type on %s: bad type %d or value %d", o.Path, o.StorageType, o.DsQuota)
 	}
-	t.setTypeQuota(d, o.StorageType, o.DsQuota)
+	t.setTypeQuota(d, o.StorageType, o.DsQuota, w)
 	return nil
 }
 
-// setTypeQuota sets (quota ≥ 0) or clears (-1) d's quota on typ.
-func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
+// setTypeQuota sets (quota ≥ 0) or clears (-1) d's quota on typ; w is
+// d's walk, nil while an image loads (Finish counts the usage then).
+func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64, w *walk) {
 	q := d.dir().quota
 	if q == nil {
 		if quota < 0 {
@@ -283,6 +363,9 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
 		}
 		nsU, dsU := counts(d)
 		q = &quotaData{ns: -1, ds: -1, nsUsed: nsU, dsUsed: dsU}
+		if w != nil {
+			q.tsUsed = t.subtreeTypes(d, t.inheritedAt(w, len(w.nodes)-2))
+		}
 		d.dir().quota = q
 	}
 	i := slices.IndexFunc(q.types, func(x typeQuota) bool { return x.typ == typ })
@@ -302,8 +385,11 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64) {
 			d.dir().quota = nil
 		}
 	}
-	if quota >= 0 {
+	if quota >= 0 && !t.hasTypeQuotas {
 		t.hasTypeQuotas = true
+		if w != nil {
+			t.fillTypes(t.root, op.StoragePolicyUnspecified) // from now on kept
+		}
 	}
 	t.heldStale()
 }
@@ -329,7 +415,7 @@ func (t *Tree) importTypeQuotas(d *inode, qs []fsimage.TypeQuota) error {
 		if d.dir().quota == nil {
 			d.dir().quota = &quotaData{ns: -1, ds: -1}
 		}
-		t.setTypeQuota(d, q.Type, q.Quota)
+		t.setTypeQuota(d, q.Type, q.Quota, nil)
 	}
 	return nil
 }
@@ -354,7 +440,11 @@ func (t *Tree) typeInfos(w *walk) (TypeQuotaInfos, bool) {
 	}
 	n := w.last()
 	var used typeSpaces
-	t.typeUsage(n, t.policyAlong(w, len(w.nodes)-2), &used)
+	if q := n.dir(); q != nil && q.quota != nil && t.hasTypeQuotas {
+		used = q.quota.tsUsed
+	} else {
+		t.typeUsage(n, t.policyAlong(w, len(w.nodes)-2), &used)
+	}
 	if n.isDir() {
 		h := t.heldBelow(n)
 		for k := range used {

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,7 +150,7 @@ func TestTypeQuotaReplicationAndAppend(t *testing.T) {
 
 // BenchmarkAddBlockTypeQuota is the cost of planning addBlock for a file
 // under a directory of files, with and without a quota by storage type on
-// it (with one, the directory's subtree is summed at each allocation).
+// it (with one, the usage the quota directories above keep is read).
 func BenchmarkAddBlockTypeQuota(b *testing.B) {
 	for _, files := range []int{1000, 10000} {
 		for _, quota := range []bool{false, true} {
@@ -211,4 +212,31 @@ func TestTypeQuotaDisabled(t *testing.T) {
 	mkdir(t, tr, super, "/d", 0o755)
 	_, err := tr.PlanSetQuotaByStorageType(super, "/d", op.QuotaDontSet, 10, ssd)
 	checkErr(t, err, ErrUnsupportedAction, "Failed to set quota by storage type because eitherdfs.quota.by.storage.type.enabled is set to false or nsQuota value is illegal 9223372036854775807")
+}
+
+// concat is checked against the quotas by storage type: the sources'
+// blocks count at the target's replication once they join it.
+func TestTypeQuotaConcat(t *testing.T) {
+	tr := fixture(t)
+	mkdir(t, tr, u1, "/_test/u1/q", 0o755)
+	setPolicy(t, tr, "/_test/u1/q", "ALL_SSD")
+	create(t, tr, u1, "/_test/u1/q/t", 2, false) // 200 bytes × 3 on SSD
+	create(t, tr, u1, "/_test/u1/q/s", 2, false)
+	_, ops, err := tr.PlanSetReplication(u1, "/_test/u1/q/s", 1) // 200 × 1
+	must(t, tr, ops, err)
+	setTypeQuota(t, tr, "/_test/u1/q", ssd, 1000)
+	// 600 + 200 now; after, 400 × 3 = 1200.
+	_, err = tr.PlanConcat(u1, "/_test/u1/q/t", []string{"/_test/u1/q/s"}, 50)
+	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 1000 B but space consumed = 1.17 KB")
+	// The other way round the usage shrinks: 400 × 1.
+	ops, err = tr.PlanConcat(u1, "/_test/u1/q/s", []string{"/_test/u1/q/t"}, 50)
+	must(t, tr, ops, err)
+	u, err := tr.QuotaUsage(super, "/_test/u1/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti := u.TypeQuotas[slices.Index(QuotaStorageTypes, ssd)]; ti.Consumed != 400 {
+		t.Fatalf("SSD used after concat: %+v", ti)
+	}
+	checkTypeUsage(t, tr)
 }
