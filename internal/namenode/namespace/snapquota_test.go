@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -177,4 +178,32 @@ func fileID(t *testing.T, tr *Tree, p string) uint64 {
 		t.Fatal(err)
 	}
 	return fi.ID
+}
+
+// What only snapshots keep counts against quotas by storage type too.
+func TestTypeQuotaCountsSnapshotData(t *testing.T) {
+	tr := fixture(t)
+	mkdir(t, tr, u1, "/_test/u1/q", 0o755)
+	setPolicy(t, tr, "/_test/u1/q", "ALL_SSD")
+	create(t, tr, u1, "/_test/u1/q/f", 2, false) // 200 bytes × 3 on SSD
+	ops, err := tr.PlanAllowSnapshot(super, "/_test/u1/q")
+	must(t, tr, ops, err)
+	setTypeQuota(t, tr, "/_test/u1/q", ssd, 3500)
+	snapshotOf(t, tr, "/_test/u1/q", "s1")
+	remove(t, tr, "/_test/u1/q/f")
+	create(t, tr, u1, "/_test/u1/q/g", 0, true)
+	// 600 kept + a block's 3 × 1024 > 3500.
+	_, err = addBlockTo(tr, "/_test/u1/q/g", nil)
+	checkErr(t, err, ErrTypeQuotaExceeded, "Quota by storage type : SSD on path : /_test/u1/q is exceeded. quota = 3.42 KB but space consumed = 3.59 KB")
+	u, err := tr.QuotaUsage(super, "/_test/u1/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti := u.TypeQuotas[slices.Index(QuotaStorageTypes, ssd)]; ti.Consumed != 600 {
+		t.Fatalf("SSD used with the file only in the snapshot: %+v", ti)
+	}
+	deleteSnapshotOf(t, tr, "/_test/u1/q", "s1")
+	if _, err := addBlockTo(tr, "/_test/u1/q/g", nil); err != nil {
+		t.Fatalf("addBlock after deleteSnapshot: %v", err)
+	}
 }
