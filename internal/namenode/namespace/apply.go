@@ -458,6 +458,7 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	}
 	if t.snap != nil {
 		t.noteParent(n, dpar)
+		t.snap.held = nil // what is kept below n is charged elsewhere now
 	}
 	spar.touch(mtime)
 	dpar.touch(mtime)

@@ -45,7 +45,16 @@ func (t *Tree) verifyQuota(d *inode, ns, ds int64, skip func(*inode) bool) error
 			continue
 		}
 		nsUsed, dsUsed := q.nsUsed, q.dsUsed
-		if (q.ns >= 0 && ns > 0) || (q.ds >= 0 && ds > 0) {
+		// What snapshots keep is computed only when it could decide: a
+		// check already over fails without it, and no more names are kept
+		// than inodes have histories.
+		var kept int64
+		if t.snap != nil {
+			kept = int64(len(t.snap.hist))
+		}
+		needNS := q.ns >= 0 && ns > 0 && nsUsed+ns <= q.ns && q.ns-(nsUsed+ns) < kept
+		needDS := q.ds >= 0 && ds > 0 && dsUsed+ds <= q.ds && kept > 0
+		if needNS || needDS {
 			if h := t.heldAt(d); h != nil {
 				nsUsed += h.ns
 				dsUsed += h.ds

@@ -111,6 +111,10 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 	mustOps(tr.PlanMkdirs(super, "/d", 0o777, true, now))
 	mustOps(tr.PlanMkdirs(super, "/e", 0o777, true, now))
 	mustOps(tr.PlanAllowSnapshot(super, "/d"))
+	// Quotas no step reaches, so that what snapshots keep is charged to
+	// quota directories that the snapshottable directory moves between.
+	mustOps(tr.PlanSetQuota(super, "/d", 1<<40, 1<<50))
+	mustOps(tr.PlanSetQuota(super, "/e", 1<<40, 1<<50))
 	// dir is where the snapshottable directory is now: it moves between
 	// /d and /e/moved (its snapshots go with it).
 	dir := "/d"
@@ -279,15 +283,15 @@ func runSnapshotModel(t *testing.T, seed int64, steps int) {
 		apply(ops)
 		// The usage of what snapshots keep is kept between ops: it must
 		// equal a fresh computation, and survive a restart.
-		cached := quotaUsages(t, tr, dir)
+		cached, cachedHeld := quotaUsages(t, tr, dir), heldText(tr)
 		tr.heldStale()
-		if fresh := quotaUsages(t, tr, dir); fresh != cached {
-			t.Fatalf("step %d: quota usage kept %v, computed afresh %v", i, cached, fresh)
+		if fresh, freshHeld := quotaUsages(t, tr, dir), heldText(tr); fresh != cached || freshHeld != cachedHeld {
+			t.Fatalf("step %d: quota usage kept %v %s, computed afresh %v %s", i, cached, cachedHeld, fresh, freshHeld)
 		}
 		if i%97 == 96 {
 			tr = roundTrip(t, tr)
-			if again := quotaUsages(t, tr, dir); again != cached {
-				t.Fatalf("step %d: quota usage %v before an image round trip, %v after", i, cached, again)
+			if again, againHeld := quotaUsages(t, tr, dir), heldText(tr); again != cached || againHeld != cachedHeld {
+				t.Fatalf("step %d: quota usage %v %s before an image round trip, %v %s after", i, cached, cachedHeld, again, againHeld)
 			}
 		}
 		check(i)
@@ -336,4 +340,18 @@ func quotaUsages(t *testing.T, tr *Tree, dir string) [4]int64 {
 		t.Fatal(err)
 	}
 	return [4]int64{a.FileAndDirectoryCount, a.SpaceConsumed, b.FileAndDirectoryCount, b.SpaceConsumed}
+}
+
+// heldText renders what only snapshots keep, by quota directory.
+func heldText(tr *Tree) string {
+	hc := tr.heldUsage()
+	if hc == nil {
+		return "{}"
+	}
+	var lines []string
+	for d, u := range hc.byQuota {
+		lines = append(lines, fmt.Sprintf("%s:%d/%d/%v", dirPath(d), u.ns, u.ds, u.types))
+	}
+	sort.Strings(lines)
+	return "{" + strings.Join(lines, " ") + "}"
 }

@@ -162,7 +162,6 @@ func (t *Tree) cowNode(n *inode, l int32) {
 		return
 	}
 	v := &version{tag: ss.counter, attrs: snapCopy(n)}
-	ss.held = nil
 	if h == nil {
 		h = &history{}
 		ss.hist[n] = h
@@ -193,14 +192,19 @@ func (t *Tree) cow(w *walk) {
 	}
 }
 
-// noteParent records par as the parent of n when n has a history, and
-// forgets the computed usage of what snapshots keep.
+// noteParent records par as the parent of n when n has a history; a file
+// with a history is about to change, so the computed usage of what
+// snapshots keep is forgotten. (A change to a directory's attributes or
+// children does not change that usage: a removal does, and forget,
+// collect and rename see to it.)
 func (t *Tree) noteParent(n, par *inode) {
 	if h := t.snap.hist[n]; h != nil {
 		if par != nil {
 			h.parent = par
 		}
-		t.snap.held = nil
+		if !n.isDir() {
+			t.snap.held = nil
+		}
 	}
 }
 
