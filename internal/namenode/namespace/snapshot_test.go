@@ -145,8 +145,9 @@ func TestSnapshotDiff(t *testing.T) {
 }
 
 // TestSnapshotContentSummary: a directory's summary counts what only its
-// snapshots keep (a deleted file and directory, the blocks a truncate cut
-// off), in the totals and in the snapshot figures, until the snapshot goes.
+// snapshots keep until the snapshot goes, as HDFS does: a deleted file and
+// directory in the totals and in the snapshot figures; the blocks a
+// truncate cut off a live file in its space consumed only.
 func TestSnapshotContentSummary(t *testing.T) {
 	tr := New(testCfg())
 	mkdir(t, tr, super, "/d/x", 0o755)
@@ -165,8 +166,8 @@ func TestSnapshotContentSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Summary{Length: 500, FileCount: 2, DirectoryCount: 2, Quota: -1, SpaceConsumed: 1500, SpaceQuota: -1,
-		SnapshotLength: 400, SnapshotFileCount: 1, SnapshotDirectoryCount: 1, SnapshotSpaceConsumed: 1200}
+	want := Summary{Length: 300, FileCount: 2, DirectoryCount: 2, Quota: -1, SpaceConsumed: 1500, SpaceQuota: -1,
+		SnapshotLength: 200, SnapshotFileCount: 1, SnapshotDirectoryCount: 1, SnapshotSpaceConsumed: 600}
 	if got != want {
 		t.Fatalf("summary with the snapshot:\n got %+v\nwant %+v (before: %+v)", got, want, before)
 	}

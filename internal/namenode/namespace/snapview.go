@@ -348,8 +348,11 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 
 // snapshotOnly adds to s what snapshots keep below the live inode n and
 // the live tree no longer has: the deleted inodes that the children diffs
-// of n's subtree hold (and everything below them), and the blocks that
-// saved versions of files hold and the files do not.
+// of n's subtree hold (and everything below them), in the snapshot
+// figures and the totals; and, in the space consumed only, what live files
+// take beyond their current state (blocks only saved versions hold, at
+// the largest replication), as HDFS's summary counts a live file's space
+// over all its snapshot diffs.
 func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 	ss := t.snap
 	orphan := func(c *inode) bool {
@@ -357,8 +360,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 		return h != nil && h.orphan
 	}
 	seen := map[*inode]bool{}
-	var blocksOf func(f *inode, live bool)
-	blocksOf = func(f *inode, live bool) {
+	blocksOf := func(f *inode) {
 		h := ss.hist[f]
 		if h == nil {
 			return
@@ -368,7 +370,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 		for _, v := range h.vs {
 			repl = max(repl, v.attrs.repl())
 			for _, b := range v.attrs.blocks() {
-				if (live && hasBlock(f.blocks(), b.ID)) || hasBlock(counted, b.ID) {
+				if hasBlock(counted, b.ID) {
 					continue
 				}
 				counted = append(counted, b)
@@ -385,7 +387,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 		seen[c] = true
 		if !c.isDir() {
 			s.SnapshotFileCount++
-			blocksOf(c, false)
+			blocksOf(c)
 			return
 		}
 		s.SnapshotDirectoryCount++
@@ -395,9 +397,14 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 		diffsOf(ss, c, kept)
 	}
 	var live func(x *inode)
+	var liveExtra int64
 	live = func(x *inode) {
 		if !x.isDir() {
-			blocksOf(x, true)
+			if h := ss.hist[x]; h != nil {
+				var u usage
+				t.heldFileSpace(x, h, t.root, &u)
+				liveExtra += u.ds
+			}
 			return
 		}
 		diffsOf(ss, x, kept)
@@ -409,7 +416,7 @@ func (t *Tree) snapshotOnly(n *inode, s *Summary) {
 	s.Length += s.SnapshotLength
 	s.FileCount += s.SnapshotFileCount
 	s.DirectoryCount += s.SnapshotDirectoryCount
-	s.SpaceConsumed += s.SnapshotSpaceConsumed
+	s.SpaceConsumed += s.SnapshotSpaceConsumed + liveExtra
 }
 
 // diffsOf calls fn for every child that a version of directory d records
