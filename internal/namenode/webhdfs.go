@@ -320,8 +320,9 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotList": list})
 	case "GETSNAPSHOTDIFF":
+		from, to := diffSides(req)
 		resp, err := webCall(ctx, h, "getSnapshotDiffReport", c.getSnapshotDiffReport, &hdfs.GetSnapshotDiffReportRequestProto{SnapshotRoot: p,
-			FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot)})
+			FromSnapshot: proto.String(from), ToSnapshot: proto.String(to)})
 		if err != nil {
 			return err
 		}
@@ -338,8 +339,9 @@ func (h *webHDFS) serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		webhdfs.WriteJSON(w, http.StatusOK, map[string]any{"SnapshotDiffReport": map[string]any{
 			"snapshotRoot": r.GetSnapshotRoot(), "fromSnapshot": r.GetFromSnapshot(), "toSnapshot": r.GetToSnapshot(), "diffList": list}})
 	case "GETSNAPSHOTDIFFLISTING":
+		from, to := diffSides(req)
 		resp, err := webCall(ctx, h, "getSnapshotDiffReportListing", c.getSnapshotDiffReportListing, &hdfs.GetSnapshotDiffReportListingRequestProto{
-			SnapshotRoot: p, FromSnapshot: proto.String(req.FromSnapshot), ToSnapshot: proto.String(req.ToSnapshot),
+			SnapshotRoot: p, FromSnapshot: proto.String(from), ToSnapshot: proto.String(to),
 			Cursor: &hdfs.SnapshotDiffReportCursorProto{StartPath: []byte(req.SnapshotDiffStartPath), Index: proto.Int32(int32(req.SnapshotDiffIndex))}})
 		if err != nil {
 			return err
@@ -524,4 +526,14 @@ func (h *webHDFS) rpcAddress(r *http.Request) string {
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// diffSides are the two sides of GETSNAPSHOTDIFF and GETSNAPSHOTDIFFLISTING:
+// Hadoop's oldsnapshotname (from) and snapshotname (to), or fromsnapshot
+// and tosnapshot when either of those is given; "" is the current tree.
+func diffSides(req *webhdfs.Request) (from, to string) {
+	if req.FromSnapshot != "" || req.ToSnapshot != "" {
+		return req.FromSnapshot, req.ToSnapshot
+	}
+	return req.OldSnapshotName, req.SnapshotName
 }

@@ -100,8 +100,10 @@ type Request struct {
 	Token, Renewer string
 
 	// Snapshot ops: snapshotname (CREATESNAPSHOT, DELETESNAPSHOT, the new
-	// name of RENAMESNAPSHOT), oldsnapshotname (RENAMESNAPSHOT),
-	// fromsnapshot and tosnapshot (GETSNAPSHOTDIFF; "" is the current tree).
+	// name of RENAMESNAPSHOT, the later side of GETSNAPSHOTDIFF and
+	// GETSNAPSHOTDIFFLISTING), oldsnapshotname (RENAMESNAPSHOT, the earlier
+	// side of a diff), and fromsnapshot and tosnapshot, which a diff
+	// also takes for its sides ("" is the current tree).
 	SnapshotName, OldSnapshotName string
 	FromSnapshot, ToSnapshot      string
 	// GETSNAPSHOTDIFFLISTING's cursor: snapshotdiffstartpath ("" at the

@@ -19,9 +19,10 @@ type listingEntry struct {
 
 // TestWebHDFSSnapshotListingsCurl: curl against a NameNode process:
 // GETSNAPSHOTTABLEDIRECTORYLIST (null before any directory allows
-// snapshots, as HDFS answers) and GETSNAPSHOTDIFFLISTING paged two
-// entries at a time by following lastPath and lastIndex, in Hadoop's
-// JSON shapes.
+// snapshots, as HDFS answers) and GETSNAPSHOTDIFFLISTING (Hadoop's
+// oldsnapshotname and snapshotname) paged two entries at a time by
+// following lastPath and lastIndex, in Hadoop's JSON shapes; and
+// GETSNAPSHOTDIFF with Hadoop's parameters.
 func TestWebHDFSSnapshotListingsCurl(t *testing.T) {
 	testtool.Require(t, "curl", curlInstall)
 	parallel(t)
@@ -84,7 +85,7 @@ func TestWebHDFSSnapshotListingsCurl(t *testing.T) {
 	start, index := "", -1
 	pages := 0
 	for ; pages < 10; pages++ {
-		q := fmt.Sprintf("/s?op=GETSNAPSHOTDIFFLISTING&fromsnapshot=s1&tosnapshot=&snapshotdiffstartpath=%s&snapshotdiffindex=%d&%s", start, index, u)
+		q := fmt.Sprintf("/s?op=GETSNAPSHOTDIFFLISTING&oldsnapshotname=s1&snapshotname=&snapshotdiffstartpath=%s&snapshotdiffindex=%d&%s", start, index, u)
 		var page struct {
 			L *struct {
 				CreateList, DeleteList, ModifyList []listingEntry
@@ -103,6 +104,11 @@ func TestWebHDFSSnapshotListingsCurl(t *testing.T) {
 			break
 		}
 		start, index = *page.L.LastPath, *page.L.LastIndex
+	}
+	if out := string(curl(t, base+"/s?op=GETSNAPSHOTDIFF&oldsnapshotname=s1&snapshotname=&"+u)); out !=
+		`{"SnapshotDiffReport":{"diffList":[{"sourcePath":"","type":"MODIFY"},{"sourcePath":"n","type":"CREATE"},{"sourcePath":"b","type":"DELETE"},`+
+			`{"sourcePath":"c","targetPath":"a/c2","type":"RENAME"},{"sourcePath":"a","type":"MODIFY"}],"fromSnapshot":"s1","snapshotRoot":"/s","toSnapshot":""}}`+"\n" {
+		t.Fatalf("GETSNAPSHOTDIFF: %s", out)
 	}
 	// Five entries (the root and a modified, n created, b deleted, c
 	// renamed) two at a time: three pages.
