@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -205,5 +206,49 @@ func TestTypeQuotaCountsSnapshotData(t *testing.T) {
 	deleteSnapshotOf(t, tr, "/_test/u1/q", "s1")
 	if _, err := addBlockTo(tr, "/_test/u1/q/g", nil); err != nil {
 		t.Fatalf("addBlock after deleteSnapshot: %v", err)
+	}
+}
+
+// BenchmarkAddBlockSnapshotKept is the cost of planning addBlock under a
+// space quota on a snapshottable directory whose snapshot keeps files
+// deleted since: with the usage of what snapshots keep computed already
+// (kept), and computed afresh for the check (as after a change to it).
+func BenchmarkAddBlockSnapshotKept(b *testing.B) {
+	for _, files := range []int{1000, 10000} {
+		for _, mode := range []string{"none", "kept", "recomputed"} {
+			b.Run(fmt.Sprintf("deleted=%d/%s", files, mode), func(b *testing.B) {
+				tr := buildFiles(b, 1, files)
+				apply := func(ops []op.Op, err error) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, o := range ops {
+						if err := tr.Apply(o); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if mode != "none" {
+					apply(tr.PlanAllowSnapshot(super, "/d0000"))
+					_, ops, err := tr.PlanCreateSnapshot(super, "/d0000", "s1", 0, 5)
+					apply(ops, err)
+				}
+				for f := 0; f < files; f++ {
+					apply([]op.Op{&op.Delete{Path: fmt.Sprintf("/d0000/f%07d", f), Mtime: 6}}, nil)
+				}
+				apply(tr.PlanSetQuota(super, "/d0000", op.QuotaDontSet, 1<<50))
+				apply(tr.PlanCreate(super, "/d0000/open", 0o644, "c", "h", CreateFlags{Create: true}, false, 3, 1024, 20))
+				tr.heldUsage()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode == "recomputed" {
+						tr.heldStale()
+					}
+					if _, _, err := tr.PlanAddBlock(super, "/d0000/open", "c", 0, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
