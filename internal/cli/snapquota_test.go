@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSnapshotDataCountsAgainstQuota: through a real cluster, a file that a
@@ -42,9 +44,36 @@ func TestSnapshotDataCountsAgainstQuota(t *testing.T) {
 	r.want(t, 1, "", "touchz: The NameSpace quota (directories and files) of directory /q is exceeded: quota=3 file count=4\n",
 		"dfs", "-touchz", "/q/e2")
 
+	// After a restart from a saved image, and again from the edit log
+	// alone, the NameNode counts the same.
+	for _, save := range []bool{true, false} {
+		if save {
+			r.ok(t, "", "dfsadmin", "-safemode", "enter")
+			r.ok(t, "", "dfsadmin", "-saveNamespace")
+			r.ok(t, "", "dfsadmin", "-safemode", "leave")
+		} else {
+			r.ok(t, "", "dfs", "-rm", "-skipTrash", "/q/e")
+			r.ok(t, "", "dfs", "-touchz", "/q/e")
+		}
+		if err := r.c.RestartNameNode(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r.ok(t, "", "dfsadmin", "-safemode", "wait")
+		r.want(t, 0, fmt.Sprintf("%12s %15s %15s %15s /q\n", "3", "0", "1.5 M", "936 K"), "", "dfs", "-count", "-u", "-h", "/q")
+		r.want(t, 1, "", "touchz: The NameSpace quota (directories and files) of directory /q is exceeded: quota=3 file count=4\n",
+			"dfs", "-touchz", "/q/e2")
+	}
+
 	r.ok(t, "", "dfs", "-deleteSnapshot", "/q", "s1")
 	r.want(t, 0, fmt.Sprintf("%12s %15s %15s %15s /q\n", "3", "1", "1.5 M", "1.5 M"), "", "dfs", "-count", "-u", "-h", "/q")
 	r.ok(t, "", "dfs", "-touchz", "/q/e2")
 	r.ok(t, "", "dfs", "-rm", "-skipTrash", "/q/e", "/q/e2")
+	// The DataNode registers again with the restarted NameNode.
+	for i := 0; !strings.Contains(r.ok(t, "", "dfsadmin", "-report"), "Live datanodes (1)"); i++ {
+		if i == 200 {
+			t.Fatal("the DataNode did not register again within 20 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	r.ok(t, strings.Repeat("x", kb600), "dfs", "-D", "dfs.blocksize=1048576", "-D", "dfs.replication=1", "-put", "-", "/q/g")
 }
