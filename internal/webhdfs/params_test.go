@@ -104,6 +104,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("PUT", "/webhdfs/v1/a", "op=SETSTORAGEPOLICY&storagepolicy=COLD")
 	f.Add("PUT", "/webhdfs/v1/a", "op=MODIFYACLENTRIES&aclspec=user:bob:r-x,default:group::r--")
 	f.Add("PUT", "/webhdfs/v1/a", "op=SETXATTR&flag=bogus&encoding=x")
+	f.Add("GET", "/webhdfs/v1/s", "op=GETSNAPSHOTDIFFLISTING&oldsnapshotname=a&snapshotname=&snapshotdiffstartpath=x/y&snapshotdiffindex=-1")
 	f.Fuzz(func(t *testing.T, method, path, query string) {
 		r, err := Parse(method, path, query)
 		if err != nil {

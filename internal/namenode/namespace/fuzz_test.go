@@ -149,12 +149,47 @@ func FuzzSnapshotState(f *testing.F) {
 		if err := tr.Dump(&b); err != nil {
 			t.Fatal(err)
 		}
+		// What the state keeps is counted against quotas: any accepted
+		// state must count.
+		if _, err := tr.QuotaUsage(super, "/"); err != nil {
+			t.Fatal(err)
+		}
 		again := New(base.Config())
 		again.root = tr.root
 		again.lastInodeID = tr.lastInodeID
 		again.feats = tr.feats
 		if err := again.decodeSnapshots(tr.encodeSnapshots()); err != nil {
 			t.Fatalf("an accepted state does not encode and decode again: %v", err)
+		}
+	})
+}
+
+// FuzzSnapshotDiffListing pages the diff report of a snapshot fixture from
+// any cursor a client may send: a cursor that does not fit is refused, and
+// one that fits returns at most limit entries of the full report.
+func FuzzSnapshotDiffListing(f *testing.F) {
+	base := snapshotFixture(f)
+	f.Add("", int32(-1), uint8(2), "s1", "")
+	f.Add("", int32(2), uint8(1), "s1", "s2")
+	f.Add("x", int32(1), uint8(0), "s2", "s1")
+	f.Add("", int32(1<<30), uint8(3), "", "s1")
+	f.Fuzz(func(t *testing.T, start string, index int32, limit uint8, from, to string) {
+		_, all, err := base.SnapshotDiff(super, "/d", from, to)
+		l, err2 := base.SnapshotDiffListing(super, "/d", from, to, start, index, int(limit))
+		if err != nil {
+			if err2 == nil {
+				t.Fatalf("the listing answers where the report fails: %v", err)
+			}
+			return
+		}
+		if err2 != nil {
+			return
+		}
+		if len(l.Entries) > max(int(limit), 1) || len(l.Entries) > len(all) {
+			t.Fatalf("%d entries for a limit of %d out of %d", len(l.Entries), limit, len(all))
+		}
+		if l.LastIndex != -1 && (l.LastIndex <= 0 || int(l.LastIndex) > len(all)) {
+			t.Fatalf("cursor index %d out of %d", l.LastIndex, len(all))
 		}
 	})
 }
