@@ -232,8 +232,8 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 		u.SpaceConsumed += h.ds
 	}
 	u.Quota, u.SpaceQuota = quotaOf(n)
-	// The usage of a quota directory is kept, not summed: its usage by
-	// storage type is summed only where type quotas are in use.
+	// The usage of a quota directory is kept, not summed; its usage by
+	// storage type is kept once type quotas are in use, and reported then.
 	if n.isDir() && n.dir().quota != nil && !t.hasTypeQuotas {
 		return u, nil
 	}
