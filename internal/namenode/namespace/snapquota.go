@@ -16,8 +16,10 @@ import "github.com/hdfsgo/hdfsgo/internal/editlog/op"
 //
 // This usage is derived state: it is computed from the snapshot state
 // (Tree.snap) when a check or a report needs it and kept until an apply
-// changes that state, so it is never logged nor written to the image, and
-// a restart recomputes it. Each item is charged to its anchor, the live
+// changes what it depends on (a file with a history changes, an inode is
+// removed, a rename, a snapshot deleted, a quota or a storage policy set),
+// so it is never logged nor written to the image, and a restart
+// recomputes it. A quota check computes it only when it could decide. Each item is charged to its anchor, the live
 // directory that holds it (an orphan's old parent, or the nearest live
 // directory above it), and counts in every quota directory above the
 // anchor. A file renamed out of a snapshot counts at its new place only
@@ -47,13 +49,6 @@ type heldCache struct {
 // a file with a history changes.
 func (t *Tree) heldStale() {
 	if t.snap != nil {
-		t.snap.held = nil
-	}
-}
-
-// heldStaleFor forgets the computed usage when n has a history.
-func (t *Tree) heldStaleFor(n *inode) {
-	if t.snap != nil && t.snap.held != nil && t.snap.hist[n] != nil {
 		t.snap.held = nil
 	}
 }
