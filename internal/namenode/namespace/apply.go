@@ -337,7 +337,11 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 		t.cowNode(n, l)
 		if h = t.snap.hist[n]; h != nil {
 			h.orphan = true
-			t.snap.held = nil
+			if n.isDir() {
+				t.snap.held = nil // what was charged below it moves
+			} else {
+				t.heldDirty(n)
+			}
 		}
 		delete(t.snap.exiles, n)
 	}

@@ -424,6 +424,9 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		}
 		if len(h.vs) > 0 {
 			ss.hist[n] = h
+			if n.isDir() {
+				ss.histDirs[n] = struct{}{}
+			}
 		}
 	}
 	for range d.count(2) {

@@ -15,11 +15,14 @@ import "github.com/hdfsgo/hdfsgo/internal/editlog/op"
 // last snapshot that holds it does.
 //
 // This usage is derived state: it is computed from the snapshot state
-// (Tree.snap) when a check or a report needs it and kept until an apply
-// changes what it depends on (a file with a history changes, an inode is
-// removed, a rename, a snapshot deleted, a quota or a storage policy set),
-// so it is never logged nor written to the image, and a restart
-// recomputes it. A quota check computes it only when it could decide. Each item is charged to its anchor, the live
+// (Tree.snap) when a check or a report needs it, never logged nor written
+// to the image, and recomputed after a restart. It is kept between ops: a
+// change to one file with a history (written, truncated, deleted) marks
+// that file, whose part alone is recounted at the next use (heldDirty);
+// a change that can move much of it (a snapshot deleted, a rename, a
+// directory with a history removed, a quota or a storage policy set)
+// drops it all, to be recounted at the next use (heldStale). A quota check computes
+// it only when it could decide. Each item is charged to its anchor, the live
 // directory that holds it (an orphan's old parent, or the nearest live
 // directory above it), and counts in every quota directory above the
 // anchor. A file renamed out of a snapshot counts at its new place only
@@ -41,16 +44,103 @@ func (u *usage) add(v *usage) {
 
 // heldCache is the computed usage of what only snapshots keep.
 type heldCache struct {
-	byAnchor map[*inode]*usage // by anchor directory: the items charged to it
-	byQuota  map[*inode]*usage // by quota directory: the items anywhere below it
+	byAnchor map[*inode]*usage    // by anchor directory: the items charged to it
+	byQuota  map[*inode]*usage    // by quota directory: the items anywhere below it
+	entries  map[*inode]heldEntry // by inode: its part and where it is charged
 }
 
-// heldStale forgets the computed usage; call it whenever snapshot state or
-// a file with a history changes.
+// heldEntry is one inode's part of what snapshots keep.
+type heldEntry struct {
+	u      usage
+	anchor *inode
+}
+
+// heldStale forgets the computed usage: the next use computes it afresh.
 func (t *Tree) heldStale() {
 	if t.snap != nil {
 		t.snap.held = nil
+		t.snap.dirty = nil
 	}
+}
+
+// heldDirty marks file n's part of the computed usage for recomputing (a
+// file changes, or leaves the live tree, without moving anything else).
+func (t *Tree) heldDirty(n *inode) {
+	ss := t.snap
+	if ss == nil || ss.held == nil {
+		return
+	}
+	if ss.dirty == nil {
+		ss.dirty = make(map[*inode]struct{})
+	}
+	ss.dirty[n] = struct{}{}
+}
+
+// charge adds (sign 1) or takes away (-1) u, charged to anchor a.
+func (hc *heldCache) charge(a *inode, u *usage, sign int64) {
+	v := *u
+	if sign < 0 {
+		v.ns, v.ds = -v.ns, -v.ds
+		for i := range v.types {
+			v.types[i] = -v.types[i]
+		}
+	}
+	addTo := func(m map[*inode]*usage, d *inode) {
+		if x := m[d]; x != nil {
+			x.add(&v)
+			if *x == (usage{}) {
+				delete(m, d)
+			}
+		} else {
+			c := v
+			m[d] = &c
+		}
+	}
+	addTo(hc.byAnchor, a)
+	for d := a; d != nil; d = d.dir().parent {
+		if d.dir().quota != nil {
+			addTo(hc.byQuota, d)
+		}
+	}
+}
+
+// entryOf is inode n's part of what snapshots keep, with its anchor given.
+func (t *Tree) entryOf(n *inode, h *history, anchor *inode) usage {
+	var u usage
+	switch {
+	case n.isDir():
+		if h.orphan {
+			u.ns = 1
+		}
+	case h.orphan:
+		u.ns = 1
+		t.heldFileSpace(n, h, anchor, &u)
+	default:
+		t.heldFileSpace(n, h, anchor, &u)
+	}
+	return u
+}
+
+// refreshHeld recomputes the parts of the files marked dirty.
+func (t *Tree) refreshHeld() {
+	ss := t.snap
+	hc := ss.held
+	for n := range ss.dirty {
+		if old, ok := hc.entries[n]; ok {
+			hc.charge(old.anchor, &old.u, -1)
+			delete(hc.entries, n)
+		}
+		h := ss.hist[n]
+		if h == nil {
+			continue
+		}
+		a := t.anchorOne(n)
+		if u := t.entryOf(n, h, a); u != (usage{}) {
+			hc.entries[n] = heldEntry{u: u, anchor: a}
+			hc.charge(a, &u, 1)
+		}
+	}
+	ss.dirty = nil
 }
 
 // heldUsage returns the usage of what only snapshots keep, computing it
@@ -61,28 +151,21 @@ func (t *Tree) heldUsage() *heldCache {
 		return nil
 	}
 	if ss.held != nil {
+		if len(ss.dirty) > 0 {
+			t.refreshHeld()
+		}
 		return ss.held
 	}
-	hc := &heldCache{byAnchor: make(map[*inode]*usage), byQuota: make(map[*inode]*usage)}
+	ss.dirty = nil
+	hc := &heldCache{byAnchor: make(map[*inode]*usage), byQuota: make(map[*inode]*usage), entries: make(map[*inode]heldEntry)}
 	anchors := t.anchors()
 	for n, h := range ss.hist {
-		var u usage
-		switch {
-		case n.isDir():
-			if !h.orphan {
-				continue
-			}
-			u.ns = 1
-		case h.orphan:
-			u.ns = 1
-			t.heldFileSpace(n, h, anchors[n], &u)
-		default:
-			t.heldFileSpace(n, h, anchors[n], &u)
-		}
+		u := t.entryOf(n, h, anchors[n])
 		if u == (usage{}) {
 			continue
 		}
 		a := anchors[n]
+		hc.entries[n] = heldEntry{u: u, anchor: a}
 		if x := hc.byAnchor[a]; x != nil {
 			x.add(&u)
 		} else {
@@ -245,6 +328,59 @@ func (t *Tree) anchors() map[*inode]*inode {
 		anchor(n, 0)
 	}
 	return out
+}
+
+// anchorOne is anchors' answer for inode n alone, found by scanning the
+// directories' histories instead of indexing them all.
+func (t *Tree) anchorOne(n *inode) *inode {
+	ss := t.snap
+	for range 4097 {
+		h := ss.hist[n]
+		if h != nil && !h.orphan {
+			if h.parent == nil || !t.isLiveDir(h.parent) {
+				return t.root
+			}
+			return h.parent
+		}
+		hd := t.holderOf(n)
+		if hd == nil {
+			return t.root
+		}
+		if t.isLiveDir(hd) {
+			return hd
+		}
+		n = hd
+	}
+	return t.root
+}
+
+// holderOf is the directory anchors takes as holding orphan c: of the
+// smallest inode id among those whose diffs record it deleted, else among
+// the orphan directories whose children it is in; nil when none.
+func (t *Tree) holderOf(c *inode) *inode {
+	ss := t.snap
+	if x := ss.hist[c]; x == nil || !x.orphan {
+		return nil
+	}
+	var inDiff, inChild *inode
+	for n := range ss.histDirs {
+		h := ss.hist[n]
+		for _, v := range h.vs {
+			if _, ok := v.deleted[c]; ok {
+				if inDiff == nil || n.id < inDiff.id {
+					inDiff = n
+				}
+				break
+			}
+		}
+		if h.orphan && n.dir().children.get(c.name) == c && (inChild == nil || n.id < inChild.id) {
+			inChild = n
+		}
+	}
+	if inDiff != nil {
+		return inDiff
+	}
+	return inChild
 }
 
 // isLiveDir reports whether directory object d is in the live tree.

@@ -212,12 +212,14 @@ func TestTypeQuotaCountsSnapshotData(t *testing.T) {
 // BenchmarkAddBlockSnapshotKept is the cost of planning addBlock under a
 // space quota on a snapshottable directory whose snapshot keeps files
 // deleted since: with the usage of what snapshots keep computed already
-// (kept), and computed afresh for the check (as after a change to it).
+// (kept), after one more such file was deleted (deleteEach, the delete
+// included; deleteEachRaw is the same without a snapshot), and computed
+// afresh for the check (recomputed: after a change that recounts it all).
 func BenchmarkAddBlockSnapshotKept(b *testing.B) {
 	for _, files := range []int{1000, 10000} {
-		for _, mode := range []string{"none", "kept", "recomputed"} {
+		for _, mode := range []string{"none", "kept", "deleteEachRaw", "deleteEach", "recomputed"} {
 			b.Run(fmt.Sprintf("deleted=%d/%s", files, mode), func(b *testing.B) {
-				tr := buildFiles(b, 1, files)
+				tr := buildFiles(b, 1, files+b.N)
 				apply := func(ops []op.Op, err error) {
 					if err != nil {
 						b.Fatal(err)
@@ -228,7 +230,7 @@ func BenchmarkAddBlockSnapshotKept(b *testing.B) {
 						}
 					}
 				}
-				if mode != "none" {
+				if mode != "none" && mode != "deleteEachRaw" {
 					apply(tr.PlanAllowSnapshot(super, "/d0000"))
 					_, ops, err := tr.PlanCreateSnapshot(super, "/d0000", "s1", 0, 5)
 					apply(ops, err)
@@ -241,8 +243,11 @@ func BenchmarkAddBlockSnapshotKept(b *testing.B) {
 				tr.heldUsage()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if mode == "recomputed" {
+					switch mode {
+					case "recomputed":
 						tr.heldStale()
+					case "deleteEach", "deleteEachRaw":
+						apply([]op.Op{&op.Delete{Path: fmt.Sprintf("/d0000/f%07d", files+i), Mtime: 7}}, nil)
 					}
 					if _, _, err := tr.PlanAddBlock(super, "/d0000/open", "c", 0, nil); err != nil {
 						b.Fatal(err)

@@ -22,6 +22,10 @@ type snapState struct {
 	exiles  map[*inode]int32    // subtree roots moved away from where a snapshot saw them: that snapshot's id (the newest)
 	orphans map[uint64]*inode   // filled only while loading an image
 	held    *heldCache          // usage of what only snapshots keep (snapquota.go); nil: to compute
+	dirty   map[*inode]struct{} // files whose part of held is to recompute
+	// histDirs are the directories in hist (an index of it, for
+	// snapquota.go's holderOf).
+	histDirs map[*inode]struct{}
 }
 
 // snapDir is the snapshot list of one snapshottable directory.
@@ -102,6 +106,8 @@ func (t *Tree) snaps() *snapState {
 			byID:   make(map[int32]*snapshot),
 			hist:   make(map[*inode]*history),
 			exiles: make(map[*inode]int32),
+
+			histDirs: make(map[*inode]struct{}),
 		}
 	}
 	return t.snap
@@ -165,6 +171,9 @@ func (t *Tree) cowNode(n *inode, l int32) {
 	if h == nil {
 		h = &history{}
 		ss.hist[n] = h
+		if n.isDir() {
+			ss.histDirs[n] = struct{}{}
+		}
 	}
 	h.vs = append(h.vs, v)
 }
@@ -203,7 +212,7 @@ func (t *Tree) noteParent(n, par *inode) {
 			h.parent = par
 		}
 		if !n.isDir() {
-			t.snap.held = nil
+			t.heldDirty(n)
 		}
 	}
 }
@@ -520,6 +529,7 @@ func (t *Tree) collect(eff *Effects) {
 		}
 		if len(h.vs) == 0 {
 			delete(ss.hist, n)
+			delete(ss.histDirs, n)
 		}
 	}
 	for n, e := range ss.exiles {
