@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	stock "github.com/colinmarc/hdfs/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/namenode"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
 // TestCopyOnTruncate: the stock client truncates, inside its second block,
@@ -142,6 +147,7 @@ func TestCopyOnTruncate(t *testing.T) {
 		t.Fatalf("no new block (old blk_%d): %v", oldID, after)
 	}
 
+	before0 := dump(t, c)
 	if err := c.RestartNameNode(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +174,9 @@ func TestCopyOnTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after the NameNode restart")
+	if a, b := before0, dump(t, c); a != b {
+		t.Fatalf("the state rebuilt from the edit log differs from the live one:\n%s", diffLines(a, b))
+	}
 
 	// An append after the copy-on-truncate.
 	tail := []byte("appended after the truncate")
@@ -196,5 +205,98 @@ func TestCopyOnTruncate(t *testing.T) {
 	waitFor("the old block's replicas deleted", func() bool { return len(replicas()[oldID]) == 0 })
 	if len(replicas()[newID]) == 0 {
 		t.Fatalf("the new block blk_%d lost its replicas", newID)
+	}
+}
+
+// TestCopyOnTruncateAfterRestart: the NameNode restarts from an image
+// saved while a copy-on-truncate waits for its recovery (the only DataNode
+// was down); the image keeps the block to copy, and recoverLease runs the
+// copy with the DataNode back.
+func TestCopyOnTruncateAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes data through a cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
+		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
+		{Key: conf.DFSHeartbeatInterval, Value: "1"},
+		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+		{Key: conf.DFSReplication, Value: "1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	super := c.NameNode().SuperUser()
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	orig := []byte(strings.Repeat("0123456789abcdef", 400)) // 6400 bytes: 1.5 blocks
+	if err := fsys.MkdirAll(ctx, "/dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile(ctx, "/dir/file", orig, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.CreateSnapshot(ctx, "/dir", "s"); err == nil {
+		t.Fatal("a snapshot of a directory that does not allow them was taken")
+	}
+	admin := ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, User: super, Protocol: namenode.ClientProtocolName})
+	defer admin.Close()
+	call := func(method string, req, resp proto.Message) {
+		t.Helper()
+		if err := admin.Call(ctx, method, req, resp); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+	}
+	call("allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/dir")}, &hdfs.AllowSnapshotResponseProto{})
+	if _, err := fsys.CreateSnapshot(ctx, "/dir", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopDataNode(0); err != nil {
+		t.Fatal(err)
+	}
+	done, err := fsys.Truncate(ctx, "/dir/file", 5000)
+	if err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	safeMode := func(a hdfs.SafeModeActionProto) {
+		call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &hdfs.SetSafeModeResponseProto{})
+	}
+	safeMode(hdfs.SafeModeActionProto_SAFEMODE_ENTER)
+	call("saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{})
+	safeMode(hdfs.SafeModeActionProto_SAFEMODE_LEAVE)
+	before := dump(t, c)
+	if !strings.Contains(before, "copying=") {
+		t.Fatalf("the open file shows no copy source:\n%s", before)
+	}
+	if err := c.RestartNameNode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := dump(t, c); a != before {
+		t.Fatalf("the state rebuilt from the image differs:\n%s", diffLines(before, a))
+	}
+	if err := c.StartDataNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok, err := fsys.RecoverLease(ctx, "/dir/file")
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recoverLease did not close the file within 60 s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got, err := fsys.ReadFile(ctx, "/dir/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
+		t.Fatalf("file: %d bytes, %v", len(got), err)
+	}
+	if got, err := fsys.ReadFile(ctx, "/dir/.snapshot/s/file"); err != nil || !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot: %d bytes, %v", len(got), err)
 	}
 }
