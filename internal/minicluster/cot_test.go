@@ -300,3 +300,54 @@ func TestCopyOnTruncateAfterRestart(t *testing.T) {
 		t.Fatalf("snapshot: %d bytes, %v", len(got), err)
 	}
 }
+
+// TestCopyOnTruncateStandby: the standby, tailing the shared edits and
+// hearing the DataNodes' reports, rebuilds a copy-on-truncate exactly (the
+// new block, the snapshot's old one, their locations); after a failover it
+// serves both views.
+func TestCopyOnTruncateStandby(t *testing.T) {
+	c := startHACluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	nns := c.NameNodes()
+	super := nns[0].SuperUser()
+	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(), User: super, BlockSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	orig := bytes.Repeat([]byte("copy-on-truncate on the standby.\n"), 3000) // 99,000 bytes: 1.5 blocks
+	if err := fsys.MkdirAll(ctx, "/dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile(ctx, "/dir/file", orig, false); err != nil {
+		t.Fatal(err)
+	}
+	admin := ipc.NewClient(ipc.ClientConfig{Addresses: []string{c.NameNodeAddr()}, User: super, Protocol: namenode.ClientProtocolName})
+	defer admin.Close()
+	if err := admin.Call(ctx, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String("/dir")}, &hdfs.AllowSnapshotResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.CreateSnapshot(ctx, "/dir", "s"); err != nil {
+		t.Fatal(err)
+	}
+	const newLen = 70_001
+	done, err := fsys.Truncate(ctx, "/dir/file", newLen)
+	if err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	waitClosed(t, ctx, fsys, "/dir/file")
+	waitStandbyCaughtUp(t, nns[0], nns[1])
+	if d := dumpOf(t, nns[1]); !strings.Contains(d, "/dir/file") {
+		t.Fatalf("the standby's dump lacks the file:\n%s", d)
+	}
+	if err := c.Failover(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fsys.ReadFile(ctx, "/dir/.snapshot/s/file"); err != nil || !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot after failover: %d bytes, %v", len(got), err)
+	}
+	if got, err := fsys.ReadFile(ctx, "/dir/file"); err != nil || !bytes.Equal(got, orig[:newLen]) {
+		t.Fatalf("file after failover: %d bytes, %v", len(got), err)
+	}
+}
