@@ -132,9 +132,13 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		}
 		t.cow(w)
 		old := f.space()
+		copying := t.copySource(f) != 0
 		delete(t.uc, f.id)
 		f.setUC(nil)
 		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
+		if copying {
+			t.endCopy(f, eff)
+		}
 		f.mtime, f.atime = o.Mtime, o.Atime
 		addUsage(w.parent(), 0, f.space()-old)
 		eff.setFile(f)
@@ -331,6 +335,10 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 	if t.snapActive() {
 		l = max(l, t.seenAt(n))
 		t.cowNode(n, l)
+		if t.copySource(n) != 0 {
+			// A version kept only for the copy's source goes with it.
+			t.endCopy(n, eff)
+		}
 		if h = t.snap.hist[n]; h != nil {
 			h.orphan = true
 		}

@@ -170,3 +170,74 @@ func TestCopyOnTruncateCorruptOps(t *testing.T) {
 		t.Fatalf("a refused op changed the file: %+v", fi)
 	}
 }
+
+// TestCopyOnTruncateSnapshotDeletedDuringCopy: deleting the snapshot while
+// the copy runs keeps the block being copied (as HDFS keeps a truncate
+// block under recovery), through the image too; the file's close then frees
+// it. A file deleted during the copy frees it with its own blocks.
+func TestCopyOnTruncateSnapshotDeletedDuringCopy(t *testing.T) {
+	for _, end := range []string{"close", "delete"} {
+		t.Run(end, func(t *testing.T) {
+			tr := New(testCfg())
+			mkdir(t, tr, super, "/d", 0o755)
+			create(t, tr, super, "/d/f", 2, false)
+			orig, _ := tr.Blocks("/d/f")
+			ops, err := tr.PlanAllowSnapshot(super, "/d")
+			must(t, tr, ops, err)
+			_, ops, err = tr.PlanCreateSnapshot(super, "/d", "s1", 0, 100)
+			must(t, tr, ops, err)
+			_, ops, err = tr.PlanTruncate(super, "/d/f", 150, "cl", "m", 110)
+			must(t, tr, ops, err)
+			freedBy := func(ops []op.Op) []op.Block {
+				t.Helper()
+				var freed []op.Block
+				for _, o := range ops {
+					var eff Effects
+					if err := tr.ApplyEffects(o, &eff); err != nil {
+						t.Fatal(err)
+					}
+					freed = append(freed, eff.FreedBlocks...)
+				}
+				return freed
+			}
+			ops, err = tr.PlanDeleteSnapshot(super, "/d", "s1", 120)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if freed := freedBy(ops); len(freed) != 0 {
+				t.Fatalf("the block being copied was freed with the snapshot: %+v", freed)
+			}
+			held := false
+			tr.EachFileWithBlocks(func(_ uint64, _ uint16, _ uint8, blocks []op.Block, _ bool) {
+				held = held || hasBlock(blocks, orig[1].ID)
+			})
+			if !held {
+				t.Fatal("the block being copied is not reported to the block map")
+			}
+			if a, b := dump(t, tr), dump(t, roundTrip(t, tr)); a != b {
+				t.Fatalf("image round trip differs:\n%s\n---\n%s", a, b)
+			}
+			id, _ := tr.InodeID("/d/f")
+			live, _ := tr.Blocks("/d/f")
+			if end == "close" {
+				ops, err = tr.PlanCloseUnderConstruction(id, live, 130)
+			} else {
+				_, ops, err = tr.PlanDelete(super, "/d/f", false, 130)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			freed := freedBy(ops)
+			want := 1
+			if end == "delete" {
+				want = 3
+			}
+			if len(freed) != want || !hasBlock(freed, orig[1].ID) {
+				t.Fatalf("%s freed %+v, want the copied block blk_%d among %d", end, freed, orig[1].ID, want)
+			}
+			if a, b := dump(t, tr), dump(t, roundTrip(t, tr)); a != b {
+				t.Fatalf("image round trip differs:\n%s\n---\n%s", a, b)
+			}
+		})
+	}
+}

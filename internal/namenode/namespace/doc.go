@@ -141,10 +141,12 @@
 //	   ▼
 //	live:     [.. C]                  B freed, its replicas invalidated
 //
-// TruncateSource reports, for a file whose last block is such a C, the
-// block B it is copied from; it is derived from the tree (the newest
-// version whose block at that index is another block), so an image
-// loaded while the copy runs still knows it.
+// The file's under-construction part records B's id (TruncateSource; in
+// the image too), so the recovery knows what to copy after a restart or a
+// lease expiry. A snapshot deleted while the copy runs does not free B: a
+// version holding it is kept (no view selects it) until the file is
+// closed or deleted, which drops that version and frees B, as HDFS keeps
+// the truncate block of a recovery under way.
 //
 // When blocks are freed. A block belongs to one inode object, in its live
 // block list and in any of its versions. A change frees a block that
