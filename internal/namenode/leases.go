@@ -30,6 +30,13 @@ import (
 // or takes over starts them again when the leases expire). The primary reports the agreed block with
 // commitBlockSynchronization, which closes the file. A recovery that does not
 // report within lease.RecoveryTimeout is retried with the next primary.
+//
+// Truncate starts the same recovery with the new length; for a
+// copy-on-truncate (the file's last block is a new block, the snapshot keeps
+// the old one: namespace.Tree.TruncateSource) the holders asked are the old
+// block's, DNA_RECOVERBLOCK names the old block with the new one as its
+// truncateBlock, and commitBlockSynchronization, naming the old block as
+// Hadoop's DataNodes do, closes the file with the new one.
 
 const classRecoveryInProgress = "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException"
 
