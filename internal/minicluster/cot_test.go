@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -349,5 +350,66 @@ func TestCopyOnTruncateStandby(t *testing.T) {
 	}
 	if got, err := fsys.ReadFile(ctx, "/dir/file"); err != nil || !bytes.Equal(got, orig[:newLen]) {
 		t.Fatalf("file after failover: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestCopyOnTruncateBackupNode: the Backup Node, fed the active's edit
+// stream, holds the same state as the active while a copy-on-truncate
+// waits for its recovery (the copy source recorded) and after it.
+func TestCopyOnTruncateBackupNode(t *testing.T) {
+	c := startCheckpointCluster(t, 1, backupKeys(1000)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1000)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.Close()
+	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
+	super := c.NameNode().SuperUser()
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	orig := []byte(strings.Repeat("backup node ", 500)) // 6000 bytes
+	if err := fsys.MkdirAll(ctx, "/dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile(ctx, "/dir/file", orig, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := allowSnapshot(ctx, fsys, "/dir"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.CreateSnapshot(ctx, "/dir", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopDataNode(0); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := fsys.Truncate(ctx, "/dir/file", 5000); err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	if !strings.Contains(nsDump(t, c.NameNode()), "copying=") {
+		t.Fatal("the active shows no copy under way")
+	}
+	waitSame(t, c.NameNode(), bn, "while the copy waits")
+	if err := c.StartDataNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ok, err := fsys.RecoverLease(ctx, "/dir/file"); err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("recoverLease did not close the file within 60 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitSame(t, c.NameNode(), bn, "after the copy")
+	if got, err := fsys.ReadFile(ctx, "/dir/.snapshot/s/file"); err != nil || !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot: %d bytes, %v", len(got), err)
 	}
 }
