@@ -773,7 +773,7 @@ func (d *Decoder) damaged(rec []byte, crcBad, header bool, reason string) error 
 			return err
 		}
 		if zero {
-			return &TornRecordError{File: d.file, Offset: d.off}
+			return &TornRecordError{File: d.file, Offset: d.off, ZeroFill: true}
 		}
 	} else if (crcBad || header) && !atEOF {
 		// The last write of a segment with zero fill after its records

@@ -39,6 +39,9 @@ func TestPreallocatedSegment(t *testing.T) {
 	if got, last, err := replay(t, m, dirs, 0); err != nil || last != 6 || len(got) != 6 {
 		t.Fatalf("replay of the preallocated segment: %d ops, last %d, %v", len(got), last, err)
 	}
+	if torn := tailError(t, m, name); torn == nil || !torn.ZeroFill || torn.Offset != end {
+		t.Fatalf("end of the in-progress segment: %+v, want zero fill at %d", torn, end)
+	}
 
 	// One batch of more than a chunk.
 	var last int64
@@ -101,6 +104,9 @@ func TestTornWriteInsideFill(t *testing.T) {
 		f.Sync()
 		f.Close()
 
+		if torn := tailError(t, m, name); torn == nil || torn.ZeroFill || torn.Offset != start {
+			t.Fatalf("keep %d: end of the segment: %+v, want a torn record (not zero fill) at %d", keep, torn, start)
+		}
 		l2 := openLog(t, m, dirs, 1, 6)
 		if got, want := listDir(t, m, dirs[0]), FinalizedName(1, 5)+" "+InProgressName(6); got != want {
 			t.Fatalf("keep %d: after recovery: %q, want %q", keep, got, want)
@@ -140,4 +146,30 @@ func TestTornWriteInsideFill(t *testing.T) {
 		t.Fatalf("InitForWrite = %v, want corruption at %d", err, off)
 	}
 	l2.Close()
+}
+
+// tailError reads the segment file name to its end and returns the torn
+// record that ends it, or nil when it ends otherwise.
+func tailError(t *testing.T, fsys vfs.FS, name string) *TornRecordError {
+	t.Helper()
+	f, err := fsys.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	version, err := ReadSegmentHeader(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(f, name, SegmentHeaderSize, version)
+	for range 1 << 20 {
+		if _, _, err := dec.Next(); err != nil {
+			var torn *TornRecordError
+			if errors.As(err, &torn) {
+				return torn
+			}
+			return nil
+		}
+	}
+	return nil
 }
