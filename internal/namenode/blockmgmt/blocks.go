@@ -38,8 +38,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 		m.refresh(b)
 		return nil
 	}
-	b := &blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state}
-	m.blocks.put(b)
+	b := m.blocks.add(blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state})
 	if state != Complete && len(targets) > 0 {
 		m.SetPipeline(blk.ID, targets)
 	}
@@ -79,8 +78,8 @@ func (m *Manager) UpdateBlock(blk Block) {
 		return
 	}
 	if blk.GenStamp > b.GenStamp && b.state != Complete {
-		for i := len(b.reps()) - 1; i >= 0; i-- {
-			if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+		for i := len(m.reps(b)) - 1; i >= 0; i-- {
+			if r := m.reps(b)[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 				m.removeReplicaAt(b, i)
 			}
 		}
@@ -127,7 +126,7 @@ func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 	if b == nil {
 		return BlockInfo{}, false
 	}
-	live, corrupt := b.counts()
+	live, corrupt := m.counts(b)
 	return BlockInfo{Block: b.Block, FileID: b.fileID, Replication: int(b.repl), State: b.state, Live: live, Corrupt: corrupt}, true
 }
 
@@ -142,7 +141,7 @@ func (m *Manager) IsMinimallyReplicated(id int64) bool {
 	if b == nil {
 		return false
 	}
-	live, _ := b.counts()
+	live, _ := m.counts(b)
 	return live >= m.cfg.MinReplication
 }
 
@@ -187,14 +186,14 @@ func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
 func (m *Manager) verifyReplicas(b *blockInfo) {
 	reps := m.ucReps[b.ID]
 	delete(m.ucReps, b.ID)
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		r := &b.reps()[i]
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		r := &m.reps(b)[i]
 		if r.flags&rCorrupt != 0 {
 			continue
 		}
 		rb, ok := Block{}, false
 		for _, u := range reps {
-			if u.st == r.st {
+			if u.st == m.stOf(*r) {
 				rb, ok = u.blk, true
 			}
 		}
@@ -204,7 +203,7 @@ func (m *Manager) verifyReplicas(b *blockInfo) {
 		switch {
 		case r.state == Finalized && (rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes):
 			if m.standby {
-				m.postpone(r.st.dn, r.st, rb, Finalized, "") // see reported
+				m.postpone(m.stOf(*r).dn, m.stOf(*r), rb, Finalized, "") // see reported
 				continue
 			}
 			m.markCorrupt(b, i, rb)
@@ -244,8 +243,8 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 		return fmt.Errorf("%w: new stamp %d not above %d for blk_%d", ErrGenStamp, newGenStamp, b.GenStamp, id)
 	}
 	b.GenStamp, b.NumBytes = newGenStamp, numBytes
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		if r := m.reps(b)[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -278,9 +277,9 @@ func (m *Manager) Replicas(id int64) []string {
 		return nil
 	}
 	var out []string
-	for _, r := range b.reps() {
+	for _, r := range m.reps(b) {
 		if r.flags&rCorrupt == 0 && r.state == Finalized {
-			out = append(out, r.st.dn.id.UUID)
+			out = append(out, m.stOf(r).dn.id.UUID)
 		}
 	}
 	slices.Sort(out)
@@ -295,7 +294,7 @@ func (m *Manager) RemoveBlocks(ids []int64) {
 		if b == nil {
 			continue
 		}
-		for i := len(b.reps()) - 1; i >= 0; i-- {
+		for i := len(m.reps(b)) - 1; i >= 0; i-- {
 			m.invalidateReplicaAt(b, i)
 		}
 		m.forget(b)
@@ -353,19 +352,19 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 		}
 		lb := LocatedBlock{Block: b.Block, UnderConstruction: b.state != Complete}
 		var good, bad []*storage
-		for i := range b.reps() {
-			r := &b.reps()[i]
-			if r.st.failed || r.st.dn.dead {
+		for i := range m.reps(b) {
+			r := &m.reps(b)[i]
+			if m.stOf(*r).failed || m.stOf(*r).dn.dead {
 				continue
 			}
 			if r.flags&rCorrupt != 0 {
-				bad = append(bad, r.st)
+				bad = append(bad, m.stOf(*r))
 				continue
 			}
 			if r.state != Finalized && !lb.UnderConstruction {
 				continue
 			}
-			good = append(good, r.st)
+			good = append(good, m.stOf(*r))
 		}
 		type loc struct {
 			dn   *datanode

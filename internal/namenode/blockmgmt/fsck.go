@@ -48,13 +48,13 @@ func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
 	}
 	f := FsckBlock{Block: b.Block, Replication: int(b.repl), State: b.state, OneRack: m.oneRack(b)}
 	usable := 0
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		if r.st.failed || r.st.dn.dead {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		if m.stOf(*r).failed || m.stOf(*r).dn.dead {
 			continue
 		}
-		dn := r.st.dn
-		fr := FsckReplica{Node: dn.id, Rack: dn.rack, StorageID: r.st.id, StorageType: r.st.typ, State: "LIVE"}
+		dn := m.stOf(*r).dn
+		fr := FsckReplica{Node: dn.id, Rack: dn.rack, StorageID: m.stOf(*r).id, StorageType: m.stOf(*r).typ, State: "LIVE"}
 		switch {
 		case r.flags&rCorrupt != 0:
 			f.Corrupt++

@@ -25,9 +25,9 @@ func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
 		ids = append(ids, dn.id)
 		stale = append(stale, m.isStale(dn, now))
 	}
-	for _, r := range b.reps() {
+	for _, r := range m.reps(b) {
 		if r.flags&rCorrupt == 0 {
-			add(r.st.dn.id.UUID)
+			add(m.stOf(r).dn.id.UUID)
 		}
 	}
 	for _, u := range m.expected[id] {
@@ -88,9 +88,9 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	for _, r := range m.ucReps[id] {
 		reported[r.st] = r.blk
 	}
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		rb, ok := reported[b.reps()[i].st]
-		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || b.reps()[i].state != Finalized {
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		rb, ok := reported[m.stOf(m.reps(b)[i])]
+		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || m.reps(b)[i].state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -125,9 +125,9 @@ func (m *Manager) ReopenForAppend(id int64) error {
 		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state, id)
 	}
 	var uuids []string
-	for _, r := range b.reps() {
-		if r.flags&rCorrupt == 0 && !r.st.dn.dead {
-			uuids = append(uuids, r.st.dn.id.UUID)
+	for _, r := range m.reps(b) {
+		if r.flags&rCorrupt == 0 && !m.stOf(r).dn.dead {
+			uuids = append(uuids, m.stOf(r).dn.id.UUID)
 		}
 	}
 	m.expected[id] = uuids

@@ -125,7 +125,7 @@ func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 	}
 }
 
-// excessByType narrows the candidate replicas (indexes into b.reps()) for
+// excessByType narrows the candidate replicas (indexes into m.reps(b)) for
 // deletion to those on storage types beyond what b's storage policy asks
 // for (BlockStoragePolicy.chooseExcess); all of them when none is.
 func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
@@ -139,7 +139,7 @@ func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
 	}
 	excess := map[int32]bool{}
 	for _, i := range cands {
-		t := typeOf(b.reps()[i].st)
+		t := typeOf(m.stOf(m.reps(b)[i]))
 		if want[t] > 0 {
 			want[t]--
 			continue
@@ -151,7 +151,7 @@ func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
 	}
 	var out []int
 	for _, i := range cands {
-		if excess[typeOf(b.reps()[i].st)] {
+		if excess[typeOf(m.stOf(m.reps(b)[i]))] {
 			out = append(out, i)
 		}
 	}

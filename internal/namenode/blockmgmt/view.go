@@ -38,16 +38,16 @@ func (m *Manager) CommitWouldComplete(blk Block) bool {
 		return false
 	}
 	if b.state == Complete || b.state == Committed {
-		live, _ := b.counts()
+		live, _ := m.counts(b)
 		return live >= m.cfg.MinReplication
 	}
 	live := 0
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || r.st.dn.dead {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).failed || m.stOf(*r).dn.dead {
 			continue
 		}
-		if rb, ok := m.ucReported(b.ID, r.st); ok && (rb.GenStamp != blk.GenStamp || rb.NumBytes != blk.NumBytes) {
+		if rb, ok := m.ucReported(b.ID, m.stOf(*r)); ok && (rb.GenStamp != blk.GenStamp || rb.NumBytes != blk.NumBytes) {
 			continue // would be marked corrupt by the commit
 		}
 		live++
