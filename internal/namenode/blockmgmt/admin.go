@@ -319,7 +319,7 @@ func (m *Manager) scanLeaving(dn *datanode) int {
 		if c.live == 0 {
 			st.OutOfServiceOnly++
 		}
-		if b.state != Complete {
+		if b.state() != Complete {
 			st.InOpenFiles++
 		}
 	}
@@ -331,7 +331,7 @@ func (m *Manager) scanLeaving(dn *datanode) int {
 // live replicas elsewhere: the required number (see required), or, for a
 // block still being written, the minimal replication.
 func (m *Manager) sufficient(b *blockInfo, c replicaCount) bool {
-	if b.state != Complete {
+	if b.state() != Complete {
 		return c.live >= m.cfg.MinReplication
 	}
 	return c.live >= m.required(b, c)

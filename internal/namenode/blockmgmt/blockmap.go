@@ -132,7 +132,7 @@ func (t *blockMap) del(id int64) {
 		i = (i + 1) & mask
 	}
 	t.free = append(t.free, t.slots[i])
-	if t.at(t.slots[i]).n == overflowN {
+	if t.at(t.slots[i]).n() == overflowN {
 		delete(t.more, id)
 	}
 	// Shift back every following entry of the run whose home is not

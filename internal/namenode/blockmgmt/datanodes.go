@@ -389,7 +389,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
 	s.HighestPriorityLowRedundancy = int64(m.needed.levels[levelHighest].Len())
 	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
-		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl == 1 {
+		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl() == 1 {
 			s.MissingReplOneBlocks++
 		}
 	}

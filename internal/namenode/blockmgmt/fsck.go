@@ -46,7 +46,7 @@ func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
 	if b == nil {
 		return FsckBlock{}, false
 	}
-	f := FsckBlock{Block: b.Block, Replication: int(b.repl), State: b.state, OneRack: m.oneRack(b)}
+	f := FsckBlock{Block: b.Block, Replication: int(b.repl()), State: b.state(), OneRack: m.oneRack(b)}
 	usable := 0
 	for i := range m.reps(b) {
 		r := &m.reps(b)[i]
@@ -59,7 +59,7 @@ func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
 		case r.flags&rCorrupt != 0:
 			f.Corrupt++
 			fr.State = "CORRUPT"
-		case r.state != Finalized && b.state == Complete:
+		case r.state != Finalized && b.state() == Complete:
 			continue // a stale or leftover copy of a complete block
 		case r.state != Finalized:
 			// A replica in the pipeline of a block still being written.

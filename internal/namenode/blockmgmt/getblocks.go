@@ -47,7 +47,7 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 	var sum int64
 	for k := 0; k < total && sum < size; k++ {
 		b := at((start + k) % total)
-		if b == nil || b.state != Complete || b.NumBytes < minBlockSize {
+		if b == nil || b.state() != Complete || b.NumBytes < minBlockSize {
 			continue
 		}
 		bl := BlockWithLocations{Block: b.Block}

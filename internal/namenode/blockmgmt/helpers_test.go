@@ -176,8 +176,8 @@ func (m *Manager) checkInvariants() error {
 			return fmt.Errorf("block %d is not found under its id", b.ID)
 		}
 		seen := map[*datanode]bool{}
-		if (b.n == overflowN) != (m.blocks.more[b.ID] != nil) || (b.n == overflowN && len(m.blocks.more[b.ID]) <= inlineReplicas) {
-			return fmt.Errorf("blk_%d: %d replicas in place, %d outside", b.ID, b.n, len(m.blocks.more[b.ID]))
+		if (b.n() == overflowN) != (m.blocks.more[b.ID] != nil) || (b.n() == overflowN && len(m.blocks.more[b.ID]) <= inlineReplicas) {
+			return fmt.Errorf("blk_%d: %d replicas in place, %d outside", b.ID, b.n(), len(m.blocks.more[b.ID]))
 		}
 		for _, r := range m.reps(b) {
 			st := m.stOf(r)
@@ -199,7 +199,7 @@ func (m *Manager) checkInvariants() error {
 			}
 		}
 		live, c := m.counts(b)
-		if b.state == Complete {
+		if b.state() == Complete {
 			complete++
 			if live >= m.cfg.MinReplication {
 				safe++
@@ -208,7 +208,7 @@ func (m *Manager) checkInvariants() error {
 		if c > 0 {
 			corrupt++
 		}
-		if b.state == Committed && live >= m.cfg.MinReplication {
+		if b.state() == Committed && live >= m.cfg.MinReplication {
 			return fmt.Errorf("blk_%d: COMMITTED with %d live replicas", b.ID, live)
 		}
 	}

@@ -35,37 +35,101 @@ const (
 	bCorrupt                    // counted in Manager.corruptBlocks
 )
 
-// blockInfo is one entry of the blocks map: 64 bytes, kept in the map's
+// blockInfo is one entry of the blocks map: 56 bytes, kept in the map's
 // slab (blockmap.go). Millions of these live in memory; it holds no
 // pointer, so the collector does not scan them.
 type blockInfo struct {
 	Block
-	fileID int64
-	// The replicas: the first n in inl, or, when n is overflowN, all of
-	// them in the map's more (more than inlineReplicas of them).
-	inl   [inlineReplicas]replica
-	repl  int16
-	state BlockUCState
-	flags uint8
-	n     uint8
-	// policy is the file's effective storage policy id (0: default).
-	policy uint8
+	// The replicas: the first n() in inl, or, when n() is overflowN, all
+	// of them in the map's more (more than inlineReplicas of them).
+	inl [inlineReplicas]replica
+	// meta packs the owning file's inode id (36 bits; larger ids, which
+	// take 68 billion inode allocations to reach, go to Manager.bigFile),
+	// the expected replication (15 bits), the state (2), the counter
+	// flags (3), n (3) and the file's effective storage policy id (5;
+	// HDFS's ids have 4 bits).
+	meta uint64
+}
+
+// The fields of blockInfo.meta: shift and width.
+const (
+	mFile, mFileBits     = 0, 36
+	mRepl, mReplBits     = 36, 15
+	mState, mStateBits   = 51, 2
+	mFlags, mFlagsBits   = 53, 3
+	mN, mNBits           = 56, 3
+	mPolicy, mPolicyBits = 59, 5
+	// bigFileID in the file field: the id is in Manager.bigFile.
+	bigFileID = 1<<mFileBits - 1
+)
+
+func (b *blockInfo) get(shift, bits uint) uint64 { return b.meta >> shift & (1<<bits - 1) }
+
+func (b *blockInfo) set(shift, bits uint, v uint64) {
+	mask := uint64(1<<bits-1) << shift
+	b.meta = b.meta&^mask | v<<shift&mask
+}
+
+func (b *blockInfo) repl() int16 { return int16(b.get(mRepl, mReplBits)) }
+
+// setRepl takes a replication clipRepl has bounded to 15 bits.
+func (b *blockInfo) setRepl(r int16) { b.set(mRepl, mReplBits, uint64(r)) }
+
+func (b *blockInfo) state() BlockUCState     { return BlockUCState(b.get(mState, mStateBits)) }
+func (b *blockInfo) setState(s BlockUCState) { b.set(mState, mStateBits, uint64(s)) }
+func (b *blockInfo) flags() uint8            { return uint8(b.get(mFlags, mFlagsBits)) }
+func (b *blockInfo) setFlags(f uint8)        { b.set(mFlags, mFlagsBits, uint64(f)) }
+func (b *blockInfo) n() uint8                { return uint8(b.get(mN, mNBits)) }
+func (b *blockInfo) setN(n uint8)            { b.set(mN, mNBits, uint64(n)) }
+func (b *blockInfo) policy() uint8           { return uint8(b.get(mPolicy, mPolicyBits)) }
+
+// setPolicy records a storage policy id; one beyond 5 bits (HDFS has
+// none) is recorded as 0, which resolves to the default policy.
+func (b *blockInfo) setPolicy(id uint8) {
+	if id >= 1<<mPolicyBits {
+		id = 0
+	}
+	b.set(mPolicy, mPolicyBits, uint64(id))
+}
+
+// fileOf is the inode id of the file b belongs to.
+func (m *Manager) fileOf(b *blockInfo) int64 {
+	if f := b.get(mFile, mFileBits); f != bigFileID {
+		return int64(f)
+	}
+	return m.bigFile[b.ID]
+}
+
+// setFile records the file b belongs to.
+func (m *Manager) setFile(b *blockInfo, id int64) {
+	if id >= 0 && id < bigFileID {
+		if b.get(mFile, mFileBits) == bigFileID {
+			delete(m.bigFile, b.ID)
+		}
+		b.set(mFile, mFileBits, uint64(id))
+		return
+	}
+	if m.bigFile == nil {
+		m.bigFile = make(map[int64]int64)
+	}
+	m.bigFile[b.ID] = id
+	b.set(mFile, mFileBits, bigFileID)
 }
 
 // inlineReplicas is how many replicas a blockInfo holds in place: the
 // default replication.
 const inlineReplicas = 3
 
-// overflowN in blockInfo.n: the replicas are in blockMap.more.
-const overflowN = 0xff
+// overflowN in blockInfo.n(): the replicas are in blockMap.more.
+const overflowN = 1<<mNBits - 1
 
 // reps is the block's replicas; entries may be changed in place, the
 // list only through addReplica and removeReplicaAt.
 func (m *Manager) reps(b *blockInfo) []replica {
-	if b.n == overflowN {
-		return m.blocks.more[b.ID]
+	if n := b.n(); n != overflowN {
+		return b.inl[:n]
 	}
-	return b.inl[:b.n]
+	return m.blocks.more[b.ID]
 }
 
 // storage is one volume of a DataNode.
@@ -133,6 +197,8 @@ type Manager struct {
 	rnd *rand.Rand
 
 	blocks blockMap
+	// bigFile holds the file ids that do not fit blockInfo.meta, by block.
+	bigFile map[int64]int64
 	// stors are the storages by index (0: none), as replicas name them;
 	// storFree are the indices of removed storages.
 	stors    []*storage
@@ -373,11 +439,11 @@ func (m *Manager) required(b *blockInfo, c replicaCount) int {
 func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flags uint8) {
 	r := replica{idx: int32(len(st.blocks)), st: uint16(st.ix), state: state, flags: flags&(rCorrupt|rMark) | uint8(st.ix>>16)<<2}
 	switch {
-	case b.n == overflowN:
+	case b.n() == overflowN:
 		m.blocks.more[b.ID] = append(m.blocks.more[b.ID], r)
-	case int(b.n) < len(b.inl):
-		b.inl[b.n] = r
-		b.n++
+	case int(b.n()) < len(b.inl):
+		b.inl[b.n()] = r
+		b.setN(b.n() + 1)
 	default:
 		more := make([]replica, 0, len(b.inl)+1)
 		more = append(append(more, b.inl[:]...), r)
@@ -385,7 +451,8 @@ func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flag
 			m.blocks.more = make(map[int64][]replica)
 		}
 		m.blocks.more[b.ID] = more
-		b.inl, b.n = [inlineReplicas]replica{}, overflowN
+		b.inl = [inlineReplicas]replica{}
+		b.setN(overflowN)
 	}
 	st.blocks = append(st.blocks, m.blocks.index(b.ID))
 }
@@ -412,10 +479,10 @@ func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
 	rs[len(rs)-1] = replica{}
 	rs = rs[:len(rs)-1]
 	switch {
-	case b.n != overflowN:
-		b.n--
+	case b.n() != overflowN:
+		b.setN(b.n() - 1)
 	case len(rs) <= len(b.inl):
-		b.n = uint8(copy(b.inl[:], rs))
+		b.setN(uint8(copy(b.inl[:], rs)))
 		delete(m.blocks.more, b.ID)
 	default:
 		m.blocks.more[b.ID] = rs
@@ -452,7 +519,7 @@ func (m *Manager) invalidateReplicaAt(b *blockInfo, i int) {
 	m.queueInvalidate(st.dn, blk)
 }
 
-func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl) }
+func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl()) }
 
 // refresh re-derives everything that depends on a block's replicas after a
 // change: auto-completion of COMMITTED blocks, deletion of corrupt and excess
@@ -461,11 +528,11 @@ func (m *Manager) refresh(b *blockInfo) {
 	live, corrupt := m.counts(b)
 	minR := m.cfg.MinReplication
 	exp := m.expectedRepl(b)
-	if b.state == Committed && live >= minR {
-		b.state = Complete
+	if b.state() == Committed && live >= minR {
+		b.setState(Complete)
 		m.pendPipelineReplicas(b)
 	}
-	if b.state == Complete {
+	if b.state() == Complete {
 		if len(m.expected) > 0 {
 			delete(m.expected, b.ID)
 		}
@@ -482,12 +549,12 @@ func (m *Manager) refresh(b *blockInfo) {
 		}
 		corrupt = 0
 	}
-	if c := m.count(b); b.state == Complete && c.live > exp && m.populating && !m.standby {
+	if c := m.count(b); b.state() == Complete && c.live > exp && m.populating && !m.standby {
 		m.removeExcess(b, c.live-exp)
 		live, corrupt = m.counts(b)
 	}
-	m.setFlag(b, bComplete, b.state == Complete, &m.completeBlocks)
-	m.setFlag(b, bSafe, b.state == Complete && live >= minR, &m.safeBlocks)
+	m.setFlag(b, bComplete, b.state() == Complete, &m.completeBlocks)
+	m.setFlag(b, bSafe, b.state() == Complete && live >= minR, &m.safeBlocks)
 	m.setFlag(b, bCorrupt, corrupt > 0, &m.corruptBlocks)
 	if m.populating {
 		m.updateNeeded(b, m.count(b))
@@ -531,13 +598,13 @@ func (m *Manager) pendPipelineReplicas(b *blockInfo) {
 }
 
 func (m *Manager) setFlag(b *blockInfo, f uint8, on bool, counter *int64) {
-	was := b.flags&f != 0
+	was := b.flags()&f != 0
 	switch {
 	case on && !was:
-		b.flags |= f
+		b.setFlags(b.flags() | f)
 		*counter++
 	case !on && was:
-		b.flags &^= f
+		b.setFlags(b.flags() &^ f)
 		*counter--
 	}
 }
@@ -560,6 +627,9 @@ func (m *Manager) forget(b *blockInfo) {
 	delete(m.pending, b.ID)
 	delete(m.expected, b.ID)
 	delete(m.ucReps, b.ID)
+	if len(m.bigFile) > 0 {
+		delete(m.bigFile, b.ID)
+	}
 	if q := m.queued[b.ID]; len(q) > 0 {
 		// The active deletes these replicas; as an unknown block's they
 		// are deleted if reported again after a failover.

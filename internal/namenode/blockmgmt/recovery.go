@@ -51,7 +51,7 @@ func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []
 	if recoveryID <= b.GenStamp {
 		return fmt.Errorf("%w: recovery id %d not above %d for blk_%d", ErrGenStamp, recoveryID, b.GenStamp, id)
 	}
-	b.state = UnderRecovery
+	b.setState(UnderRecovery)
 	dn.recoveries = append(dn.recoveries, RecoverBlock{Block: b.Block, NewGenStamp: recoveryID, Holders: append([]DatanodeID(nil), holders...), NewLength: newLength})
 	return nil
 }
@@ -103,7 +103,7 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 		delete(m.expected, id)
 	} else {
 		m.expected[id] = uuids
-		b.state = Committed
+		b.setState(Committed)
 	}
 	m.refresh(b)
 	return nil
@@ -118,11 +118,11 @@ func (m *Manager) ReopenForAppend(id int64) error {
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
-	if b.state == UnderConstruction {
+	if b.state() == UnderConstruction {
 		return nil
 	}
-	if b.state != Complete && b.state != Committed {
-		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state, id)
+	if b.state() != Complete && b.state() != Committed {
+		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state(), id)
 	}
 	var uuids []string
 	for _, r := range m.reps(b) {
@@ -131,7 +131,7 @@ func (m *Manager) ReopenForAppend(id int64) error {
 		}
 	}
 	m.expected[id] = uuids
-	b.state = UnderConstruction
+	b.setState(UnderConstruction)
 	m.explained(id)
 	m.refresh(b)
 	return nil

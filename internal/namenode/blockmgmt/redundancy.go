@@ -111,7 +111,7 @@ func priority(live, outOfService, expected int) int {
 // oneRack reports whether every live in-service replica of b is on one rack
 // while the cluster has more than one.
 func (m *Manager) oneRack(b *blockInfo) bool {
-	if len(m.rackNodes) < 2 || b.repl < 2 {
+	if len(m.rackNodes) < 2 || b.repl() < 2 {
 		return false
 	}
 	rack := ""
@@ -131,7 +131,7 @@ func (m *Manager) oneRack(b *blockInfo) bool {
 
 // updateNeeded puts b in the right low-redundancy queue, or takes it out.
 func (m *Manager) updateNeeded(b *blockInfo, c replicaCount) {
-	if b.state != Complete {
+	if b.state() != Complete {
 		m.needed.remove(b.ID)
 		return
 	}
@@ -305,7 +305,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 		}
 		need = 1
 	}
-	if b.state != Complete || need <= 0 {
+	if b.state() != Complete || need <= 0 {
 		m.refresh(b)
 		return false
 	}
@@ -330,7 +330,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 			}
 		}
 	}
-	targets := m.chooseTargets(need, src, existing, existingTypes, excluded, nil, b.NumBytes, m.policy(b.policy), now, false)
+	targets := m.chooseTargets(need, src, existing, existingTypes, excluded, nil, b.NumBytes, m.policy(b.policy()), now, false)
 	if len(targets) == 0 {
 		return false
 	}

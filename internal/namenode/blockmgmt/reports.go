@@ -18,7 +18,7 @@ const (
 // judge compares a reported replica with the block the NameNode holds
 // (BlockManager.checkReplicaCorrupt).
 func judge(b *blockInfo, rb Block, state ReplicaState) verdict {
-	done := b.state == Complete || b.state == Committed
+	done := b.state() == Complete || b.state() == Committed
 	if state == Finalized {
 		if done {
 			if rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes {
@@ -118,7 +118,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		res.Corrupt++
 		m.markCorrupt(b, i, rb)
 	}
-	if b.state == UnderConstruction || b.state == UnderRecovery {
+	if b.state() == UnderConstruction || b.state() == UnderRecovery {
 		m.noteUC(b.ID, st, rb)
 	} else {
 		m.dropUC(b.ID, st) // judged against the committed block already

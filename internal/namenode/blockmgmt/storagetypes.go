@@ -120,7 +120,7 @@ func typeName(t int32) string {
 func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 	for _, id := range ids {
 		if b := m.blocks.get(id); b != nil {
-			b.policy = policyID
+			b.setPolicy(policyID)
 		}
 	}
 }
@@ -129,12 +129,12 @@ func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 // deletion to those on storage types beyond what b's storage policy asks
 // for (BlockStoragePolicy.chooseExcess); all of them when none is.
 func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
-	pol := m.policy(b.policy)
+	pol := m.policy(b.policy())
 	if len(pol.Types) == 0 {
 		return cands
 	}
 	want := map[int32]int{}
-	for _, t := range pol.requested(int(b.repl)) {
+	for _, t := range pol.requested(int(b.repl())) {
 		want[t]++
 	}
 	excess := map[int32]bool{}

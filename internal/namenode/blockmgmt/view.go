@@ -37,7 +37,7 @@ func (m *Manager) CommitWouldComplete(blk Block) bool {
 	if b == nil {
 		return false
 	}
-	if b.state == Complete || b.state == Committed {
+	if b.state() == Complete || b.state() == Committed {
 		live, _ := m.counts(b)
 		return live >= m.cfg.MinReplication
 	}
@@ -73,8 +73,9 @@ func (m *Manager) ucReported(id int64, st *storage) (Block, bool) {
 // replicas that disagree with it are marked corrupt; an unknown block is
 // recorded.
 func (m *Manager) CompleteBlock(fileID int64, blk Block, replication int) error {
-	if b := m.blocks.get(blk.ID); b != nil && b.fileID == fileID && (b.state == UnderConstruction || b.state == UnderRecovery) && blk.GenStamp >= b.GenStamp {
-		b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+	if b := m.blocks.get(blk.ID); b != nil && m.fileOf(b) == fileID && (b.state() == UnderConstruction || b.state() == UnderRecovery) && blk.GenStamp >= b.GenStamp {
+		b.NumBytes, b.GenStamp = blk.NumBytes, blk.GenStamp
+		b.setState(Committed)
 		m.explained(b.ID)
 		m.verifyReplicas(b)
 	}
@@ -90,11 +91,11 @@ func (m *Manager) CheckCommit(blk Block) error {
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
-	switch b.state {
+	switch b.state() {
 	case Complete, Committed:
 		if b.NumBytes != blk.NumBytes || b.GenStamp != blk.GenStamp {
 			return fmt.Errorf("%w: commit of %s blk_%d_%d len %d, recorded blk_%d_%d len %d",
-				ErrBadState, b.state, blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
+				ErrBadState, b.state(), blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
 		}
 		return nil
 	}
