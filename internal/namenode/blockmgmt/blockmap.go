@@ -67,11 +67,14 @@ func (t *blockMap) get(id int64) *blockInfo {
 	return nil
 }
 
-// add stores b as the entry of its id, replacing the one there, and
-// returns the stored entry.
+// add stores b as the entry of its id, replacing the one there (and any
+// replicas it held outside), and returns the stored entry.
 func (t *blockMap) add(b blockInfo) *blockInfo {
 	if ix := t.index(b.ID); ix != 0 {
 		p := t.at(ix)
+		if p.n() == overflowN {
+			delete(t.more, b.ID)
+		}
 		*p = b
 		return p
 	}
