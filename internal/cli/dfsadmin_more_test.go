@@ -272,7 +272,8 @@ func TestDfsadminMetasave(t *testing.T) {
 
 // TestDfsadminExitStatus: dfsadmin exits as Hadoop's DFSAdmin: -1 (255)
 // for usage errors and unknown commands, 1 for a node type -reconfig
-// cannot reconfigure, 0 for -help.
+// cannot reconfigure, 0 for -help (of an unknown command too: the help of
+// every command).
 func TestDfsadminExitStatus(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
@@ -287,10 +288,15 @@ func TestDfsadminExitStatus(t *testing.T) {
 		{[]string{"-reconfig", "datanode", "127.0.0.1:1", "bogus"}, 255, "Unknown operation: bogus\n"},
 		{[]string{"-reconfig", "journalnode", "127.0.0.1:1", "start"}, 1, "Node type journalnode does not support reconfiguration.\n"},
 		{[]string{"-help", "safemode"}, 0, ""},
+		{[]string{"-help", "nosuchcommand"}, 0, ""},
 	} {
 		_, errOut, code := run(t, nil, append([]string{"dfsadmin", "-fs", "hdfs://127.0.0.1:1"}, tc.args...)...)
 		if code != tc.code || !strings.HasPrefix(errOut, tc.stderr) || (tc.stderr == "") != (errOut == "") {
 			t.Errorf("dfsadmin %v: exit %d, stderr %q; want %d, %q", tc.args, code, errOut, tc.code, tc.stderr)
 		}
+	}
+	if out, _, _ := run(t, nil, "dfsadmin", "-help", "nosuchcommand"); !strings.HasPrefix(out, "Usage: hdfs dfsadmin\n") ||
+		!strings.Contains(out, "\n-setQuota <quota>") {
+		t.Errorf("-help nosuchcommand: %q", out)
 	}
 }
