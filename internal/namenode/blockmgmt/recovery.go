@@ -56,6 +56,37 @@ func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []
 	return nil
 }
 
+// StartCopyRecovery starts the recovery of a copy-on-truncate: block id
+// (the new last block of a file, recorded by the truncate with no replica
+// yet) is marked UNDER_RECOVERY, and the primary is asked to have every
+// holder of block src (which a snapshot keeps) copy its first newLength
+// bytes into a finalized replica of id with stamp recoveryID. holders are
+// src's.
+func (m *Manager) StartCopyRecovery(id, src, recoveryID int64, primary string, holders []DatanodeID, newLength int64) error {
+	b := m.blocks.get(id)
+	if b == nil {
+		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
+	}
+	s := m.blocks.get(src)
+	if s == nil {
+		return fmt.Errorf("%w: copy-on-truncate source blk_%d", ErrUnknownBlock, src)
+	}
+	dn := m.nodes[primary]
+	if dn == nil || dn.dead {
+		return fmt.Errorf("%w: primary %s", ErrUnregistered, primary)
+	}
+	if recoveryID < b.GenStamp || recoveryID <= s.GenStamp {
+		return fmt.Errorf("%w: recovery id %d below blk_%d's %d or not above blk_%d's %d", ErrGenStamp, recoveryID, id, b.GenStamp, src, s.GenStamp)
+	}
+	if newLength < 0 || newLength > s.NumBytes {
+		return fmt.Errorf("%w: copy %d bytes of blk_%d (%d bytes)", ErrBadState, newLength, src, s.NumBytes)
+	}
+	b.setState(UnderRecovery)
+	dn.recoveries = append(dn.recoveries, RecoverBlock{Block: s.Block, NewGenStamp: recoveryID,
+		Holders: append([]DatanodeID(nil), holders...), NewLength: newLength, NewBlockID: id})
+	return nil
+}
+
 // CheckRecovery reports whether a recovery of block id may commit
 // newGenStamp (it changes nothing).
 func (m *Manager) CheckRecovery(id, newGenStamp int64) error {
