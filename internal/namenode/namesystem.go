@@ -61,8 +61,10 @@ type namesystem struct {
 		hosts *hosts.Policy
 		// toFree are blocks freed by applied ops and not yet removed from
 		// bm (freeBlocksLocked); freeing is their number, read without
-		// the lock.
+		// the lock. Those from toFree[marked] on are not yet marked
+		// deleted in bm.
 		toFree []int64
+		marked int
 	}
 	freeing atomic.Int64
 
@@ -101,7 +103,7 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
-	n.mu.toFree = nil
+	n.mu.toFree, n.mu.marked = nil, 0
 	n.freeing.Store(0)
 	bcfg := cfg.Blocks
 	bcfg.StoragePolicy = blockPolicy

@@ -191,6 +191,12 @@ func (m *Manager) checkInvariants() error {
 				return fmt.Errorf("blk_%d: mark left set", b.ID)
 			}
 		}
+		if b.flags&bDeleted != 0 {
+			if b.flags&(bComplete|bSafe|bCorrupt) != 0 {
+				return fmt.Errorf("blk_%d: marked deleted and counted (flags %b)", b.ID, b.flags)
+			}
+			continue
+		}
 		live, c := b.counts()
 		if b.state == Complete {
 			complete++
@@ -242,8 +248,8 @@ func (m *Manager) checkInvariants() error {
 		}
 	}
 	for id := range m.needed.where {
-		if m.blocks.get(id) == nil {
-			return fmt.Errorf("queued blk_%d is not in the map", id)
+		if b := m.blocks.get(id); b == nil || b.flags&bDeleted != 0 {
+			return fmt.Errorf("queued blk_%d is not in the map or is marked deleted", id)
 		}
 	}
 	n := 0

@@ -24,6 +24,10 @@ const (
 	bComplete uint8 = 1 << iota // counted in Manager.completeBlocks
 	bSafe                       // counted in Manager.safeBlocks
 	bCorrupt                    // counted in Manager.corruptBlocks
+	// bDeleted: the block's file is gone and the block waits in the map
+	// for its removal (MarkDeleted): in no counter or queue, and a
+	// reported replica of it is deleted, not recorded.
+	bDeleted
 )
 
 // blockInfo is one entry of the blocks map. Kept small: millions of these live
@@ -399,6 +403,9 @@ func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl) }
 // change: auto-completion of COMMITTED blocks, deletion of corrupt and excess
 // replicas, the safe/complete/corrupt counters and the redundancy queues.
 func (m *Manager) refresh(b *blockInfo) {
+	if b.flags&bDeleted != 0 {
+		return
+	}
 	live, corrupt := b.counts()
 	minR := m.cfg.MinReplication
 	exp := m.expectedRepl(b)
