@@ -133,7 +133,7 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 		}
 	case *op.SetReplication:
 		if fi, blocks, ok := t.File(o.Path); ok {
-			bm.SetReplication(blockIDs(blocks), int(fi.Replication))
+			n.setReplicationLocked(blockIDs(blocks), int(fi.Replication))
 		}
 	case *op.SetGenstamp:
 		bm.SetMaxGenStamp(o.GenStamp)
@@ -232,6 +232,43 @@ func (n *namesystem) freeSliceLocked() {
 		n.mu.toFree, n.mu.marked = nil, 0
 	}
 	n.freeing.Store(int64(len(n.mu.toFree)))
+}
+
+// replWork is a file's blocks waiting to take the replication r.
+type replWork struct {
+	ids []int64
+	r   int
+}
+
+// setReplicationLocked gives a file's blocks their new expected
+// replication in the block map (each block is re-judged: copies queued or
+// excess replicas deleted): at once for a file of up to
+// dfs.namenode.block.deletion.increment blocks with nothing queued, else
+// in slices, one per hold of the lock, as freeBlocksLocked removes blocks.
+// The queue is worked in order, so a later op on the same file wins.
+func (n *namesystem) setReplicationLocked(ids []int64, r int) {
+	if len(ids) <= n.freeIncrement() && len(n.mu.setrep) == 0 {
+		n.mu.bm.SetReplication(ids, r)
+		return
+	}
+	n.mu.setrep = append(n.mu.setrep, replWork{ids: ids, r: r})
+	n.resetting.Add(int64(len(ids)))
+	n.setrepSliceLocked()
+}
+
+// setrepSliceLocked takes the next slice of the queued replication
+// changes.
+func (n *namesystem) setrepSliceLocked() {
+	w := &n.mu.setrep[0]
+	k := n.mu.bm.SetReplicationFor(w.ids, w.r, n.sliceOver())
+	w.ids = w.ids[k:]
+	n.resetting.Add(-int64(k))
+	if len(w.ids) == 0 {
+		n.mu.setrep = n.mu.setrep[1:]
+		if len(n.mu.setrep) == 0 {
+			n.mu.setrep = nil
+		}
+	}
 }
 
 func blockIDs(blocks []op.Block) []int64 {

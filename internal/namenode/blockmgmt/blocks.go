@@ -128,7 +128,7 @@ func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 		return BlockInfo{}, false
 	}
 	live, corrupt := b.counts()
-	return BlockInfo{Block: b.Block, FileID: b.fileID, Replication: int(b.repl), State: b.state, Live: live, Corrupt: corrupt}, true
+	return BlockInfo{Block: b.Block, FileID: b.fileID, Replication: int(b.repl), State: b.state, Live: live, Corrupt: corrupt, Deleted: b.flags&bDeleted != 0}, true
 }
 
 // NumBlocks is the size of the blocks map.
@@ -370,13 +370,24 @@ func (o Over) done(k int) bool {
 // missing replicas are queued for reconstruction and excess ones for deletion
 // (no command goes out before safe mode ends).
 func (m *Manager) SetReplication(ids []int64, n int) {
+	m.SetReplicationFor(ids, n, nil)
+}
+
+// SetReplicationFor is SetReplication of a prefix of ids: it stops when
+// over says so and returns how many ids it handled, at least one when ids
+// is not empty.
+func (m *Manager) SetReplicationFor(ids []int64, n int, over Over) int {
 	r := m.clipRepl(n)
-	for _, id := range ids {
+	for k, id := range ids {
+		if over.done(k) {
+			return k
+		}
 		if b := m.blocks.get(id); b != nil {
 			b.repl = r
 			m.refresh(b)
 		}
 	}
+	return len(ids)
 }
 
 // distance is the network distance between two rack paths plus the node hop
