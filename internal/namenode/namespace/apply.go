@@ -180,6 +180,18 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 	}
 }
 
+// appendDoubling appends src to dst, doubling dst's room when it is full:
+// a delete of a million files collects a million blocks, and append's own
+// growth of big slices (by a quarter) copied them four times over.
+func appendDoubling(dst, src []op.Block) []op.Block {
+	if need := len(dst) + len(src); need > cap(dst) {
+		grown := make([]op.Block, len(dst), max(need, 2*cap(dst), 64))
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, src...)
+}
+
 func cloneBlocks(b []op.Block) []op.Block {
 	if len(b) == 0 {
 		return nil
@@ -347,7 +359,7 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 		if h != nil {
 			t.freeUnheld(n, eff)
 		} else if eff != nil {
-			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks()...)
+			eff.FreedBlocks = appendDoubling(eff.FreedBlocks, n.blocks())
 		}
 		return 1, n.space()
 	}
