@@ -103,7 +103,7 @@ func BenchmarkFullBlockReport1MSliced(b *testing.B) {
 			name = "first"
 		}
 		b.Run(name, func(b *testing.B) {
-			var longest, longestCPU, total time.Duration
+			var longest, longestCPU, total, totalCPU time.Duration
 			slices := 0
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
@@ -122,6 +122,7 @@ func BenchmarkFullBlockReport1MSliced(b *testing.B) {
 					f()
 					d := time.Since(s)
 					longestCPU = max(longestCPU, threadCPU()-sc)
+					totalCPU += threadCPU() - sc
 					longest = max(longest, d)
 					total += d
 					slices++
@@ -152,6 +153,7 @@ func BenchmarkFullBlockReport1MSliced(b *testing.B) {
 			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/report")
 			b.ReportMetric(float64(longest.Microseconds())/1000, "ms-longest-slice")
 			b.ReportMetric(float64(longestCPU.Microseconds())/1000, "ms-longest-slice-cpu")
+			b.ReportMetric(float64(totalCPU.Microseconds())/1000/float64(b.N), "ms-cpu/report")
 			b.ReportMetric(float64(slices)/float64(b.N), "slices/report")
 		})
 	}
