@@ -261,11 +261,20 @@ func TestRunNameNodeExternal(t *testing.T) {
 	defer nn.Close()
 
 	var out bytes.Buffer
-	opts := Options{Op: OpAll, Threads: 4, Files: 30, Addrs: []string{nn.RPCAddr().String()}, User: "benchuser"}
+	opts := Options{Op: OpAll, Threads: 4, Files: 30, Addrs: []string{nn.RPCAddr().String()}, User: "benchuser", FsyncDir: t.TempDir()}
 	if err := RunNameNode(ctx, opts, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	report := out.String()
+	// FsyncDir gives an external NameNode's create the raw fsync rates.
+	for _, re := range []string{
+		`Raw fsyncs/s in the name dir \(200 B append \+ fdatasync, measured just before\): [1-9][0-9]*\n`,
+		`Raw fsyncs/s in the name dir \(200 B into preallocated space \+ fdatasync, as the edit log writes\): [1-9][0-9]*\n`,
+	} {
+		if n := len(regexp.MustCompile(re).FindAllString(report, -1)); n != 1 {
+			t.Errorf("%d lines match %s, want 1 (create's)\n%s", n, re, report)
+		}
+	}
 	for _, op := range allOps {
 		if got := stat(t, report, op, "# operations"); got != "30" {
 			t.Errorf("%s: # operations %s, want 30", op, got)

@@ -170,6 +170,11 @@ type Options struct {
 	// whose user+sys CPU time over each timed phase is reported beside
 	// this process's, in total and per operation.
 	CPUPid int
+	// FsyncDir, when set, is a directory (on the disk of a separate
+	// NameNode's name dir) whose raw fsync rates create and stockCreate
+	// measure just before they run; an in-process NameNode's own dir is used
+	// without it.
+	FsyncDir string
 	// Readers, for the ops that write (create, mkdirs, delete, rename,
 	// stockCreate), is a number of extra threads, each with its own
 	// connection, that call getFileInfo on files prepared beforehand for
@@ -531,13 +536,11 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 	switch r.name {
 	case OpCreate:
 		call = r.create
-		if r.tg.nn != nil {
-			fs, err := fsyncRate(r.tg.dir, time.Second)
-			if err != nil {
-				return err
-			}
-			extra = append(extra, fmt.Sprintf("Raw fsyncs/s in the name dir (200 B append + fdatasync, measured just before): %.0f", fs))
+		lines, err := r.rawFsyncs()
+		if err != nil {
+			return err
 		}
+		extra = append(extra, lines...)
 	case OpMkdirs:
 		call = r.mkdirs
 	case OpOpen:
@@ -562,13 +565,11 @@ func (r *opRun) run(ctx context.Context, out io.Writer) error {
 		}
 		defer sc.close()
 		call = sc.createClose
-		if r.tg.nn != nil {
-			fs, err := fsyncRate(r.tg.dir, time.Second)
-			if err != nil {
-				return err
-			}
-			extra = append(extra, fmt.Sprintf("Raw fsyncs/s in the name dir (200 B append + fdatasync, measured just before): %.0f", fs))
+		lines, err := r.rawFsyncs()
+		if err != nil {
+			return err
 		}
+		extra = append(extra, lines...)
 	}
 	if err := r.clean(ctx); err != nil {
 		return err

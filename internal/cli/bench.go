@@ -23,7 +23,7 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
                             [-offline] [-edits E]
                             [-keepResults] [-sharedConnection] [-logLevel L]
                             [-cpuprofile FILE] [-memprofile FILE]
-                            [-cpupid PID] [-readers R]
+                            [-cpupid PID] [-fsyncDir DIR] [-readers R]
        hdfs bench [GENERIC OPTIONS] namenode -op blockReport [-reports N]
                             [-datanodes D] [-blocksPerReport B]
                             [-blocksPerFile F] [-legacyReport] [-threads T]
@@ -85,6 +85,9 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -cpupid PID         also report the CPU time (user+sys, /proc/PID/stat)
                       of process PID, e.g. a NameNode started apart, over
                       each timed phase, in total and per operation
+  -fsyncDir DIR       create, stockCreate against -fs: measure the raw
+                      fsync rates (append, and writes into preallocated
+                      space) of DIR, on the NameNode's disk, just before
   -readers R          for ops that write: R more threads call getFileInfo
                       while the writers run; their rate and p50/p99/p99.9
   -memprofile FILE    memory: write a heap profile taken after the build
@@ -251,6 +254,8 @@ func runBenchNameNode(inv *Invocation, args []string) int {
 			profile, ok = value()
 		case "-cpupid":
 			ok = number(&opts.CPUPid)
+		case "-fsyncDir":
+			opts.FsyncDir, ok = value()
 		case "-readers":
 			ok = number(&opts.Readers)
 		case "-fs":

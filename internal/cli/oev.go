@@ -136,6 +136,10 @@ func tornTail(err error, errw io.Writer) error {
 		return nil
 	}
 	var te *editlog.TornRecordError
+	if errors.As(err, &te) && te.ZeroFill {
+		fmt.Fprintf(errw, "oev: %s: its records end at offset %d, zero fill follows (the preallocated space of a segment being written)\n", te.File, te.Offset)
+		return nil
+	}
 	if errors.As(err, &te) {
 		fmt.Fprintf(errw, "oev: %s ends in a torn record at offset %d (an in-progress segment cut mid-write); the records before it were read\n", te.File, te.Offset)
 		return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,6 +93,15 @@ func TestOev(t *testing.T) {
 	}
 	if x2, _ := os.ReadFile(xmlOut + "2"); !strings.Contains(string(x2), "<OPCODE>OP_DELETE</OPCODE>") || strings.Contains(string(x2), "OP_END_LOG_SEGMENT") || !strings.HasSuffix(string(x2), "</EDITS>\n") {
 		t.Fatalf("XML of a torn segment:\n%s", x2)
+	}
+	// Zero fill after the records (a preallocated segment being written)
+	// is reported as such, not as a torn record.
+	os.WriteFile(seg, append(a[:len(a):len(a)], make([]byte, 4096)...), 0o644)
+	if _, errs, code := run(t, nil, "oev", "-i", seg, "-o", xmlOut+"5"); code != 0 || !strings.Contains(errs, fmt.Sprintf("records end at offset %d, zero fill follows", len(a))) || strings.Contains(errs, "torn record") {
+		t.Fatalf("a segment with zero fill: %d %s", code, errs)
+	}
+	if x5, _ := os.ReadFile(xmlOut + "5"); !strings.Contains(string(x5), "OP_END_LOG_SEGMENT") {
+		t.Fatalf("XML of a segment with zero fill:\n%s", x5)
 	}
 	// Damage with records after it is an error, and leaves no output.
 	bad := append([]byte(nil), a...)

@@ -679,8 +679,10 @@ func DecodeRecord(r io.Reader) (txid int64, o op.Op, err error) {
 // It tells a torn tail from corruption: a record is torn when the data ends
 // inside it, when it is the last thing in the file and its checksum fails (the
 // final write reached the disk only in part), or when it and everything after
-// it are zero bytes (space the file system extended but never filled). Damage
-// with intact data after it is corruption.
+// it are zero bytes (space the file system extended but never filled, or a
+// writer's preallocated fill), or when its checksum or header fails and
+// everything after the bytes read for it is zero (a write cut short inside
+// preallocated fill). Damage with intact data after it is corruption.
 //
 // A Decoder is not safe for concurrent use.
 type Decoder struct {
@@ -720,7 +722,7 @@ func (d *Decoder) Next() (txid int64, o op.Op, err error) {
 	}
 	length, reason := checkHeader(h)
 	if reason != "" {
-		return 0, nil, d.damaged(h, false, reason)
+		return 0, nil, d.damaged(h, false, true, reason)
 	}
 	total := RecordHeaderSize + length + RecordTrailerSize
 	if cap(d.buf) < total {
@@ -740,7 +742,7 @@ func (d *Decoder) Next() (txid int64, o op.Op, err error) {
 	}
 	txid, o, crcBad, reason := decodeChecked(rec, d.version)
 	if reason != "" {
-		return 0, nil, d.damaged(rec, crcBad, reason)
+		return 0, nil, d.damaged(rec, crcBad, false, reason)
 	}
 	d.off += int64(total)
 	return txid, o, nil
@@ -753,8 +755,9 @@ func (d *Decoder) short(err error) error {
 	return err
 }
 
-// damaged classifies a bad record at d.off whose bytes read so far are rec.
-func (d *Decoder) damaged(rec []byte, crcBad bool, reason string) error {
+// damaged classifies a bad record at d.off whose bytes read so far are rec:
+// crcBad when its checksum failed, header when its header did not check.
+func (d *Decoder) damaged(rec []byte, crcBad, header bool, reason string) error {
 	atEOF := false
 	if _, err := d.r.Peek(1); err == io.EOF {
 		atEOF = true
@@ -770,6 +773,18 @@ func (d *Decoder) damaged(rec []byte, crcBad bool, reason string) error {
 			return err
 		}
 		if zero {
+			return &TornRecordError{File: d.file, Offset: d.off, ZeroFill: true}
+		}
+	} else if (crcBad || header) && !atEOF {
+		// The last write of a segment with zero fill after its records
+		// (FileJournal preallocates) reached the disk in part: the record's
+		// first bytes, then zeros to the end of the file. A length that
+		// swallowed a whole record is damage, not a torn write.
+		zero, err := d.restZero()
+		if err != nil {
+			return err
+		}
+		if zero && !containsRecord(rec[1:]) {
 			return &TornRecordError{File: d.file, Offset: d.off}
 		}
 	}

@@ -441,11 +441,28 @@ func FuzzDecodeRecord(f *testing.F) {
 		if _, err := ReadSegmentHeader(bytes.NewReader(data), "fuzz"); err == nil && !bytes.Equal(data[:SegmentHeaderSize], AppendSegmentHeader(nil)) {
 			t.Fatalf("accepted segment header % x", data[:SegmentHeaderSize])
 		}
-		dec := NewDecoder(bytes.NewReader(data), "fuzz", 0, LayoutVersion)
-		for {
-			if _, _, err := dec.Next(); err != nil {
-				break
+		n1, off1, err1 := decodeAll(data)
+		// A preallocated segment's zero fill after the same bytes changes
+		// nothing before the end: the same records, then a stop (a torn
+		// tail, or damage a whole record inside the last one shows) at the
+		// same offset.
+		n2, off2, err2 := decodeAll(append(data[:len(data):len(data)], make([]byte, 4096)...))
+		var torn *TornRecordError
+		if err1 == io.EOF || errors.As(err1, &torn) {
+			if n2 != n1 || off2 != off1 || !(errors.As(err2, &torn) || errors.Is(err2, ErrCorrupt)) {
+				t.Fatalf("without fill: %d records, %v at %d; with fill: %d records, %v at %d", n1, err1, off1, n2, err2, off2)
 			}
 		}
 	})
+}
+
+// decodeAll runs a Decoder over data and returns how many records it gave,
+// its offset when it stopped and the error that stopped it.
+func decodeAll(data []byte) (int, int64, error) {
+	dec := NewDecoder(bytes.NewReader(data), "fuzz", 0, LayoutVersion)
+	for n := 0; ; n++ {
+		if _, _, err := dec.Next(); err != nil {
+			return n, dec.Offset(), err
+		}
+	}
 }

@@ -127,12 +127,19 @@
 //
 // A crash can leave the last write of an in-progress segment incomplete. The
 // Decoder calls a record torn (*TornRecordError) when the file ends inside
-// it, when it is the last record and its checksum fails, or when it and all
-// bytes after it are zero; recovery truncates the file at its offset. Any
-// other damage (bad opcode, txid or length followed by data, a bad checksum
-// with records after it, a body that does not decode, a length that would
-// swallow intact records) is a *CorruptionError naming the file and offset,
-// and stops the start.
+// it, when it is the last record and its checksum fails, when it and all
+// bytes after it are zero, or when its checksum or header fails and only
+// zero bytes follow what was read of it; recovery truncates the file at its
+// offset. Any other damage (bad opcode, txid or length followed by data, a
+// bad checksum with records after it, a body that does not decode, a length
+// that would swallow intact records) is a *CorruptionError naming the file
+// and offset, and stops the start.
+//
+// A FileJournal preallocates its in-progress segment in zero-filled chunks
+// of PreallocateBytes ahead of the records, as Hadoop does, so that the
+// fsync after a batch flushes data alone and not the file's growing size;
+// the zero fill after the last record reads as a torn tail, and finalizing
+// a segment cuts it off.
 //
 // # Log states
 //

@@ -32,6 +32,10 @@ var (
 type TornRecordError struct {
 	File   string
 	Offset int64
+	// ZeroFill: everything from Offset to the end is zero bytes, nothing
+	// was cut short (the unfilled preallocated space of a segment being
+	// written, or space the file system extended but never filled).
+	ZeroFill bool
 }
 
 func (e *TornRecordError) Error() string {

@@ -86,9 +86,20 @@ type FileJournal struct {
 		f      vfs.File // open in-progress segment, or nil
 		first  int64    // its first txid
 		next   int64    // txid the next Write must start with
+		pos    int64    // end of the records written to f: where the next Write goes
+		alloc  int64    // length of f: records, then zero fill from pos on
 		closed bool
 	}
 }
+
+// PreallocateBytes is the size of the zero-filled chunks a FileJournal adds
+// to its in-progress segment ahead of the records (Hadoop's edit log file
+// stream preallocates 1 MiB the same way). A record then overwrites space the
+// file already has, so the fdatasync after it flushes the data alone: the
+// file's size, and with it the file system's journal, changes once a
+// chunk instead of on every flush. Readers take the zero fill after the last
+// record for a torn tail (see the package doc); finalizing cuts it off.
+const PreallocateBytes = 1 << 20
 
 // NewFileJournal returns a journal over dir, which must exist.
 func NewFileJournal(fsys vfs.FS, dir string) *FileJournal {
@@ -139,7 +150,33 @@ func (j *FileJournal) StartSegment(_ context.Context, txid int64) error {
 		return fmt.Errorf("editlog: journal %s: sync dir: %w", j.dir, err)
 	}
 	j.mu.f, j.mu.first, j.mu.next = f, txid, txid
+	j.mu.pos, j.mu.alloc = SegmentHeaderSize, SegmentHeaderSize
 	return nil
+}
+
+// preallocateLocked extends the open segment with zero chunks until n more
+// bytes fit after pos, and leaves the file offset at pos.
+func (j *FileJournal) preallocateLocked(n int64) error {
+	if j.mu.pos+n <= j.mu.alloc {
+		return nil
+	}
+	f := j.mu.f
+	if _, err := f.Seek(j.mu.alloc, io.SeekStart); err != nil {
+		return err
+	}
+	var zero [64 << 10]byte
+	for j.mu.pos+n > j.mu.alloc {
+		for left := int64(PreallocateBytes); left > 0; {
+			w := min(left, int64(len(zero)))
+			if _, err := f.Write(zero[:w]); err != nil {
+				return err
+			}
+			left -= w
+			j.mu.alloc += w
+		}
+	}
+	_, err := f.Seek(j.mu.pos, io.SeekStart)
+	return err
 }
 
 // Write appends batch to the open segment.
@@ -152,10 +189,14 @@ func (j *FileJournal) Write(_ context.Context, batch []byte, firstTxID, lastTxID
 	if firstTxID != j.mu.next || lastTxID < firstTxID {
 		return fmt.Errorf("editlog: journal %s: write of txids %d-%d, expected to start at %d", j.dir, firstTxID, lastTxID, j.mu.next)
 	}
+	if err := j.preallocateLocked(int64(len(batch))); err != nil {
+		return fmt.Errorf("editlog: journal %s: preallocate for txids %d-%d: %w", j.dir, firstTxID, lastTxID, err)
+	}
 	if _, err := j.mu.f.Write(batch); err != nil {
 		return fmt.Errorf("editlog: journal %s: write txids %d-%d: %w", j.dir, firstTxID, lastTxID, err)
 	}
 	j.mu.next = lastTxID + 1
+	j.mu.pos += int64(len(batch))
 	return nil
 }
 
@@ -173,8 +214,9 @@ func (j *FileJournal) Flush(context.Context) error {
 }
 
 // FinalizeSegment closes the open segment (which must hold exactly
-// first..last) or, with no open segment, an in-progress file left by an
-// earlier run, renames it to edits_<first>-<last> and syncs the directory.
+// first..last; its zero fill is cut off) or, with no open segment, an
+// in-progress file left by an earlier run, renames it to edits_<first>-<last>
+// and syncs the directory.
 func (j *FileJournal) FinalizeSegment(_ context.Context, first, last int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -186,6 +228,12 @@ func (j *FileJournal) FinalizeSegment(_ context.Context, first, last int64) erro
 			return fmt.Errorf("editlog: journal %s: finalize %d-%d but open segment holds %d-%d", j.dir, first, last, j.mu.first, j.mu.next-1)
 		}
 		j.mu.f = nil
+		if j.mu.alloc > j.mu.pos {
+			if err := f.Truncate(j.mu.pos); err != nil {
+				f.Close()
+				return fmt.Errorf("editlog: journal %s: cut zero fill: %w", j.dir, err)
+			}
+		}
 		if err := f.Sync(); err != nil {
 			f.Close()
 			return fmt.Errorf("editlog: journal %s: sync: %w", j.dir, err)

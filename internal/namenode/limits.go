@@ -46,9 +46,10 @@ var (
 // checkRequest applies the limits to every string field of req, nested
 // messages included. Its cost is one pass over fields already decoded.
 func checkRequest(method string, req proto.Message) error {
-	// The most frequent reads carry one string, their path: it is checked
-	// without walking the message by reflection (TestCheckRequestFastPath
-	// holds that they have no other string or message field).
+	// The most frequent calls are checked field by field without walking
+	// the message by reflection (TestCheckRequestFastPath holds that each
+	// case checks every string field the walk would, nested ones included,
+	// with the walk's refusal).
 	switch r := req.(type) {
 	case *hdfs.GetFileInfoRequestProto:
 		return checkPathLength(method, r.GetSrc())
@@ -56,8 +57,36 @@ func checkRequest(method string, req proto.Message) error {
 		return checkPathLength(method, r.GetSrc())
 	case *hdfs.GetListingRequestProto:
 		return checkPathLength(method, r.GetSrc())
+	case *hdfs.CreateRequestProto:
+		return firstError(checkPathLength(method, r.GetSrc()),
+			checkClientName(method, r.GetClientName()),
+			checkOtherString(method, "ecPolicyName", r.GetEcPolicyName()),
+			checkOtherString(method, "storagePolicy", r.GetStoragePolicy()))
+	case *hdfs.MkdirsRequestProto:
+		return checkPathLength(method, r.GetSrc())
+	case *hdfs.DeleteRequestProto:
+		return checkPathLength(method, r.GetSrc())
+	case *hdfs.RenameRequestProto:
+		return firstError(checkPathLength(method, r.GetSrc()), checkPathLength(method, r.GetDst()))
+	case *hdfs.Rename2RequestProto:
+		return firstError(checkPathLength(method, r.GetSrc()), checkPathLength(method, r.GetDst()))
+	case *hdfs.CompleteRequestProto:
+		return firstError(checkPathLength(method, r.GetSrc()),
+			checkClientName(method, r.GetClientName()),
+			checkOtherString(method, "poolId", r.GetLast().GetPoolId()))
 	}
 	return checkFields(method, req.ProtoReflect())
+}
+
+// firstError returns the first non-nil error of errs, the one the
+// reflective walk (in field order) would have returned.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkFields(method string, m protoreflect.Message) error {
@@ -89,10 +118,20 @@ func checkString(method string, field protoreflect.Name, s string) error {
 	case pathFields[field]:
 		return checkPathLength(method, s)
 	case clientNameFields[field]:
-		if len(s) > MaxClientNameLength {
-			return remoteerr.New(remoteerr.ClassIOException, "%s: client name too long: %d bytes, the limit is %d", method, len(s), MaxClientNameLength)
-		}
-	case len(s) > MaxStringLength:
+		return checkClientName(method, s)
+	}
+	return checkOtherString(method, field, s)
+}
+
+func checkClientName(method, s string) error {
+	if len(s) > MaxClientNameLength {
+		return remoteerr.New(remoteerr.ClassIOException, "%s: client name too long: %d bytes, the limit is %d", method, len(s), MaxClientNameLength)
+	}
+	return nil
+}
+
+func checkOtherString(method string, field protoreflect.Name, s string) error {
+	if len(s) > MaxStringLength {
 		return remoteerr.New(remoteerr.ClassIOException, "%s: field %s too long: %d bytes, the limit is %d", method, field, len(s), MaxStringLength)
 	}
 	return nil

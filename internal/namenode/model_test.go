@@ -33,6 +33,7 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
+	"github.com/hdfsgo/hdfsgo/internal/editlog"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
@@ -1021,8 +1022,9 @@ func (h *harness) restartAfterCrash(torn bool) {
 				if err != nil {
 					h.t.Fatal(err)
 				}
-				st, _ := f.Stat()
-				if _, err := f.Seek(st.Size(), 0); err != nil {
+				// Where the next write would have gone: after the last
+				// whole record, inside the segment's zero fill.
+				if _, err := f.Seek(recordsEnd(h.t, f, n), 0); err != nil {
 					h.t.Fatal(err)
 				}
 				f.Write([]byte{0x03, 0, 0, 0, 0, 0, 0, 0x7f}) // an opcode and half a txid
@@ -1032,6 +1034,23 @@ func (h *harness) restartAfterCrash(torn bool) {
 		}
 	}
 	h.start()
+}
+
+// recordsEnd returns the offset just past the last whole record of the
+// edit segment f.
+func recordsEnd(t testing.TB, f vfs.File, name string) int64 {
+	t.Helper()
+	version, err := editlog.ReadSegmentHeader(f, name)
+	if err != nil {
+		return 0
+	}
+	dec := editlog.NewDecoder(f, name, editlog.SegmentHeaderSize, version)
+	for range 1 << 24 {
+		if _, _, err := dec.Next(); err != nil {
+			break
+		}
+	}
+	return dec.Offset()
 }
 
 func TestModelWithRestarts(t *testing.T) {

@@ -153,28 +153,91 @@ func TestFileStatusFields(t *testing.T) {
 	}
 }
 
-// TestCheckRequestFastPath: the requests checkRequest checks without
-// reflection have src as their only string field and no message field, so
-// the fast path checks what the reflective walk would; and it refuses a
-// path over the limit as the walk does.
+// TestCheckRequestFastPath: for every request checkRequest checks without
+// reflection, each string field the reflective walk reaches (nested ones
+// included), set over every limit on its own, is refused by the fast path
+// with the walk's message; and a request within the limits passes both.
 func TestCheckRequestFastPath(t *testing.T) {
-	long := "/" + strings.Repeat("a", MaxPathLength+1)
+	long := "/" + strings.Repeat("a", 4*MaxPathLength)
 	for _, m := range []proto.Message{
-		&hdfs.GetFileInfoRequestProto{Src: proto.String(long)},
-		&hdfs.GetBlockLocationsRequestProto{Src: proto.String(long)},
-		&hdfs.GetListingRequestProto{Src: proto.String(long)},
+		&hdfs.GetFileInfoRequestProto{},
+		&hdfs.GetBlockLocationsRequestProto{},
+		&hdfs.GetListingRequestProto{},
+		&hdfs.CreateRequestProto{},
+		&hdfs.MkdirsRequestProto{},
+		&hdfs.DeleteRequestProto{},
+		&hdfs.RenameRequestProto{},
+		&hdfs.Rename2RequestProto{},
+		&hdfs.CompleteRequestProto{},
 	} {
-		fields := m.ProtoReflect().Descriptor().Fields()
-		for i := range fields.Len() {
-			fd := fields.Get(i)
-			k := fd.Kind()
-			if (k == protoreflect.StringKind && fd.Name() != "src") || k == protoreflect.MessageKind || k == protoreflect.GroupKind {
-				t.Errorf("%s has field %s (%v): checkRequest's fast path must check it too", m.ProtoReflect().Descriptor().Name(), fd.Name(), k)
+		name := m.ProtoReflect().Descriptor().Name()
+		// fill sets every string field reachable from msg to short, except
+		// the one at target (a path of field names), set to long.
+		var fill func(msg protoreflect.Message, prefix, target string, n *int)
+		fill = func(msg protoreflect.Message, prefix, target string, n *int) {
+			fields := msg.Descriptor().Fields()
+			for i := range fields.Len() {
+				fd := fields.Get(i)
+				at := prefix + string(fd.Name())
+				switch {
+				case fd.IsMap():
+					t.Fatalf("%s.%s is a map: extend this test", name, at)
+				case fd.Kind() == protoreflect.StringKind:
+					*n++
+					v := "/ok"
+					if at == target {
+						v = long
+					}
+					if fd.IsList() {
+						msg.Mutable(fd).List().Append(protoreflect.ValueOfString(v))
+					} else {
+						msg.Set(fd, protoreflect.ValueOfString(v))
+					}
+				case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+					fill(msg.Mutable(fd).List().AppendMutable().Message(), at+".", target, n)
+				case fd.Kind() == protoreflect.MessageKind:
+					fill(msg.Mutable(fd).Message(), at+".", target, n)
+				}
 			}
 		}
-		fast, walk := checkRequest("m", m), checkFields("m", m.ProtoReflect())
-		if fast == nil || walk == nil || fast.Error() != walk.Error() {
-			t.Errorf("%T: fast path %v, reflective walk %v; want the same refusal", m, fast, walk)
+		var targets []string
+		var collect func(md protoreflect.MessageDescriptor, prefix string, depth int)
+		collect = func(md protoreflect.MessageDescriptor, prefix string, depth int) {
+			if depth > 4 {
+				t.Fatalf("%s nests deeper than this test goes", name)
+			}
+			fields := md.Fields()
+			for i := range fields.Len() {
+				fd := fields.Get(i)
+				switch fd.Kind() {
+				case protoreflect.StringKind:
+					targets = append(targets, prefix+string(fd.Name()))
+				case protoreflect.MessageKind:
+					collect(fd.Message(), prefix+string(fd.Name())+".", depth+1)
+				}
+			}
+		}
+		collect(m.ProtoReflect().Descriptor(), "", 0)
+		if len(targets) == 0 {
+			t.Fatalf("%s has no string field", name)
+		}
+		ok := m.ProtoReflect().New()
+		var n int
+		fill(ok, "", "", &n)
+		if fast, walk := checkRequest("m", ok.Interface()), checkFields("m", ok); fast != nil || walk != nil {
+			t.Errorf("%s within the limits: fast path %v, reflective walk %v", name, fast, walk)
+		}
+		for _, target := range targets {
+			req := m.ProtoReflect().New()
+			n = 0
+			fill(req, "", target, &n)
+			fast, walk := checkRequest("m", req.Interface()), checkFields("m", req)
+			if walk == nil {
+				t.Fatalf("%s.%s over every limit passes the reflective walk", name, target)
+			}
+			if fast == nil || fast.Error() != walk.Error() {
+				t.Errorf("%s.%s too long: fast path %v, reflective walk %v; want the same refusal", name, target, fast, walk)
+			}
 		}
 	}
 }

@@ -429,7 +429,7 @@ func (f *memFile) Sync() error {
 	if f.closed {
 		return f.pathErr("sync", errClosed)
 	}
-	f.n.synced = append(f.n.synced[:0:0], f.n.data...)
+	f.n.synced = append(f.n.synced[:0], f.n.data...) // CrashClone copies, nothing else holds it
 	return nil
 }
 

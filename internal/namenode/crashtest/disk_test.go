@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"context"
 	"errors"
 	"math/rand"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
 // mountTmpfs mounts a tmpfs of the given size (mount's size= option) on dir
@@ -70,6 +73,22 @@ func logLine(log string, words ...string) (string, bool) {
 	return "", false
 }
 
+// rollOnce asks the NameNode to roll its edit log once and ignores the
+// answer (the roll fails when too few journals can start the new segment).
+// A FileJournal preallocates its segment in 1 MiB chunks, so a disk filled
+// up under it shows only when a chunk or a new segment needs space: the
+// roll makes that happen at once.
+func rollOnce(t *testing.T, addr string) {
+	t.Helper()
+	c := newAdminClient(t, addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	var resp hdfs.RollEditsResponseProto
+	err := c.Call(ctx, "rollEdits", &hdfs.RollEditsRequestProto{}, &resp)
+	t.Logf("rollEdits with a full name dir: %v", err)
+}
+
 // requireAllAcked fails t if any worker of a bounded round failed.
 func requireAllAcked(t *testing.T, what string, errs []error) {
 	t.Helper()
@@ -81,8 +100,9 @@ func requireAllAcked(t *testing.T, what string, errs []error) {
 }
 
 // TestFailedNameDir runs a NameNode on two name dirs, one of them a 4 MiB
-// tmpfs, and fills that tmpfs up mid-run so that the edit log's writes to it
-// fail with ENOSPC.
+// tmpfs, and fills that tmpfs up mid-run and rolls the edit log so that the
+// edit log's writes to it fail with ENOSPC (without the roll they would fail
+// once the segment's preallocated space is used up).
 //
 // With dfs.namenode.edits.dir.minimum=1 (the default) the NameNode drops the
 // failed journal, says so in its log naming the dir, and keeps acknowledging
@@ -118,6 +138,7 @@ func TestFailedNameDir(t *testing.T) {
 		requireAllAcked(t, "before the failure", round(t, nn.addr, ws, 50, 0, 0, rng, nn.kill9))
 
 		fillUp(t, bad)
+		rollOnce(t, nn.addr)
 		badJournal := filepath.Join(bad, "current")
 		for i := 0; ; i++ {
 			if _, ok := logLine(nn.log(), "dropping failed journal", badJournal); ok {
@@ -176,6 +197,7 @@ func TestFailedNameDir(t *testing.T) {
 		requireAllAcked(t, "before the failure", round(t, nn.addr, ws, 50, 0, 0, rng, nn.kill9))
 
 		fillUp(t, bad)
+		rollOnce(t, nn.addr)
 		const bound = 5000
 		errs := round(t, nn.addr, ws, bound, 0, 0, rng, nn.kill9)
 		for i, err := range errs {
@@ -232,6 +254,7 @@ func TestFailedNameDir(t *testing.T) {
 		for _, d := range dirs {
 			fillUp(t, d)
 		}
+		rollOnce(t, nn.addr)
 		const bound = 5000
 		for i, err := range round(t, nn.addr, ws, bound, 0, 0, rng, nn.kill9) {
 			if err == nil {

@@ -72,6 +72,14 @@ func newestFinalized(t *testing.T, nameDir string) segFile {
 
 // lastTxID reads a segment and returns the txid of its last whole record.
 func lastTxID(t *testing.T, file string) int64 {
+	last, _ := segmentEnd(t, file)
+	return last
+}
+
+// segmentEnd reads a segment and returns the txid of its last whole record
+// and the offset just past it: the file's end, or where the zero fill of a
+// preallocated in-progress segment starts.
+func segmentEnd(t *testing.T, file string) (int64, int64) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -86,13 +94,45 @@ func lastTxID(t *testing.T, file string) int64 {
 	var last int64 = -1
 	for i := 0; ; i++ {
 		txid, _, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			return last
+		var torn *editlog.TornRecordError
+		if errors.Is(err, io.EOF) || (errors.As(err, &torn) && torn.Offset == d.Offset() && zeroFrom(t, f, torn.Offset)) {
+			return last, d.Offset()
 		}
 		if err != nil {
 			t.Fatalf("%s is damaged before the test touched it: %v", file, err)
 		}
 		last = txid
+	}
+}
+
+// zeroFrom reports whether every byte of f from off on is zero.
+func zeroFrom(t *testing.T, f *os.File, off int64) bool {
+	t.Helper()
+	b, err := io.ReadAll(io.NewSectionReader(f, off, 1<<40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// writeAt writes b at off in file, as the NameNode's next write would have
+// (inside the zero fill of a preallocated segment).
+func writeAt(t *testing.T, file string, off int64, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -152,16 +192,19 @@ func TestTornTail(t *testing.T) {
 		name string
 		dirs []int // which name dirs get the torn write
 		tail func(next int64) []byte
+		// append puts the tail after the file's end; otherwise it goes where
+		// the next write would have (inside a preallocated segment's fill).
+		append bool
 	}{
-		{"half a record", []int{0, 1}, func(next int64) []byte { r := mkdirRecord(next); return r[:len(r)/2] }},
-		{"record header cut short", []int{1}, func(next int64) []byte { return mkdirRecord(next)[:editlog.RecordHeaderSize-4] }},
+		{"half a record", []int{0, 1}, func(next int64) []byte { r := mkdirRecord(next); return r[:len(r)/2] }, false},
+		{"record header cut short", []int{1}, func(next int64) []byte { return mkdirRecord(next)[:editlog.RecordHeaderSize-4] }, false},
 		{"whole record, bad checksum", []int{0}, func(next int64) []byte {
 			r := mkdirRecord(next)
 			r[len(r)-1] ^= 0xff
 			return r
-		}},
-		{"zero fill", []int{0, 1}, func(int64) []byte { return make([]byte, 4096) }},
-		{"different tails per dir", []int{0, 1}, func(next int64) []byte { return mkdirRecord(next)[:7+int(next%5)] }},
+		}, false},
+		{"zero fill", []int{0, 1}, func(int64) []byte { return make([]byte, 4096) }, true},
+		{"different tails per dir", []int{0, 1}, func(next int64) []byte { return mkdirRecord(next)[:7+int(next%5)] }, false},
 	}
 	for _, tc := range tails {
 		round(t, nn.addr, ws, 0, 1+rng.Int63n(300), 3*time.Millisecond, rng, nn.kill9)
@@ -173,8 +216,13 @@ func TestTornTail(t *testing.T) {
 		var cuts []cut
 		for _, d := range tc.dirs {
 			seg := newestInProgress(t, dirs[d])
-			c := cut{seg: seg, size: fileSize(t, seg.path), last: lastTxID(t, seg.path)}
-			appendBytes(t, seg.path, tc.tail(c.last+1))
+			last, end := segmentEnd(t, seg.path)
+			c := cut{seg: seg, size: end, last: last}
+			if tc.append {
+				appendBytes(t, seg.path, tc.tail(c.last+1))
+			} else {
+				writeAt(t, seg.path, end, tc.tail(c.last+1))
+			}
 			cuts = append(cuts, c)
 		}
 		nn.start()
