@@ -154,7 +154,7 @@ func (a *bpActor) recoverBlock(ctx context.Context, rb *hdfs.RecoveringBlockProt
 	if tb := rb.GetTruncateBlock(); tb != nil {
 		blk.Truncate, blk.NewLength = true, int64(tb.GetNumBytes())
 		if id := int64(tb.GetBlockId()); id != blk.ID {
-			return fmt.Errorf("%w: copy-on-truncate recovery of block %d into %d", ErrUnsupported, blk.ID, id)
+			blk.NewBlockID = id // copy-on-truncate: blk stays as it is
 		}
 	}
 	locs := lb.GetLocs()
@@ -175,7 +175,7 @@ func (a *bpActor) recoverBlock(ctx context.Context, rb *hdfs.RecoveringBlockProt
 	for _, n := range plan.Participants {
 		ans := answers[n]
 		old := storage.Block{ID: blk.ID, GenStamp: ans.GenStamp, NumBytes: ans.Length}
-		sid, err := dn.askUpdate(ctx, locs[n], pool, old, rid, plan.NewLength)
+		sid, err := dn.askUpdate(ctx, locs[n], pool, old, rid, plan.BlockID, plan.NewLength)
 		if err != nil {
 			a.log.Warn("updateReplicaUnderRecovery failed", "node", xferAddrOf(locs[n]), "err", err)
 			continue
@@ -233,7 +233,7 @@ func (dn *DataNode) askInit(ctx context.Context, i int, loc *hdfs.DatanodeInfoPr
 		err   error
 	)
 	if dn.isSelf(loc) {
-		info, found, err = dn.initReplicaRecovery(eb.GetPoolId(), blockOf(eb), int64(rb.GetNewGenStamp()))
+		info, found, err = dn.initReplicaRecovery(eb.GetPoolId(), blockOf(eb), int64(rb.GetNewGenStamp()), copyOnTruncate(rb))
 	} else {
 		c := dn.interDatanode(loc)
 		defer c.Close()
@@ -265,10 +265,11 @@ func (dn *DataNode) askInit(ctx context.Context, i int, loc *hdfs.DatanodeInfoPr
 }
 
 // askUpdate calls updateReplicaUnderRecovery on loc and returns the storage
-// id of the updated replica.
-func (dn *DataNode) askUpdate(ctx context.Context, loc *hdfs.DatanodeInfoProto, pool string, old storage.Block, rid, newLength int64) (string, error) {
+// id of the updated replica; newID is the id the replica ends with (another
+// than old's for a copy-on-truncate).
+func (dn *DataNode) askUpdate(ctx context.Context, loc *hdfs.DatanodeInfoProto, pool string, old storage.Block, rid, newID, newLength int64) (string, error) {
 	if dn.isSelf(loc) {
-		rep, err := dn.updateReplicaUnderRecovery(pool, old, rid, newLength)
+		rep, err := dn.updateReplicaUnderRecovery(pool, old, rid, newID, newLength)
 		return rep.StorageID, err
 	}
 	c := dn.interDatanode(loc)
@@ -277,6 +278,14 @@ func (dn *DataNode) askUpdate(ctx context.Context, loc *hdfs.DatanodeInfoProto, 
 	defer cancel()
 	var resp hdfs.UpdateReplicaUnderRecoveryResponseProto
 	err := c.Call(ctx, "updateReplicaUnderRecovery", &hdfs.UpdateReplicaUnderRecoveryRequestProto{
-		Block: extBlock(pool, old), RecoveryId: proto.Uint64(uint64(rid)), NewLength: proto.Uint64(uint64(newLength))}, &resp)
+		Block: extBlock(pool, old), RecoveryId: proto.Uint64(uint64(rid)), NewLength: proto.Uint64(uint64(newLength)),
+		NewBlockId: proto.Uint64(uint64(newID))}, &resp)
 	return resp.GetStorageUuid(), err
+}
+
+// copyOnTruncate reports whether rb asks for a copy-on-truncate: its
+// truncate block has another id than the block recovered.
+func copyOnTruncate(rb *hdfs.RecoveringBlockProto) bool {
+	tb := rb.GetTruncateBlock()
+	return tb != nil && tb.GetBlockId() != rb.GetBlock().GetB().GetBlockId()
 }

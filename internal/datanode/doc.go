@@ -236,7 +236,7 @@
 // # Not implemented (answered with an error or logged, never silently)
 //
 // The short-circuit ops and BLOCK_GROUP_CHECKSUM (ERROR_UNSUPPORTED);
-// copy-on-truncate recovery; block tokens and SASL on the data path;
+// block tokens and SASL on the data path;
 // ClientDatanodeProtocol methods other than
 // getReplicaVisibleLength, getBalancerBandwidth and the reconfiguration ones
 // (UnsupportedOperationException naming the method); reconfiguration of properties other than

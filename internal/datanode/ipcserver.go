@@ -49,7 +49,7 @@ func (dn *DataNode) registerIPC() {
 	ipc.Handle(idp, "initReplicaRecovery", func(ctx context.Context, req *hdfs.InitReplicaRecoveryRequestProto) (*hdfs.InitReplicaRecoveryResponseProto, error) {
 		rb := req.GetBlock()
 		eb := rb.GetBlock().GetB()
-		info, found, err := dn.initReplicaRecovery(eb.GetPoolId(), blockOf(eb), int64(rb.GetNewGenStamp()))
+		info, found, err := dn.initReplicaRecovery(eb.GetPoolId(), blockOf(eb), int64(rb.GetNewGenStamp()), copyOnTruncate(rb))
 		if err != nil {
 			return nil, err
 		}
@@ -64,10 +64,7 @@ func (dn *DataNode) registerIPC() {
 	})
 	ipc.Handle(idp, "updateReplicaUnderRecovery", func(ctx context.Context, req *hdfs.UpdateReplicaUnderRecoveryRequestProto) (*hdfs.UpdateReplicaUnderRecoveryResponseProto, error) {
 		eb := req.GetBlock()
-		if nb := int64(req.GetNewBlockId()); nb != 0 && nb != int64(eb.GetBlockId()) {
-			return nil, remoteerr.New(remoteerr.ClassUnsupported, "datanode: copy-on-truncate recovery (new block id %d) is not implemented", nb)
-		}
-		rep, err := dn.updateReplicaUnderRecovery(eb.GetPoolId(), blockOf(eb), int64(req.GetRecoveryId()), int64(req.GetNewLength()))
+		rep, err := dn.updateReplicaUnderRecovery(eb.GetPoolId(), blockOf(eb), int64(req.GetRecoveryId()), int64(req.GetNewBlockId()), int64(req.GetNewLength()))
 		if err != nil {
 			return nil, err
 		}
@@ -99,13 +96,20 @@ func (dn *DataNode) visibleLength(eb *hdfs.ExtendedBlockProto) (int64, error) {
 	}
 }
 
-// initReplicaRecovery applies initReplicaRecovery to the local replica.
-func (dn *DataNode) initReplicaRecovery(poolID string, b storage.Block, recoveryID int64) (storage.RecoveryInfo, bool, error) {
+// initReplicaRecovery applies initReplicaRecovery to the local replica; for
+// a copy-on-truncate (copying) the replica is the source of the copy and is
+// only inspected.
+func (dn *DataNode) initReplicaRecovery(poolID string, b storage.Block, recoveryID int64, copying bool) (storage.RecoveryInfo, bool, error) {
 	bp, err := dn.pool(poolID)
 	if err != nil {
 		return storage.RecoveryInfo{}, false, err
 	}
-	info, err := bp.InitReplicaRecovery(b, recoveryID)
+	var info storage.RecoveryInfo
+	if copying {
+		info, err = bp.InspectCopySource(b, recoveryID)
+	} else {
+		info, err = bp.InitReplicaRecovery(b, recoveryID)
+	}
 	switch {
 	case errors.Is(err, storage.ErrReplicaNotFound):
 		return storage.RecoveryInfo{}, false, nil
@@ -119,12 +123,19 @@ func (dn *DataNode) initReplicaRecovery(poolID string, b storage.Block, recovery
 
 // updateReplicaUnderRecovery applies updateReplicaUnderRecovery to the
 // local replica; the finalized replica is then reported to the NameNodes.
-func (dn *DataNode) updateReplicaUnderRecovery(poolID string, old storage.Block, recoveryID, newLength int64) (storage.Replica, error) {
+// A newID other than 0 and old's id is a copy-on-truncate: the first
+// newLength bytes of old become a new replica newID, old stays as it is.
+func (dn *DataNode) updateReplicaUnderRecovery(poolID string, old storage.Block, recoveryID, newID, newLength int64) (storage.Replica, error) {
 	bp, err := dn.pool(poolID)
 	if err != nil {
 		return storage.Replica{}, err
 	}
-	rep, err := bp.UpdateReplicaUnderRecovery(old, recoveryID, newLength)
+	var rep storage.Replica
+	if newID != 0 && newID != old.ID {
+		rep, err = bp.CopyReplica(old, newID, recoveryID, newLength)
+	} else {
+		rep, err = bp.UpdateReplicaUnderRecovery(old, recoveryID, newLength)
+	}
 	if err != nil {
 		return storage.Replica{}, err
 	}

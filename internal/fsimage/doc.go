@@ -49,7 +49,8 @@
 //
 // Readers take versions 1 to FormatVersion; the 'D' frame is there from
 // version 3 on, the 'S' frames from version 4 on, quotas by storage type
-// (bit7) from version 5 on.
+// (bit7) from version 5 on, the truncate source of a file under construction
+// from version 8 on.
 //
 // The numbers in the trailer must match what was read (and numInodes the
 // header's), so a file cut at a frame boundary is caught as surely as a torn
@@ -80,7 +81,9 @@
 //	  blockSize    zz delta
 //	  numBlocks    uv (≤ MaxBlocksPerFile)
 //	  block × n:   id zz delta | numBytes zz | genStamp zz delta
-//	  if bit1:     clientName string ref | clientMachine string ref
+//	  if bit1:     clientName string ref | clientMachine string ref |
+//	               truncateSource zz (version 8: the block a copy-on-truncate
+//	               copies into the last block, 0 for none)
 //
 //	if bit3:       storagePolicy uv (≤ 255) | numXAttrs uv (≤ MaxXAttrs) |
 //	               xattr × n: namespace uv (≤ 4) | name string ref |

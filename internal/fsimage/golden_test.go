@@ -24,7 +24,9 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	h := Header{LayoutVersion: -1001, NamespaceID: 7, TxID: 42, LastInodeID: 16386, GenStamp: 1001, LastBlockID: 1 << 30, NumInodes: 2}
 	data, _ := encodeImage(t, h, inodes)
-	want := "" +
+	// The image as format version 5 (main before copy-on-truncate) wrote
+	// it; the older versions below are derived from it.
+	v5 := "" +
 		"48444653494d4731" + "00000005" + // magic, format version 5
 		// 'H', 15 bytes: lv -1001, ns 7, txid 42, last inode 16386, gs 1001,
 		// last block 2^30, 2 inodes; crc
@@ -42,12 +44,23 @@ func TestGoldenBytes(t *testing.T) {
 		// client "c" and machine "m" as new strings; crc
 		"03" + "8080808001" + "01" + "8080808008" + "0a" + "d20f" + "000163" + "00016d" + "cd853344" +
 		"54" + "03" + "02" + "01" + "04" + "e43117a4" // 'T': 2 inodes, 1 inode frame, 4 strings; crc
+	// Version 8: the under-construction part ends with the truncate
+	// source (0); the inode frame grows by that byte.
+	want := strings.Replace(strings.Replace(strings.Replace(v5, "00000005", "00000008", 1),
+		"494402", "494502", 1), "000163"+"00016d"+"cd853344", "000163"+"00016d"+"00"+"dacb20bb", 1)
 	got := hex.EncodeToString(data)
 	if got != want {
 		t.Errorf("encoding changed:\n got %s\nwant %s", got, want)
 	}
 	// The same image in format version 3 (no snapshot frame) still reads.
-	v3 := strings.Replace(strings.Replace(want, "00000005", "00000003", 1), "5301002e2f062d", "", 1)
+	r5, _, err := NewReader(bytes.NewReader(mustHex(t, v5)))
+	if err != nil {
+		t.Fatalf("version 5 image: %v", err)
+	}
+	if got5, err := readAll(r5); err != nil || len(got5) != 2 || got5[1].UC == nil || got5[1].UC.TruncateSource != 0 {
+		t.Fatalf("version 5 image: %+v, %v", got5, err)
+	}
+	v3 := strings.Replace(strings.Replace(v5, "00000005", "00000003", 1), "5301002e2f062d", "", 1)
 	old3, _ := hex.DecodeString(v3)
 	r3, h3, err := NewReader(bytes.NewReader(old3))
 	if err != nil || h3.TxID != 42 || h3.Snapshots != nil {
@@ -86,7 +99,7 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	// And one of format version 4 (main's snapshot frames, no quotas by
 	// storage type).
-	v4, _ := hex.DecodeString(strings.Replace(want, "00000005", "00000004", 1))
+	v4, _ := hex.DecodeString(strings.Replace(v5, "00000005", "00000004", 1))
 	r, _, err = NewReader(bytes.NewReader(v4))
 	if err != nil {
 		t.Fatalf("version 4 image: %v", err)
@@ -220,4 +233,66 @@ func mustHex(tb testing.TB, s string) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// TestTruncateSourceRoundTrip checks that a file under construction keeps
+// its copy-on-truncate source through the image (format version 8).
+func TestTruncateSourceRoundTrip(t *testing.T) {
+	inodes := []Inode{
+		{ID: 16385, IsDir: true, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}, NsQuota: -1, DsQuota: -1},
+		{ID: 16386, ParentID: 16385, Name: []byte("f"), Perm: op.Perm{User: "u", Group: "g", Mode: 0o644},
+			NsQuota: -1, DsQuota: -1, Replication: 1, BlockSize: 1024,
+			Blocks: []op.Block{{ID: 1<<30 + 7, NumBytes: 5, GenStamp: 1009}},
+			UC:     &UnderConstruction{ClientName: "c", ClientMachine: "m", TruncateSource: 1<<30 + 2}},
+	}
+	h := Header{LayoutVersion: -1, TxID: 1, LastInodeID: 16386, LastBlockID: 1<<30 + 7, NumInodes: 2}
+	data, _ := encodeImage(t, h, inodes)
+	r, _, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(r)
+	if err != nil || len(got) != 2 || got[1].UC == nil || got[1].UC.TruncateSource != 1<<30+2 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+}
+
+// FuzzReadInodeFrameCurrent is FuzzReadInodeFrame for an image of the
+// current format version (delegation and snapshot frames before the inode
+// frame), so that the fields of later versions (the truncate source of a
+// file under construction) are decoded too.
+func FuzzReadInodeFrameCurrent(f *testing.F) {
+	inodes := []Inode{
+		{ID: 16385, IsDir: true, Perm: op.Perm{User: "u", Group: "g", Mode: 0o755}, NsQuota: -1, DsQuota: -1},
+		{ID: 16386, ParentID: 16385, Name: []byte("f"), Perm: op.Perm{User: "u", Group: "g", Mode: 0o644},
+			NsQuota: -1, DsQuota: -1, Replication: 1, BlockSize: 1024,
+			Blocks: []op.Block{{ID: 1<<30 + 7, NumBytes: 5, GenStamp: 1009}},
+			UC:     &UnderConstruction{ClientName: "c", ClientMachine: "m", TruncateSource: 1<<30 + 2}},
+	}
+	data, _ := encodeImage(f, Header{LayoutVersion: -1, TxID: 1, LastInodeID: 16386, NumInodes: 2}, inodes)
+	i := bytes.LastIndexByte(data[:len(data)-10], frameInodes)
+	for ; i > 0; i = bytes.LastIndexByte(data[:i], frameInodes) {
+		n, k := binary.Uvarint(data[i+1:])
+		if k > 0 && i+1+k+int(n)+4+1 < len(data) && data[i+1+k+int(n)+4] == frameTrailer {
+			f.Add(bytes.Clone(data[i+1+k : i+1+k+int(n)]))
+			break
+		}
+	}
+	f.Add([]byte{1, 2, 2, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		img := binary.BigEndian.AppendUint32([]byte(Magic), FormatVersion)
+		var h []byte
+		for _, v := range []uint64{1, 1, 1, 1, 1, 1} {
+			h = binary.AppendUvarint(h, v)
+		}
+		h = binary.AppendUvarint(h, 1<<20) // NumInodes
+		img = append(img, frameBytes(frameHeader, h)...)
+		img = append(img, frameBytes(frameDelegation, nil)...)
+		img = append(img, frameBytes(frameSnapshots, []byte{0})...)
+		img = append(img, frameBytes(frameInodes, payload)...)
+		if err := readImage(img); err == nil || !errors.Is(err, ErrCorrupt) {
+			// The trailer is missing, so a clean read is impossible.
+			t.Fatalf("err = %v, want ErrCorrupt", err)
+		}
+	})
 }

@@ -357,6 +357,12 @@ func (r *Reader) decodeInode() (*Inode, error) {
 			if r.uc.ClientMachine, ok = r.str(&d); !ok {
 				return fail("bad client machine string")
 			}
+			if r.version >= 8 {
+				r.uc.TruncateSource = d.varint()
+				if d.err != nil {
+					return fail("truncated copy-on-truncate source")
+				}
+			}
 			in.UC = &r.uc
 		}
 	}

@@ -70,4 +70,7 @@ type TypeQuota struct {
 type UnderConstruction struct {
 	ClientName    string
 	ClientMachine string
+	// TruncateSource is the id of the block a copy-on-truncate copies into
+	// the file's last block, 0 for none (format version 8).
+	TruncateSource int64
 }

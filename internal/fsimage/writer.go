@@ -20,8 +20,9 @@ const (
 	// and read every older one. Version 2 added the features of an inode
 	// (flag bit 3), version 3 the delegation frame, version 4 the snapshot
 	// frames, version 5 the quotas by storage type of a directory (flag
-	// bit 7).
-	FormatVersion uint32 = 5
+	// bit 7), version 8 the copy-on-truncate source of a file under
+	// construction (versions 6 and 7 are left to other record changes).
+	FormatVersion uint32 = 8
 
 	frameHeader     byte = 'H'
 	frameDelegation byte = 'D'
@@ -305,6 +306,7 @@ func (w *Writer) Write(in *Inode) error {
 		if in.UC != nil {
 			p = appendString(p, in.UC.ClientName, w)
 			p = appendString(p, in.UC.ClientMachine, w)
+			p = binary.AppendVarint(p, in.UC.TruncateSource)
 		}
 	}
 	if flags&flagFeat != 0 {

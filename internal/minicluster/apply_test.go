@@ -22,7 +22,8 @@ import (
 // operation — writes with several blocks, flushes, appends to partial and
 // full blocks, truncates inside and on block boundaries, concat, replication
 // changes, renames over files, deletes, abandoned writers whose leases are
-// recovered, files left open — a NameNode restarted from its name dir,
+// recovered, files left open, snapshots taken and deleted (so that some
+// truncates copy the block a snapshot holds) — a NameNode restarted from its name dir,
 // which rebuilds everything by replaying the edits through the one apply
 // path, holds exactly the same namespace, block map and leases as the
 // NameNode that served the workload.
@@ -91,6 +92,8 @@ func randomWorkload(t *testing.T, ctx context.Context, fsys, abandoner *client.F
 		return b
 	}
 	must("mkdir", fsys.MkdirAll(ctx, "/w/d", 0o755))
+	must("allowSnapshot", allowSnapshot(ctx, fsys, "/w"))
+	var snaps []string
 	var files []string
 	pick := func() string { return files[r.IntN(len(files))] }
 	for i := range 12 {
@@ -99,7 +102,7 @@ func randomWorkload(t *testing.T, ctx context.Context, fsys, abandoner *client.F
 		files = append(files, name)
 	}
 	for step := range steps {
-		switch k := r.IntN(9); k {
+		switch k := r.IntN(10); k {
 		case 0: // append, partial or after a flush
 			w, err := fsys.Append(ctx, pick())
 			must("append", err)
@@ -167,6 +170,18 @@ func randomWorkload(t *testing.T, ctx context.Context, fsys, abandoner *client.F
 			name := fmt.Sprintf("/w/g%02d", step)
 			must("write", fsys.WriteFile(ctx, name, data(64<<10*(1+r.IntN(4))), false))
 			files = append(files, name)
+		case 9: // a snapshot, or the deletion of one: the truncates after
+			// it copy the blocks it holds (copy-on-truncate)
+			if len(snaps) > 0 && r.IntN(3) == 0 {
+				k := r.IntN(len(snaps))
+				must("deleteSnapshot", fsys.DeleteSnapshot(ctx, "/w", snaps[k]))
+				snaps = append(snaps[:k], snaps[k+1:]...)
+				continue
+			}
+			name := fmt.Sprintf("s%02d", step)
+			_, err := fsys.CreateSnapshot(ctx, "/w", name)
+			must("createSnapshot", err)
+			snaps = append(snaps, name)
 		}
 		if len(files) < 3 {
 			name := fmt.Sprintf("/w/h%02d", step)
@@ -241,6 +256,12 @@ func diffLines(a, b string) string {
 
 // concat appends src to trg with ClientProtocol's concat (the client
 // library has no call for it).
+func allowSnapshot(ctx context.Context, fsys *client.FileSystem, dir string) error {
+	c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{strings.TrimPrefix(fsys.URI(), "hdfs://")}, User: fsys.User(), Protocol: namenode.ClientProtocolName})
+	defer c.Close()
+	return c.Call(ctx, "allowSnapshot", &hdfs.AllowSnapshotRequestProto{SnapshotRoot: proto.String(dir)}, &hdfs.AllowSnapshotResponseProto{})
+}
+
 func concat(ctx context.Context, fsys *client.FileSystem, trg, src string) error {
 	c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{strings.TrimPrefix(fsys.URI(), "hdfs://")}, User: fsys.User(), Protocol: namenode.ClientProtocolName})
 	defer c.Close()

@@ -31,7 +31,8 @@ import (
 //	OP_CLOSE              every block committed if needed, then COMPLETE; lease released
 //	OP_APPEND             lease; a partial last block reopened (UNDER_CONSTRUCTION)
 //	OP_TRUNCATE           freed blocks; with a truncate block, that block reopened
-//	                      and a lease for the client
+//	                      (copy-on-truncate: the new block added, UNDER_CONSTRUCTION,
+//	                      the snapshot's block kept) and a lease for the client
 //	OP_CONCAT_DELETE      the sources' blocks become the target's
 //	OP_SET_REPLICATION    the file's blocks take the new factor
 //	OP_SET_STORAGE_POLICY, OP_RENAME, OP_RENAME_OLD, OP_CONCAT_DELETE
@@ -113,10 +114,19 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 		}
 	case *op.Truncate:
 		if tb := o.TruncateBlock; tb != nil {
-			if id, ok := t.InodeID(o.Path); ok {
-				n.mu.leases.AddLease(o.ClientName, id, now)
+			fi, _, ok := t.File(o.Path)
+			if !ok {
+				return fmt.Errorf("namenode: %v of %s: no such file after apply", o.Code(), o.Path)
 			}
-			berr = bm.ReopenForAppend(tb.ID)
+			n.mu.leases.AddLease(o.ClientName, fi.ID, now)
+			if _, copying := t.TruncateSource(fi.ID); copying {
+				// Copy-on-truncate: a new block, under construction until
+				// the recovery copies the snapshot's block into it.
+				berr = bm.AddBlock(int64(fi.ID), blockmgmt.Block(*tb), int(fi.Replication), blockmgmt.UnderConstruction, nil)
+				bm.SetStoragePolicy([]int64{tb.ID}, t.EffectiveStoragePolicy(o.Path))
+			} else {
+				berr = bm.ReopenForAppend(tb.ID)
+			}
 		}
 	case *op.Concat:
 		fi, blocks, ok := t.File(o.Target)

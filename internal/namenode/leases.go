@@ -30,6 +30,13 @@ import (
 // or takes over starts them again when the leases expire). The primary reports the agreed block with
 // commitBlockSynchronization, which closes the file. A recovery that does not
 // report within lease.RecoveryTimeout is retried with the next primary.
+//
+// Truncate starts the same recovery with the new length; for a
+// copy-on-truncate (the file's last block is a new block, the snapshot keeps
+// the old one: namespace.Tree.TruncateSource) the holders asked are the old
+// block's, DNA_RECOVERBLOCK names the old block with the new one as its
+// truncateBlock, and commitBlockSynchronization, naming the old block as
+// Hadoop's DataNodes do, closes the file with the new one.
 
 const classRecoveryInProgress = "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException"
 
@@ -64,7 +71,11 @@ func (n *namesystem) releasePlan(t *namespace.Tree, bm blockmgmt.View, fileID ui
 		fs.LastFinalized = info.Live
 		fs.LastNumBytes = info.NumBytes
 		var stale []bool
-		holders, stale = bm.Holders(last.ID, now)
+		from := last.ID
+		if src, ok := t.TruncateSource(fileID); ok {
+			from = src // a copy-on-truncate: the snapshot's block has the data
+		}
+		holders, stale = bm.Holders(from, now)
 		for _, s := range stale {
 			fs.Holders = append(fs.Holders, lease.Holder{Stale: s})
 		}
@@ -116,8 +127,15 @@ func (n *namesystem) releasePlan(t *namespace.Tree, bm blockmgmt.View, fileID ui
 			parts = holders
 		}
 		primary := holders[d.Primary]
+		src, copying := t.TruncateSource(fileID)
 		after = func() {
-			if err := n.mu.bm.StartRecovery(last.ID, recoveryID, primary.UUID, parts, -1); err != nil {
+			var err error
+			if copying {
+				err = n.mu.bm.StartCopyRecovery(last.ID, src, recoveryID, primary.UUID, parts, last.NumBytes)
+			} else {
+				err = n.mu.bm.StartRecovery(last.ID, recoveryID, primary.UUID, parts, -1)
+			}
+			if err != nil {
 				n.log.Warn("block recovery not started", "path", path, "block", last.ID, "err", err)
 				return
 			}
@@ -291,12 +309,18 @@ func (d *datanodeRPC) commitBlockSynchronization(ctx context.Context, req *datan
 			}
 			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: the file of blk_%d is not under construction", b.ID)
 		}
-		if a, ok := ns.mu.recoveries.Lookup(b.ID); ok && a.RecoveryID != newGS {
-			return nil, nil, remoteerr.New(remoteerr.ClassIOException,
-				"The recovery id %d does not match current recovery id %d for block blk_%d", newGS, a.RecoveryID, b.ID)
-		}
 		k := len(blocks)
-		if k == 0 || blocks[k-1].ID != b.ID {
+		// For a copy-on-truncate the DataNode names the block it copied
+		// (the snapshot's); the block recovered is the file's new last one.
+		target := b.ID
+		if src, ok := t.TruncateSource(uint64(info.FileID)); ok && src == b.ID && k > 0 {
+			target = blocks[k-1].ID
+		}
+		if a, ok := ns.mu.recoveries.Lookup(target); ok && a.RecoveryID != newGS {
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException,
+				"The recovery id %d does not match current recovery id %d for block blk_%d", newGS, a.RecoveryID, target)
+		}
+		if k == 0 || blocks[k-1].ID != target {
 			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: blk_%d is not the last block of %s", b.ID, path)
 		}
 		nb := append([]op.Block(nil), blocks...)
@@ -306,19 +330,23 @@ func (d *datanodeRPC) commitBlockSynchronization(ctx context.Context, req *datan
 			if newGS < blocks[k-1].GenStamp {
 				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: stamp %d is older than blk_%d's %d", newGS, b.ID, blocks[k-1].GenStamp)
 			}
-			if err := bm.CheckRecovery(b.ID, newGS); err != nil {
+			if err := bm.CheckRecovery(target, newGS); err != nil {
 				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: %v", err)
+			}
+			if target != b.ID && newLen != blocks[k-1].NumBytes {
+				return nil, nil, remoteerr.New(remoteerr.ClassIOException, "commitBlockSynchronization: copy-on-truncate of blk_%d into blk_%d made %d bytes, the truncate asked for %d",
+					b.ID, target, newLen, blocks[k-1].NumBytes)
 			}
 			nb[k-1].GenStamp, nb[k-1].NumBytes = newGS, newLen
 		}
 		closeFile := req.GetCloseFile()
 		after := func() {
-			ns.mu.recoveries.Done(b.ID)
+			ns.mu.recoveries.Done(target)
 			if !req.GetDeleteBlock() && !closeFile {
 				// The recovered replicas become the block's holders; the
 				// close, when there is one, completed the block already.
-				if err := ns.mu.bm.CommitRecovery(b.ID, newGS, newLen, targets, false); err != nil {
-					d.nn.deps.Logger.Warn("commitBlockSynchronization", "block", b.ID, "err", err)
+				if err := ns.mu.bm.CommitRecovery(target, newGS, newLen, targets, false); err != nil {
+					d.nn.deps.Logger.Warn("commitBlockSynchronization", "block", target, "err", err)
 				}
 			}
 		}
@@ -349,7 +377,13 @@ func (d *datanodeRPC) recoverCommand(r blockmgmt.RecoverBlock) *datanode.Datanod
 		Block:       locatedBlock(d.nn.version.BlockPoolID, blockmgmt.LocatedBlock{Block: r.Block, Locations: locs}, 0),
 	}
 	if r.NewLength >= 0 {
-		rb.TruncateBlock = &hdfs.BlockProto{BlockId: proto.Uint64(uint64(r.Block.ID)), GenStamp: proto.Uint64(uint64(r.NewGenStamp)), NumBytes: proto.Uint64(uint64(r.NewLength))}
+		// truncateBlock: the block as the recovery leaves it, with a new
+		// id for a copy-on-truncate (Block then names the block copied).
+		id := r.Block.ID
+		if r.NewBlockID != 0 {
+			id = r.NewBlockID
+		}
+		rb.TruncateBlock = &hdfs.BlockProto{BlockId: proto.Uint64(uint64(id)), GenStamp: proto.Uint64(uint64(r.NewGenStamp)), NumBytes: proto.Uint64(uint64(r.NewLength))}
 	}
 	return &datanode.DatanodeCommandProto{
 		CmdType:     datanode.DatanodeCommandProto_BlockRecoveryCommand.Enum(),
@@ -378,10 +412,23 @@ func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto
 		if tb == nil {
 			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no block to cut", req.GetSrc())
 		}
+		// The replicas to cut, or for a copy-on-truncate (a new block id)
+		// to copy from: those of the block holding the new end now.
+		src := tb.ID
+		if blocks, err := t.Blocks(req.GetSrc()); err == nil {
+			var off int64
+			for _, b := range blocks {
+				if off+b.NumBytes > newLength {
+					src = b.ID
+					break
+				}
+				off += b.NumBytes
+			}
+		}
 		nowT := c.ns.clock.Now()
-		holders, stale := bm.Holders(tb.ID, nowT)
+		holders, stale := bm.Holders(src, nowT)
 		if len(holders) == 0 {
-			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no live replica of blk_%d", req.GetSrc(), tb.ID)
+			return nil, nil, remoteerr.New(remoteerr.ClassIOException, "truncate of %s: no live replica of blk_%d", req.GetSrc(), src)
 		}
 		primary := 0
 		for i, s := range stale {
@@ -392,7 +439,13 @@ func (c *clientRPC) truncate(ctx context.Context, req *hdfs.TruncateRequestProto
 		}
 		cut := *tb
 		return ops, func() {
-			if err := c.ns.mu.bm.StartRecovery(cut.ID, cut.GenStamp, holders[primary].UUID, holders, cut.NumBytes); err != nil {
+			var err error
+			if src != cut.ID {
+				err = c.ns.mu.bm.StartCopyRecovery(cut.ID, src, cut.GenStamp, holders[primary].UUID, holders, cut.NumBytes)
+			} else {
+				err = c.ns.mu.bm.StartRecovery(cut.ID, cut.GenStamp, holders[primary].UUID, holders, cut.NumBytes)
+			}
+			if err != nil {
 				c.nn.deps.Logger.Warn("truncate: block recovery not started", "path", req.GetSrc(), "block", cut.ID, "err", err)
 				return
 			}

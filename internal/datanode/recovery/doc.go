@@ -22,6 +22,13 @@
 //	primary ── updateReplicaUnderRecovery(r, length) ──▶ each participant: cut, GS r, FINALIZED
 //	primary ── commitBlockSynchronization(b, r, length, close, nodes that succeeded) ──▶ NameNode
 //
+// A copy-on-truncate (the truncate block has another id c than b: a
+// snapshot keeps b) runs the same steps, except that initReplicaRecovery
+// only inspects each replica of b (it must be FINALIZED and stays so, for
+// the snapshot's readers) and updateReplicaUnderRecovery(r, c, n) writes the
+// first n bytes of b as a new FINALIZED replica c with stamp r; the commit
+// names b, as Hadoop's does, and the NameNode closes the file with c.
+//
 // # Which answers count (Decide, first step)
 //
 //	answer                                            effect

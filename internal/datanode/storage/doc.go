@@ -120,7 +120,12 @@
 // DataNode) moves an RBW, RWR or FINALIZED replica to RUR
 // (InitReplicaRecovery, which stops a writer still attached) and then to
 // FINALIZED with the agreed length and the recovery id as its new
-// generation stamp (UpdateReplicaUnderRecovery). Invalidate
+// generation stamp (UpdateReplicaUnderRecovery). A copy-on-truncate
+// leaves its FINALIZED source alone (InspectCopySource) and creates a new
+// FINALIZED replica of another block id from the source's prefix
+// (CopyReplica: block and meta written in tmp/ and synced, then moved into
+// finalized/ meta first, as Finalize does; a crash before the move leaves
+// only tmp/ files, which start-up empties). Invalidate
 // (NameNode command) removes a replica in any state; a replica with an older
 // generation stamp than a new CreateRBW/CreateTemporary of the same block is
 // invalidated by it. Duplicates found at startup keep the newer generation

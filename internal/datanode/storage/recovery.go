@@ -279,3 +279,144 @@ func metaMatches(blockPath, metaPath string) (bool, error) {
 	}
 	return c.Sum(last) == binary.BigEndian.Uint32(sum[:]), nil
 }
+
+// InspectCopySource is initReplicaRecovery for a copy-on-truncate: the
+// replica of b is only read (a snapshot keeps reading it), so it must be
+// FINALIZED, with a stamp at least b's and below recoveryID; its state is
+// left alone.
+func (bp *BlockPool) InspectCopySource(b Block, recoveryID int64) (RecoveryInfo, error) {
+	rm := bp.replicas
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	r := rm.mu.m[b.ID]
+	switch {
+	case r == nil:
+		return RecoveryInfo{}, fmt.Errorf("%w: copy from %s", ErrReplicaNotFound, b)
+	case r.gs < b.GenStamp:
+		return RecoveryInfo{}, fmt.Errorf("%w: copy from %s, replica has older stamp %d", ErrGenStamp, b, r.gs)
+	case r.gs >= recoveryID:
+		return RecoveryInfo{}, fmt.Errorf("%w: copy from %s with id %d, replica already has stamp %d", ErrGenStamp, b, recoveryID, r.gs)
+	case r.state != Finalized:
+		return RecoveryInfo{}, fmt.Errorf("%w: copy from %s in state %s", ErrWrongState, b, r.state)
+	}
+	return RecoveryInfo{Block: Block{ID: r.id, GenStamp: r.gs, NumBytes: r.numBytes}, OriginalState: Finalized}, nil
+}
+
+// CopyReplica ends a copy-on-truncate on this node: the first newLength
+// bytes of the FINALIZED replica src become a new FINALIZED replica of block
+// newID with stamp newGS, on the same volume, its meta file holding the
+// checksums of src with the last partial chunk's recomputed; src is left as
+// it is. The copy is written in tmp/ (emptied at start-up, so a crash leaves
+// nothing) and synced, then moved to finalized/ as Finalize does. A replica
+// of newID already there with newGS and newLength is the result of an
+// earlier call and is returned; one with an older stamp is replaced.
+func (bp *BlockPool) CopyReplica(src Block, newID, newGS, newLength int64) (Replica, error) {
+	rm := bp.replicas
+	rm.mu.Lock()
+	r := rm.mu.m[src.ID]
+	var err error
+	switch {
+	case r == nil:
+		err = fmt.Errorf("%w: copy from %s", ErrReplicaNotFound, src)
+	case r.state != Finalized:
+		err = fmt.Errorf("%w: copy from %s in state %s", ErrWrongState, src, r.state)
+	case r.gs != src.GenStamp:
+		err = fmt.Errorf("%w: copy from %s, replica has %d", ErrGenStamp, src, r.gs)
+	case newLength < 0 || newLength > r.numBytes:
+		err = fmt.Errorf("%w: copy %d bytes of %s, replica has %d", ErrLength, newLength, src, r.numBytes)
+	case newID == src.ID:
+		err = fmt.Errorf("%w: copy %s onto itself", ErrReplicaExists, src)
+	}
+	if err == nil {
+		if e := rm.mu.m[newID]; e != nil && e.gs >= newGS {
+			if e.gs == newGS && e.numBytes == newLength && e.state == Finalized {
+				rep := e.snapshot()
+				rm.mu.Unlock()
+				return rep, nil
+			}
+			err = fmt.Errorf("%w: blk_%d in state %s with stamp %d, copy asked for %d", ErrReplicaExists, newID, e.state, e.gs, newGS)
+		}
+	}
+	if err != nil {
+		rm.mu.Unlock()
+		return Replica{}, err
+	}
+	v, srcBlock, srcMeta := r.vol, r.blockPath(), r.metaPath()
+	rm.mu.Unlock()
+
+	// The source is finalized, so its files do not change while they are
+	// copied without the lock.
+	tmp := bp.layout(v).tmp()
+	tmpBlock := filepath.Join(tmp, BlockFileName(newID))
+	tmpMeta := filepath.Join(tmp, MetaFileName(newID, newGS))
+	cleanup := func() { os.Remove(tmpBlock); os.Remove(tmpMeta) }
+	if err := copyPrefix(srcBlock, tmpBlock, newLength); err != nil {
+		cleanup()
+		return Replica{}, err
+	}
+	if err := writeTruncatedMeta(srcBlock, srcMeta, tmpMeta, newLength); err != nil {
+		cleanup()
+		return Replica{}, err
+	}
+	if err := syncDir(tmp); err != nil {
+		cleanup()
+		return Replica{}, fmt.Errorf("datanode/storage: sync dir %s: %w", tmp, err)
+	}
+
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if e := rm.mu.m[newID]; e != nil {
+		if e.gs >= newGS {
+			cleanup()
+			return Replica{}, fmt.Errorf("%w: blk_%d appeared with stamp %d during the copy", ErrReplicaExists, newID, e.gs)
+		}
+		bp.discardLocked(e)
+	}
+	dst := bp.layout(v).blockDir(newID)
+	created, err := mkdirAllReport(dst)
+	if err != nil {
+		cleanup()
+		return Replica{}, err
+	}
+	nr := &replica{id: newID, gs: newGS, state: Finalized, vol: v, dir: dst, numBytes: newLength, bytesAcked: newLength}
+	if err := os.Rename(tmpMeta, nr.metaPath()); err != nil {
+		cleanup()
+		return Replica{}, fmt.Errorf("datanode/storage: finalize the copy blk_%d: %w", newID, err)
+	}
+	if err := os.Rename(tmpBlock, nr.blockPath()); err != nil {
+		os.Remove(nr.metaPath())
+		cleanup()
+		return Replica{}, fmt.Errorf("datanode/storage: finalize the copy blk_%d: %w", newID, err)
+	}
+	if err := syncDirs(append(created, dst, tmp)...); err != nil {
+		return Replica{}, err
+	}
+	rm.mu.m[newID] = nr
+	v.addUsed(filesSize(nr))
+	return nr.snapshot(), nil
+}
+
+// copyPrefix writes the first n bytes of src to a new file dst and syncs it.
+func copyPrefix(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("datanode/storage: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("datanode/storage: %w", err)
+	}
+	if k, err := io.Copy(out, io.LimitReader(in, n)); err != nil || k != n {
+		out.Close()
+		if err == nil {
+			err = fmt.Errorf("%w: %s has %d bytes, %d needed", ErrLength, src, k, n)
+		}
+		return fmt.Errorf("datanode/storage: copy %s: %w", src, err)
+	}
+	if err := fdatasync(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

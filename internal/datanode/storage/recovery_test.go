@@ -139,3 +139,73 @@ func TestRecoveryFileAtStartup(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyReplica: a copy-on-truncate writes the prefix of a finalized
+// replica as a new finalized replica (checksums recomputed for the partial
+// last chunk), leaves the source readable and unchanged, is idempotent,
+// and survives a restart.
+func TestCopyReplica(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	ck := datatransfer.DefaultChecksum()
+	data := randBytes(24, 1500)
+	src := Block{ID: 95, GenStamp: 5}
+	w, err := c.bp.CreateRBW(src, ck, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePackets(t, w, ck, 0, data, []int{1500})
+	if _, err := w.Finalize(1500); err != nil {
+		t.Fatal(err)
+	}
+	src.NumBytes = 1500
+	if _, err := c.bp.InspectCopySource(src, 5); !errors.Is(err, ErrGenStamp) {
+		t.Fatalf("recovery id not newer: %v", err)
+	}
+	info, err := c.bp.InspectCopySource(src, 9)
+	if err != nil || info.NumBytes != 1500 || info.OriginalState != Finalized {
+		t.Fatalf("inspect: %+v %v", info, err)
+	}
+	if r, _ := c.bp.Get(src.ID); r.State != Finalized {
+		t.Fatalf("inspecting changed the source: %+v", r)
+	}
+	if _, err := c.bp.CopyReplica(src, 96, 9, 1600); !errors.Is(err, ErrLength) {
+		t.Fatalf("copy beyond the source: %v", err)
+	}
+	if _, err := c.bp.CopyReplica(Block{ID: 95, GenStamp: 4, NumBytes: 1500}, 96, 9, 700); !errors.Is(err, ErrGenStamp) {
+		t.Fatalf("copy from a stale stamp: %v", err)
+	}
+	rep, err := c.bp.CopyReplica(src, 96, 9, 1100) // 1100 ends inside a 512-byte chunk
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ID != 96 || rep.GenStamp != 9 || rep.NumBytes != 1100 || rep.State != Finalized || filepath.Base(rep.MetaPath) != MetaFileName(96, 9) {
+		t.Fatalf("copy %+v", rep)
+	}
+	if got := checkFiles(t, rep); !bytes.Equal(got, data[:1100]) {
+		t.Fatal("copied data differs")
+	}
+	old, _ := c.bp.Get(src.ID)
+	if old.State != Finalized || old.GenStamp != 5 || old.NumBytes != 1500 {
+		t.Fatalf("source after the copy: %+v", old)
+	}
+	if got := checkFiles(t, old); !bytes.Equal(got, data) {
+		t.Fatal("source data changed")
+	}
+	if again, err := c.bp.CopyReplica(src, 96, 9, 1100); err != nil || again.BlockPath != rep.BlockPath {
+		t.Fatalf("repeated copy: %+v %v", again, err)
+	}
+	if _, err := c.bp.CopyReplica(src, 96, 9, 1000); !errors.Is(err, ErrReplicaExists) {
+		t.Fatalf("another copy under the same stamp: %v", err)
+	}
+	tmp, _ := os.ReadDir(filepath.Join(c.dirs[0], "current", testPool, "tmp"))
+	if len(tmp) != 0 {
+		t.Fatalf("tmp/ holds %d files", len(tmp))
+	}
+	c.restart()
+	if r, _ := c.bp.Get(96); r.State != Finalized || r.GenStamp != 9 || r.NumBytes != 1100 {
+		t.Fatalf("copy after restart %+v", r)
+	}
+	if r, _ := c.bp.Get(95); r.State != Finalized || r.GenStamp != 5 || r.NumBytes != 1500 {
+		t.Fatalf("source after restart %+v", r)
+	}
+}

@@ -161,11 +161,15 @@ type Register struct{}
 // recovery: it asks every holder for its replica, agrees a length, brings all
 // replicas to NewGenStamp and that length, and reports with
 // commitBlockSynchronization. NewLength is -1 except for a truncate recovery.
+// NewBlockID is 0 except for a copy-on-truncate: Block is then the block a
+// snapshot keeps, which the holders copy (its first NewLength bytes) into a
+// new block NewBlockID with stamp NewGenStamp, leaving Block as it is.
 type RecoverBlock struct {
 	Block       Block
 	NewGenStamp int64
 	Holders     []DatanodeID
 	NewLength   int64
+	NewBlockID  int64
 }
 
 // BalancerBandwidth (DNA_BALANCERBANDWIDTHUPDATE) sets the node's

@@ -132,9 +132,13 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 		}
 		t.cow(w)
 		old := f.space()
+		copying := t.copySource(f) != 0
 		delete(t.uc, f.id)
 		f.setUC(nil)
 		t.replaceBlocks(f, cloneBlocks(o.Blocks), eff)
+		if copying {
+			t.endCopy(f, eff)
+		}
 		f.mtime, f.atime = o.Mtime, o.Atime
 		addUsage(w.parent(), 0, f.space()-old)
 		eff.setFile(f)
@@ -343,6 +347,10 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 	if t.snapActive() {
 		l = max(l, t.seenAt(n))
 		t.cowNode(n, l)
+		if t.copySource(n) != 0 {
+			// A version kept only for the copy's source goes with it.
+			t.endCopy(n, eff)
+		}
 		if h = t.snap.hist[n]; h != nil {
 			h.orphan = true
 		}
@@ -620,11 +628,26 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 		keep = append(keep, b)
 		off += b.NumBytes
 	}
+	var src int64 // copy-on-truncate: the block the new last block copies
 	if off > o.NewLength {
-		if o.TruncateBlock == nil {
+		tb := o.TruncateBlock
+		if tb == nil {
 			return corruptf("truncate %s to %d: cut inside a block without a truncate block", o.Path, o.NewLength)
 		}
-		keep[len(keep)-1] = *o.TruncateBlock
+		cut := keep[len(keep)-1]
+		if tb.NumBytes != o.NewLength-(off-cut.NumBytes) {
+			return corruptf("truncate %s to %d: truncate block blk_%d has %d bytes, the cut leaves %d", o.Path, o.NewLength, tb.ID, tb.NumBytes, o.NewLength-(off-cut.NumBytes))
+		}
+		if tb.ID != cut.ID {
+			if tb.ID > t.lastBlockID || hasBlock(f.blocks(), tb.ID) {
+				return corruptf("truncate %s: copy-on-truncate block blk_%d was not allocated (last block id %d)", o.Path, tb.ID, t.lastBlockID)
+			}
+			src = cut.ID
+		}
+		keep[len(keep)-1] = *tb
+	}
+	if src != 0 && !t.wouldHold(w, f, src) {
+		return corruptf("truncate %s: copy-on-truncate of blk_%d, which no snapshot holds", o.Path, src)
 	}
 	keep = cloneBlocks(keep)
 	t.cow(w)
@@ -632,7 +655,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
-		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
+		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src})
 		t.uc[f.id] = f
 	}
 	addUsage(w.parent(), 0, f.space()-old)

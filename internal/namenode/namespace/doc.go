@@ -113,11 +113,40 @@
 //	append     the file is saved with its old block list; the shared last
 //	           block grows in place (a snapshot reads only its old length)
 //	truncate   on a block boundary the dropped blocks stay in the saved
-//	           version; a cut inside a block that a snapshot holds is
-//	           refused (copy-on-truncate is not supported yet)
+//	           version; a cut inside a block that a snapshot holds is a
+//	           copy-on-truncate (below)
 //	concat     refused when a snapshot sees a source file
 //	disallowSnapshot, or deleting/overwriting a directory that has
 //	           snapshots below it: refused, as HDFS does
+//
+// Copy-on-truncate. A truncate whose new end falls inside a block B
+// (id b, stamp g, length n) that a snapshot holds cannot cut B's replicas:
+// the snapshot still reads all n bytes. As HDFS does, the plan allocates a
+// new block id c (OP_ALLOCATE_BLOCK_ID) and a new stamp h
+// (OP_SET_GENSTAMP_V2), and OP_TRUNCATE carries the truncate block
+// (c, h, the new length m of the last block). Applying it saves the file's
+// version (with B), replaces B by C in the live list, and opens the file
+// for the truncating client; B stays whole, owned by the version:
+//
+//	live:     [.. B(b,g,n)]  closed
+//	   │ OP_ALLOCATE_BLOCK_ID c, OP_SET_GENSTAMP_V2 h, OP_TRUNCATE (c,h,m)
+//	   ▼
+//	live:     [.. C(c,h,m)]  under construction, lease of the client
+//	version:  [.. B(b,g,n)]  (the snapshot's view, B unchanged)
+//	   │ block recovery: each holder of B copies its first m bytes into a
+//	   │ new finalized replica C; commitBlockSynchronization(B, h, m)
+//	   ▼ (OP_CLOSE with C at its committed stamp and length)
+//	live:     [.. C]  closed          version: [.. B]
+//	   │ deleteSnapshot (the last snapshot selecting the version)
+//	   ▼
+//	live:     [.. C]                  B freed, its replicas invalidated
+//
+// The file's under-construction part records B's id (TruncateSource; in
+// the image too), so the recovery knows what to copy after a restart or a
+// lease expiry. A snapshot deleted while the copy runs does not free B: a
+// version holding it is kept (no view selects it) until the file is
+// closed or deleted, which drops that version and frees B, as HDFS keeps
+// the truncate block of a recovery under way.
 //
 // When blocks are freed. A block belongs to one inode object, in its live
 // block list and in any of its versions. A change frees a block that

@@ -66,7 +66,7 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		rec.BlockSize = n.pref()
 		rec.Blocks = n.blocks()
 		if n.ucd() != nil {
-			*uc = fsimage.UnderConstruction{ClientName: n.ucd().client, ClientMachine: n.ucd().machine}
+			*uc = fsimage.UnderConstruction{ClientName: n.ucd().client, ClientMachine: n.ucd().machine, TruncateSource: n.ucd().truncSrc}
 			rec.UC = uc
 		}
 	}
@@ -193,7 +193,10 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 			if _, dup := t.uc[rec.ID]; dup {
 				return fmt.Errorf("%w: duplicate file id %d", ErrImage, rec.ID)
 			}
-			n.setUC(&ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par})
+			if src := rec.UC.TruncateSource; src != 0 && (len(rec.Blocks) == 0 || rec.Blocks[len(rec.Blocks)-1].ID == src) {
+				return fmt.Errorf("%w: inode %d: copy-on-truncate source blk_%d is not another block than the last", ErrImage, rec.ID, src)
+			}
+			n.setUC(&ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par, truncSrc: rec.UC.TruncateSource})
 			t.uc[rec.ID] = n
 		}
 		t.numFiles++

@@ -916,7 +916,9 @@ func (t *Tree) PlanAddBlock(c Caller, path, clientName string, fileID uint64, pr
 // the block holding the cut gets a new generation stamp (an op.SetGenstamp
 // precedes the op.Truncate), the file is open for clientName until block
 // recovery closes it, and it reports false. The truncated block is recorded
-// with its new length at once.
+// with its new length at once. When a snapshot holds that block, the cut is
+// a copy-on-truncate: an op.AllocateBlockID precedes the stamp, and the
+// truncate block is a new block (see "Copy-on-truncate" in the package doc).
 func (t *Tree) PlanTruncate(c Caller, path string, newLength int64, clientName, clientMachine string, now int64) (bool, []op.Op, error) {
 	if newLength < 0 {
 		return false, nil, newErr(fmt.Sprintf("Cannot truncate to a negative file size: %d.", newLength), ErrIllegalArgument)
@@ -955,10 +957,14 @@ func (t *Tree) PlanTruncate(c Caller, path string, newLength int64, clientName, 
 			if off == newLength {
 				break
 			}
-			if t.wouldHold(w, f, b.ID) {
-				return false, nil, newErr(fmt.Sprintf("Cannot truncate %s to %d: the block holding the new end is in a snapshot, and truncating inside a snapshotted block (copy-on-truncate) is not supported; truncate to a block boundary or delete the snapshot first", w.path, newLength), ErrIO)
-			}
 			gs := t.genStamp + 1
+			if t.wouldHold(w, f, b.ID) {
+				// Copy-on-truncate: the snapshot keeps b whole; the
+				// file's last block becomes a new block of the new length.
+				nb := op.Block{ID: t.lastBlockID + 1, NumBytes: newLength - off, GenStamp: gs}
+				tr.TruncateBlock = &nb
+				return false, []op.Op{&op.AllocateBlockID{BlockID: nb.ID}, &op.SetGenstamp{GenStamp: gs}, tr}, nil
+			}
 			tr.TruncateBlock = &op.Block{ID: b.ID, NumBytes: newLength - off, GenStamp: gs}
 			return false, []op.Op{&op.SetGenstamp{GenStamp: gs}, tr}, nil
 		}

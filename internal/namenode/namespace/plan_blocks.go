@@ -170,3 +170,14 @@ func (t *Tree) UnderConstructionFile(fileID uint64) (path, holder string, repl u
 	}
 	return joinPath(dirPath(f.ucd().parent), f.name), f.ucd().client, f.repl(), f.blocks(), true
 }
+
+// TruncateSource reports, for the file under construction fileID whose last
+// block is being made by a copy-on-truncate, the id of the block it copies
+// (held by a snapshot); ok is false for every other file.
+func (t *Tree) TruncateSource(fileID uint64) (src int64, ok bool) {
+	f, found := t.uc[fileID]
+	if !found || f.ucd().truncSrc == 0 {
+		return 0, false
+	}
+	return f.ucd().truncSrc, true
+}

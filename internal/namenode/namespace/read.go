@@ -309,6 +309,9 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 	w.WriteByte(']')
 	if n.ucd() != nil {
 		fmt.Fprintf(w, " uc=%s@%s", n.ucd().client, n.ucd().machine)
+		if src := n.ucd().truncSrc; src != 0 {
+			fmt.Fprintf(w, " copying=%d", src)
+		}
 	}
 	t.dumpFeatures(w, n)
 	w.WriteByte('\n')

@@ -460,13 +460,41 @@ func (ss *snapState) newestUpTo(id int32) int32 {
 func (t *Tree) collect(eff *Effects) {
 	ss := t.snap
 	for n, h := range ss.hist {
+		t.collectNode(n, h, t.copySource(n), eff)
+	}
+	for n, e := range ss.exiles {
+		if e2 := ss.newestUpTo(e); e2 == 0 {
+			delete(ss.exiles, n)
+		} else {
+			ss.exiles[n] = e2
+		}
+	}
+}
+
+// copySource is the block a copy-on-truncate of n, under way, copies: a
+// version holding it is kept until the copy ends, even when no snapshot
+// selects it any more (no view shows it), so that the block and its
+// replicas stay; 0 when n has no copy under way.
+func (t *Tree) copySource(n *inode) int64 {
+	if u := n.ucd(); u != nil && u.truncSrc != 0 && t.uc[n.id] == n {
+		return u.truncSrc
+	}
+	return 0
+}
+
+// collectNode drops the versions of n that no snapshot selects (except one
+// holding block src, the source of a copy under way, when not 0), freeing
+// the blocks only they held; n's history goes when it has no version left.
+func (t *Tree) collectNode(n *inode, h *history, src int64, eff *Effects) {
+	ss := t.snap
+	{
 		var dropped []op.Block
 		kept := make([]*version, 0, len(h.vs))
 		var prev int32
 		for _, v := range h.vs {
 			lo := prev
 			prev = v.tag
-			if ss.anyIn(lo, v.tag) {
+			if ss.anyIn(lo, v.tag) || (src != 0 && hasBlock(v.attrs.blocks(), src)) {
 				kept = append(kept, v)
 				continue
 			}
@@ -482,7 +510,7 @@ func (t *Tree) collect(eff *Effects) {
 			}
 		}
 		if len(kept) == len(h.vs) {
-			continue
+			return
 		}
 		h.vs = kept
 		for _, b := range dropped {
@@ -497,12 +525,16 @@ func (t *Tree) collect(eff *Effects) {
 			delete(ss.hist, n)
 		}
 	}
-	for n, e := range ss.exiles {
-		if e2 := ss.newestUpTo(e); e2 == 0 {
-			delete(ss.exiles, n)
-		} else {
-			ss.exiles[n] = e2
-		}
+}
+
+// endCopy is called when a file with a copy-on-truncate under way is
+// closed or removed: a version kept only for the copy's source goes now.
+func (t *Tree) endCopy(n *inode, eff *Effects) {
+	if t.snap == nil {
+		return
+	}
+	if h := t.snap.hist[n]; h != nil {
+		t.collectNode(n, h, 0, eff)
 	}
 }
 

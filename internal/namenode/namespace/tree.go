@@ -136,6 +136,9 @@ type ucData struct {
 	client  string
 	machine string
 	parent  *inode // the directory holding the file
+	// truncSrc is the id of the block a copy-on-truncate copies into the
+	// file's last block (0: none); the snapshot's version holds it.
+	truncSrc int64
 }
 
 type ownerPair struct{ user, group uint32 }
