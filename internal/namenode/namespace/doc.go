@@ -149,8 +149,11 @@
 // the truncate block of a recovery under way.
 //
 // In-place truncate. When no snapshot holds B, OP_TRUNCATE's truncate
-// block keeps B's id (with a new stamp and the cut length m) and replaces B
-// in the live list; the file is opened with a flag of its own (truncInPlace,
+// block keeps B's id (with a new stamp h and the cut length m); B in the
+// live list takes the length m but keeps its stamp g, the one its replicas
+// have, until the recovery commits (h is the first recovery's id), so that
+// a NameNode started from an image still finds the replicas. The file is
+// opened with a flag of its own (truncInPlace,
 // TruncatingInPlace), distinct from truncSrc so that nothing keeps B alive
 // as a copy source. In the image the flag is written as a TruncateSource
 // equal to the last block's id, as Hadoop's truncate block names the block
