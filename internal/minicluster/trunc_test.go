@@ -99,3 +99,59 @@ func TestTruncateInPlaceAfterRestart(t *testing.T) {
 		t.Fatalf("the closed file is still marked as truncating:\n%s", a)
 	}
 }
+
+// TestTruncateInPlaceTakeover: the standby, tailing the edits, marks a file
+// truncating in place as the active does; after a failover while the
+// recovery could not run (the DataNodes were down), recoverLease on the new
+// active cuts the replicas to the truncate's length.
+func TestTruncateInPlaceTakeover(t *testing.T) {
+	c := startHACluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	nns := c.NameNodes()
+	super := nns[0].SuperUser()
+	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(), User: super, BlockSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	orig := bytes.Repeat([]byte("in-place truncate, then failover\n"), 3000) // 99,000 bytes: 1.5 blocks
+	if err := fsys.WriteFile(ctx, "/file", orig, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.DataNodes() {
+		if err := c.StopDataNode(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const newLen = 70_001
+	if done, err := fsys.Truncate(ctx, "/file", newLen); err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	waitStandbyCaughtUp(t, nns[0], nns[1])
+	if d := dumpOf(t, nns[1]); !strings.Contains(d, " truncating") {
+		t.Fatalf("the standby does not mark the file as truncating in place:\n%s", d)
+	}
+	if err := c.Failover(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.DataNodes() {
+		if err := c.StartDataNode(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok, err := fsys.RecoverLease(ctx, "/file")
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recoverLease did not close the file within 60 s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:newLen]) {
+		t.Fatalf("file after failover and recovery: %d bytes (want %d), %v", len(got), newLen, err)
+	}
+}
