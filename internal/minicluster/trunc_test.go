@@ -3,6 +3,7 @@ package minicluster
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,57 @@ func TestTruncateInPlaceTakeover(t *testing.T) {
 	}
 	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:newLen]) {
 		t.Fatalf("file after failover and recovery: %d bytes (want %d), %v", len(got), newLen, err)
+	}
+}
+
+// TestTruncateInPlaceBackupNode: the Backup Node, fed the active's edit
+// stream, marks a file truncating in place as the active does, and holds
+// the same state after the recovery closes it.
+func TestTruncateInPlaceBackupNode(t *testing.T) {
+	c := startCheckpointCluster(t, 1, backupKeys(1000)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1000)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.Close()
+	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
+	super := c.NameNode().SuperUser()
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	orig := []byte(strings.Repeat("backup node ", 500)) // 6000 bytes
+	if err := fsys.WriteFile(ctx, "/file", orig, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopDataNode(0); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := fsys.Truncate(ctx, "/file", 5000); err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	if !strings.Contains(nsDump(t, c.NameNode()), " truncating") {
+		t.Fatal("the active does not mark the file as truncating in place")
+	}
+	waitSame(t, c.NameNode(), bn, "while the truncate waits")
+	if err := c.StartDataNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ok, err := fsys.RecoverLease(ctx, "/file"); err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("recoverLease did not close the file within 60 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitSame(t, c.NameNode(), bn, "after the recovery")
+	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
+		t.Fatalf("file: %d bytes (want 5000), %v", len(got), err)
 	}
 }
