@@ -240,7 +240,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ExitStatus {
 	}
 	start := cfg.Clock.Now()
 	defer func() {
-		fmt.Fprintf(out, "%-24s Balancing took %s\n", javaDate(cfg.Clock.Now()), time2Str(cfg.Clock.Now().Sub(start)))
+		now := cfg.Clock.Now()
+		PrintTook(out, "Balancing", now, now.Sub(start))
 	}()
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(out, "java.lang.IllegalArgumentException: %s.  Exiting ...\n", strings.TrimPrefix(err.Error(), "balancer: "))

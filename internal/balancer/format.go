@@ -2,6 +2,7 @@ package balancer
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -41,9 +42,12 @@ func byteDesc(n int64) string {
 // in the US locale ("Mar 5, 2026 1:02:03 PM"), the balancer's time stamps.
 func javaDate(t time.Time) string { return t.Format("Jan 2, 2006 3:04:05 PM") }
 
-// Elapsed prints an elapsed time as the balancer's last line does
-// ("Balancing took 4.567 seconds").
-func Elapsed(d time.Duration) string { return time2Str(d) }
+// PrintTook prints the last line of the balancer and the mover, which
+// Hadoop's tools print however they ended: the time now and how long the
+// run took ("Mar 5, 2026 1:02:03 PM     Balancing took 4.567 seconds").
+func PrintTook(out io.Writer, what string, now time.Time, took time.Duration) {
+	fmt.Fprintf(out, "%-24s %s took %s\n", javaDate(now), what, time2Str(took))
+}
 
 // time2Str prints an elapsed time as the balancer's last line does: a Java
 // double and the largest unit that keeps it at least 1.

@@ -64,7 +64,8 @@ func RunMover(ctx context.Context, cfg Config, paths []string, out io.Writer) Ex
 	cfg.idPath = MoverIDPath
 	start := cfg.Clock.Now()
 	defer func() {
-		fmt.Fprintf(out, "%-24s Mover took %s\n", javaDate(cfg.Clock.Now()), time2Str(cfg.Clock.Now().Sub(start)))
+		now := cfg.Clock.Now()
+		PrintTook(out, "Mover", now, now.Sub(start))
 	}()
 	if len(cfg.NameNodes) == 0 {
 		fmt.Fprintln(out, "java.lang.IllegalArgumentException: no NameNode address.  Exiting ...")

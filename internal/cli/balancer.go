@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/balancer"
-	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/dtsasl"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/hosts"
@@ -35,39 +34,21 @@ func runBalancer(inv *Invocation) int {
 	start := time.Now()
 	cfg, err := balancerConfig(inv)
 	if err != nil {
-		fmt.Fprintln(inv.Env.Stderr, err)
-		fmt.Fprint(inv.Env.Stderr, balancerUsage)
-		// Hadoop prints its last line whatever happened.
-		fmt.Fprintf(inv.Env.Stdout, "%-24s Balancing took %s\n", time.Now().Format("Jan 2, 2006 3:04:05 PM"),
-			balancer.Elapsed(time.Since(start)))
-		return exitUsage
+		return dispatcherUsageError(inv, err, balancerUsage, "Balancing", start)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info("balancer stopping", "signal", s.String())
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return int(balancer.Run(ctx, cfg, inv.Env.Stdout))
+	return runUntilSignal(inv, "balancer", func(ctx context.Context) balancer.ExitStatus {
+		return balancer.Run(ctx, cfg, inv.Env.Stdout)
+	})
 }
 
 // balancerConfig reads the options and the configuration keys.
 func balancerConfig(inv *Invocation) (balancer.Config, error) {
 	c := inv.Conf
-	cfg := balancer.Config{Threshold: 10, IdleIterations: 5, User: clientUser(inv), Logger: inv.Logger, Stderr: inv.Env.Stderr}
-	addrs, authority, err := fsshell.NameNodeAddresses(c)
+	cfg, err := dispatcherConfig(inv)
 	if err != nil {
 		return cfg, err
 	}
-	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
+	cfg.Threshold, cfg.IdleIterations = 10, 5
 	if cfg.DataTransfer, err = dtsasl.ConfigFrom(c); err != nil {
 		return cfg, err
 	}
@@ -179,11 +160,10 @@ func balancerConfig(inv *Invocation) (balancer.Config, error) {
 	cfg.GetBlocksMinSize = size(conf.DFSBalancerGetBlocksMinSize)
 	cfg.MaxSizeToMove = size(conf.DFSBalancerMaxSizeToMove)
 	cfg.BlockSize = size(conf.DFSBlockSize)
-	cfg.MoveTimeout = dur(conf.DFSBalancerBlockMoveTimeout)
+	readMoveTiming(r, &cfg)
 	cfg.MaxNoMoveInterval = dur(conf.DFSBalancerMaxNoMoveInterval)
 	cfg.MaxIterationTime = dur(conf.DFSBalancerMaxIterationTime)
 	cfg.MovedWinWidth = dur(conf.DFSBalancerMovedWinWidth)
-	cfg.Sleep = 2*dur(conf.DFSHeartbeatInterval) + dur(conf.DFSNameNodeRedundancyInterval)
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/minicluster"
-	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
 )
 
@@ -23,33 +22,12 @@ func TestBalancerKerberos(t *testing.T) {
 		t.Skip("starts a cluster and a KDC")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	dnKT := filepath.Join(kdc.Dir, "dn.keytab")
-	balKT := filepath.Join(kdc.Dir, "balancer.keytab")
+	secure := kdc.Secure(t, krbtest.Services{Hosts: []string{"127.0.0.11"}, DataNodes: true, Protection: "privacy",
+		AsHDFS: []string{"balancer"}}).Keys
 	host, _ := os.Hostname()
-	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true, security.HostOf("127.0.0.11"): true}
-	for h := range hosts {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("dn/"+h+"@"+realm, dnKT)
-	}
-	kdc.AddPrincipalTo("balancer/"+strings.ToLower(host)+"@"+realm, balKT)
+	balKT := kdc.Keytab("balancer.keytab", []string{strings.ToLower(host)}, "balancer")
 	hdfsCC := kdc.Kinit("hdfs", kdc.AddPrincipal("hdfs"))
-	secure := []conf.KeyValue{
-		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		{Key: conf.HadoopRPCProtection, Value: "privacy"},
-		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		{Key: conf.DFSDataNodeKerberosPrincipal, Value: "dn/_HOST@" + realm},
-		{Key: conf.DFSDataNodeKeytabFile, Value: dnKT},
-		// A DataNode with Kerberos needs block tokens, and SASL on its
-		// streaming port instead of a privileged one.
-		{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
-		{Key: conf.DFSDataTransferProtection, Value: "integrity"},
-		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm +
-			")s/.*/hdfs/ RULE:[2:$1@$0](balancer@" + realm + ")s/.*/hdfs/ DEFAULT"},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

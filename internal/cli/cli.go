@@ -60,6 +60,9 @@ const (
 	exitOK    = 0
 	exitFail  = 1
 	exitUsage = 1 // Hadoop's tools exit 1 on usage errors as well
+	// exitMinusOne is what the shell sees of a Hadoop tool's exit status
+	// -1 (DFSAdmin's and DFSck's usage errors, among others).
+	exitMinusOne = 255
 )
 
 // Main runs the hdfs command line with os-level I/O and returns the exit status.

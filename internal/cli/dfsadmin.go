@@ -90,11 +90,18 @@ func clientUser(inv *Invocation) string {
 	return u
 }
 
+// exitAdminError is the exit status of a failed dfsadmin command: Hadoop's
+// DFSAdmin returns -1 (255 to the shell) for usage errors, unknown
+// commands and failed calls alike; only -reconfig's node errors exit 1.
+const exitAdminError = exitMinusOne
+
+// runDfsadmin is `hdfs dfsadmin`; it exits 0, or exitAdminError on any
+// error, as Hadoop's does.
 func runDfsadmin(inv *Invocation) int {
 	args := inv.Args
 	if len(args) == 0 {
-		fmt.Fprint(inv.Env.Stdout, dfsadminUsage)
-		return exitUsage
+		fmt.Fprint(inv.Env.Stderr, dfsadminUsage)
+		return exitAdminError
 	}
 	if args[0] == "-help" {
 		return dfsadminHelpCmd(inv, args[1:])
@@ -125,25 +132,25 @@ func runDfsadmin(inv *Invocation) int {
 			fmt.Fprintf(inv.Env.Stderr, "%s: Unknown command\n", cmd)
 			fmt.Fprint(inv.Env.Stderr, dfsadminUsage)
 		}
-		return exitFail
+		return exitAdminError
 	}
 	c, uri, err := nnClient(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "dfsadmin: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx := context.Background()
 	w := inv.Env.Stdout
 	fail := func(err error) int {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", cmd[1:], errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	switch cmd {
 	case "-safemode":
 		if len(args) != 2 {
 			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]")
-			return exitUsage
+			return exitAdminError
 		}
 		return safemode(ctx, inv, c, args[1])
 	case "-saveNamespace":
@@ -160,7 +167,7 @@ func runDfsadmin(inv *Invocation) int {
 	case "-metasave":
 		if len(args) != 2 {
 			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-metasave filename]")
-			return exitUsage
+			return exitAdminError
 		}
 		if err := c.Call(ctx, "metaSave", &hdfs.MetaSaveRequestProto{Filename: proto.String(args[1])}, &hdfs.MetaSaveResponseProto{}); err != nil {
 			return fail(err)
@@ -171,7 +178,7 @@ func runDfsadmin(inv *Invocation) int {
 	case "-allowSnapshot", "-disallowSnapshot":
 		if len(args) != 2 {
 			fmt.Fprintf(inv.Env.Stderr, "Usage: hdfs dfsadmin [%s <snapshotDir>]\n", cmd)
-			return exitUsage
+			return exitAdminError
 		}
 		var err error
 		verb := "Allowing"
@@ -189,16 +196,16 @@ func runDfsadmin(inv *Invocation) int {
 		usage := "Usage: hdfs dfsadmin [-setBalancerBandwidth <bandwidth in bytes per second>]"
 		if len(args) != 2 {
 			fmt.Fprintln(inv.Env.Stderr, usage)
-			return exitUsage
+			return exitAdminError
 		}
 		bw, err := conf.ParseSize(args[1])
 		if err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "NumberFormatException: %v\n%s\n", err, usage)
-			return exitUsage
+			return exitAdminError
 		}
 		if bw < 0 {
 			fmt.Fprintln(inv.Env.Stderr, "Bandwidth should be a non-negative integer")
-			return exitFail
+			return exitAdminError
 		}
 		if err := c.Call(ctx, "setBalancerBandwidth", &hdfs.SetBalancerBandwidthRequestProto{Bandwidth: proto.Int64(bw)},
 			&hdfs.SetBalancerBandwidthResponseProto{}); err != nil {
@@ -234,12 +241,12 @@ const clientDatanodeProtocol = "org.apache.hadoop.hdfs.protocol.ClientDatanodePr
 func getBalancerBandwidth(inv *Invocation, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-getBalancerBandwidth <datanode_host:ipc_port>]")
-		return exitUsage
+		return exitAdminError
 	}
 	c, err := datanodeClient(inv, args[0])
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "getBalancerBandwidth: %v\n", err)
-		return exitUsage
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -247,18 +254,20 @@ func getBalancerBandwidth(inv *Invocation, args []string) int {
 	var resp hdfs.GetBalancerBandwidthResponseProto
 	if err := c.Call(ctx, "getBalancerBandwidth", &hdfs.GetBalancerBandwidthRequestProto{}, &resp); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "getBalancerBandwidth: Datanode unreachable. %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	fmt.Fprintf(inv.Env.Stdout, "Balancer bandwidth is %d bytes per second.\n", resp.GetBandwidth())
 	return exitOK
 }
 
 // reconfig is dfsadmin -reconfig datanode HOST:IPC_PORT start|status|properties.
+// As in Hadoop, a node type that cannot reconfigure and a failed call to
+// the node exit 1; bad arguments exit 255.
 func reconfig(inv *Invocation, args []string) int {
 	usage := "Usage: hdfs dfsadmin [-reconfig <namenode|datanode> <host:ipc_port> <start|status|properties>]"
 	if len(args) != 3 {
 		fmt.Fprintln(inv.Env.Stderr, usage)
-		return exitUsage
+		return exitAdminError
 	}
 	kind, addr, op := args[0], args[1], args[2]
 	if kind != "datanode" {
@@ -267,12 +276,12 @@ func reconfig(inv *Invocation, args []string) int {
 	}
 	if op != "start" && op != "status" && op != "properties" {
 		fmt.Fprintf(inv.Env.Stderr, "Unknown operation: %s\n", op)
-		return exitUsage
+		return exitAdminError
 	}
 	c, err := datanodeClient(inv, addr)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "reconfig: %v\n", err)
-		return exitUsage
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -341,7 +350,7 @@ func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string
 		a = hdfs.SafeModeActionProto_SAFEMODE_GET
 	default:
 		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]")
-		return exitUsage
+		return exitAdminError
 	}
 	call := func() (bool, error) {
 		var resp hdfs.SetSafeModeResponseProto
@@ -351,7 +360,7 @@ func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string
 	on, err := call()
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "safemode: %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	if strings.EqualFold(action, "wait") {
 		// Safe mode ends on its own at start-up; wait for it, as Hadoop does.
@@ -359,7 +368,7 @@ func safemode(ctx context.Context, inv *Invocation, c *ipc.Client, action string
 			time.Sleep(5 * time.Second)
 			if on, err = call(); err != nil {
 				fmt.Fprintf(inv.Env.Stderr, "safemode: %s\n", errMessage(err))
-				return exitFail
+				return exitAdminError
 			}
 		}
 	}
@@ -405,14 +414,14 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 			want[a] = true
 		default:
 			fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-report] [-live] [-dead] [-decommissioning] [-enteringmaintenance] [-inmaintenance]")
-			return exitUsage
+			return exitAdminError
 		}
 	}
 	all := len(want) == 0
 	var st hdfs.GetFsStatsResponseProto
 	if err := c.Call(ctx, "getFsStats", &hdfs.GetFsStatusRequestProto{}, &st); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	w := inv.Env.Stdout
 	capacity, used, remaining := int64(st.GetCapacity()), int64(st.GetUsed()), int64(st.GetRemaining())
@@ -425,7 +434,7 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 	var rs hdfs.GetFsReplicatedBlockStatsResponseProto
 	if err := c.Call(ctx, "getFsReplicatedBlockStats", &hdfs.GetFsReplicatedBlockStatsRequestProto{}, &rs); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	fmt.Fprintf(w, "Replicated Blocks:\n")
 	fmt.Fprintf(w, "\tUnder replicated blocks: %d\n", rs.GetLowRedundancy())
@@ -439,7 +448,7 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 	var ec hdfs.GetFsECBlockGroupStatsResponseProto
 	if err := c.Call(ctx, "getFsECBlockGroupStats", &hdfs.GetFsECBlockGroupStatsRequestProto{}, &ec); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	fmt.Fprintf(w, "Erasure Coded Block Groups: \n")
 	fmt.Fprintf(w, "\tLow redundancy block groups: %d\n", ec.GetLowRedundancy())
@@ -471,7 +480,7 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 		var rep hdfs.GetDatanodeReportResponseProto
 		if err := c.Call(ctx, "getDatanodeReport", &hdfs.GetDatanodeReportRequestProto{Type: k.typ.Enum()}, &rep); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "report: %s\n", errMessage(err))
-			return exitFail
+			return exitAdminError
 		}
 		if len(rep.GetDi()) > 0 || want[k.flag] {
 			fmt.Fprintf(w, "%s datanodes (%d):\n\n", k.title, len(rep.GetDi()))
@@ -488,12 +497,12 @@ func report(ctx context.Context, inv *Invocation, c *ipc.Client, args []string) 
 func refreshNodes(inv *Invocation, args []string) int {
 	if len(args) != 0 {
 		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-refreshNodes]")
-		return exitUsage
+		return exitAdminError
 	}
 	addrs, _, err := fsshell.NameNodeAddresses(inv.Conf)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "refreshNodes: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -509,7 +518,7 @@ func refreshNodes(inv *Invocation, args []string) int {
 	if len(addrs) == 1 {
 		if err := call(addrs); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "refreshNodes: %s\n", errMessage(err))
-			return exitFail
+			return exitAdminError
 		}
 		fmt.Fprintln(inv.Env.Stdout, "Refresh nodes successful")
 		return exitOK
@@ -525,7 +534,7 @@ func refreshNodes(inv *Invocation, args []string) int {
 		fmt.Fprintf(inv.Env.Stdout, "Refresh nodes successful for %s\n", javaAddr(a))
 	}
 	if failed {
-		return exitFail
+		return exitAdminError
 	}
 	return exitOK
 }

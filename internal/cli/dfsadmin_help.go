@@ -83,32 +83,30 @@ var dfsadminHelp = map[string]string{
 		"\t\tis specified.",
 }
 
-// dfsadminHelpCmd is "hdfs dfsadmin -help [CMD]".
+// dfsadminHelpCmd is "hdfs dfsadmin -help [CMD]": the help of CMD, or of
+// every command when CMD is absent or unknown (as Hadoop's printHelp
+// does); it always exits 0.
 func dfsadminHelpCmd(inv *Invocation, args []string) int {
 	w := inv.Env.Stdout
-	if len(args) == 0 {
-		fmt.Fprint(w, dfsadminUsage)
-		fmt.Fprintln(w)
-		names := make([]string, 0, len(dfsadminHelp))
-		for k := range dfsadminHelp {
-			names = append(names, k)
+	if len(args) > 0 {
+		name := args[0]
+		if !strings.HasPrefix(name, "-") {
+			name = "-" + name
 		}
-		sort.Strings(names)
-		for _, k := range names {
-			fmt.Fprintf(w, "%s\n\n", dfsadminHelp[k])
+		if h, ok := dfsadminHelp[name]; ok {
+			fmt.Fprintln(w, h)
+			return exitOK
 		}
-		return exitOK
 	}
-	name := args[0]
-	if !strings.HasPrefix(name, "-") {
-		name = "-" + name
+	fmt.Fprint(w, dfsadminUsage)
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(dfsadminHelp))
+	for k := range dfsadminHelp {
+		names = append(names, k)
 	}
-	h, ok := dfsadminHelp[name]
-	if !ok {
-		fmt.Fprintf(inv.Env.Stderr, "dfsadmin: no help for %s\n", args[0])
-		fmt.Fprint(inv.Env.Stderr, dfsadminUsage)
-		return exitUsage
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "%s\n\n", dfsadminHelp[k])
 	}
-	fmt.Fprintln(w, h)
 	return exitOK
 }

@@ -39,7 +39,7 @@ func dfsadminExtra(inv *Invocation, cmd string, args []string) (code int, ok boo
 		return fetchImage(inv, args), true
 	case "-refresh", "-refreshNamenodes", "-deleteBlockPool", "-restoreFailedStorage", "-getVolumeReport":
 		fmt.Fprintf(inv.Env.Stderr, "%s: not supported yet\n", cmd[1:])
-		return exitFail, true
+		return exitAdminError, true
 	}
 	return 0, false
 }
@@ -50,7 +50,7 @@ func dfsadminUsageOf(inv *Invocation, cmd string) int {
 	} else {
 		fmt.Fprint(inv.Env.Stderr, dfsadminUsage)
 	}
-	return exitUsage
+	return exitAdminError
 }
 
 // quotaCmd is -setQuota, -clrQuota, -setSpaceQuota and -clrSpaceQuota: one
@@ -121,7 +121,7 @@ func quotaCmd(inv *Invocation, cmd string, args []string) int {
 	c, _, err := nnClient(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", name, err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx := context.Background()
@@ -134,7 +134,7 @@ func quotaCmd(inv *Invocation, cmd string, args []string) int {
 		}
 		if err := c.Call(ctx, "setQuota", req, &hdfs.SetQuotaResponseProto{}); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", name, firstLineOf(errMessage(err)))
-			code = exitFail
+			code = exitAdminError
 		}
 	}
 	return code
@@ -162,13 +162,13 @@ func printTopology(inv *Invocation, args []string) int {
 	c, _, err := nnClient(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "printTopology: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	var resp hdfs.GetDatanodeReportResponseProto
 	if err := c.Call(context.Background(), "getDatanodeReport", &hdfs.GetDatanodeReportRequestProto{Type: hdfs.DatanodeReportTypeProto_ALL.Enum()}, &resp); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "printTopology: %s\n", firstLineOf(errMessage(err)))
-		return exitFail
+		return exitAdminError
 	}
 	type node struct{ name, host string }
 	racks := map[string][]node{}
@@ -224,7 +224,7 @@ func listOpenFiles(inv *Invocation, args []string) int {
 	c, _, err := nnClient(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "listOpenFiles: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	w := inv.Env.Stdout
@@ -237,7 +237,7 @@ func listOpenFiles(inv *Invocation, args []string) int {
 		if err != nil {
 			fmt.Fprintln(w, "List open files failed.")
 			fmt.Fprintf(inv.Env.Stderr, "listOpenFiles: %s\n", firstLineOf(errMessage(err)))
-			return exitFail
+			return exitAdminError
 		}
 		out = append(out, resp.GetEntries()...)
 		if !resp.GetHasMore() || len(resp.GetEntries()) == 0 {
@@ -291,7 +291,7 @@ func datanodeAdmin(inv *Invocation, cmd string, args []string) int {
 	c, err := datanodeClient(inv, dn)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", name, err)
-		return exitUsage
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -299,7 +299,7 @@ func datanodeAdmin(inv *Invocation, cmd string, args []string) int {
 	w := inv.Env.Stdout
 	unreachable := func(err error) int {
 		fmt.Fprintf(inv.Env.Stderr, "%s: Datanode unreachable. %s\n", name, firstLineOf(errMessage(err)))
-		return exitFail
+		return exitAdminError
 	}
 	switch cmd {
 	case "-getDatanodeInfo":
@@ -317,7 +317,7 @@ func datanodeAdmin(inv *Invocation, cmd string, args []string) int {
 	case "-shutdownDatanode":
 		if err := c.Call(ctx, "shutdownDatanode", &hdfs.ShutdownDatanodeRequestProto{ForUpgrade: proto.Bool(upgrade)}, &hdfs.ShutdownDatanodeResponseProto{}); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", name, firstLineOf(errMessage(err)))
-			return exitFail
+			return exitAdminError
 		}
 		fmt.Fprintf(w, "Submitted a shutdown request to datanode %s\n", dn)
 	case "-triggerBlockReport":
@@ -327,7 +327,7 @@ func datanodeAdmin(inv *Invocation, cmd string, args []string) int {
 		}
 		if err := c.Call(ctx, "triggerBlockReport", req, &hdfs.TriggerBlockReportResponseProto{}); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", name, firstLineOf(errMessage(err)))
-			return exitFail
+			return exitAdminError
 		}
 		kind := "a full"
 		if incremental {

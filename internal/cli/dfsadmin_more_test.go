@@ -32,17 +32,17 @@ func TestDfsadminQuotas(t *testing.T) {
 	r.want(t, 0, "", "", "dfsadmin", "-clrSpaceQuota", "/q")
 	r.want(t, 0, fmt.Sprintf("%12s %15s %15s %15s %12s %12s %18s /q\n", "none", "inf", "none", "inf", "1", "2", "2"), "", "dfs", "-count", "-q", "/q")
 
-	r.want(t, 1, "", "setQuota: For input string: \"abc\"\nUsage: hdfs dfsadmin [-setQuota <quota> <dirname>...<dirname>]\n", "dfsadmin", "-setQuota", "abc", "/q")
-	r.want(t, 1, "", "setSpaceQuota: \"lots\" is not a valid value for a quota.\nUsage: hdfs dfsadmin [-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>]\n", "dfsadmin", "-setSpaceQuota", "lots", "/q")
-	r.want(t, 1, "", "Usage: hdfs dfsadmin [-clrQuota <dirname>...<dirname>]\n", "dfsadmin", "-clrQuota")
+	r.want(t, 255, "", "setQuota: For input string: \"abc\"\nUsage: hdfs dfsadmin [-setQuota <quota> <dirname>...<dirname>]\n", "dfsadmin", "-setQuota", "abc", "/q")
+	r.want(t, 255, "", "setSpaceQuota: \"lots\" is not a valid value for a quota.\nUsage: hdfs dfsadmin [-setSpaceQuota <quota> [-storageType <storagetype>] <dirname>...<dirname>]\n", "dfsadmin", "-setSpaceQuota", "lots", "/q")
+	r.want(t, 255, "", "Usage: hdfs dfsadmin [-clrQuota <dirname>...<dirname>]\n", "dfsadmin", "-clrQuota")
 	_, errOut, code = r.run(t, "", "dfsadmin", "-setSpaceQuota", "1m", "-storageType", "FLOPPY", "/q")
-	if code != 1 || !strings.HasPrefix(errOut, "setSpaceQuota: Storage type FLOPPY is not available. Available storage types are [RAM_DISK, NVDIMM, SSD, DISK, ARCHIVE]\n") {
+	if code != 255 || !strings.HasPrefix(errOut, "setSpaceQuota: Storage type FLOPPY is not available. Available storage types are [RAM_DISK, NVDIMM, SSD, DISK, ARCHIVE]\n") {
 		t.Fatalf("-storageType FLOPPY: %d %q", code, errOut)
 	}
 	// A bad directory is reported and the others are still done.
 	r.ok(t, "", "dfs", "-mkdir", "/q2")
 	_, errOut, code = r.run(t, "", "dfsadmin", "-setQuota", "10", "/nope", "/q2")
-	if code != 1 || !strings.HasPrefix(errOut, "setQuota: ") || !strings.Contains(errOut, "/nope") {
+	if code != 255 || !strings.HasPrefix(errOut, "setQuota: ") || !strings.Contains(errOut, "/nope") {
 		t.Fatalf("-setQuota /nope: %d %q", code, errOut)
 	}
 	if out := r.ok(t, "", "dfs", "-count", "-q", "/q2"); !strings.HasPrefix(out, fmt.Sprintf("%12s", "10")) {
@@ -98,7 +98,7 @@ func TestDfsadminNodesAndOpenFiles(t *testing.T) {
 		t.Fatalf("-listOpenFiles -path /open:\n%q", out)
 	}
 	_, errOut, code := r.run(t, "", "dfsadmin", "-listOpenFiles", "-blockingDecommission")
-	if code != 1 || !strings.Contains(errOut, "not supported yet") {
+	if code != 255 || !strings.Contains(errOut, "not supported yet") {
 		t.Fatalf("-blockingDecommission: %d %q", code, errOut)
 	}
 
@@ -115,7 +115,7 @@ func TestDfsadminNodesAndOpenFiles(t *testing.T) {
 		t.Fatal("the DataNode did not stop")
 	}
 	_, errOut, code = r.run(t, "", "dfsadmin", "-D", "ipc.client.connect.max.retries=0", "-getDatanodeInfo", dnAddr)
-	if code != 1 || !strings.HasPrefix(errOut, "getDatanodeInfo: Datanode unreachable. ") {
+	if code != 255 || !strings.HasPrefix(errOut, "getDatanodeInfo: Datanode unreachable. ") {
 		t.Fatalf("-getDatanodeInfo of a stopped DataNode: %d %q", code, errOut)
 	}
 }
@@ -129,9 +129,9 @@ func TestGroupsAndRefreshes(t *testing.T) {
 		t.Fatalf("groups: %q", out)
 	}
 	r.want(t, 0, "Refresh user to groups mapping successful\n", "", "dfsadmin", "-refreshUserToGroupsMappings")
-	r.want(t, 1, "", "refreshCallQueue: reloading the call queue is not supported yet\n", "dfsadmin", "-refreshCallQueue")
+	r.want(t, 255, "", "refreshCallQueue: reloading the call queue is not supported yet\n", "dfsadmin", "-refreshCallQueue")
 	r.want(t, 0, "Refresh super user groups configuration successful\n", "", "dfsadmin", "-refreshSuperUserGroupsConfiguration")
-	r.want(t, 1, "", "refreshServiceAcl: Service Level Authorization not enabled!\n", "dfsadmin", "-refreshServiceAcl")
+	r.want(t, 255, "", "refreshServiceAcl: Service Level Authorization not enabled!\n", "dfsadmin", "-refreshServiceAcl")
 
 	out = r.ok(t, "", "dfsadmin", "-help", "setQuota")
 	if !strings.HasPrefix(out, "-setQuota <quota> <dirname>...<dirname>: Set the quota <quota> for each directory <dirName>.\n\t\t") {
@@ -210,7 +210,7 @@ func TestDfsadminFetchImage(t *testing.T) {
 	if err != nil || len(b) == 0 {
 		t.Fatalf("image: %d bytes, %v", len(b), err)
 	}
-	r.want(t, 1, "", "fetchImage: /nonexistent-dir is not a directory\n", "dfsadmin", "-D", http, "-fetchImage", "/nonexistent-dir")
+	r.want(t, 255, "", "fetchImage: /nonexistent-dir is not a directory\n", "dfsadmin", "-D", http, "-fetchImage", "/nonexistent-dir")
 }
 
 // TestDfsadminReportLines: -report prints every line of Hadoop 3's report
@@ -244,7 +244,7 @@ func TestDfsadminReportLines(t *testing.T) {
 	e := Env{Stdin: strings.NewReader(""), Stdout: &outb, Stderr: &errb,
 		Getenv: func(k string) string { return map[string]string{"HADOOP_USER_NAME": "bob"}[k] }}
 	code := Run(e, []string{"hdfs", "dfsadmin", "-fs", r.uri, "-report"})
-	if code != 1 || !strings.HasPrefix(outb.String(), "Configured Capacity: ") ||
+	if code != 255 || !strings.HasPrefix(outb.String(), "Configured Capacity: ") ||
 		errb.String() != "report: Access denied for user bob. Superuser privilege is required\n" {
 		t.Fatalf("-report as bob: %d\n%s%s", code, outb.String(), errb.String())
 	}
@@ -267,5 +267,36 @@ func TestDfsadminMetasave(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(logDir, "meta.txt"))
 	if err != nil || len(b) == 0 {
 		t.Fatalf("metasave file: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestDfsadminExitStatus: dfsadmin exits as Hadoop's DFSAdmin: -1 (255)
+// for usage errors and unknown commands, 1 for a node type -reconfig
+// cannot reconfigure, 0 for -help (of an unknown command too: the help of
+// every command).
+func TestDfsadminExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{nil, 255, "Usage: hdfs dfsadmin\n"},
+		{[]string{"-nosuchcommand"}, 255, "dfsadmin: -nosuchcommand is not supported yet\n"},
+		{[]string{"nosuchcommand"}, 255, "nosuchcommand: Unknown command\n"},
+		{[]string{"-safemode"}, 255, "Usage: hdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]\n"},
+		{[]string{"-reconfig", "datanode"}, 255, "Usage: hdfs dfsadmin [-reconfig"},
+		{[]string{"-reconfig", "datanode", "127.0.0.1:1", "bogus"}, 255, "Unknown operation: bogus\n"},
+		{[]string{"-reconfig", "journalnode", "127.0.0.1:1", "start"}, 1, "Node type journalnode does not support reconfiguration.\n"},
+		{[]string{"-help", "safemode"}, 0, ""},
+		{[]string{"-help", "nosuchcommand"}, 0, ""},
+	} {
+		_, errOut, code := run(t, nil, append([]string{"dfsadmin", "-fs", "hdfs://127.0.0.1:1"}, tc.args...)...)
+		if code != tc.code || !strings.HasPrefix(errOut, tc.stderr) || (tc.stderr == "") != (errOut == "") {
+			t.Errorf("dfsadmin %v: exit %d, stderr %q; want %d, %q", tc.args, code, errOut, tc.code, tc.stderr)
+		}
+	}
+	if out, _, _ := run(t, nil, "dfsadmin", "-help", "nosuchcommand"); !strings.HasPrefix(out, "Usage: hdfs dfsadmin\n") ||
+		!strings.Contains(out, "\n-setQuota <quota>") {
+		t.Errorf("-help nosuchcommand: %q", out)
 	}
 }

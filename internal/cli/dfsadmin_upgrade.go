@@ -82,7 +82,7 @@ func perNameNode(ctx context.Context, inv *Invocation, addrs []string, call func
 func finalizeUpgradeCmd(inv *Invocation, args []string) int {
 	if len(args) != 0 {
 		fmt.Fprintln(inv.Env.Stderr, "Usage: hdfs dfsadmin [-finalizeUpgrade]")
-		return exitUsage
+		return exitAdminError
 	}
 	return finalizeUpgrade(inv, "finalizeUpgrade")
 }
@@ -91,7 +91,7 @@ func finalizeUpgrade(inv *Invocation, cmd string) int {
 	addrs, ha, err := upgradeTargets(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", cmd, err)
-		return exitFail
+		return exitAdminError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -103,12 +103,12 @@ func finalizeUpgrade(inv *Invocation, cmd string) int {
 		c, _, err := nnClient(inv)
 		if err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", cmd, err)
-			return exitFail
+			return exitAdminError
 		}
 		defer c.Close()
 		if err := finalize(c); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", cmd, errMessage(err))
-			return exitFail
+			return exitAdminError
 		}
 		fmt.Fprintln(w, "Finalize upgrade successful")
 		return exitOK
@@ -125,14 +125,14 @@ func finalizeUpgrade(inv *Invocation, cmd string) int {
 	}
 	if !active {
 		fmt.Fprintf(inv.Env.Stderr, "%s: Cannot finalize with no NameNode active\n", cmd)
-		return exitFail
+		return exitAdminError
 	}
 	err = perNameNode(ctx, inv, addrs, finalize,
 		func(a string) { fmt.Fprintf(w, "Finalize upgrade successful for %s\n", a) },
 		func(a string) { fmt.Fprintf(w, "Finalize upgrade failed for %s\n", a) })
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", cmd, err)
-		return exitFail
+		return exitAdminError
 	}
 	return exitOK
 }
@@ -143,7 +143,7 @@ const upgradeUsage = "Usage: hdfs dfsadmin [-upgrade <query | finalize>]"
 func upgradeCmd(inv *Invocation, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintln(inv.Env.Stderr, upgradeUsage)
-		return exitUsage
+		return exitAdminError
 	}
 	switch strings.ToLower(args[0]) {
 	case "finalize":
@@ -151,12 +151,12 @@ func upgradeCmd(inv *Invocation, args []string) int {
 	case "query":
 	default:
 		fmt.Fprintln(inv.Env.Stderr, upgradeUsage)
-		return exitUsage
+		return exitAdminError
 	}
 	addrs, ha, err := upgradeTargets(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "upgrade: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -172,12 +172,12 @@ func upgradeCmd(inv *Invocation, args []string) int {
 		c, _, err := nnClient(inv)
 		if err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "upgrade: %v\n", err)
-			return exitFail
+			return exitAdminError
 		}
 		defer c.Close()
 		if err := query(c); err != nil {
 			fmt.Fprintf(inv.Env.Stderr, "upgrade: %s\n", errMessage(err))
-			return exitFail
+			return exitAdminError
 		}
 		if finalized {
 			fmt.Fprintln(w, "Upgrade finalized")
@@ -195,7 +195,7 @@ func upgradeCmd(inv *Invocation, args []string) int {
 	}, func(a string) { fmt.Fprintf(inv.Env.Stderr, "Getting upgrade status failed for %s\n", a) })
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "upgrade: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	return exitOK
 }
@@ -209,7 +209,7 @@ func rollingUpgradeCmd(inv *Invocation, args []string) int {
 	action := hdfs.RollingUpgradeActionProto_QUERY
 	if len(args) > 1 {
 		fmt.Fprintln(inv.Env.Stderr, rollingUpgradeUsage)
-		return exitUsage
+		return exitAdminError
 	}
 	if len(args) == 1 {
 		switch strings.ToLower(args[0]) {
@@ -220,13 +220,13 @@ func rollingUpgradeCmd(inv *Invocation, args []string) int {
 			action = hdfs.RollingUpgradeActionProto_FINALIZE
 		default:
 			fmt.Fprintf(inv.Env.Stderr, "rollingUpgrade: Unknown action: %s\n%s\n", args[0], rollingUpgradeUsage)
-			return exitUsage
+			return exitAdminError
 		}
 	}
 	c, _, err := nnClient(inv)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "rollingUpgrade: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -234,7 +234,7 @@ func rollingUpgradeCmd(inv *Invocation, args []string) int {
 	var resp hdfs.RollingUpgradeResponseProto
 	if err := c.Call(ctx, "rollingUpgrade", &hdfs.RollingUpgradeRequestProto{Action: action.Enum()}, &resp); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "rollingUpgrade: %s\n", errMessage(err))
-		return exitFail
+		return exitAdminError
 	}
 	if resp.GetRollingUpgradeInfo() != nil {
 		// Our NameNode never starts one; another might.

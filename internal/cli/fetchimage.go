@@ -26,21 +26,21 @@ func fetchImage(inv *Invocation, args []string) int {
 	dst, err := filepath.Abs(args[0])
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "fetchImage: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	if fi, err := os.Stat(dst); err != nil || !fi.IsDir() {
 		fmt.Fprintf(inv.Env.Stderr, "fetchImage: %s is not a directory\n", args[0])
-		return exitFail
+		return exitAdminError
 	}
 	cfg, err := imagetransfer.ConfigFrom(inv.Conf)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "fetchImage: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	c, err := imagetransfer.NewClient(cfg, imagetransfer.ClientOptions{FS: vfs.Default})
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "fetchImage: %v\n", err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	var lastErr error
@@ -54,7 +54,7 @@ func fetchImage(inv *Invocation, args []string) int {
 		if err != nil {
 			os.RemoveAll(tmp)
 			fmt.Fprintf(inv.Env.Stderr, "fetchImage: %v\n", err)
-			return exitFail
+			return exitAdminError
 		}
 		txid, _, err := c.DownloadImage(context.Background(), "http://"+addr, imagetransfer.Latest, []string{tmp}, imagetransfer.GetOptions{})
 		if err == nil {
@@ -71,7 +71,7 @@ func fetchImage(inv *Invocation, args []string) int {
 		lastErr = fmt.Errorf("no NameNode web address (%s) is configured", conf.DFSNameNodeHTTPAddress)
 	}
 	fmt.Fprintf(inv.Env.Stderr, "fetchImage: %v\n", lastErr)
-	return exitFail
+	return exitAdminError
 }
 
 // nameNodeHTTPAddresses are the NameNodes' web addresses: per NameNode of

@@ -45,9 +45,12 @@ check; -move moves each corrupt file whole to /lost+found/<its path>.`
 func runFsck(inv *Invocation) int {
 	args := inv.Args
 	errw := inv.Env.Stderr
+	// As Hadoop's DFSck, no arguments (or -files first, which Hadoop's
+	// generic options would take) is a usage error, exit status -1; with
+	// only options, fsck checks "/".
 	if len(args) == 0 || args[0] == "-files" {
 		fmt.Fprintln(errw, fsckUsage)
-		return exitUsage
+		return exitMinusOne
 	}
 	// The query in Hadoop's order: ugi, the options as given, path.
 	q := "ugi=" + url.QueryEscape(clientUser(inv))
@@ -77,13 +80,13 @@ func runFsck(inv *Invocation) int {
 			if dir != "" {
 				fmt.Fprintf(errw, "fsck: can only operate on one path at a time '%s'\n", a)
 				fmt.Fprintln(errw, fsckUsage)
-				return exitUsage
+				return exitMinusOne
 			}
 			dir = a
 		default:
 			fmt.Fprintf(errw, "fsck: Illegal option '%s'\n", a)
 			fmt.Fprintln(errw, fsckUsage)
-			return exitUsage
+			return exitMinusOne
 		}
 	}
 	if dir == "" {
@@ -130,7 +133,7 @@ func fsckStatus(last string) int {
 	case strings.HasSuffix(last, "is DECOMMISSIONING"):
 		return 3
 	}
-	return 255 // Hadoop's -1
+	return exitMinusOne
 }
 
 // fsckPath is the path part of dir, resolved as Hadoop's Path is against
@@ -223,7 +226,7 @@ func fsckListCorrupt(ctx context.Context, inv *Invocation, dir, base string) int
 	if n == 0 {
 		return 0
 	}
-	return 255
+	return exitMinusOne
 }
 
 // activeHTTPAddress is the "http://host:port" of the active NameNode's web

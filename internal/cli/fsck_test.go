@@ -75,3 +75,23 @@ func TestFsckHA(t *testing.T) {
 		}
 	}
 }
+
+// TestFsckUsageExit: as Hadoop's DFSck, fsck with no arguments, with
+// -files first, with an unknown option or with two paths prints its usage
+// on stderr and exits -1 (255), before it asks any NameNode.
+func TestFsckUsageExit(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{nil, "Usage: hdfs fsck <path> "},
+		{[]string{"-files", "/"}, "Usage: hdfs fsck <path> "},
+		{[]string{"/", "-nosuchoption"}, "fsck: Illegal option '-nosuchoption'\nUsage: hdfs fsck <path> "},
+		{[]string{"/a", "/b"}, "fsck: can only operate on one path at a time '/b'\nUsage: hdfs fsck <path> "},
+	} {
+		out, errOut, code := run(t, nil, append([]string{"fsck", "-fs", "hdfs://127.0.0.1:1"}, tc.args...)...)
+		if code != 255 || out != "" || !strings.HasPrefix(errOut, tc.stderr) {
+			t.Errorf("fsck %v: exit %d, stdout %q, stderr %q; want 255 and %q", tc.args, code, out, errOut, tc.stderr)
+		}
+	}
+}

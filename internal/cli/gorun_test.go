@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // childrenOf lists the processes whose parent is pid (Linux /proc).
@@ -62,7 +64,7 @@ func TestGoRunSIGTERMStopsMinicluster(t *testing.T) {
 	}
 	cmd := exec.Command(goBin, "run", "./cmd/hdfs", "minicluster", "-dir", t.TempDir(), "-nnport", "0", "-datanodes", "0", "-tcponly")
 	cmd.Dir = root
-	var errb syncBuffer
+	var errb testtool.Buffer
 	cmd.Stderr = &errb
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -105,14 +105,14 @@ func refreshCmd(inv *Invocation, cmd string, args []string) int {
 	c, err := nnProtocolClient(inv, protocol)
 	if err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %v\n", method, err)
-		return exitFail
+		return exitAdminError
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := c.Call(ctx, method, req, resp); err != nil {
 		fmt.Fprintf(inv.Env.Stderr, "%s: %s\n", method, firstLineOf(errMessage(err)))
-		return exitFail
+		return exitAdminError
 	}
 	fmt.Fprintln(inv.Env.Stdout, done)
 	return exitOK

@@ -288,24 +288,7 @@ func (h *haAdmin) confirmForceManual() bool {
 		"if you prefer to manually manage your HA state.\n\n" +
 		"You may abort safely by answering 'n' or hitting ^C now.\n\n" +
 		"Are you sure you want to continue?"
-	in := bufio.NewReader(h.inv.Env.Stdin)
-	for range maxPrompts {
-		fmt.Fprint(h.errOut, prompt+" (Y or N) ")
-		line, err := in.ReadString('\n')
-		answer := strings.TrimRight(line, "\r\n")
-		switch strings.ToLower(answer) {
-		case "y", "yes":
-			return true
-		case "n", "no":
-			return false
-		}
-		if err != nil {
-			fmt.Fprintln(h.errOut)
-			return false
-		}
-		fmt.Fprintf(h.errOut, "Invalid input: %s\n", answer)
-	}
-	return false
+	return confirmPrompt(bufio.NewReader(h.inv.Env.Stdin), h.errOut, prompt)
 }
 
 // resolve is Hadoop's resolveTarget: the NameNode nn of the command's
@@ -360,10 +343,34 @@ func (h *haAdmin) call(t *haservice.Target, timeout time.Duration) haservice.Con
 	return h.dial(t, timeout, 1)
 }
 
+// oneNameNode checks that a command that acts on one NameNode was given
+// exactly one; if not, it says so with the command's usage.
+func (h *haAdmin) oneNameNode(cmd haCommand, args []string) bool {
+	if len(args) == 1 {
+		return true
+	}
+	fmt.Fprintf(h.errOut, "%s: incorrect number of arguments\n", cmd.name[1:])
+	h.printCommandUsage(cmd)
+	return false
+}
+
+// connect resolves NameNode id and opens a connection to its HA service
+// with the call timeout; manual refuses (as checkManual) a NameNode under
+// automatic failover. On failure conn is nil and code is the exit status,
+// the reason printed.
+func (h *haAdmin) connect(ctx context.Context, id string, manual bool, timeout time.Duration) (conn haservice.Conn, code int) {
+	t, err := h.resolve(ctx, id)
+	if err != nil {
+		return nil, h.fail(err)
+	}
+	if manual && !h.checkManual(t) {
+		return nil, exitHAFail
+	}
+	return h.call(t, timeout), exitOK
+}
+
 func (h *haAdmin) transitionToActive(ctx context.Context, cmd haCommand, args []string, forceActive bool) int {
-	if len(args) != 1 {
-		fmt.Fprintln(h.errOut, "transitionToActive: incorrect number of arguments")
-		h.printCommandUsage(cmd)
+	if !h.oneNameNode(cmd, args) {
 		return exitHAFail
 	}
 	if !forceActive {
@@ -375,14 +382,10 @@ func (h *haAdmin) transitionToActive(ctx context.Context, cmd haCommand, args []
 			return exitHAFail
 		}
 	}
-	t, err := h.resolve(ctx, args[0])
-	if err != nil {
-		return h.fail(err)
+	conn, code := h.connect(ctx, args[0], true, h.cfg.TransitionTimeout)
+	if conn == nil {
+		return code
 	}
-	if !h.checkManual(t) {
-		return exitHAFail
-	}
-	conn := h.call(t, h.cfg.TransitionTimeout)
 	defer conn.Close()
 	if err := conn.TransitionToActive(ctx, h.source); err != nil {
 		return h.fail(err)
@@ -427,20 +430,15 @@ func (h *haAdmin) otherNameNodeActive(ctx context.Context, cmd haCommand, id str
 }
 
 func (h *haAdmin) transition(ctx context.Context, cmd haCommand, args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintf(h.errOut, "%s: incorrect number of arguments\n", cmd.name[1:])
-		h.printCommandUsage(cmd)
+	if !h.oneNameNode(cmd, args) {
 		return exitHAFail
 	}
-	t, err := h.resolve(ctx, args[0])
-	if err != nil {
-		return h.fail(err)
+	conn, code := h.connect(ctx, args[0], true, h.cfg.TransitionTimeout)
+	if conn == nil {
+		return code
 	}
-	if !h.checkManual(t) {
-		return exitHAFail
-	}
-	conn := h.call(t, h.cfg.TransitionTimeout)
 	defer conn.Close()
+	var err error
 	if cmd.name == "-transitionToObserver" {
 		err = conn.TransitionToObserver(ctx, h.source)
 	} else {
@@ -521,16 +519,13 @@ func (h *haAdmin) gracefulFailoverThroughZKFCs(ctx context.Context, to *haservic
 }
 
 func (h *haAdmin) getServiceState(ctx context.Context, cmd haCommand, args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(h.errOut, "getServiceState: incorrect number of arguments")
-		h.printCommandUsage(cmd)
+	if !h.oneNameNode(cmd, args) {
 		return exitHAFail
 	}
-	t, err := h.resolve(ctx, args[0])
-	if err != nil {
-		return h.fail(err)
+	conn, code := h.connect(ctx, args[0], false, h.cfg.CLICheckTimeout)
+	if conn == nil {
+		return code
 	}
-	conn := h.call(t, h.cfg.CLICheckTimeout)
 	defer conn.Close()
 	st, err := conn.GetServiceStatus(ctx)
 	if err != nil {
@@ -564,16 +559,13 @@ func (h *haAdmin) getAllServiceState(ctx context.Context) int {
 }
 
 func (h *haAdmin) checkHealth(ctx context.Context, cmd haCommand, args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(h.errOut, "checkHealth: incorrect number of arguments")
-		h.printCommandUsage(cmd)
+	if !h.oneNameNode(cmd, args) {
 		return exitHAFail
 	}
-	t, err := h.resolve(ctx, args[0])
-	if err != nil {
-		return h.fail(err)
+	conn, code := h.connect(ctx, args[0], false, h.cfg.CLICheckTimeout)
+	if conn == nil {
+		return code
 	}
-	conn := h.call(t, h.cfg.CLICheckTimeout)
 	defer conn.Close()
 	if err := conn.MonitorHealth(ctx); err != nil {
 		if errors.Is(err, haservice.ErrHealthCheckFailed) {

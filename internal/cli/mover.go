@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/balancer"
-	"github.com/hdfsgo/hdfsgo/internal/cli/fsshell"
-	"github.com/hdfsgo/hdfsgo/internal/conf"
 )
 
 const moverUsage = `Usage: hdfs mover [-p <files/dirs> | -f <local file>]
@@ -26,42 +24,22 @@ func runMover(inv *Invocation) int {
 	start := time.Now()
 	paths, err := moverPaths(inv.Args)
 	if err != nil {
-		fmt.Fprintln(inv.Env.Stderr, err)
-		fmt.Fprint(inv.Env.Stderr, moverUsage)
-		fmt.Fprintf(inv.Env.Stdout, "%-24s Mover took %s\n", time.Now().Format("Jan 2, 2006 3:04:05 PM"), balancer.Elapsed(time.Since(start)))
-		return exitUsage
+		return dispatcherUsageError(inv, err, moverUsage, "Mover", start)
 	}
-	c := inv.Conf
-	cfg := balancer.Config{User: clientUser(inv), Logger: inv.Logger, Stderr: inv.Env.Stderr}
-	addrs, authority, err := fsshell.NameNodeAddresses(c)
+	cfg, err := dispatcherConfig(inv)
 	if err != nil {
 		fmt.Fprintln(inv.Env.Stderr, err)
 		return exitFail
 	}
-	cfg.NameNodes, cfg.Authority, cfg.URI = addrs, authority, "hdfs://"+authority
 	var errs []error
-	r := c.Reader(&errs)
-	cfg.MoveTimeout = r.Duration(conf.DFSBalancerBlockMoveTimeout)
-	cfg.Sleep = 2*r.Duration(conf.DFSHeartbeatInterval) + r.Duration(conf.DFSNameNodeRedundancyInterval)
+	readMoveTiming(inv.Conf.Reader(&errs), &cfg)
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintln(inv.Env.Stderr, err)
 		return exitFail
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info("mover stopping", "signal", s.String())
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return int(balancer.RunMover(ctx, cfg, paths, inv.Env.Stdout))
+	return runUntilSignal(inv, "mover", func(ctx context.Context) balancer.ExitStatus {
+		return balancer.RunMover(ctx, cfg, paths, inv.Env.Stdout)
+	})
 }
 
 // moverPaths reads -p PATH... or -f FILE (one path a line); none means "/".

@@ -99,7 +99,8 @@ func TestMover(t *testing.T) {
 	if out, _, code := mover("-p", "/m"); code != 0 || !strings.Contains(out, "Mover Successful") {
 		t.Fatalf("second run: %d %s", code, out)
 	}
-	if _, errOut, code := mover("-x"); code != exitUsage || !strings.Contains(errOut, "Illegal option -x") || !strings.Contains(errOut, "Usage: hdfs mover") {
-		t.Fatalf("bad option: %d %q", code, errOut)
+	if out, errOut, code := mover("-x"); code != exitUsage || !strings.Contains(errOut, "Illegal option -x") ||
+		!strings.Contains(errOut, "Usage: hdfs mover") || !strings.Contains(out, " Mover took ") {
+		t.Fatalf("bad option: %d %q %q", code, out, errOut)
 	}
 }

@@ -62,14 +62,7 @@ func runOev(inv *Invocation) int {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		val := func() (string, bool) {
-			if i+1 >= len(args) {
-				fmt.Fprintf(errw, "Error parsing command-line options: Missing argument for option: %s\n", strings.TrimLeft(a, "-"))
-				return "", false
-			}
-			i++
-			return args[i], true
-		}
+		val := func() (string, bool) { return optionValue(errw, args, &i) }
 		var ok bool
 		switch a {
 		case "-i", "--inputFile":

@@ -136,3 +136,20 @@ func TestWriteFileAtomicSpecialFile(t *testing.T) {
 		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, st.Mode(), err)
 	}
 }
+
+// TestOfflineViewersMissingValue: an option of hdfs oev or hdfs oiv given
+// last without its value is refused as Hadoop's option parser does.
+func TestOfflineViewersMissingValue(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"oev", "-i"}},
+		{[]string{"oev", "-i", "edits", "--outputFile"}},
+		{[]string{"oiv", "-i", "fsimage", "-p"}},
+		{[]string{"oiv", "-i", "fsimage", "-maxSize"}},
+	} {
+		opt := strings.TrimLeft(tc.args[len(tc.args)-1], "-")
+		_, errOut, code := run(t, nil, tc.args...)
+		if want := "Error parsing command-line options: Missing argument for option: " + opt + "\n"; code != 1 || errOut != want {
+			t.Errorf("%v: exit %d, stderr %q; want 1, %q", tc.args, code, errOut, want)
+		}
+	}
+}

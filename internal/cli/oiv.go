@@ -68,6 +68,18 @@ Optional command line arguments:
 The input is an hdfsgo image (fsimage_N); -t is not supported yet. The Web viewer answers GETFILESTATUS, LISTSTATUS,
 GETCONTENTSUMMARY, GETACLSTATUS, GETXATTRS and LISTXATTRS.`
 
+// optionValue returns the value that follows the option args[*i] and
+// moves *i past it; when there is none it says so on errw, in the words of
+// the option parser of Hadoop's oiv and oev.
+func optionValue(errw io.Writer, args []string, i *int) (string, bool) {
+	if *i+1 >= len(args) {
+		fmt.Fprintf(errw, "Error parsing command-line options: Missing argument for option: %s\n", strings.TrimLeft(args[*i], "-"))
+		return "", false
+	}
+	*i++
+	return args[*i], true
+}
+
 // runOiv is hdfs oiv, the offline image viewer.
 func runOiv(inv *Invocation) int {
 	errw := inv.Env.Stderr
@@ -80,14 +92,7 @@ func runOiv(inv *Invocation) int {
 	maxSize, step, format := oiv.DefaultMaxSize, oiv.DefaultStep, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		val := func() (string, bool) {
-			if i+1 >= len(args) {
-				fmt.Fprintf(errw, "Error parsing command-line options: Missing argument for option: %s\n", strings.TrimLeft(a, "-"))
-				return "", false
-			}
-			i++
-			return args[i], true
-		}
+		val := func() (string, bool) { return optionValue(errw, args, &i) }
 		var ok bool
 		switch a {
 		case "-i", "--inputFile":

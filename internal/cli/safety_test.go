@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // runIn is run with stdin.
@@ -90,29 +91,11 @@ func TestNamenodeFormatConfirms(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startMinicluster runs `hdfs minicluster ARGS` until the returned stop is
 // called (it sends the command a SIGTERM) and returns its output then.
 func startMinicluster(t *testing.T, args ...string) (stop func() (stdout, stderr string, code int)) {
 	t.Helper()
-	var out, errb syncBuffer
+	var out, errb testtool.Buffer
 	sig := make(chan os.Signal, 1)
 	e := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
 		Signals: func() (<-chan os.Signal, func()) { return sig, func() {} }}

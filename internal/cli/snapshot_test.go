@@ -24,10 +24,10 @@ func TestSnapshottableDirCommands(t *testing.T) {
 		{[]string{"dfsadmin", "-fs", fs, "-allowSnapshot", "/s"}, "Allowing snapshot on /s succeeded\n", "", 0},
 		{[]string{"dfsadmin", "-fs", fs, "-allowSnapshot", "/t"}, "Allowing snapshot on /t succeeded\n", "", 0},
 		{[]string{"dfsadmin", "-fs", fs, "-allowSnapshot", "/s/a"}, "",
-			"allowSnapshot: Nested snapshottable directories not allowed: path=/s/a, the ancestor /s is already a snapshottable directory.\n", 1},
+			"allowSnapshot: Nested snapshottable directories not allowed: path=/s/a, the ancestor /s is already a snapshottable directory.\n", 255},
 		{[]string{"dfsadmin", "-fs", fs, "-disallowSnapshot", "/t"}, "Disallowing snapshot on /t succeeded\n", "", 0},
-		{[]string{"dfsadmin", "-fs", fs, "-disallowSnapshot", "/t"}, "", "disallowSnapshot: Directory is not a snapshottable directory: /t\n", 1},
-		{[]string{"dfsadmin", "-fs", fs, "-allowSnapshot", "/nope"}, "", "allowSnapshot: Directory does not exist: /nope\n", 1},
+		{[]string{"dfsadmin", "-fs", fs, "-disallowSnapshot", "/t"}, "", "disallowSnapshot: Directory is not a snapshottable directory: /t\n", 255},
+		{[]string{"dfsadmin", "-fs", fs, "-allowSnapshot", "/nope"}, "", "allowSnapshot: Directory does not exist: /nope\n", 255},
 	} {
 		out, errOut, code := run(t, nil, tc.args...)
 		if out != tc.stdout || errOut != tc.stderr || code != tc.code {

@@ -32,11 +32,11 @@ func TestTypeQuotaShell(t *testing.T) {
 
 	// RAM_DISK takes no quota; a file is not a directory.
 	_, errOut, code = r.run(t, "", "dfsadmin", "-setSpaceQuota", "1m", "-storageType", "RAM_DISK", "/t")
-	if code != 1 || !strings.Contains(errOut, "Don't support Quota for storage type : RAM_DISK") {
+	if code != 255 || !strings.Contains(errOut, "Don't support Quota for storage type : RAM_DISK") {
 		t.Fatalf("RAM_DISK quota: %d %q", code, errOut)
 	}
 	_, errOut, code = r.run(t, "", "dfsadmin", "-setSpaceQuota", "1m", "-storageType", "SSD", "/t/a")
-	if code != 1 || !strings.Contains(errOut, "Is not a directory") {
+	if code != 255 || !strings.Contains(errOut, "Is not a directory") {
 		t.Fatalf("quota on a file: %d %q", code, errOut)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +16,11 @@ import (
 
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // startDNLogged is startDN with the DataNode's log written to buf.
-func startDNLogged(t *testing.T, nn *fakeNN, buf *lockedBuffer) *DataNode {
+func startDNLogged(t *testing.T, nn *fakeNN, buf *testtool.Buffer) *DataNode {
 	t.Helper()
 	cfg := testConfig(nn.addr, t.TempDir())
 	dn, err := Start(context.Background(), cfg, Deps{Logger: slog.New(slog.NewTextHandler(buf, nil))})
@@ -40,7 +40,7 @@ func startDNLogged(t *testing.T, nn *fakeNN, buf *lockedBuffer) *DataNode {
 // replica, or whose offset + length overflows, is answered ERROR with
 // Hadoop's BlockSender message, and no data.
 func TestReadBlockRangeRefused(t *testing.T) {
-	var logBuf lockedBuffer
+	var logBuf testtool.Buffer
 	dn := startDNLogged(t, newFakeNN(t, "CID-test"), &logBuf)
 	data := randomData(5000, 3)
 	dial(t, dn).writeBlock(71, 1001, nil, data, []int{len(data)}, nil)
@@ -90,7 +90,7 @@ func TestReadBlockRangeRefused(t *testing.T) {
 // close the connection and are logged at WARN with the peer, at most
 // ratelog.DefaultBurst a minute.
 func TestBadOpHeadersLogged(t *testing.T) {
-	var logBuf lockedBuffer
+	var logBuf testtool.Buffer
 	dn := startDNLogged(t, newFakeNN(t, "CID-test"), &logBuf)
 	inputs := [][]byte{
 		{0, 27, 81, 0},                      // version 27
@@ -121,25 +121,6 @@ func TestBadOpHeadersLogged(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger written from many
-// goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestCheckReadRange(t *testing.T) {

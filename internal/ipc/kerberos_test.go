@@ -31,14 +31,7 @@ import (
 // protection as the file's owner, group and symlink.
 func kerberosServer(t *testing.T, kdc *krbtest.KDC, q security.QOP) string {
 	t.Helper()
-	ktPath := kdc.AddPrincipal("nn/localhost")
-	kt, err := keytab.Load(ktPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, _ := security.ParseRules("DEFAULT")
-	srv := NewServer(ServerConfig{Kerberos: &security.Acceptor{Keytab: kt, KeytabPath: ktPath,
-		Principal: "nn/_HOST@" + krbtest.Realm, Rules: rules, DefaultRealm: krbtest.Realm, Protection: q}})
+	srv := NewServer(ServerConfig{Kerberos: kdc.Acceptor("nn", q)})
 	svc := srv.Service(clientProtocol)
 	Handle(svc, "getFileInfo", func(ctx context.Context, req *hdfs.GetFileInfoRequestProto) (*hdfs.GetFileInfoResponseProto, error) {
 		c, _ := CallerFromContext(ctx)
@@ -194,12 +187,6 @@ func BenchmarkKerberosRPC(b *testing.B) {
 	kdc := krbtest.Start(b)
 	aliceKT := kdc.AddPrincipal("alice")
 	alice := kdc.ClientFromCCache(kdc.Kinit("alice", aliceKT))
-	ktPath := kdc.AddPrincipal("nn/localhost")
-	kt, err := keytab.Load(ktPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rules, _ := security.ParseRules("DEFAULT")
 	for _, size := range []int{100, 16 << 10} {
 		for _, mode := range []string{"simple", "authentication", "integrity", "privacy"} {
 			b.Run(fmt.Sprintf("path=%dB/%s", size, mode), func(b *testing.B) {
@@ -207,8 +194,7 @@ func BenchmarkKerberosRPC(b *testing.B) {
 				ccfg := ClientConfig{Protocol: clientProtocol, User: "alice"}
 				if mode != "simple" {
 					q, _ := security.ParseProtection("mode", mode)
-					cfg.Kerberos = &security.Acceptor{Keytab: kt, KeytabPath: ktPath, Principal: "nn/_HOST@" + krbtest.Realm,
-						Rules: rules, DefaultRealm: krbtest.Realm, Protection: q}
+					cfg.Kerberos = kdc.Acceptor("nn", q)
 					ccfg.Kerberos = &security.Initiator{Client: alice, Principal: "nn/_HOST@" + krbtest.Realm}
 				}
 				srv := NewServer(cfg)

@@ -20,6 +20,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/ipc/wire"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 var testID = []byte("ABCDEFGHIJKLMNOP")
@@ -341,7 +342,7 @@ func TestHandshakeTimeout(t *testing.T) {
 // TestMaxConnections: the connection over ipc.server.max.connections is
 // closed at once and logged; the others are served.
 func TestMaxConnections(t *testing.T) {
-	var logBuf syncBuffer
+	var logBuf testtool.Buffer
 	logger := slog.New(slog.NewTextHandler(&logBuf, nil))
 	srv, _, addr := newTestServer(t, ServerConfig{Limits: Limits{MaxConnections: 2}, Logger: logger})
 	a := dialRaw(t, addr, wire.AuthNone)
@@ -372,7 +373,7 @@ func TestMaxConnections(t *testing.T) {
 // logged at WARN with the peer's address, at most ratelog.DefaultBurst a
 // minute.
 func TestBadPreambleLoggedRateLimited(t *testing.T) {
-	var logBuf syncBuffer
+	var logBuf testtool.Buffer
 	logger := slog.New(slog.NewTextHandler(&logBuf, nil))
 	srv, _, addr := newTestServer(t, ServerConfig{Logger: logger})
 	for range 30 {
@@ -516,22 +517,3 @@ func TestLimitsFromConf(t *testing.T) {
 }
 
 func bufioReader(nc net.Conn) *bufio.Reader { return bufio.NewReader(nc) }
-
-// syncBuffer is a bytes.Buffer safe for a logger written from many
-// goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -24,6 +24,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	nnpb "github.com/hdfsgo/hdfsgo/internal/proto/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/storage"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
@@ -61,7 +62,7 @@ func startCheckpointCluster(t *testing.T, datanodes int, kv ...conf.KeyValue) *C
 
 // testLogger keeps the cluster's log for a failing test.
 func testLogger(t *testing.T) *slog.Logger {
-	var buf syncBuffer
+	var buf testtool.Buffer
 	t.Cleanup(func() {
 		if (t.Failed() && os.Getenv("HDFSGO_TEST_LOG") != "") || os.Getenv("HDFSGO_TEST_LOG") == "all" {
 			t.Logf("log:\n%s", buf.String())
@@ -204,24 +205,6 @@ func TestCheckpointNode(t *testing.T) {
 	if !strings.Contains(want, "/load/r4/f59") {
 		t.Fatalf("the dump misses the last file:\n%s", want)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // saveNamespace makes the active save an image (dfsadmin -safemode enter,

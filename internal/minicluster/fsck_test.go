@@ -15,6 +15,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // A replica whose bytes flipped on disk, found by the block scanner (no
@@ -23,7 +24,7 @@ import (
 func TestFsckSeesScannerReport(t *testing.T) {
 	ctx := context.Background()
 	sclk := clock.NewManual(time.Unix(1_800_000_000, 0))
-	var logs syncBuf
+	var logs testtool.Buffer
 	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, ScannerClock: sclk,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Conf: []conf.KeyValue{

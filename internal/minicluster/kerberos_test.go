@@ -2,7 +2,6 @@ package minicluster
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,24 +30,10 @@ func TestKerberosHA(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	jnKT := filepath.Join(kdc.Dir, "jn.keytab")
-	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("jn/"+h+"@"+realm, jnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{JournalNodes: true, Protection: "privacy"})
 	hdfsKT := kdc.AddPrincipal("hdfs")
-	c := startQJMCluster(t,
-		conf.KeyValue{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		conf.KeyValue{Key: conf.HadoopRPCProtection, Value: "privacy"},
-		conf.KeyValue{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		conf.KeyValue{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		conf.KeyValue{Key: conf.DFSJournalNodeKerberosPrincipal, Value: "jn/_HOST@" + realm},
-		conf.KeyValue{Key: conf.DFSJournalNodeKeytabFile, Value: jnKT},
-		conf.KeyValue{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT"},
-	)
+	c := startQJMCluster(t, site.Keys...)
 	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(),
 		KerberosClient: kdc.ClientFromKeytab("hdfs", hdfsKT), KerberosServicePrincipal: "nn/_HOST@" + realm, RPCProtection: "privacy"})
 	if err != nil {
@@ -148,23 +133,15 @@ func TestKerberosDelegationRestart(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{})
 	hdfsKrb := kdc.ClientFromKeytab("hdfs", kdc.AddPrincipal("hdfs"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: []conf.KeyValue{
-		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT"},
-		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
-		{Key: conf.DFSNameNodeDelegationTokenMaxLifetime, Value: "6000"},
-	}})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: append(site.Keys,
+		conf.KeyValue{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+		conf.KeyValue{Key: conf.DFSNameNodeDelegationTokenMaxLifetime, Value: "6000"},
+	)})
 	if err != nil {
 		t.Fatal(err)
 	}

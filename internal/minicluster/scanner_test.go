@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,8 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A byte flipped on disk in a replica no client reads is found by the
 // block scanner (on a test-sized period of its own clock), reported, and
@@ -42,7 +25,7 @@ func (s *syncBuf) String() string {
 func TestScannerHealsCorruptReplica(t *testing.T) {
 	ctx := context.Background()
 	sclk := clock.NewManual(time.Unix(1_800_000_000, 0))
-	var logs syncBuf
+	var logs testtool.Buffer
 	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 3, ScannerClock: sclk,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Conf: []conf.KeyValue{

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/hdfsgo/hdfsgo/client"
 	"github.com/hdfsgo/hdfsgo/client/webhdfs"
 	"github.com/hdfsgo/hdfsgo/internal/conf"
-	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
 	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
@@ -36,35 +34,14 @@ func TestWebHDFSKerberos(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	dnKT := filepath.Join(kdc.Dir, "dn.keytab")
-	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true, security.HostOf(dnHost(0)): true}
-	for h := range hosts {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("dn/"+h+"@"+realm, dnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{Hosts: []string{dnHost(0)}, DataNodes: true, HTTP: true, Protection: "authentication"})
 	hdfsKT := kdc.AddPrincipal("hdfs")
 	aliceCC := kdc.Kinit("alice", kdc.AddPrincipal("alice"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
-		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		{Key: conf.HadoopRPCProtection, Value: "authentication"},
-		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		{Key: conf.DFSDataNodeKerberosPrincipal, Value: "dn/_HOST@" + realm},
-		{Key: conf.DFSDataNodeKeytabFile, Value: dnKT},
-		{Key: conf.DFSWebAuthenticationKerberosPrincipal, Value: "HTTP/_HOST@" + realm},
-		// A DataNode with Kerberos needs block tokens, and SASL on its
-		// streaming port instead of a privileged one.
-		{Key: conf.DFSBlockAccessTokenEnable, Value: "true"},
-		{Key: conf.DFSDataTransferProtection, Value: "integrity"},
-		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT"},
-		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
-	}})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1,
+		Conf: append(site.Keys, conf.KeyValue{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,26 +162,15 @@ func TestWebKerberosAdmins(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
-	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{HTTP: true})
 	alice := kdc.ClientFromKeytab("alice", kdc.AddPrincipal("alice"))
 	hdfs := kdc.ClientFromKeytab("hdfs", kdc.AddPrincipal("hdfs"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: []conf.KeyValue{
-		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		{Key: conf.DFSWebAuthenticationKerberosPrincipal, Value: "HTTP/_HOST@" + realm},
-		{Key: conf.HadoopHTTPAuthenticationType, Value: "kerberos"},
-		{Key: conf.HadoopSecurityAuthorization, Value: "true"},
-		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT"},
-	}})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, Conf: append(site.Keys,
+		conf.KeyValue{Key: conf.HadoopHTTPAuthenticationType, Value: "kerberos"},
+		conf.KeyValue{Key: conf.HadoopSecurityAuthorization, Value: "true"},
+	)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package minicluster
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/ha"
-	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
 	"github.com/hdfsgo/hdfsgo/internal/zktest"
 )
@@ -27,31 +25,17 @@ func TestZKFCKerberos(t *testing.T) {
 	}
 	kdc := krbtest.Start(t)
 	zks := zktest.Start(t, zktest.Options{})
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
-	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	jnKT := filepath.Join(kdc.Dir, "jn.keytab")
-	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("jn/"+h+"@"+realm, jnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{JournalNodes: true, Protection: "privacy"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, HA: true, ZooKeeper: zks.Quorum(), Conf: []conf.KeyValue{
-		{Key: conf.HadoopSecurityAuthentication, Value: "kerberos"},
-		{Key: conf.HadoopRPCProtection, Value: "privacy"},
-		{Key: conf.DFSNameNodeKerberosPrincipal, Value: "nn/_HOST@" + realm},
-		{Key: conf.DFSNameNodeKeytabFile, Value: nnKT},
-		{Key: conf.DFSJournalNodeKerberosPrincipal, Value: "jn/_HOST@" + realm},
-		{Key: conf.DFSJournalNodeKeytabFile, Value: jnKT},
-		{Key: conf.HadoopSecurityAuthToLocal, Value: "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT"},
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: -1, HA: true, ZooKeeper: zks.Quorum(), Conf: append(site.Keys, []conf.KeyValue{
 		{Key: conf.DFSHATailEditsPeriod, Value: "100ms"},
 		{Key: conf.HAZooKeeperSessionTimeout, Value: "3000"},
 		{Key: conf.HAHMCheckInterval, Value: "200"},
 		{Key: conf.HAHMRPCTimeout, Value: "5000"},
 		{Key: conf.IPCClientConnectRetryInterval, Value: "100"},
 		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
-	}})
+	}...)})
 	if err != nil {
 		t.Fatal(err)
 	}

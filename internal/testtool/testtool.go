@@ -2,7 +2,8 @@
 // ...) without making the suite fail on a machine that lacks them: a missing tool
 // skips the test with the command that installs it, unless HDFSGO_REQUIRE_TOOLS=1
 // (set by .ci/run), in which case the test fails; AllocBound checks that a decoder of outside
-// input allocates in proportion to the bytes it received. Test-support only.
+// input allocates in proportion to the bytes it received; Buffer collects what loggers and
+// commands write from many goroutines. Test-support only.
 package testtool
 
 import (

@@ -12,8 +12,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 // jmxDoc is /jmx decoded; each bean kept raw so key order can be checked.
@@ -245,28 +246,10 @@ func TestJMXGet(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe to read while a server writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestJMXNestedValues(t *testing.T) {
 	cycle := []any{nil}
 	cycle[0] = cycle
-	var logs syncBuffer
+	var logs testtool.Buffer
 	ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ts.AddBean(Bean{Name: "Hadoop:service=NameNode,name=Nested", ModelerType: "Nested", Attrs: func() []Attr {
 		return []Attr{

@@ -19,6 +19,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 	"github.com/hdfsgo/hdfsgo/internal/datatransfer"
 	hstorage "github.com/hdfsgo/hdfsgo/internal/storage"
+	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -150,25 +151,7 @@ func (r *fakeReporter) bads() []bad {
 	return append([]bad(nil), r.bad...)
 }
 
-// logBuf is a concurrency-safe log sink.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newLog(w *logBuf) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+func newLog(w *testtool.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 // drive advances the manual clock by step each time the scanner is
 // waiting on it, until cond holds.
@@ -281,7 +264,7 @@ func TestScannerResumesFromCursor(t *testing.T) {
 	}
 
 	f.restart()
-	var logs logBuf
+	var logs testtool.Buffer
 	s2 := New(cfg, clk, newLog(&logs), &fakeReporter{})
 	defer s2.Close()
 	s2.AddVolume(f.ds.Volumes()[0])
@@ -382,7 +365,7 @@ func TestDirectoryScanner(t *testing.T) {
 	}
 	clk := clock.NewManual(t0)
 	rep := &fakeDirReporter{fixes: map[string][]storage.Fix{}}
-	var logs logBuf
+	var logs testtool.Buffer
 	d := NewDirectoryScanner(DirConfig{Interval: time.Hour, FirstDelay: time.Minute, Threads: 2, ThrottleMsPerSec: 500}, clk, newLog(&logs), f.ds, nil, rep)
 	d.Start()
 	defer d.Close()

@@ -40,50 +40,21 @@ func TestKerberosCluster(t *testing.T) {
 		t.Skip("runs processes; skipped with -short")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	dnKT := filepath.Join(kdc.Dir, "dn.keytab")
 	// The NameNode's _HOST is the name of its address (127.0.0.1:
-	// localhost); clients name the host they dial.
-	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true}
-	for h := range hosts {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-		kdc.AddPrincipalTo("HTTP/"+h+"@"+realm, nnKT)
-	}
-	dnHosts := map[string]bool{}
-	for i := range 2 {
-		dnHosts[security.HostOf(dnHost(i))] = true
-	}
-	for h := range dnHosts {
-		kdc.AddPrincipalTo("dn/"+h+"@"+realm, dnKT)
-	}
+	// localhost); clients name the host they dial. SPNEGO for WebHDFS
+	// has the HTTP principal in the NameNode's keytab; the daemons'
+	// principals map to the superuser hdfs. Kerberos clients get privacy
+	// (the strongest level both sides have); delegation-token clients,
+	// whose DIGEST-MD5 here does only authentication, get that.
+	extra := kdc.Secure(t, krbtest.Services{Hosts: []string{dnHost(0), dnHost(1)}, DataNodes: true, HTTP: true,
+		Protection: "privacy,authentication", DataTransferProtection: "privacy"}).Map()
+	// Blocks of 1 MiB: the file spans several.
+	extra["dfs.blocksize"] = "1048576"
 	hdfsCC := kdc.Kinit("hdfs", kdc.AddPrincipal("hdfs"))
 	aliceCC := kdc.Kinit("alice", kdc.AddPrincipal("alice"))
 	t.Setenv("KRB5CCNAME", "FILE:"+hdfsCC) // the operator: the superuser "hdfs"
 
-	extra := map[string]string{
-		"hadoop.security.authentication": "kerberos",
-		// Kerberos clients get privacy (the strongest level both sides
-		// have); delegation-token clients, whose DIGEST-MD5 here does
-		// only authentication, get that.
-		"hadoop.rpc.protection":           "privacy,authentication",
-		"dfs.namenode.kerberos.principal": "nn/_HOST@" + realm,
-		"dfs.namenode.keytab.file":        nnKT,
-		"dfs.datanode.kerberos.principal": "dn/_HOST@" + realm,
-		"dfs.datanode.keytab.file":        dnKT,
-		// SPNEGO for WebHDFS, with the HTTP principal in the NameNode's
-		// keytab.
-		"dfs.web.authentication.kerberos.principal": "HTTP/_HOST@" + realm,
-		// Block tokens are required with Kerberos; SASL on the streaming
-		// port stands in for a privileged port.
-		"dfs.block.access.token.enable": "true",
-		"dfs.data.transfer.protection":  "privacy",
-		// Blocks of 1 MiB: the file spans several.
-		"dfs.blocksize": "1048576",
-		// The daemons' principals map to the superuser hdfs.
-		"hadoop.security.auth_to_local": "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ RULE:[2:$1@$0](dn@" + realm + ")s/.*/hdfs/ DEFAULT",
-	}
 	nnHTTP := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
 	extra["dfs.namenode.http-address"] = nnHTTP
 	c := startCluster(t, 2, extra)

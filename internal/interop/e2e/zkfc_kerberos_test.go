@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
 )
 
@@ -21,24 +19,9 @@ func TestZKFCKerberosProcesses(t *testing.T) {
 		t.Skip("runs processes; skipped with -short")
 	}
 	kdc := krbtest.Start(t)
-	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
-	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	hosts := map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true}
-	for i := range 2 {
-		hosts[security.HostOf(nnHost(i))] = true
-	}
-	for h := range hosts {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-	}
+	site := kdc.Secure(t, krbtest.Services{Hosts: []string{nnHost(0), nnHost(1)}, Protection: "privacy"})
 	t.Setenv("KRB5CCNAME", "FILE:"+kdc.Kinit("hdfs", kdc.AddPrincipal("hdfs")))
-	h := startZKHA(t, 0, zkHAOptions{extra: map[string]string{
-		"hadoop.security.authentication":  "kerberos",
-		"hadoop.rpc.protection":           "privacy",
-		"dfs.namenode.kerberos.principal": "nn/_HOST@" + realm,
-		"dfs.namenode.keytab.file":        nnKT,
-		"hadoop.security.auth_to_local":   "RULE:[2:$1@$0](nn@" + realm + ")s/.*/hdfs/ DEFAULT",
-	}})
+	h := startZKHA(t, 0, zkHAOptions{extra: site.Map()})
 	from := h.activeIndex(10 * time.Second)
 	to := 1 - from
 	h.waitWarm(to, 60*time.Second)

@@ -34,10 +34,7 @@ func TestKerberosProxyUser(t *testing.T) {
 	kdc := krbtest.Start(t)
 	t.Setenv("KRB5_CONFIG", kdc.Krb5Conf)
 	realm := krbtest.Realm
-	nnKT := filepath.Join(kdc.Dir, "nn.keytab")
-	for h := range map[string]bool{"localhost": true, security.HostOf("127.0.0.1:0"): true} {
-		kdc.AddPrincipalTo("nn/"+h+"@"+realm, nnKT)
-	}
+	nnKT := kdc.Keytab("nn.keytab", krbtest.Hosts(), "nn")
 	superKT := kdc.AddPrincipal("super")
 	aliceKT := kdc.AddPrincipal("alice")
 	farKT := kdc.AddPrincipal("far")

@@ -75,8 +75,8 @@ type leaving struct {
 	tracked bool // being worked on; false: waiting in pending
 	scanned bool // the first full pass over the node's blocks is done
 	// short are the blocks on the node still without enough live replicas
-	// elsewhere, as of the last pass.
-	short  []*blockInfo
+	// elsewhere, as of the last pass, by id.
+	short  []int64
 	status LeavingStatus
 }
 
@@ -194,17 +194,20 @@ func (m *Manager) setAdmin(dn *datanode, to AdminState, ch []AdminChange) []Admi
 }
 
 // refreshNode re-examines every block with a replica on dn.
-func (m *Manager) refreshNode(dn *datanode) []*blockInfo {
-	var bs []*blockInfo
+// It returns the ids of the blocks examined.
+func (m *Manager) refreshNode(dn *datanode) []int64 {
+	var ids []int64
 	for _, st := range dn.storages {
-		bs = append(bs, st.blocks...)
+		for _, ix := range st.blocks {
+			ids = append(ids, m.blocks.at(ix).ID)
+		}
 	}
-	for _, b := range bs {
-		if m.blocks.get(b.ID) == b {
+	for _, id := range ids {
+		if b := m.blocks.get(id); b != nil {
 			m.refresh(b)
 		}
 	}
-	return bs
+	return ids
 }
 
 func (m *Manager) track(dn *datanode) {
@@ -291,7 +294,7 @@ func (m *Manager) CheckAdmin(now time.Time) []AdminChange {
 // replicas elsewhere and returns how many blocks it examined.
 func (m *Manager) scanLeaving(dn *datanode) int {
 	lv := dn.lv
-	var cands []*blockInfo
+	var cands []int64
 	if !lv.scanned {
 		// First pass: every block on the node, re-examined for the new
 		// admin state (which queues those that now fall short).
@@ -302,20 +305,21 @@ func (m *Manager) scanLeaving(dn *datanode) int {
 	}
 	short := cands[:0:0]
 	st := LeavingStatus{}
-	for _, b := range cands {
-		if m.blocks.get(b.ID) != b || b.findNode(dn) < 0 {
+	for _, id := range cands {
+		b := m.blocks.get(id)
+		if b == nil || m.findOn(b, dn) < 0 {
 			continue // deleted, or no longer on this node
 		}
 		c := m.count(b)
 		if m.sufficient(b, c) {
 			continue
 		}
-		short = append(short, b)
+		short = append(short, id)
 		st.UnderReplicated++
 		if c.live == 0 {
 			st.OutOfServiceOnly++
 		}
-		if b.state != Complete {
+		if b.state() != Complete {
 			st.InOpenFiles++
 		}
 	}
@@ -327,7 +331,7 @@ func (m *Manager) scanLeaving(dn *datanode) int {
 // live replicas elsewhere: the required number (see required), or, for a
 // block still being written, the minimal replication.
 func (m *Manager) sufficient(b *blockInfo, c replicaCount) bool {
-	if b.state != Complete {
+	if b.state() != Complete {
 		return c.live >= m.cfg.MinReplication
 	}
 	return c.live >= m.required(b, c)

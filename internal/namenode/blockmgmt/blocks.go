@@ -24,22 +24,25 @@ func (m *Manager) clipRepl(n int) int16 {
 // and OP_CLOSE needs; for another file it fails with ErrBlockExists.
 func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state BlockUCState, targets []DatanodeID) error {
 	if b := m.blocks.get(blk.ID); b != nil {
-		if b.fileID != fileID {
-			return fmt.Errorf("%w: blk_%d belongs to inode %d, not %d", ErrBlockExists, blk.ID, b.fileID, fileID)
+		if f := m.fileOf(b); f != fileID {
+			return fmt.Errorf("%w: blk_%d belongs to inode %d, not %d", ErrBlockExists, blk.ID, f, fileID)
 		}
-		b.NumBytes, b.GenStamp, b.repl = blk.NumBytes, blk.GenStamp, m.clipRepl(replication)
-		if state == Complete || (state == Committed && b.state != Complete) {
-			b.state = state
+		b.NumBytes, b.GenStamp = blk.NumBytes, blk.GenStamp
+		b.setRepl(m.clipRepl(replication))
+		if state == Complete || (state == Committed && b.state() != Complete) {
+			b.setState(state)
 		}
-		if b.state == Complete {
+		if b.state() == Complete {
 			delete(m.expected, b.ID)
 		}
 		m.explained(b.ID)
 		m.refresh(b)
 		return nil
 	}
-	b := &blockInfo{Block: blk, fileID: fileID, repl: m.clipRepl(replication), state: state}
-	m.blocks.put(b)
+	b := m.blocks.add(blockInfo{Block: blk})
+	m.setFile(b, fileID)
+	b.setRepl(m.clipRepl(replication))
+	b.setState(state)
 	if state != Complete && len(targets) > 0 {
 		m.SetPipeline(blk.ID, targets)
 	}
@@ -54,7 +57,7 @@ func (m *Manager) AddBlock(fileID int64, blk Block, replication int, state Block
 // are not in the edit log; a standby learns the holders from reports.
 func (m *Manager) SetPipeline(id int64, targets []DatanodeID) {
 	b := m.blocks.get(id)
-	if b == nil || b.state == Complete {
+	if b == nil || b.state() == Complete {
 		return
 	}
 	_, had := m.expected[id]
@@ -78,9 +81,9 @@ func (m *Manager) UpdateBlock(blk Block) {
 	if b == nil {
 		return
 	}
-	if blk.GenStamp > b.GenStamp && b.state != Complete {
-		for i := len(b.reps()) - 1; i >= 0; i-- {
-			if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+	if blk.GenStamp > b.GenStamp && b.state() != Complete {
+		for i := len(m.reps(b)) - 1; i >= 0; i-- {
+			if r := m.reps(b)[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 				m.removeReplicaAt(b, i)
 			}
 		}
@@ -99,7 +102,8 @@ func (m *Manager) MoveToFile(ids []int64, fileID int64, replication int) {
 	r := m.clipRepl(replication)
 	for _, id := range ids {
 		if b := m.blocks.get(id); b != nil {
-			b.fileID, b.repl = fileID, r
+			m.setFile(b, fileID)
+			b.setRepl(r)
 			m.refresh(b)
 		}
 	}
@@ -127,8 +131,8 @@ func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 	if b == nil {
 		return BlockInfo{}, false
 	}
-	live, corrupt := b.counts()
-	return BlockInfo{Block: b.Block, FileID: b.fileID, Replication: int(b.repl), State: b.state, Live: live, Corrupt: corrupt}, true
+	live, corrupt := m.counts(b)
+	return BlockInfo{Block: b.Block, FileID: m.fileOf(b), Replication: int(b.repl()), State: b.state(), Live: live, Corrupt: corrupt}, true
 }
 
 // NumBlocks is the size of the blocks map.
@@ -142,14 +146,14 @@ func (m *Manager) IsMinimallyReplicated(id int64) bool {
 	if b == nil {
 		return false
 	}
-	live, _ := b.counts()
+	live, _ := m.counts(b)
 	return live >= m.cfg.MinReplication
 }
 
 // IsComplete reports whether the block is COMPLETE.
 func (m *Manager) IsComplete(id int64) bool {
 	b := m.blocks.get(id)
-	return b != nil && b.state == Complete
+	return b != nil && b.state() == Complete
 }
 
 // CommitBlock records the client's final length and generation stamp of a
@@ -163,22 +167,23 @@ func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
 	if b == nil {
 		return 0, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
-	switch b.state {
+	switch b.state() {
 	case Complete, Committed:
 		if b.NumBytes != blk.NumBytes || b.GenStamp != blk.GenStamp {
-			return b.state, fmt.Errorf("%w: commit of %s blk_%d_%d len %d, recorded blk_%d_%d len %d",
-				ErrBadState, b.state, blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
+			return b.state(), fmt.Errorf("%w: commit of %s blk_%d_%d len %d, recorded blk_%d_%d len %d",
+				ErrBadState, b.state(), blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
 		}
-		return b.state, nil
+		return b.state(), nil
 	}
 	if blk.GenStamp < b.GenStamp {
-		return b.state, fmt.Errorf("%w: commit of blk_%d_%d, recorded stamp %d", ErrGenStamp, blk.ID, blk.GenStamp, b.GenStamp)
+		return b.state(), fmt.Errorf("%w: commit of blk_%d_%d, recorded stamp %d", ErrGenStamp, blk.ID, blk.GenStamp, b.GenStamp)
 	}
-	b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+	b.NumBytes, b.GenStamp = blk.NumBytes, blk.GenStamp
+	b.setState(Committed)
 	m.explained(b.ID)
 	m.verifyReplicas(b)
 	m.refresh(b)
-	return b.state, nil
+	return b.state(), nil
 }
 
 // verifyReplicas checks the replicas reported while the block was under
@@ -187,14 +192,14 @@ func (m *Manager) CommitBlock(blk Block) (BlockUCState, error) {
 func (m *Manager) verifyReplicas(b *blockInfo) {
 	reps := m.ucReps[b.ID]
 	delete(m.ucReps, b.ID)
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		r := &b.reps()[i]
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		r := &m.reps(b)[i]
 		if r.flags&rCorrupt != 0 {
 			continue
 		}
 		rb, ok := Block{}, false
 		for _, u := range reps {
-			if u.st == r.st {
+			if u.st == m.stOf(*r) {
 				rb, ok = u.blk, true
 			}
 		}
@@ -204,7 +209,7 @@ func (m *Manager) verifyReplicas(b *blockInfo) {
 		switch {
 		case r.state == Finalized && (rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes):
 			if m.standby {
-				m.postpone(r.st.dn, r.st, rb, Finalized, "") // see reported
+				m.postpone(m.stOf(*r).dn, m.stOf(*r), rb, Finalized, "") // see reported
 				continue
 			}
 			m.markCorrupt(b, i, rb)
@@ -221,7 +226,7 @@ func (m *Manager) ForceComplete(id int64) error {
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
-	b.state = Complete
+	b.setState(Complete)
 	delete(m.expected, id)
 	m.explained(b.ID)
 	m.refresh(b)
@@ -237,15 +242,15 @@ func (m *Manager) UpdatePipeline(id, newGenStamp, numBytes int64, targets []Data
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
-	if b.state != UnderConstruction && b.state != UnderRecovery {
-		return fmt.Errorf("%w: update pipeline of %s blk_%d", ErrBadState, b.state, id)
+	if b.state() != UnderConstruction && b.state() != UnderRecovery {
+		return fmt.Errorf("%w: update pipeline of %s blk_%d", ErrBadState, b.state(), id)
 	}
 	if newGenStamp <= b.GenStamp {
 		return fmt.Errorf("%w: new stamp %d not above %d for blk_%d", ErrGenStamp, newGenStamp, b.GenStamp, id)
 	}
 	b.GenStamp, b.NumBytes = newGenStamp, numBytes
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		if r := b.reps()[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		if r := m.reps(b)[i]; r.flags&rCorrupt == 0 && r.state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -278,9 +283,9 @@ func (m *Manager) Replicas(id int64) []string {
 		return nil
 	}
 	var out []string
-	for _, r := range b.reps() {
+	for _, r := range m.reps(b) {
 		if r.flags&rCorrupt == 0 && r.state == Finalized {
-			out = append(out, r.st.dn.id.UUID)
+			out = append(out, m.stOf(r).dn.id.UUID)
 		}
 	}
 	slices.Sort(out)
@@ -295,7 +300,7 @@ func (m *Manager) RemoveBlocks(ids []int64) {
 		if b == nil {
 			continue
 		}
-		for i := len(b.reps()) - 1; i >= 0; i-- {
+		for i := len(m.reps(b)) - 1; i >= 0; i-- {
 			m.invalidateReplicaAt(b, i)
 		}
 		m.forget(b)
@@ -309,7 +314,7 @@ func (m *Manager) SetReplication(ids []int64, n int) {
 	r := m.clipRepl(n)
 	for _, id := range ids {
 		if b := m.blocks.get(id); b != nil {
-			b.repl = r
+			b.setRepl(r)
 			m.refresh(b)
 		}
 	}
@@ -351,21 +356,21 @@ func (m *Manager) GetBlockLocations(ids []int64, reader string, now time.Time) (
 		if b == nil {
 			return out, fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 		}
-		lb := LocatedBlock{Block: b.Block, UnderConstruction: b.state != Complete}
+		lb := LocatedBlock{Block: b.Block, UnderConstruction: b.state() != Complete}
 		var good, bad []*storage
-		for i := range b.reps() {
-			r := &b.reps()[i]
-			if r.st.failed || r.st.dn.dead {
+		for i := range m.reps(b) {
+			r := &m.reps(b)[i]
+			if m.stOf(*r).failed || m.stOf(*r).dn.dead {
 				continue
 			}
 			if r.flags&rCorrupt != 0 {
-				bad = append(bad, r.st)
+				bad = append(bad, m.stOf(*r))
 				continue
 			}
 			if r.state != Finalized && !lb.UnderConstruction {
 				continue
 			}
-			good = append(good, r.st)
+			good = append(good, m.stOf(*r))
 		}
 		type loc struct {
 			dn   *datanode

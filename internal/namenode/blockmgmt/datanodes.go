@@ -50,9 +50,7 @@ func (m *Manager) RegisterDatanode(id DatanodeID, now time.Time, storages ...Sto
 			// A node that died in maintenance kept its replicas; alive
 			// again, they count as live copies from now on.
 			for _, st := range same.storages {
-				for _, b := range append([]*blockInfo(nil), st.blocks...) {
-					m.refresh(b)
-				}
+				m.refreshAll(st)
 			}
 		}
 	}
@@ -98,6 +96,7 @@ func (m *Manager) removeDatanode(dn *datanode) {
 	}
 	for _, st := range dn.storages { // those a node in maintenance kept
 		m.dropStorageReplicas(st)
+		m.removeStorage(st)
 	}
 	m.untrack(dn)
 	m.unindexAddr(dn)
@@ -118,9 +117,7 @@ func (m *Manager) markDead(dn *datanode) {
 	m.rackAdd(dn.rack, -1)
 	if dn.admin.maintenance() {
 		for _, st := range dn.storages {
-			for _, b := range append([]*blockInfo(nil), st.blocks...) {
-				m.refresh(b)
-			}
+			m.refreshAll(st)
 		}
 	} else {
 		for _, st := range dn.storages {
@@ -158,10 +155,18 @@ func (m *Manager) forgetCopiesOf(uuid string) {
 	}
 }
 
+// refreshAll refreshes every block with a replica on st (refresh may
+// drop replicas from st's list, so the list is copied first).
+func (m *Manager) refreshAll(st *storage) {
+	for _, ix := range append([]uint32(nil), st.blocks...) {
+		m.refresh(m.blocks.at(ix))
+	}
+}
+
 func (m *Manager) dropStorageReplicas(st *storage) {
 	for len(st.blocks) > 0 {
-		b := st.blocks[len(st.blocks)-1]
-		i := b.find(st)
+		b := m.blocks.at(st.blocks[len(st.blocks)-1])
+		i := m.find(b, st)
 		if i < 0 { // cannot happen: the two lists are kept in step
 			st.blocks = st.blocks[:len(st.blocks)-1]
 			continue
@@ -178,6 +183,7 @@ func (m *Manager) storage(dn *datanode, id string) *storage {
 		}
 	}
 	st := &storage{id: id, dn: dn}
+	m.addStorage(st)
 	dn.storages = append(dn.storages, st)
 	return st
 }
@@ -383,7 +389,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
 	s.HighestPriorityLowRedundancy = int64(m.needed.levels[levelHighest].Len())
 	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
-		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl == 1 {
+		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl() == 1 {
 			s.MissingReplOneBlocks++
 		}
 	}

@@ -169,13 +169,20 @@
 //
 // # Memory
 //
-// A block with three replicas costs about 140 bytes (BenchmarkMemoryPerBlock):
-// a slot of the blocks map (blockmap.go: an open-addressing table of entry
-// pointers, 8 bytes a slot, at most 3/4 full), a 96-byte blockInfo holding up
-// to three 16-byte replicas in place (more go to a slice of their own), and
-// an 8-byte back-pointer per replica in its storage's list, which is what
+// A block with three replicas costs about 80 bytes (BenchmarkMemoryPerBlock):
+// a 56-byte blockInfo, a 4-byte slot of the blocks map's table (at most 3/4
+// full) and a 4-byte entry per replica in its storage's list, which is what
 // makes a dead node's or a full report's removals proportional to that
-// storage's replicas.
+// storage's replicas. The entries live in a slab (blockmap.go): chunks of
+// 8,192 blockInfo values without pointers (the collector does not scan
+// them), each named by a 4-byte index that the table slots and the
+// storage lists hold. A blockInfo keeps up to three 8-byte replicas in
+// place (more go to a slice of their own, by block id) and packs the file
+// id, replication, state, counters, replica count and storage policy in
+// one word; a replica names its storage by a 22-bit index into
+// Manager.stors. A *blockInfo is valid until its block is removed: its
+// slab index is then reused, so code that keeps blocks across calls keeps
+// their ids (the admin monitor's list of blocks short of replicas does).
 //
 // # Example
 //

@@ -46,20 +46,20 @@ func (m *Manager) Fsck(id int64, now time.Time) (FsckBlock, bool) {
 	if b == nil {
 		return FsckBlock{}, false
 	}
-	f := FsckBlock{Block: b.Block, Replication: int(b.repl), State: b.state, OneRack: m.oneRack(b)}
+	f := FsckBlock{Block: b.Block, Replication: int(b.repl()), State: b.state(), OneRack: m.oneRack(b)}
 	usable := 0
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		if r.st.failed || r.st.dn.dead {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		if m.stOf(*r).failed || m.stOf(*r).dn.dead {
 			continue
 		}
-		dn := r.st.dn
-		fr := FsckReplica{Node: dn.id, Rack: dn.rack, StorageID: r.st.id, StorageType: r.st.typ, State: "LIVE"}
+		dn := m.stOf(*r).dn
+		fr := FsckReplica{Node: dn.id, Rack: dn.rack, StorageID: m.stOf(*r).id, StorageType: m.stOf(*r).typ, State: "LIVE"}
 		switch {
 		case r.flags&rCorrupt != 0:
 			f.Corrupt++
 			fr.State = "CORRUPT"
-		case r.state != Finalized && b.state == Complete:
+		case r.state != Finalized && b.state() == Complete:
 			continue // a stale or leftover copy of a complete block
 		case r.state != Finalized:
 			// A replica in the pipeline of a block still being written.

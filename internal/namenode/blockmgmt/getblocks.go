@@ -36,7 +36,7 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 	at := func(i int) *blockInfo {
 		for _, st := range dn.storages {
 			if i < len(st.blocks) {
-				return st.blocks[i]
+				return m.blocks.at(st.blocks[i])
 			}
 			i -= len(st.blocks)
 		}
@@ -47,21 +47,21 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 	var sum int64
 	for k := 0; k < total && sum < size; k++ {
 		b := at((start + k) % total)
-		if b == nil || b.state != Complete || b.NumBytes < minBlockSize {
+		if b == nil || b.state() != Complete || b.NumBytes < minBlockSize {
 			continue
 		}
 		bl := BlockWithLocations{Block: b.Block}
-		for i := range b.reps() {
-			r := &b.reps()[i]
-			if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || r.st.dn.dead {
+		for i := range m.reps(b) {
+			r := &m.reps(b)[i]
+			if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).failed || m.stOf(*r).dn.dead {
 				continue
 			}
-			if _, gone := r.st.dn.invSet[b.ID]; gone {
+			if _, gone := m.stOf(*r).dn.invSet[b.ID]; gone {
 				continue
 			}
-			bl.Holders = append(bl.Holders, r.st.dn.id)
-			bl.StorageIDs = append(bl.StorageIDs, r.st.id)
-			bl.StorageTypes = append(bl.StorageTypes, typeOf(r.st))
+			bl.Holders = append(bl.Holders, m.stOf(*r).dn.id)
+			bl.StorageIDs = append(bl.StorageIDs, m.stOf(*r).id)
+			bl.StorageTypes = append(bl.StorageTypes, typeOf(m.stOf(*r)))
 		}
 		if len(bl.Holders) == 0 {
 			continue

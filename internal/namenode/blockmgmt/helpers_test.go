@@ -147,9 +147,9 @@ func (h *harness) holders(id int64) []string {
 		return nil
 	}
 	var out []string
-	for _, r := range b.reps() {
+	for _, r := range h.m.reps(b) {
 		if r.flags&rCorrupt == 0 && r.state == Finalized {
-			out = append(out, h.name(r.st.dn.id.UUID))
+			out = append(out, h.name(h.m.stOf(r).dn.id.UUID))
 		}
 	}
 	slices.Sort(out)
@@ -176,23 +176,30 @@ func (m *Manager) checkInvariants() error {
 			return fmt.Errorf("block %d is not found under its id", b.ID)
 		}
 		seen := map[*datanode]bool{}
-		for _, r := range b.reps() {
-			if seen[r.st.dn] {
-				return fmt.Errorf("blk_%d: two replicas on %s", b.ID, r.st.dn.id.UUID)
+		if (b.n() == overflowN) != (m.blocks.more[b.ID] != nil) || (b.n() == overflowN && len(m.blocks.more[b.ID]) <= inlineReplicas) {
+			return fmt.Errorf("blk_%d: %d replicas in place, %d outside", b.ID, b.n(), len(m.blocks.more[b.ID]))
+		}
+		for _, r := range m.reps(b) {
+			st := m.stOf(r)
+			if st == nil || st.ix != r.si() {
+				return fmt.Errorf("blk_%d: replica names storage %d, which is %v", b.ID, r.si(), st)
 			}
-			seen[r.st.dn] = true
-			if int(r.idx) >= len(r.st.blocks) || r.st.blocks[r.idx] != b {
+			if seen[st.dn] {
+				return fmt.Errorf("blk_%d: two replicas on %s", b.ID, st.dn.id.UUID)
+			}
+			seen[st.dn] = true
+			if int(r.idx) >= len(st.blocks) || m.blocks.at(st.blocks[r.idx]) != b {
 				return fmt.Errorf("blk_%d: storage index %d broken", b.ID, r.idx)
 			}
-			if r.st.dn.dead && !r.st.dn.admin.maintenance() {
+			if st.dn.dead && !st.dn.admin.maintenance() {
 				return fmt.Errorf("blk_%d: replica on dead node out of maintenance", b.ID)
 			}
-			if r.flags&rMark != 0 && (m.fbr == nil || m.fbr.st != r.st) {
+			if r.flags&rMark != 0 && (m.fbr == nil || m.fbr.st != st) {
 				return fmt.Errorf("blk_%d: mark left set", b.ID)
 			}
 		}
-		live, c := b.counts()
-		if b.state == Complete {
+		live, c := m.counts(b)
+		if b.state() == Complete {
 			complete++
 			if live >= m.cfg.MinReplication {
 				safe++
@@ -201,18 +208,22 @@ func (m *Manager) checkInvariants() error {
 		if c > 0 {
 			corrupt++
 		}
-		if b.state == Committed && live >= m.cfg.MinReplication {
+		if b.state() == Committed && live >= m.cfg.MinReplication {
 			return fmt.Errorf("blk_%d: COMMITTED with %d live replicas", b.ID, live)
 		}
 	}
 	for _, dn := range m.order {
 		for _, st := range dn.storages {
-			for i, b := range st.blocks {
+			if m.stors[st.ix] != st {
+				return fmt.Errorf("storage %s: index %d names another", st.id, st.ix)
+			}
+			for i, ix := range st.blocks {
+				b := m.blocks.at(ix)
 				if m.blocks.get(b.ID) != b {
 					return fmt.Errorf("storage %s holds forgotten blk_%d", st.id, b.ID)
 				}
-				j := b.find(st)
-				if j < 0 || int(b.reps()[j].idx) != i {
+				j := m.find(b, st)
+				if j < 0 || int(m.reps(b)[j].idx) != i {
 					return fmt.Errorf("storage %s: blk_%d back-pointer broken", st.id, b.ID)
 				}
 			}
@@ -237,7 +248,7 @@ func (m *Manager) checkInvariants() error {
 		if b == nil {
 			return fmt.Errorf("corrupt record of forgotten blk_%d", k.id)
 		}
-		if i := b.find(k.st); i < 0 || b.reps()[i].flags&rCorrupt == 0 {
+		if i := m.find(b, k.st); i < 0 || m.reps(b)[i].flags&rCorrupt == 0 {
 			return fmt.Errorf("corrupt record of blk_%d without a corrupt replica", k.id)
 		}
 	}

@@ -11,13 +11,22 @@ const (
 	rMark                      // seen in the full block report being processed
 )
 
-// replica is one location of a block: 16 bytes.
+// replica is one location of a block: 8 bytes. The storage is named by
+// its index in Manager.stors (22 bits: the low 16 in st, the high 6 in the
+// top of flags); Manager.stOf resolves it.
 type replica struct {
-	st    *storage
-	idx   int32 // position of the block in st.blocks
+	idx   int32 // position of the block in the storage's list
+	st    uint16
 	state ReplicaState
-	flags uint8
+	flags uint8 // rCorrupt, rMark; bits 2-7: storage index bits 16-21
 }
+
+// maxStorages is how many storages the 22-bit index can name (index 0 is
+// none).
+const maxStorages = 1<<22 - 1
+
+// si is the replica's storage index.
+func (r replica) si() uint32 { return uint32(r.st) | uint32(r.flags>>2)<<16 }
 
 // blockInfo flags: which counters the block is included in.
 const (
@@ -26,34 +35,101 @@ const (
 	bCorrupt                    // counted in Manager.corruptBlocks
 )
 
-// blockInfo is one entry of the blocks map. Kept small: millions of these live
-// in memory.
+// blockInfo is one entry of the blocks map: 56 bytes, kept in the map's
+// slab (blockmap.go). Millions of these live in memory; it holds no
+// pointer, so the collector does not scan them.
 type blockInfo struct {
 	Block
-	fileID int64
-	// The replicas: the first inlineReplicas in inl (n of them), all of
-	// them in *more once there are more.
-	inl   [inlineReplicas]replica
-	more  *[]replica
-	repl  int16
-	state BlockUCState
-	flags uint8
-	n     uint8
-	// policy is the file's effective storage policy id (0: default).
-	policy uint8
+	// The replicas: the first n() in inl, or, when n() is overflowN, all
+	// of them in the map's more (more than inlineReplicas of them).
+	inl [inlineReplicas]replica
+	// meta packs the owning file's inode id (36 bits; larger ids, which
+	// take 68 billion inode allocations to reach, go to Manager.bigFile),
+	// the expected replication (15 bits), the state (2), the counter
+	// flags (3), n (3) and the file's effective storage policy id (5;
+	// HDFS's ids have 4 bits).
+	meta uint64
 }
 
-// inlineReplicas is how many replicas a blockInfo holds without a second
-// allocation: the default replication.
+// The fields of blockInfo.meta: shift and width.
+const (
+	mFile, mFileBits     = 0, 36
+	mRepl, mReplBits     = 36, 15
+	mState, mStateBits   = 51, 2
+	mFlags, mFlagsBits   = 53, 3
+	mN, mNBits           = 56, 3
+	mPolicy, mPolicyBits = 59, 5
+	// bigFileID in the file field: the id is in Manager.bigFile.
+	bigFileID = 1<<mFileBits - 1
+)
+
+func (b *blockInfo) get(shift, bits uint) uint64 { return b.meta >> shift & (1<<bits - 1) }
+
+func (b *blockInfo) set(shift, bits uint, v uint64) {
+	mask := uint64(1<<bits-1) << shift
+	b.meta = b.meta&^mask | v<<shift&mask
+}
+
+func (b *blockInfo) repl() int16 { return int16(b.get(mRepl, mReplBits)) }
+
+// setRepl takes a replication clipRepl has bounded to 15 bits.
+func (b *blockInfo) setRepl(r int16) { b.set(mRepl, mReplBits, uint64(r)) }
+
+func (b *blockInfo) state() BlockUCState     { return BlockUCState(b.get(mState, mStateBits)) }
+func (b *blockInfo) setState(s BlockUCState) { b.set(mState, mStateBits, uint64(s)) }
+func (b *blockInfo) flags() uint8            { return uint8(b.get(mFlags, mFlagsBits)) }
+func (b *blockInfo) setFlags(f uint8)        { b.set(mFlags, mFlagsBits, uint64(f)) }
+func (b *blockInfo) n() uint8                { return uint8(b.get(mN, mNBits)) }
+func (b *blockInfo) setN(n uint8)            { b.set(mN, mNBits, uint64(n)) }
+func (b *blockInfo) policy() uint8           { return uint8(b.get(mPolicy, mPolicyBits)) }
+
+// setPolicy records a storage policy id; one beyond 5 bits (HDFS has
+// none) is recorded as 0, which resolves to the default policy.
+func (b *blockInfo) setPolicy(id uint8) {
+	if id >= 1<<mPolicyBits {
+		id = 0
+	}
+	b.set(mPolicy, mPolicyBits, uint64(id))
+}
+
+// fileOf is the inode id of the file b belongs to.
+func (m *Manager) fileOf(b *blockInfo) int64 {
+	if f := b.get(mFile, mFileBits); f != bigFileID {
+		return int64(f)
+	}
+	return m.bigFile[b.ID]
+}
+
+// setFile records the file b belongs to.
+func (m *Manager) setFile(b *blockInfo, id int64) {
+	if id >= 0 && id < bigFileID {
+		if b.get(mFile, mFileBits) == bigFileID {
+			delete(m.bigFile, b.ID)
+		}
+		b.set(mFile, mFileBits, uint64(id))
+		return
+	}
+	if m.bigFile == nil {
+		m.bigFile = make(map[int64]int64)
+	}
+	m.bigFile[b.ID] = id
+	b.set(mFile, mFileBits, bigFileID)
+}
+
+// inlineReplicas is how many replicas a blockInfo holds in place: the
+// default replication.
 const inlineReplicas = 3
+
+// overflowN in blockInfo.n(): the replicas are in blockMap.more.
+const overflowN = 1<<mNBits - 1
 
 // reps is the block's replicas; entries may be changed in place, the
 // list only through addReplica and removeReplicaAt.
-func (b *blockInfo) reps() []replica {
-	if b.more != nil {
-		return *b.more
+func (m *Manager) reps(b *blockInfo) []replica {
+	if n := b.n(); n != overflowN {
+		return b.inl[:n]
 	}
-	return b.inl[:b.n]
+	return m.blocks.more[b.ID]
 }
 
 // storage is one volume of a DataNode.
@@ -62,8 +138,9 @@ type storage struct {
 	dn                                   *datanode
 	capacity, dfsUsed, remaining, bpUsed int64
 	failed                               bool
-	typ                                  int32        // StorageReport.StorageType
-	blocks                               []*blockInfo // replicas on this storage
+	typ                                  int32    // StorageReport.StorageType
+	blocks                               []uint32 // replicas on this storage: slab indices of their blocks
+	ix                                   uint32   // index in Manager.stors
 }
 
 // datanode is the descriptor of one DataNode.
@@ -119,7 +196,13 @@ type Manager struct {
 	cfg Config
 	rnd *rand.Rand
 
-	blocks   blockMap
+	blocks blockMap
+	// bigFile holds the file ids that do not fit blockInfo.meta, by block.
+	bigFile map[int64]int64
+	// stors are the storages by index (0: none), as replicas name them;
+	// storFree are the indices of removed storages.
+	stors    []*storage
+	storFree []uint32
 	expected map[int64][]string // pipeline targets (uuids) of blocks not yet COMPLETE
 	// ucReps: what each replica of a block not yet committed reported, checked
 	// against the block when the client commits it.
@@ -235,18 +318,52 @@ func (m *Manager) resolve(ip string) string {
 
 // ---- replica bookkeeping ----
 
-func (b *blockInfo) find(st *storage) int {
-	for i := range b.reps() {
-		if b.reps()[i].st == st {
+// stOf is the storage a replica is on.
+func (m *Manager) stOf(r replica) *storage { return m.stors[r.si()] }
+
+// addStorage gives st its index.
+func (m *Manager) addStorage(st *storage) {
+	if len(m.stors) == 0 {
+		m.stors = append(m.stors, nil) // index 0 is none
+	}
+	if k := len(m.storFree); k > 0 {
+		st.ix = m.storFree[k-1]
+		m.storFree = m.storFree[:k-1]
+		m.stors[st.ix] = st
+		return
+	}
+	if len(m.stors) > maxStorages {
+		// Four million storages: a hundred times the largest clusters.
+		panic("blockmgmt: more than 4,194,303 storages")
+	}
+	st.ix = uint32(len(m.stors))
+	m.stors = append(m.stors, st)
+}
+
+// removeStorage frees st's index; it must hold no replica.
+func (m *Manager) removeStorage(st *storage) {
+	if st.ix == 0 || m.stors[st.ix] != st {
+		return
+	}
+	m.stors[st.ix] = nil
+	m.storFree = append(m.storFree, st.ix)
+	st.ix = 0
+}
+
+func (m *Manager) find(b *blockInfo, st *storage) int {
+	rs := m.reps(b)
+	for i := range rs {
+		if rs[i].si() == st.ix {
 			return i
 		}
 	}
 	return -1
 }
 
-func (b *blockInfo) findNode(dn *datanode) int {
-	for i := range b.reps() {
-		if b.reps()[i].st.dn == dn {
+func (m *Manager) findOn(b *blockInfo, dn *datanode) int {
+	rs := m.reps(b)
+	for i := range rs {
+		if m.stOf(rs[i]).dn == dn {
 			return i
 		}
 	}
@@ -256,14 +373,15 @@ func (b *blockInfo) findNode(dn *datanode) int {
 // counts returns the usable (good FINALIZED on live nodes, whatever their
 // admin state: readable) and corrupt replica counts. Completion, safe mode
 // and minimal replication go by these; redundancy goes by count.
-func (b *blockInfo) counts() (live, corrupt int) {
-	for i := range b.reps() {
-		r := &b.reps()[i]
+func (m *Manager) counts(b *blockInfo) (live, corrupt int) {
+	for _, r := range m.reps(b) {
 		switch {
 		case r.flags&rCorrupt != 0:
 			corrupt++
-		case r.state == Finalized && !r.st.failed && !r.st.dn.dead:
-			live++
+		case r.state == Finalized:
+			if st := m.stOf(r); !st.failed && !st.dn.dead {
+				live++
+			}
 		}
 	}
 	return live, corrupt
@@ -280,16 +398,16 @@ type replicaCount struct {
 
 func (m *Manager) count(b *blockInfo) replicaCount {
 	var c replicaCount
-	for i := range b.reps() {
-		r := &b.reps()[i]
+	for _, r := range m.reps(b) {
 		if r.flags&rCorrupt != 0 {
 			c.corrupt++
 			continue
 		}
-		if r.state != Finalized || r.st.failed {
+		st := m.stOf(r)
+		if r.state != Finalized || st.failed {
 			continue
 		}
-		dn := r.st.dn
+		dn := st.dn
 		if dn.admin.maintenance() {
 			c.maint++
 		}
@@ -315,27 +433,34 @@ func (m *Manager) required(b *blockInfo, c replicaCount) int {
 	return max(exp-c.maint, min(m.cfg.MaintenanceReplicationMin, exp))
 }
 
+// addReplica records a replica of b on st. The block's slab index is
+// looked up again (the entry does not hold it): one probe of the slots
+// just walked.
 func (m *Manager) addReplica(b *blockInfo, st *storage, state ReplicaState, flags uint8) {
-	r := replica{st: st, idx: int32(len(st.blocks)), state: state, flags: flags}
+	r := replica{idx: int32(len(st.blocks)), st: uint16(st.ix), state: state, flags: flags&(rCorrupt|rMark) | uint8(st.ix>>16)<<2}
 	switch {
-	case b.more != nil:
-		*b.more = append(*b.more, r)
-	case int(b.n) < len(b.inl):
-		b.inl[b.n] = r
-		b.n++
+	case b.n() == overflowN:
+		m.blocks.more[b.ID] = append(m.blocks.more[b.ID], r)
+	case int(b.n()) < len(b.inl):
+		b.inl[b.n()] = r
+		b.setN(b.n() + 1)
 	default:
 		more := make([]replica, 0, len(b.inl)+1)
 		more = append(append(more, b.inl[:]...), r)
-		b.more = &more
-		b.inl, b.n = [inlineReplicas]replica{}, 0
+		if m.blocks.more == nil {
+			m.blocks.more = make(map[int64][]replica)
+		}
+		m.blocks.more[b.ID] = more
+		b.inl = [inlineReplicas]replica{}
+		b.setN(overflowN)
 	}
-	st.blocks = append(st.blocks, b)
+	st.blocks = append(st.blocks, m.blocks.index(b.ID))
 }
 
-// removeReplicaAt drops b.reps()[i] from the block and from its storage.
+// removeReplicaAt drops m.reps(b)[i] from the block and from its storage.
 func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
-	r := b.reps()[i]
-	st := r.st
+	r := m.reps(b)[i]
+	st := m.stOf(r)
 	if r.flags&rCorrupt != 0 && len(m.corruptRep) > 0 {
 		delete(m.corruptRep, repKey{st, b.ID})
 	}
@@ -343,24 +468,24 @@ func (m *Manager) removeReplicaAt(b *blockInfo, i int) {
 	if int(r.idx) != last {
 		moved := st.blocks[last]
 		st.blocks[r.idx] = moved
-		if j := moved.find(st); j >= 0 {
-			moved.reps()[j].idx = r.idx
+		mb := m.blocks.at(moved)
+		if j := m.find(mb, st); j >= 0 {
+			m.reps(mb)[j].idx = r.idx
 		}
 	}
-	st.blocks[last] = nil
 	st.blocks = st.blocks[:last]
-	rs := b.reps()
+	rs := m.reps(b)
 	copy(rs[i:], rs[i+1:])
 	rs[len(rs)-1] = replica{}
 	rs = rs[:len(rs)-1]
 	switch {
-	case b.more == nil:
-		b.n--
+	case b.n() != overflowN:
+		b.setN(b.n() - 1)
 	case len(rs) <= len(b.inl):
-		b.n = uint8(copy(b.inl[:], rs))
-		b.more = nil
+		b.setN(uint8(copy(b.inl[:], rs)))
+		delete(m.blocks.more, b.ID)
 	default:
-		*b.more = rs
+		m.blocks.more[b.ID] = rs
 	}
 }
 
@@ -382,31 +507,32 @@ func (m *Manager) queueInvalidate(dn *datanode, blk Block) bool {
 
 // invalidateReplicaAt removes replica i from the block and orders its deletion.
 func (m *Manager) invalidateReplicaAt(b *blockInfo, i int) {
-	r := b.reps()[i]
+	r := m.reps(b)[i]
+	st := m.stOf(r)
 	blk := b.Block
 	if r.flags&rCorrupt != 0 {
-		if rb, ok := m.corruptRep[repKey{r.st, b.ID}]; ok {
+		if rb, ok := m.corruptRep[repKey{st, b.ID}]; ok {
 			blk = rb
 		}
 	}
 	m.removeReplicaAt(b, i)
-	m.queueInvalidate(r.st.dn, blk)
+	m.queueInvalidate(st.dn, blk)
 }
 
-func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl) }
+func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl()) }
 
 // refresh re-derives everything that depends on a block's replicas after a
 // change: auto-completion of COMMITTED blocks, deletion of corrupt and excess
 // replicas, the safe/complete/corrupt counters and the redundancy queues.
 func (m *Manager) refresh(b *blockInfo) {
-	live, corrupt := b.counts()
+	live, corrupt := m.counts(b)
 	minR := m.cfg.MinReplication
 	exp := m.expectedRepl(b)
-	if b.state == Committed && live >= minR {
-		b.state = Complete
+	if b.state() == Committed && live >= minR {
+		b.setState(Complete)
 		m.pendPipelineReplicas(b)
 	}
-	if b.state == Complete {
+	if b.state() == Complete {
 		if len(m.expected) > 0 {
 			delete(m.expected, b.ID)
 		}
@@ -416,19 +542,19 @@ func (m *Manager) refresh(b *blockInfo) {
 	}
 	// A standby judges nothing to delete: its view lags the active's.
 	if corrupt > 0 && live >= minR && (live >= exp || live+corrupt > exp) && !m.standby {
-		for i := len(b.reps()) - 1; i >= 0; i-- {
-			if b.reps()[i].flags&rCorrupt != 0 {
+		for i := len(m.reps(b)) - 1; i >= 0; i-- {
+			if m.reps(b)[i].flags&rCorrupt != 0 {
 				m.invalidateReplicaAt(b, i)
 			}
 		}
 		corrupt = 0
 	}
-	if c := m.count(b); b.state == Complete && c.live > exp && m.populating && !m.standby {
+	if c := m.count(b); b.state() == Complete && c.live > exp && m.populating && !m.standby {
 		m.removeExcess(b, c.live-exp)
-		live, corrupt = b.counts()
+		live, corrupt = m.counts(b)
 	}
-	m.setFlag(b, bComplete, b.state == Complete, &m.completeBlocks)
-	m.setFlag(b, bSafe, b.state == Complete && live >= minR, &m.safeBlocks)
+	m.setFlag(b, bComplete, b.state() == Complete, &m.completeBlocks)
+	m.setFlag(b, bSafe, b.state() == Complete && live >= minR, &m.safeBlocks)
 	m.setFlag(b, bCorrupt, corrupt > 0, &m.corruptBlocks)
 	if m.populating {
 		m.updateNeeded(b, m.count(b))
@@ -452,7 +578,7 @@ func (m *Manager) pendPipelineReplicas(b *blockInfo) {
 		if dn == nil || dn.dead {
 			continue
 		}
-		if i := b.findNode(dn); i >= 0 && b.reps()[i].state == Finalized && b.reps()[i].flags&rCorrupt == 0 {
+		if i := m.findOn(b, dn); i >= 0 && m.reps(b)[i].state == Finalized && m.reps(b)[i].flags&rCorrupt == 0 {
 			continue
 		}
 		owed = append(owed, pendingCopy{target: u})
@@ -472,23 +598,23 @@ func (m *Manager) pendPipelineReplicas(b *blockInfo) {
 }
 
 func (m *Manager) setFlag(b *blockInfo, f uint8, on bool, counter *int64) {
-	was := b.flags&f != 0
+	was := b.flags()&f != 0
 	switch {
 	case on && !was:
-		b.flags |= f
+		b.setFlags(b.flags() | f)
 		*counter++
 	case !on && was:
-		b.flags &^= f
+		b.setFlags(b.flags() &^ f)
 		*counter--
 	}
 }
 
 // markCorrupt flags replica i, remembering the block as its node reported it.
 func (m *Manager) markCorrupt(b *blockInfo, i int, reported Block) {
-	r := &b.reps()[i]
+	r := &m.reps(b)[i]
 	r.flags |= rCorrupt
 	if reported != b.Block {
-		m.corruptRep[repKey{r.st, b.ID}] = reported
+		m.corruptRep[repKey{m.stOf(*r), b.ID}] = reported
 	}
 }
 
@@ -501,6 +627,9 @@ func (m *Manager) forget(b *blockInfo) {
 	delete(m.pending, b.ID)
 	delete(m.expected, b.ID)
 	delete(m.ucReps, b.ID)
+	if len(m.bigFile) > 0 {
+		delete(m.bigFile, b.ID)
+	}
 	if q := m.queued[b.ID]; len(q) > 0 {
 		// The active deletes these replicas; as an unknown block's they
 		// are deleted if reported again after a failover.

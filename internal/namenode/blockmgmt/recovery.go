@@ -25,9 +25,9 @@ func (m *Manager) Holders(id int64, now time.Time) ([]DatanodeID, []bool) {
 		ids = append(ids, dn.id)
 		stale = append(stale, m.isStale(dn, now))
 	}
-	for _, r := range b.reps() {
+	for _, r := range m.reps(b) {
 		if r.flags&rCorrupt == 0 {
-			add(r.st.dn.id.UUID)
+			add(m.stOf(r).dn.id.UUID)
 		}
 	}
 	for _, u := range m.expected[id] {
@@ -51,7 +51,7 @@ func (m *Manager) StartRecovery(id, recoveryID int64, primary string, holders []
 	if recoveryID <= b.GenStamp {
 		return fmt.Errorf("%w: recovery id %d not above %d for blk_%d", ErrGenStamp, recoveryID, b.GenStamp, id)
 	}
-	b.state = UnderRecovery
+	b.setState(UnderRecovery)
 	dn.recoveries = append(dn.recoveries, RecoverBlock{Block: b.Block, NewGenStamp: recoveryID, Holders: append([]DatanodeID(nil), holders...), NewLength: newLength})
 	return nil
 }
@@ -81,7 +81,7 @@ func (m *Manager) StartCopyRecovery(id, src, recoveryID int64, primary string, h
 	if newLength < 0 || newLength > s.NumBytes {
 		return fmt.Errorf("%w: copy %d bytes of blk_%d (%d bytes)", ErrBadState, newLength, src, s.NumBytes)
 	}
-	b.state = UnderRecovery
+	b.setState(UnderRecovery)
 	dn.recoveries = append(dn.recoveries, RecoverBlock{Block: s.Block, NewGenStamp: recoveryID,
 		Holders: append([]DatanodeID(nil), holders...), NewLength: newLength, NewBlockID: id})
 	return nil
@@ -119,9 +119,9 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 	for _, r := range m.ucReps[id] {
 		reported[r.st] = r.blk
 	}
-	for i := len(b.reps()) - 1; i >= 0; i-- {
-		rb, ok := reported[b.reps()[i].st]
-		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || b.reps()[i].state != Finalized {
+	for i := len(m.reps(b)) - 1; i >= 0; i-- {
+		rb, ok := reported[m.stOf(m.reps(b)[i])]
+		if !ok || rb.GenStamp != newGenStamp || rb.NumBytes != newLength || m.reps(b)[i].state != Finalized {
 			m.removeReplicaAt(b, i)
 		}
 	}
@@ -134,7 +134,7 @@ func (m *Manager) CommitRecovery(id, newGenStamp, newLength int64, targets []Dat
 		delete(m.expected, id)
 	} else {
 		m.expected[id] = uuids
-		b.state = Committed
+		b.setState(Committed)
 	}
 	m.refresh(b)
 	return nil
@@ -149,20 +149,20 @@ func (m *Manager) ReopenForAppend(id int64) error {
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, id)
 	}
-	if b.state == UnderConstruction {
+	if b.state() == UnderConstruction {
 		return nil
 	}
-	if b.state != Complete && b.state != Committed {
-		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state, id)
+	if b.state() != Complete && b.state() != Committed {
+		return fmt.Errorf("%w: append to %s blk_%d", ErrBadState, b.state(), id)
 	}
 	var uuids []string
-	for _, r := range b.reps() {
-		if r.flags&rCorrupt == 0 && !r.st.dn.dead {
-			uuids = append(uuids, r.st.dn.id.UUID)
+	for _, r := range m.reps(b) {
+		if r.flags&rCorrupt == 0 && !m.stOf(r).dn.dead {
+			uuids = append(uuids, m.stOf(r).dn.id.UUID)
 		}
 	}
 	m.expected[id] = uuids
-	b.state = UnderConstruction
+	b.setState(UnderConstruction)
 	m.explained(id)
 	m.refresh(b)
 	return nil

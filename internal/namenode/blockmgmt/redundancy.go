@@ -111,18 +111,18 @@ func priority(live, outOfService, expected int) int {
 // oneRack reports whether every live in-service replica of b is on one rack
 // while the cluster has more than one.
 func (m *Manager) oneRack(b *blockInfo) bool {
-	if len(m.rackNodes) < 2 || b.repl < 2 {
+	if len(m.rackNodes) < 2 || b.repl() < 2 {
 		return false
 	}
 	rack := ""
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).dn.dead || m.stOf(*r).dn.admin != Normal {
 			continue
 		}
 		if rack == "" {
-			rack = r.st.dn.rack
-		} else if rack != r.st.dn.rack {
+			rack = m.stOf(*r).dn.rack
+		} else if rack != m.stOf(*r).dn.rack {
 			return false
 		}
 	}
@@ -131,7 +131,7 @@ func (m *Manager) oneRack(b *blockInfo) bool {
 
 // updateNeeded puts b in the right low-redundancy queue, or takes it out.
 func (m *Manager) updateNeeded(b *blockInfo, c replicaCount) {
-	if b.state != Complete {
+	if b.state() != Complete {
 		m.needed.remove(b.ID)
 		return
 	}
@@ -163,14 +163,14 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 	for ; n > 0; n-- {
 		perRack := make(map[string]int)
 		var cands []int
-		for i := range b.reps() {
-			r := &b.reps()[i]
+		for i := range m.reps(b) {
+			r := &m.reps(b)[i]
 			// Only live replicas in service are excess: a node leaving
 			// service keeps its copy until it is gone.
-			if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.dn.dead || r.st.dn.admin != Normal {
+			if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).dn.dead || m.stOf(*r).dn.admin != Normal {
 				continue
 			}
-			perRack[r.st.dn.rack]++
+			perRack[m.stOf(*r).dn.rack]++
 			cands = append(cands, i)
 		}
 		if len(cands) == 0 {
@@ -180,7 +180,7 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		pick := -1
 		if m.deleteHintFor != "" {
 			for _, i := range cands {
-				dn := b.reps()[i].st.dn
+				dn := m.stOf(m.reps(b)[i]).dn
 				// Deleting the hinted replica must not reduce the rack count.
 				if dn.id.UUID == m.deleteHintFor && (perRack[dn.rack] > 1 || len(perRack) > 2) {
 					pick = i
@@ -190,7 +190,7 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 		if pick < 0 {
 			pool := cands[:0:0]
 			for _, i := range cands {
-				if perRack[b.reps()[i].st.dn.rack] > 1 {
+				if perRack[m.stOf(m.reps(b)[i]).dn.rack] > 1 {
 					pool = append(pool, i)
 				}
 			}
@@ -200,16 +200,16 @@ func (m *Manager) removeExcess(b *blockInfo, n int) {
 			// The most out-of-date node when it is stale, else the fullest.
 			oldest, least := -1, -1
 			for _, i := range pool {
-				dn := b.reps()[i].st.dn
-				if oldest < 0 || dn.lastUpdate.Before(b.reps()[oldest].st.dn.lastUpdate) {
+				dn := m.stOf(m.reps(b)[i]).dn
+				if oldest < 0 || dn.lastUpdate.Before(m.stOf(m.reps(b)[oldest]).dn.lastUpdate) {
 					oldest = i
 				}
-				if least < 0 || dn.remainingSum() < b.reps()[least].st.dn.remainingSum() {
+				if least < 0 || dn.remainingSum() < m.stOf(m.reps(b)[least]).dn.remainingSum() {
 					least = i
 				}
 			}
 			pick = least
-			if m.nowHint.Sub(b.reps()[oldest].st.dn.lastUpdate) > m.cfg.StaleInterval {
+			if m.nowHint.Sub(m.stOf(m.reps(b)[oldest]).dn.lastUpdate) > m.cfg.StaleInterval {
 				pick = oldest
 			}
 		}
@@ -305,7 +305,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 		}
 		need = 1
 	}
-	if b.state != Complete || need <= 0 {
+	if b.state() != Complete || need <= 0 {
 		m.refresh(b)
 		return false
 	}
@@ -315,12 +315,12 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 	}
 	var existing, excluded []*datanode
 	var existingTypes []int32
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		excluded = append(excluded, r.st.dn)
-		if r.flags&rCorrupt == 0 && r.state == Finalized && !r.st.dn.dead && r.st.dn.admin == Normal {
-			existing = append(existing, r.st.dn)
-			existingTypes = append(existingTypes, typeOf(r.st))
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		excluded = append(excluded, m.stOf(*r).dn)
+		if r.flags&rCorrupt == 0 && r.state == Finalized && !m.stOf(*r).dn.dead && m.stOf(*r).dn.admin == Normal {
+			existing = append(existing, m.stOf(*r).dn)
+			existingTypes = append(existingTypes, typeOf(m.stOf(*r)))
 		}
 	}
 	if p := m.pending[b.ID]; p != nil {
@@ -330,7 +330,7 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 			}
 		}
 	}
-	targets := m.chooseTargets(need, src, existing, existingTypes, excluded, nil, b.NumBytes, m.policy(b.policy), now, false)
+	targets := m.chooseTargets(need, src, existing, existingTypes, excluded, nil, b.NumBytes, m.policy(b.policy()), now, false)
 	if len(targets) == 0 {
 		return false
 	}
@@ -363,10 +363,10 @@ func (m *Manager) scheduleReconstruction(b *blockInfo, now time.Time) bool {
 // Among equals the choice is random.
 func (m *Manager) chooseSource(b *blockInfo, level int) *datanode {
 	var cands, leaving []*datanode
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		dn := r.st.dn
-		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || dn.dead || dn.admin == Decommissioned {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		dn := m.stOf(*r).dn
+		if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).failed || dn.dead || dn.admin == Decommissioned {
 			continue
 		}
 		if _, gone := dn.invSet[b.ID]; gone {

@@ -18,7 +18,7 @@ const (
 // judge compares a reported replica with the block the NameNode holds
 // (BlockManager.checkReplicaCorrupt).
 func judge(b *blockInfo, rb Block, state ReplicaState) verdict {
-	done := b.state == Complete || b.state == Committed
+	done := b.state() == Complete || b.state() == Committed
 	if state == Finalized {
 		if done {
 			if rb.GenStamp != b.GenStamp || rb.NumBytes != b.NumBytes {
@@ -74,7 +74,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		mark = true
 	}
 	v := judge(b, rb, state)
-	i := b.find(st)
+	i := m.find(b, st)
 	if m.standby {
 		m.dropQueued(st, b.ID, rb.GenStamp)
 		if v == vCorrupt {
@@ -83,19 +83,19 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 			// in the queue, and is judged as an active would at failover.
 			m.postpone(dn, st, rb, state, m.deleteHintFor)
 			if i >= 0 && mark {
-				b.reps()[i].flags |= rMark
+				m.reps(b)[i].flags |= rMark
 			}
 			return
 		}
 	}
 	if i < 0 {
-		if j := b.findNode(dn); j >= 0 { // moved to another volume of the node
+		if j := m.findOn(b, dn); j >= 0 { // moved to another volume of the node
 			m.removeReplicaAt(b, j)
 		}
 	}
 	if v == vIgnore {
 		if i >= 0 && mark {
-			b.reps()[i].flags |= rMark
+			m.reps(b)[i].flags |= rMark
 		}
 		return
 	}
@@ -104,12 +104,12 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		flags = rMark
 	}
 	if i >= 0 {
-		r := &b.reps()[i]
+		r := &m.reps(b)[i]
 		r.state = state
-		r.flags = r.flags&rCorrupt | flags
+		r.flags = r.flags&^rMark | flags
 	} else {
 		m.addReplica(b, st, state, flags)
-		i = len(b.reps()) - 1
+		i = len(m.reps(b)) - 1
 		if v == vGood {
 			res.Added++
 		}
@@ -118,7 +118,7 @@ func (m *Manager) reported(b *blockInfo, st *storage, rb Block, state ReplicaSta
 		res.Corrupt++
 		m.markCorrupt(b, i, rb)
 	}
-	if b.state == UnderConstruction || b.state == UnderRecovery {
+	if b.state() == UnderConstruction || b.state() == UnderRecovery {
 		m.noteUC(b.ID, st, rb)
 	} else {
 		m.dropUC(b.ID, st) // judged against the committed block already
@@ -278,8 +278,8 @@ func (m *Manager) ReportSlice(fr *FullReport, replicas []ReportedReplica, now ti
 		b := m.blocks.get(rr.ID)
 		if m.shouldPostpone(b, rr.Block) {
 			m.postpone(dn, st, rr.Block, rr.State, "")
-			if b != nil && b.find(st) >= 0 {
-				b.reps()[b.find(st)].flags |= rMark // kept until the edits explain it
+			if b != nil && m.find(b, st) >= 0 {
+				m.reps(b)[m.find(b, st)].flags |= rMark // kept until the edits explain it
 			}
 			continue
 		}
@@ -316,16 +316,16 @@ func (m *Manager) SweepSlice(fr *FullReport, max int, now time.Time) (bool, erro
 		if i >= len(st.blocks) {
 			continue
 		}
-		b := st.blocks[i]
-		j := b.find(st)
+		b := m.blocks.at(st.blocks[i])
+		j := m.find(b, st)
 		if j < 0 {
 			continue
 		}
 		if fr.phase == phaseClear {
-			b.reps()[j].flags &^= rMark
+			m.reps(b)[j].flags &^= rMark
 			continue
 		}
-		if b.reps()[j].flags&rMark != 0 {
+		if m.reps(b)[j].flags&rMark != 0 {
 			continue
 		}
 		m.removeReplicaAt(b, j)
@@ -354,9 +354,10 @@ func (m *Manager) AbortFullReport(fr *FullReport) {
 		return
 	}
 	m.fbr = nil
-	for _, b := range fr.st.blocks {
-		if j := b.find(fr.st); j >= 0 {
-			b.reps()[j].flags &^= rMark
+	for _, ix := range fr.st.blocks {
+		b := m.blocks.at(ix)
+		if j := m.find(b, fr.st); j >= 0 {
+			m.reps(b)[j].flags &^= rMark
 		}
 	}
 }
@@ -398,7 +399,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 			if b == nil {
 				continue
 			}
-			if i := b.findNode(dn); i >= 0 {
+			if i := m.findOn(b, dn); i >= 0 {
 				m.removeReplicaAt(b, i)
 				res.Removed++
 				m.refresh(b)
@@ -444,8 +445,8 @@ func (m *Manager) ReportBadBlocks(blk Block, uuids []string) error {
 		if dn == nil {
 			continue
 		}
-		if i := b.findNode(dn); i >= 0 {
-			b.reps()[i].flags |= rCorrupt
+		if i := m.findOn(b, dn); i >= 0 {
+			m.reps(b)[i].flags |= rCorrupt
 		}
 	}
 	m.refresh(b)

@@ -426,8 +426,8 @@ func scriptCmd(t *testing.T, h *harness, racks map[string]string, line string) s
 			return "unknown"
 		}
 		var parts []string
-		for _, r := range h.m.blocks.get(id).reps() {
-			p := r.st.dn.id.Hostname
+		for _, r := range h.m.reps(h.m.blocks.get(id)) {
+			p := h.m.stOf(r).dn.id.Hostname
 			if r.state != Finalized {
 				p += "(" + r.state.String() + ")"
 			}

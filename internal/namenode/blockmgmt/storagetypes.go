@@ -120,26 +120,26 @@ func typeName(t int32) string {
 func (m *Manager) SetStoragePolicy(ids []int64, policyID uint8) {
 	for _, id := range ids {
 		if b := m.blocks.get(id); b != nil {
-			b.policy = policyID
+			b.setPolicy(policyID)
 		}
 	}
 }
 
-// excessByType narrows the candidate replicas (indexes into b.reps()) for
+// excessByType narrows the candidate replicas (indexes into m.reps(b)) for
 // deletion to those on storage types beyond what b's storage policy asks
 // for (BlockStoragePolicy.chooseExcess); all of them when none is.
 func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
-	pol := m.policy(b.policy)
+	pol := m.policy(b.policy())
 	if len(pol.Types) == 0 {
 		return cands
 	}
 	want := map[int32]int{}
-	for _, t := range pol.requested(int(b.repl)) {
+	for _, t := range pol.requested(int(b.repl())) {
 		want[t]++
 	}
 	excess := map[int32]bool{}
 	for _, i := range cands {
-		t := typeOf(b.reps()[i].st)
+		t := typeOf(m.stOf(m.reps(b)[i]))
 		if want[t] > 0 {
 			want[t]--
 			continue
@@ -151,7 +151,7 @@ func (m *Manager) excessByType(b *blockInfo, cands []int) []int {
 	}
 	var out []int
 	for _, i := range cands {
-		if excess[typeOf(b.reps()[i].st)] {
+		if excess[typeOf(m.stOf(m.reps(b)[i]))] {
 			out = append(out, i)
 		}
 	}

@@ -37,17 +37,17 @@ func (m *Manager) CommitWouldComplete(blk Block) bool {
 	if b == nil {
 		return false
 	}
-	if b.state == Complete || b.state == Committed {
-		live, _ := b.counts()
+	if b.state() == Complete || b.state() == Committed {
+		live, _ := m.counts(b)
 		return live >= m.cfg.MinReplication
 	}
 	live := 0
-	for i := range b.reps() {
-		r := &b.reps()[i]
-		if r.flags&rCorrupt != 0 || r.state != Finalized || r.st.failed || r.st.dn.dead {
+	for i := range m.reps(b) {
+		r := &m.reps(b)[i]
+		if r.flags&rCorrupt != 0 || r.state != Finalized || m.stOf(*r).failed || m.stOf(*r).dn.dead {
 			continue
 		}
-		if rb, ok := m.ucReported(b.ID, r.st); ok && (rb.GenStamp != blk.GenStamp || rb.NumBytes != blk.NumBytes) {
+		if rb, ok := m.ucReported(b.ID, m.stOf(*r)); ok && (rb.GenStamp != blk.GenStamp || rb.NumBytes != blk.NumBytes) {
 			continue // would be marked corrupt by the commit
 		}
 		live++
@@ -73,8 +73,9 @@ func (m *Manager) ucReported(id int64, st *storage) (Block, bool) {
 // replicas that disagree with it are marked corrupt; an unknown block is
 // recorded.
 func (m *Manager) CompleteBlock(fileID int64, blk Block, replication int) error {
-	if b := m.blocks.get(blk.ID); b != nil && b.fileID == fileID && (b.state == UnderConstruction || b.state == UnderRecovery) && blk.GenStamp >= b.GenStamp {
-		b.NumBytes, b.GenStamp, b.state = blk.NumBytes, blk.GenStamp, Committed
+	if b := m.blocks.get(blk.ID); b != nil && m.fileOf(b) == fileID && (b.state() == UnderConstruction || b.state() == UnderRecovery) && blk.GenStamp >= b.GenStamp {
+		b.NumBytes, b.GenStamp = blk.NumBytes, blk.GenStamp
+		b.setState(Committed)
 		m.explained(b.ID)
 		m.verifyReplicas(b)
 	}
@@ -90,11 +91,11 @@ func (m *Manager) CheckCommit(blk Block) error {
 	if b == nil {
 		return fmt.Errorf("%w: blk_%d", ErrUnknownBlock, blk.ID)
 	}
-	switch b.state {
+	switch b.state() {
 	case Complete, Committed:
 		if b.NumBytes != blk.NumBytes || b.GenStamp != blk.GenStamp {
 			return fmt.Errorf("%w: commit of %s blk_%d_%d len %d, recorded blk_%d_%d len %d",
-				ErrBadState, b.state, blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
+				ErrBadState, b.state(), blk.ID, blk.GenStamp, blk.NumBytes, b.ID, b.GenStamp, b.NumBytes)
 		}
 		return nil
 	}

@@ -14,7 +14,11 @@ import (
 // or a removal in a directory of a million entries costs a binary search
 // among the chunks, one in a chunk and a memmove inside one chunk (plus,
 // once per halfChunk insertions, a split that inserts a chunk into the
-// list); a directory shrunk to halfChunk entries goes back to flat.
+// list); a directory shrunk to halfChunk entries goes back to flat. A name
+// past the last one, when the last chunk (or the flat slice) is full,
+// starts a new chunk instead of splitting the full one in halves: names
+// created in order (part-00000, part-00001, ...) then leave full chunks
+// behind them, not half-empty ones.
 //
 //	flat: [a b c d ... ]                      ≤ maxChunk entries
 //	big:  parts: [a..f] [g..m] [n..t] ...     each sorted, each halfChunk..maxChunk
@@ -98,6 +102,12 @@ func (ch *children) get(name string) *inode {
 // insert adds c, whose name is not among the children.
 func (ch *children) insert(c *inode) {
 	if ch.big == nil {
+		if k := len(ch.flat); k == maxChunk && ch.flat[k-1].name < c.name {
+			ch.big = &chunks{parts: [][]*inode{ch.flat}, lasts: []string{ch.flat[k-1].name}, n: k}
+			ch.flat = nil
+			ch.big.appendChunk(c)
+			return
+		}
 		ch.flat = insertAt(ch.flat, c)
 		if len(ch.flat) > maxChunk {
 			ch.toBig()
@@ -106,6 +116,10 @@ func (ch *children) insert(c *inode) {
 	}
 	b := ch.big
 	k := b.part(c.name)
+	if k == len(b.parts)-1 && len(b.parts[k]) >= maxChunk && b.lasts[k] < c.name {
+		b.appendChunk(c)
+		return
+	}
 	p := insertAt(b.parts[k], c)
 	b.n++
 	if len(p) <= maxChunk {
@@ -122,6 +136,15 @@ func (ch *children) insert(c *inode) {
 	b.parts = slices.Insert(b.parts, k+1, right)
 	b.lasts[k] = left[len(left)-1].name
 	b.lasts = slices.Insert(b.lasts, k+1, right[len(right)-1].name)
+}
+
+// appendChunk adds a chunk holding c, whose name is past every entry.
+func (b *chunks) appendChunk(c *inode) {
+	p := make([]*inode, 1, maxChunk)
+	p[0] = c
+	b.parts = append(b.parts, p)
+	b.lasts = append(b.lasts, c.name)
+	b.n++
 }
 
 // insertAt inserts c into the sorted s.

@@ -129,6 +129,46 @@ func TestChildrenLayouts(t *testing.T) {
 	applyChildOps(t, ops)
 }
 
+// TestChildrenAppendsFillChunks: names inserted in order leave every chunk
+// but the last full (a split in halves would leave them half empty), and
+// the layout still matches the model, with removals and inserts in the
+// middle afterwards.
+func TestChildrenAppendsFillChunks(t *testing.T) {
+	var ch children
+	var m childModel
+	nodes := map[string]*inode{}
+	for k := 0; k < 3*maxChunk+10; k++ {
+		n := fmt.Sprintf("part-%06d", 2*k)
+		nodes[n] = &inode{name: n}
+		ch.insert(nodes[n])
+		m = append(m, n)
+	}
+	checkChildren(t, &ch, m)
+	for i, p := range ch.big.parts {
+		if i < len(ch.big.parts)-1 && len(p) != maxChunk {
+			t.Fatalf("chunk %d of %d holds %d entries, want %d", i, len(ch.big.parts), len(p), maxChunk)
+		}
+	}
+	if len(ch.big.parts) != 4 {
+		t.Fatalf("%d chunks, want 4", len(ch.big.parts))
+	}
+	for k := 1; k < 3*maxChunk; k += 97 { // into full chunks: they split
+		n := fmt.Sprintf("part-%06d", k)
+		nodes[n] = &inode{name: n}
+		ch.insert(nodes[n])
+		j, _ := m.find(n)
+		m = slices.Insert(m, j, n)
+		checkChildren(t, &ch, m)
+	}
+	for k := 0; k < 3*maxChunk+10; k += 3 {
+		n := fmt.Sprintf("part-%06d", 2*k)
+		ch.remove(nodes[n])
+		j, _ := m.find(n)
+		m = slices.Delete(m, j, j+1)
+		checkChildren(t, &ch, m)
+	}
+}
+
 // FuzzChildren drives the children layout and a sorted slice of names with
 // the same operations and compares them after each.
 func FuzzChildren(f *testing.F) {

@@ -22,6 +22,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
+	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/testtool"
 )
 
@@ -40,6 +41,7 @@ type KDC struct {
 	t          testing.TB
 	kinit      string
 	kadminPath string
+	port       int // the KDC's UDP and TCP port
 }
 
 // Start creates a realm and starts its KDC; the test's cleanup stops it.
@@ -50,9 +52,44 @@ func Start(t testing.TB) *KDC {
 	kadmin := testtool.Require(t, "/usr/sbin/kadmin.local", Install)
 	kinit := testtool.Require(t, "kinit", Install)
 	dir := t.TempDir()
-	port := freePort(t)
 	k := &KDC{Dir: dir, Krb5Conf: filepath.Join(dir, "krb5.conf"), kdcConf: filepath.Join(dir, "kdc.conf"),
 		t: t, kinit: kinit, kadminPath: kadmin}
+	must(t, os.WriteFile(filepath.Join(dir, "kadm5.acl"), nil, 0o644))
+	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Krb5Conf, "KRB5_KDC_PROFILE="+k.kdcConf,
+		"KRB5CCNAME=FILE:"+filepath.Join(dir, "ccache-unused"))
+	k.writeConf(freePort(t))
+	k.run(kdbUtil, "create", "-s", "-r", Realm, "-P", "master-password-of-the-test-realm")
+	// The port was free when picked, but another process may take it
+	// before the KDC binds it; a KDC that exits is started again on
+	// another port, a bounded number of times.
+	var failures []string
+	for attempt := range startAttempts {
+		if attempt > 0 {
+			k.writeConf(freePort(t))
+		}
+		stop, why := k.startKDC(krb5kdc)
+		if why == "" {
+			t.Cleanup(stop)
+			return k
+		}
+		failures = append(failures, why)
+	}
+	t.Fatalf("krbtest: the KDC did not start in %d attempts:\n%s", startAttempts, strings.Join(failures, "\n"))
+	return nil
+}
+
+// startAttempts bounds how often Start tries the KDC on a new port;
+// startWait bounds how long one attempt waits for the KDC to answer (the
+// machine may be busy: creating the realm and starting take a few hundred
+// milliseconds when it is idle).
+const (
+	startAttempts = 3
+	startWait     = 30 * time.Second
+)
+
+// writeConf writes the client and KDC configurations for a KDC on port.
+func (k *KDC) writeConf(port int) {
+	k.t.Helper()
 	krb5 := fmt.Sprintf(`[libdefaults]
  default_realm = %[1]s
  dns_lookup_realm = false
@@ -82,41 +119,72 @@ func Start(t testing.TB) *KDC {
   max_life = 10h
   kdc_ports = %[2]d
   kdc_tcp_ports = %[2]d
+  kdc_listen = 127.0.0.1:%[2]d
+  kdc_tcp_listen = 127.0.0.1:%[2]d
  }
 
 [logging]
- kdc = FILE:%[3]s/kdc.log
-`, Realm, port, dir)
-	must(t, os.WriteFile(k.Krb5Conf, []byte(krb5), 0o644))
-	must(t, os.WriteFile(k.kdcConf, []byte(kdc), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "kadm5.acl"), nil, 0o644))
-	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Krb5Conf, "KRB5_KDC_PROFILE="+k.kdcConf,
-		"KRB5CCNAME=FILE:"+filepath.Join(dir, "ccache-unused"))
-	k.run(kdbUtil, "create", "-s", "-r", Realm, "-P", "master-password-of-the-test-realm")
+ kdc = FILE:%[4]s
+`, Realm, port, k.Dir, k.logPath(port))
+	must(k.t, os.WriteFile(k.Krb5Conf, []byte(krb5), 0o644))
+	must(k.t, os.WriteFile(k.kdcConf, []byte(kdc), 0o644))
+	k.port = port
+}
+
+// logPath is the KDC's log when it runs on port: one file a port, so that
+// what one attempt of Start logged is not taken for another's.
+func (k *KDC) logPath(port int) string {
+	return filepath.Join(k.Dir, fmt.Sprintf("kdc-%d.log", port))
+}
+
+// startKDC starts krb5kdc on k.port and waits until it has bound its
+// sockets (its log says it is "commencing operation") and accepts a TCP
+// connection there; a connection alone could be another process's that
+// holds the port, from which the KDC exits. It returns the function that stops it, or why it did
+// not start (it exited, or did not answer within startWait); a KDC that did
+// not start is stopped before startKDC returns.
+func (k *KDC) startKDC(krb5kdc string) (stop func(), why string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, krb5kdc, "-n", "-r", Realm)
 	cmd.Env = k.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	must(t, cmd.Start())
-	t.Cleanup(func() {
+	if err := cmd.Start(); err != nil {
 		cancel()
-		_ = cmd.Wait()
-	})
-	// Wait (bounded) until the KDC answers on TCP.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("krbtest: KDC did not start on port %d: %s", port, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil, err.Error()
 	}
-	return k
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	stop = func() {
+		cancel()
+		<-exited
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", k.port)
+	logPath := k.logPath(k.port)
+	deadline := time.NewTimer(startWait)
+	defer deadline.Stop()
+	for {
+		if log, _ := os.ReadFile(logPath); bytes.Contains(log, []byte("commencing operation")) {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				return stop, ""
+			}
+		}
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(logPath)
+			return nil, fmt.Sprintf("on port %d it exited (%v): %s%s", k.port, cmd.ProcessState, out.String(), log)
+		case <-deadline.C:
+			stop()
+			log, _ := os.ReadFile(logPath)
+			return nil, fmt.Sprintf("on port %d it did not answer within %v: %s%s", k.port, startWait, out.String(), log)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func must(t testing.TB, err error) {
@@ -159,10 +227,34 @@ func freePort(t testing.TB) int {
 // keytab; it returns the keytab's path.
 func (k *KDC) AddPrincipal(name string) string {
 	k.t.Helper()
-	kt := filepath.Join(k.Dir, strings.NewReplacer("/", "_", "@", "_").Replace(name)+".keytab")
+	kt := k.keytabPath(name)
 	k.run(k.kadminPath, "-q", "addprinc -randkey "+name)
 	k.run(k.kadminPath, "-q", "ktadd -k "+kt+" "+name)
 	return kt
+}
+
+// keytabPath is where AddPrincipal writes the keytab of principal name.
+func (k *KDC) keytabPath(name string) string {
+	return filepath.Join(k.Dir, strings.NewReplacer("/", "_", "@", "_").Replace(name)+".keytab")
+}
+
+// Acceptor returns what a daemon on localhost accepts tickets with: the
+// keys of service/localhost@Realm (the principal is made by the first
+// call for the service), the principal service/_HOST@Realm, auth_to_local
+// DEFAULT and the protection levels q.
+func (k *KDC) Acceptor(service string, q security.QOP) *security.Acceptor {
+	k.t.Helper()
+	name := service + "/localhost"
+	path := k.keytabPath(name)
+	if _, err := os.Stat(path); err != nil {
+		path = k.AddPrincipal(name)
+	}
+	kt, err := keytab.Load(path)
+	must(k.t, err)
+	rules, err := security.ParseRules("DEFAULT")
+	must(k.t, err)
+	return &security.Acceptor{Keytab: kt, KeytabPath: path, Principal: service + "/_HOST@" + Realm,
+		Rules: rules, DefaultRealm: Realm, Protection: q}
 }
 
 // AddPrincipalTo creates a principal with a random key and adds it to

@@ -6,12 +6,10 @@ import (
 	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/gssapi"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
-	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	gspnego "github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
 
-	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/krbtest"
 )
 
@@ -20,15 +18,10 @@ import (
 // authenticator's time, as RFC 4120 §3.2.4 has the client check.
 func TestMutualAPRep(t *testing.T) {
 	kdc := krbtest.Start(t)
-	ktPath := kdc.AddPrincipal("HTTP/localhost")
-	kt, err := keytab.Load(ktPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, _ := security.ParseRules("DEFAULT")
+	acc := kdc.Acceptor("HTTP", 0)
+	acc.Principal = "HTTP/localhost@" + krbtest.Realm
 	signer, _ := NewSigner([]byte("s"))
-	a := &Authenticator{Signer: signer, Acceptor: &security.Acceptor{Keytab: kt, KeytabPath: ktPath,
-		Principal: "HTTP/localhost@" + krbtest.Realm, Rules: rules, DefaultRealm: krbtest.Realm}}
+	a := &Authenticator{Signer: signer, Acceptor: acc}
 	cl := kdc.ClientFromKeytab("alice", kdc.AddPrincipal("alice"))
 	tkt, key, err := cl.GetServiceTicket("HTTP/localhost")
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jcmturner/gokrb5/v8/keytab"
 	gspnego "github.com/jcmturner/gokrb5/v8/spnego"
 
 	"github.com/hdfsgo/hdfsgo/internal/security"
@@ -28,19 +27,9 @@ import (
 // Filter that needs SPNEGO everywhere; it returns its URL on localhost.
 func testServer(t *testing.T, kdc *krbtest.KDC) (string, *Filter) {
 	t.Helper()
-	ktPath := kdc.AddPrincipal("HTTP/localhost")
-	kt, err := keytab.Load(ktPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := security.ParseRules("DEFAULT")
-	if err != nil {
-		t.Fatal(err)
-	}
 	signer, _ := NewSigner([]byte("a secret of the test"))
 	f := &Filter{All: true, Auth: &Authenticator{Signer: signer, Validity: time.Hour,
-		Acceptor: &security.Acceptor{Keytab: kt, KeytabPath: ktPath, Principal: "HTTP/_HOST@" + krbtest.Realm,
-			Rules: rules, DefaultRealm: krbtest.Realm, Protection: security.QOPAuthentication}}}
+		Acceptor: kdc.Acceptor("HTTP", security.QOPAuthentication)}}
 	srv := httptest.NewUnstartedServer(f.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := UserFromContext(r.Context())
 		if !ok {

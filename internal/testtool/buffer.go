@@ -1,0 +1,28 @@
+package testtool
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer that loggers, servers or commands may write
+// from many goroutines while the test reads it. The zero value is an empty
+// buffer ready to use.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
