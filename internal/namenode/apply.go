@@ -124,8 +124,12 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 				// the recovery copies the snapshot's block into it.
 				berr = bm.AddBlock(int64(fi.ID), blockmgmt.Block(*tb), int(fi.Replication), blockmgmt.UnderConstruction, nil)
 				bm.SetStoragePolicy([]int64{tb.ID}, t.EffectiveStoragePolicy(o.Path))
-			} else {
-				berr = bm.ReopenForAppend(tb.ID)
+			} else if berr = bm.ReopenForAppend(tb.ID); berr == nil {
+				// In place: the block map takes the cut length as the tree
+				// has it (and an image restores it), the stamp unchanged.
+				if _, blocks, ok := t.File(o.Path); ok && len(blocks) > 0 {
+					bm.UpdateBlock(blockmgmt.Block(blocks[len(blocks)-1]))
+				}
 			}
 		}
 	case *op.Concat:

@@ -643,8 +643,14 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 				return corruptf("truncate %s: copy-on-truncate block blk_%d was not allocated (last block id %d)", o.Path, tb.ID, t.lastBlockID)
 			}
 			src = cut.ID
+			keep[len(keep)-1] = *tb
+		} else {
+			// In place: the block keeps the stamp its replicas have until
+			// the recovery commits (the truncate block's stamp is that
+			// recovery's id), so that after a restart from an image the
+			// replicas still match it and a retried recovery finds them.
+			keep[len(keep)-1] = op.Block{ID: cut.ID, NumBytes: tb.NumBytes, GenStamp: cut.GenStamp}
 		}
-		keep[len(keep)-1] = *tb
 	}
 	if src != 0 && !t.wouldHold(w, f, src) {
 		return corruptf("truncate %s: copy-on-truncate of blk_%d, which no snapshot holds", o.Path, src)
@@ -655,7 +661,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
-		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src})
+		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src, truncInPlace: src == 0})
 		t.uc[f.id] = f
 	}
 	addUsage(w.parent(), 0, f.space()-old)
