@@ -313,6 +313,16 @@ const (
 	DFSNameNodeBlockDeletionIncrement = "dfs.namenode.block.deletion.increment" // 1000
 )
 
+// NameNode at scale: slices bounded by time.
+const (
+	// HDFSGoNameNodeLockSliceBudget is how long one slice of a long
+	// operation (a full block report, the removal of a big delete's
+	// blocks, a big setReplication) may hold the namesystem write lock
+	// before it releases it for others; a slice also ends at its count
+	// (dfs.namenode.block.deletion.increment for deletions).
+	HDFSGoNameNodeLockSliceBudget = "hdfsgo.namenode.lock.slice-budget.ms" // 2 ms
+)
+
 // DefaultNameNodeRPCPort is the port used when a NameNode address is taken
 // from an hdfs:// URI without a port.
 const DefaultNameNodeRPCPort = "8020"
@@ -551,5 +561,7 @@ func defaultTable() []keyDef {
 		{DFSNameNodeEditsAsyncLogging, "true", 0},
 		// NameNode at scale: long operations in slices.
 		{DFSNameNodeBlockDeletionIncrement, "1000", 0},
+		// NameNode at scale: slices bounded by time.
+		{HDFSGoNameNodeLockSliceBudget, "2", ms},
 	}...)
 }

@@ -71,6 +71,7 @@ type UnderConstruction struct {
 	ClientName    string
 	ClientMachine string
 	// TruncateSource is the id of the block a copy-on-truncate copies into
-	// the file's last block, 0 for none (format version 8).
+	// the file's last block, or the last block's own id while an in-place
+	// truncate cuts it; 0 for none (format version 8).
 	TruncateSource int64
 }

@@ -3,6 +3,7 @@ package namenode
 import (
 	"fmt"
 	pathpkg "path"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
@@ -123,8 +124,12 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 				// the recovery copies the snapshot's block into it.
 				berr = bm.AddBlock(int64(fi.ID), blockmgmt.Block(*tb), int(fi.Replication), blockmgmt.UnderConstruction, nil)
 				bm.SetStoragePolicy([]int64{tb.ID}, t.EffectiveStoragePolicy(o.Path))
-			} else {
-				berr = bm.ReopenForAppend(tb.ID)
+			} else if berr = bm.ReopenForAppend(tb.ID); berr == nil {
+				// In place: the block map takes the cut length as the tree
+				// has it (and an image restores it), the stamp unchanged.
+				if _, blocks, ok := t.File(o.Path); ok && len(blocks) > 0 {
+					bm.UpdateBlock(blockmgmt.Block(blocks[len(blocks)-1]))
+				}
 			}
 		}
 	case *op.Concat:
@@ -142,7 +147,7 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 		}
 	case *op.SetReplication:
 		if fi, blocks, ok := t.File(o.Path); ok {
-			bm.SetReplication(blockIDs(blocks), int(fi.Replication))
+			n.setReplicationLocked(blockIDs(blocks), int(fi.Replication))
 		}
 	case *op.SetGenstamp:
 		bm.SetMaxGenStamp(o.GenStamp)
@@ -177,12 +182,16 @@ func refreshPolicies(t *namespace.Tree, bm *blockmgmt.Manager, path string) {
 	})
 }
 
-// freeBlocksLocked removes the blocks an op freed from the block map: up to
-// dfs.namenode.block.deletion.increment of them now, the rest queued, to be
-// removed as many per hold of the lock by whoever releases the lock next
-// (writeLocked), as Hadoop's incremental block deletion does. Until then a
-// queued block is in the block map without a file: a report of one of its
-// replicas is recorded and the replica deleted with the block.
+// freeBlocksLocked removes the blocks an op freed from the block map: at
+// once when they are few (up to dfs.namenode.block.deletion.increment and
+// nothing queued), else queued, to be removed a slice per hold of the lock
+// by whoever releases the lock next (writeLocked), as Hadoop's incremental
+// block deletion does. A queued block is first marked deleted in the block
+// map (blockmgmt.MarkDeleted, in slices of their own ahead of the removals):
+// from then on a report of one of its replicas orders the replica deleted
+// instead of recording it, and nothing schedules copies of it. Between the
+// op and the marking a reported replica is recorded and deleted with the
+// block.
 func (n *namesystem) freeBlocksLocked(ids []int64) {
 	inc := n.freeIncrement()
 	if len(ids) <= inc && len(n.mu.toFree) == 0 {
@@ -200,15 +209,80 @@ func (n *namesystem) freeIncrement() int {
 	return 1000
 }
 
-// freeSliceLocked removes the next increment of queued freed blocks.
+// sliceBudget is how long a slice of a long operation may hold the write
+// lock (Config.LockSliceBudget).
+func (n *namesystem) sliceBudget() time.Duration {
+	if b := n.cfg.LockSliceBudget; b > 0 {
+		return b
+	}
+	return defaultSliceBudget
+}
+
+// sliceOver ends a slice of a long operation begun now once the slice
+// budget has passed. It reads the machine's monotonic clock, not the
+// namesystem's (which tests may stop): it bounds a real hold of the lock.
+func (n *namesystem) sliceOver() blockmgmt.Over {
+	start, budget := time.Now(), n.sliceBudget()
+	return func() bool { return time.Since(start) >= budget }
+}
+
+// defaultSliceBudget is hdfsgo.namenode.lock.slice-budget.ms's default.
+const defaultSliceBudget = 2 * time.Millisecond
+
+// freeSliceLocked does the next slice of the queued freeing: marking the
+// blocks not yet marked, else removing up to an increment of them, each
+// for at most the slice budget.
 func (n *namesystem) freeSliceLocked() {
+	if n.mu.marked < len(n.mu.toFree) {
+		n.mu.marked += n.mu.bm.MarkDeleted(n.mu.toFree[n.mu.marked:], n.sliceOver())
+		n.freeing.Store(int64(len(n.mu.toFree)))
+		return
+	}
 	k := min(n.freeIncrement(), len(n.mu.toFree))
-	n.mu.bm.RemoveBlocks(n.mu.toFree[:k])
+	k = n.mu.bm.RemoveBlocksFor(n.mu.toFree[:k], n.sliceOver())
 	n.mu.toFree = n.mu.toFree[k:]
+	n.mu.marked -= k
 	if len(n.mu.toFree) == 0 {
-		n.mu.toFree = nil
+		n.mu.toFree, n.mu.marked = nil, 0
 	}
 	n.freeing.Store(int64(len(n.mu.toFree)))
+}
+
+// replWork is a file's blocks waiting to take the replication r.
+type replWork struct {
+	ids []int64
+	r   int
+}
+
+// setReplicationLocked gives a file's blocks their new expected
+// replication in the block map (each block is re-judged: copies queued or
+// excess replicas deleted): at once for a file of up to
+// dfs.namenode.block.deletion.increment blocks with nothing queued, else
+// in slices, one per hold of the lock, as freeBlocksLocked removes blocks.
+// The queue is worked in order, so a later op on the same file wins.
+func (n *namesystem) setReplicationLocked(ids []int64, r int) {
+	if len(ids) <= n.freeIncrement() && len(n.mu.setrep) == 0 {
+		n.mu.bm.SetReplication(ids, r)
+		return
+	}
+	n.mu.setrep = append(n.mu.setrep, replWork{ids: ids, r: r})
+	n.resetting.Add(int64(len(ids)))
+	n.setrepSliceLocked()
+}
+
+// setrepSliceLocked takes the next slice of the queued replication
+// changes.
+func (n *namesystem) setrepSliceLocked() {
+	w := &n.mu.setrep[0]
+	k := n.mu.bm.SetReplicationFor(w.ids, w.r, n.sliceOver())
+	w.ids = w.ids[k:]
+	n.resetting.Add(-int64(k))
+	if len(w.ids) == 0 {
+		n.mu.setrep = n.mu.setrep[1:]
+		if len(n.mu.setrep) == 0 {
+			n.mu.setrep = nil
+		}
+	}
 }
 
 func blockIDs(blocks []op.Block) []int64 {

@@ -43,6 +43,10 @@ type Config struct {
 	// (1000): the blocks an op frees are removed from the block map this
 	// many per hold of the namesystem lock.
 	BlockDeletionIncrement int
+	// LockSliceBudget is hdfsgo.namenode.lock.slice-budget.ms (2 ms): the
+	// longest a slice of a long operation holds the namesystem write lock
+	// before releasing it (0: the default).
+	LockSliceBudget time.Duration
 	// RPCAddress is the ClientProtocol listen address (dfs.namenode.rpc-address;
 	// else the authority of fs.defaultFS; else 0.0.0.0:8020).
 	RPCAddress string
@@ -265,6 +269,7 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.EditsDirMinimum = int(num(conf.DFSNameNodeEditsDirMinimum))
 	cfg.AsyncEditLogging = flag(conf.DFSNameNodeEditsAsyncLogging)
 	cfg.BlockDeletionIncrement = int(num(conf.DFSNameNodeBlockDeletionIncrement))
+	cfg.LockSliceBudget = dur(conf.HDFSGoNameNodeLockSliceBudget)
 	cfg.RPCAddress = rpcAddress(c)
 	cfg.HTTPAddress = c.String(conf.DFSNameNodeHTTPAddress)
 	cfg.Handlers = int(num(conf.DFSNameNodeHandlerCount))
@@ -445,6 +450,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.SnapshotDiffListingLimit <= 0 {
 		bad(conf.DFSNameNodeSnapshotDiffListingLimit, "%d is not positive", cfg.SnapshotDiffListingLimit)
+	}
+	if cfg.LockSliceBudget < 0 || cfg.LockSliceBudget > time.Second {
+		bad(conf.HDFSGoNameNodeLockSliceBudget, "%v is outside [0, 1s] (0: the default, 2 ms)", cfg.LockSliceBudget)
 	}
 	if cfg.SnapshotMaxLimit < 0 || cfg.SnapshotMaxLimit > namespace.DefaultSnapshotQuota {
 		bad(conf.DFSNameNodeSnapshotMaxLimit, "%d is outside [0, %d]", cfg.SnapshotMaxLimit, namespace.DefaultSnapshotQuota)

@@ -35,13 +35,11 @@ type datanodeRPC struct {
 	fbrMu sync.Mutex
 }
 
-// Slices of a full block report: how many replicas are processed, and how
-// many of the storage's replicas swept, under one hold of the namesystem
-// write lock.
-const (
-	reportSlice = 1024
-	sweepSlice  = 8192
-)
+// reportBatch is how many replicas of a full block report are decoded at a
+// time, outside the lock; each batch is then processed in as many holds of
+// the namesystem write lock as the slice budget asks (Config.LockSliceBudget),
+// and the storage's replicas are swept so too.
+const reportBatch = 16384
 
 func registerDatanodeProtocol(nn *NameNode) {
 	d := &datanodeRPC{nn: nn, ns: nn.ns}
@@ -298,7 +296,7 @@ func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReport
 	}
 	d.fbrMu.Lock()
 	defer d.fbrMu.Unlock()
-	buf := make([]blockmgmt.ReportedReplica, 0, reportSlice)
+	buf := make([]blockmgmt.ReportedReplica, 0, reportBatch)
 	for i, r := range req.GetReports() {
 		if err := d.processReport(uuid, r.GetStorage().GetStorageUuid(), iters[i], buf); err != nil {
 			return nil, err
@@ -326,8 +324,9 @@ func (d *datanodeRPC) registered(uuid string) bool {
 }
 
 // processReport processes one storage's full report in slices, each
-// under its own hold of the namesystem write lock (blockmgmt's "Full block
-// reports in slices"); buf is room for one slice of decoded replicas.
+// under its own hold of the namesystem write lock and ending once the slice
+// budget has passed (blockmgmt's "Full block reports in slices"); buf is
+// room for one batch of decoded replicas.
 func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, buf []blockmgmt.ReportedReplica) error {
 	bm := func() *blockmgmt.Manager { return d.ns.mu.bm }
 	var fr *blockmgmt.FullReport
@@ -353,13 +352,17 @@ func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, 
 		if len(buf) == 0 {
 			break
 		}
-		d.ns.writeLocked(func() { err = bm().ReportSlice(fr, buf, d.ns.clock.Now()) })
-		if err != nil {
-			return reportError(uuid, err)
+		for rest := buf; len(rest) > 0; {
+			var k int
+			d.ns.writeLocked(func() { k, err = bm().ReportFor(fr, rest, d.ns.clock.Now(), d.ns.sliceOver()) })
+			if err != nil {
+				return reportError(uuid, err)
+			}
+			rest = rest[k:]
 		}
 	}
 	for !done {
-		d.ns.writeLocked(func() { done, err = bm().SweepSlice(fr, sweepSlice, d.ns.clock.Now()) })
+		d.ns.writeLocked(func() { done, err = bm().SweepFor(fr, d.ns.sliceOver(), d.ns.clock.Now()) })
 		if err != nil {
 			return reportError(uuid, err)
 		}

@@ -23,9 +23,11 @@
 //     pipeline, a block recovery started, a commit that closes nothing);
 //  6. release the lock; when the ops freed more blocks than
 //     dfs.namenode.block.deletion.increment (a recursive delete of a big
-//     tree), the first increment left the block map with the op and the
-//     rest leave it now, an increment per hold of the lock, other calls
-//     running in between (incremental block deletion, apply.go);
+//     tree), they are first marked deleted in the block map and then
+//     removed, in slices of at most an increment that each end once
+//     hdfsgo.namenode.lock.slice-budget.ms (2 ms) has passed, a slice per
+//     hold of the lock, other calls running in between (incremental block
+//     deletion, apply.go);
 //  7. wait until the last txid is durable in every journal (group commit:
 //     one fsync covers every caller waiting at that moment) — also when a
 //     later step of the same call failed after earlier steps logged ops;

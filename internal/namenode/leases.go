@@ -31,7 +31,9 @@ import (
 // commitBlockSynchronization, which closes the file. A recovery that does not
 // report within lease.RecoveryTimeout is retried with the next primary.
 //
-// Truncate starts the same recovery with the new length; for a
+// Truncate starts the same recovery with the new length, and so does
+// every retry of it while the file is truncating in place
+// (namespace.Tree.TruncatingInPlace); for a
 // copy-on-truncate (the file's last block is a new block, the snapshot keeps
 // the old one: namespace.Tree.TruncateSource) the holders asked are the old
 // block's, DNA_RECOVERBLOCK names the old block with the new one as its
@@ -128,12 +130,16 @@ func (n *namesystem) releasePlan(t *namespace.Tree, bm blockmgmt.View, fileID ui
 		}
 		primary := holders[d.Primary]
 		src, copying := t.TruncateSource(fileID)
+		newLength := int64(-1) // the holders agree on a length
+		if t.TruncatingInPlace(fileID) {
+			newLength = last.NumBytes // the truncate's cut, every time
+		}
 		after = func() {
 			var err error
 			if copying {
 				err = n.mu.bm.StartCopyRecovery(last.ID, src, recoveryID, primary.UUID, parts, last.NumBytes)
 			} else {
-				err = n.mu.bm.StartRecovery(last.ID, recoveryID, primary.UUID, parts, -1)
+				err = n.mu.bm.StartRecovery(last.ID, recoveryID, primary.UUID, parts, newLength)
 			}
 			if err != nil {
 				n.log.Warn("block recovery not started", "path", path, "block", last.ID, "err", err)

@@ -61,10 +61,17 @@ type namesystem struct {
 		hosts *hosts.Policy
 		// toFree are blocks freed by applied ops and not yet removed from
 		// bm (freeBlocksLocked); freeing is their number, read without
-		// the lock.
+		// the lock. Those from toFree[marked] on are not yet marked
+		// deleted in bm.
 		toFree []int64
+		marked int
+		// setrep are the blocks of big files whose replication an
+		// applied op changed and the block map has not taken yet
+		// (setReplicationLocked); resetting is their number, read
+		// without the lock.
+		setrep []replWork
 	}
-	freeing atomic.Int64
+	freeing, resetting atomic.Int64
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
@@ -101,8 +108,10 @@ func newNamesystem(cfg Config, clk clock.Clock, logger *slog.Logger, tree *names
 func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	cfg, clk, logger := n.cfg, n.clock, n.log
 	n.mu.tree = tree
-	n.mu.toFree = nil
+	n.mu.toFree, n.mu.marked = nil, 0
 	n.freeing.Store(0)
+	n.mu.setrep = nil
+	n.resetting.Store(0)
 	bcfg := cfg.Blocks
 	bcfg.StoragePolicy = blockPolicy
 	n.mu.bm = blockmgmt.New(bcfg, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
@@ -323,13 +332,17 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 // panic goes on to the caller, which for an RPC handler is the RPC server's
 // recovery, answering that one call with an error.
 //
-// Blocks freed by ops and left queued (freeBlocksLocked) are then removed,
-// one increment per further hold of the lock, before writeLocked returns.
+// Work that ops left queued (blocks freed, freeBlocksLocked; a big file's
+// new replication, setReplicationLocked) is then done, a slice per further
+// hold of the lock, before writeLocked returns.
 func (n *namesystem) writeLocked(f func()) {
 	n.holdWriteLock(f)
-	for n.freeing.Load() > 0 {
+	for n.freeing.Load() > 0 || n.resetting.Load() > 0 {
 		n.holdWriteLock(func() {
-			if len(n.mu.toFree) > 0 {
+			switch {
+			case len(n.mu.setrep) > 0:
+				n.setrepSliceLocked()
+			case len(n.mu.toFree) > 0:
 				n.freeSliceLocked()
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hdfsgo/hdfsgo/internal/conf"
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -148,5 +149,84 @@ func TestDeleteFreesBlocksInIncrements(t *testing.T) {
 	// One hold for the delete and its first 10 blocks, then one per 10.
 	if got, want := nn.ns.lockHold.n.Load()-holds, int64((files*perFile+9)/10); got < want {
 		t.Fatalf("the delete took %d holds of the write lock, want at least %d", got, want)
+	}
+}
+
+// bigFile writes /f with n one-byte blocks of replication 1, complete.
+func bigFile(t *testing.T, nn *NameNode, n int) []int64 {
+	t.Helper()
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	var gs int64
+	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
+	var ids []int64
+	err := nn.ns.mutate(context.Background(), func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		var blocks []op.Block
+		for b := range n {
+			blocks = append(blocks, op.Block{ID: int64(1<<30 + b), NumBytes: 1, GenStamp: gs})
+			ids = append(ids, int64(1<<30+b))
+		}
+		return []op.Op{
+			&op.Add{InodeID: tr.NextInodeID(), Path: "/f", Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"},
+			&op.Close{Path: "/f", Mtime: now, Atime: now, Blocks: blocks},
+		}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// TestSetReplicationInSlices: the new replication of a file of many blocks
+// reaches the block map in slices, each in a hold of the write lock of its
+// own (here a slice budget of 1 ns: 64 blocks per hold), and every block
+// has it when the call returns.
+func TestSetReplicationInSlices(t *testing.T) {
+	nn := startForTest(t)
+	nn.ns.cfg.BlockDeletionIncrement = 10
+	nn.ns.cfg.LockSliceBudget = time.Nanosecond
+	const blocks = 1000
+	ids := bigFile(t, nn, blocks)
+	holds := nn.ns.lockHold.n.Load()
+	if err := nn.ns.mutate(context.Background(), func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		return []op.Op{&op.SetReplication{Path: "/f", Replication: 3}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nn.ns.lockHold.n.Load()-holds, int64(blocks/64); got < want {
+		t.Fatalf("setReplication took %d holds of the write lock, want at least %d", got, want)
+	}
+	nn.ns.read(func(*namespace.Tree) {
+		for _, id := range ids {
+			if bi, ok := nn.ns.mu.bm.BlockInfo(id); !ok || bi.Replication != 3 {
+				t.Fatalf("blk_%d: %+v %v, want replication 3", id, bi, ok)
+			}
+		}
+	})
+}
+
+// TestFreedBlocksMarkedFirst: the blocks of a big delete are marked deleted
+// in the block map before any is removed, so a replica reported between
+// the delete and the block's removal is not recorded.
+func TestFreedBlocksMarkedFirst(t *testing.T) {
+	nn := startForTest(t)
+	nn.ns.cfg.BlockDeletionIncrement = 10
+	ids := bigFile(t, nn, 100)
+	var removedAtOnce, live int
+	nn.ns.holdWriteLock(func() {
+		// The first slice of what an op freeing 100 blocks leaves queued.
+		nn.ns.freeBlocksLocked(ids)
+		removedAtOnce = 100 - nn.ns.mu.bm.NumBlocks()
+		for _, id := range ids {
+			if bi, ok := nn.ns.mu.bm.BlockInfo(id); ok && !bi.Deleted {
+				live++
+			}
+		}
+	})
+	if removedAtOnce != 0 || live != 0 {
+		t.Fatalf("after the first slice: %d blocks removed and %d not marked deleted, want 0 and 0 (marked first)", removedAtOnce, live)
+	}
+	nn.ns.writeLocked(func() {})
+	if n := nn.ns.mu.bm.NumBlocks(); n != 0 {
+		t.Fatalf("%d blocks left after the slices", n)
 	}
 }

@@ -132,7 +132,7 @@ func (m *Manager) BlockInfo(id int64) (BlockInfo, bool) {
 		return BlockInfo{}, false
 	}
 	live, corrupt := m.counts(b)
-	return BlockInfo{Block: b.Block, FileID: m.fileOf(b), Replication: int(b.repl()), State: b.state(), Live: live, Corrupt: corrupt}, true
+	return BlockInfo{Block: b.Block, FileID: m.fileOf(b), Replication: int(b.repl()), State: b.state(), Live: live, Corrupt: corrupt, Deleted: b.deleted()}, true
 }
 
 // NumBlocks is the size of the blocks map.
@@ -295,7 +295,17 @@ func (m *Manager) Replicas(id int64) []string {
 // RemoveBlocks forgets blocks of deleted files and queues their replicas for
 // deletion on every holder. Unknown ids are ignored.
 func (m *Manager) RemoveBlocks(ids []int64) {
-	for _, id := range ids {
+	m.RemoveBlocksFor(ids, nil)
+}
+
+// RemoveBlocksFor is RemoveBlocks of a prefix of ids: it stops when over
+// says so and returns how many ids it handled, at least one when ids is
+// not empty.
+func (m *Manager) RemoveBlocksFor(ids []int64, over Over) int {
+	for k, id := range ids {
+		if over.done(k) {
+			return k
+		}
 		b := m.blocks.get(id)
 		if b == nil {
 			continue
@@ -305,19 +315,87 @@ func (m *Manager) RemoveBlocks(ids []int64) {
 		}
 		m.forget(b)
 	}
+	return len(ids)
+}
+
+// MarkDeleted marks the blocks of deleted files that wait for
+// RemoveBlocks (the NameNode removes a big delete's blocks a slice at a
+// time): they leave every counter and queue at once, nothing schedules
+// copies of them, and a report of one of their replicas orders the
+// replica deleted instead of recording it, as for a block not in the map
+// (Hadoop's BlockInfo.isDeleted). It stops when over says so and returns
+// how many ids it handled, at least one when ids is not empty. Unknown ids
+// are ignored.
+func (m *Manager) MarkDeleted(ids []int64, over Over) int {
+	for k, id := range ids {
+		if over.done(k) {
+			return k
+		}
+		b := m.blocks.get(id)
+		if b == nil || b.deleted() {
+			continue
+		}
+		m.setFlag(b, bComplete, false, &m.completeBlocks)
+		m.setFlag(b, bSafe, false, &m.safeBlocks)
+		m.setFlag(b, bCorrupt, false, &m.corruptBlocks)
+		m.needed.remove(b.ID)
+		delete(m.pending, b.ID)
+		delete(m.expected, b.ID)
+		delete(m.ucReps, b.ID)
+		if b.get(mFile, mFileBits) == bigFileID {
+			delete(m.bigFile, b.ID)
+		}
+		b.set(mFile, mFileBits, deletedFileID)
+	}
+	return len(ids)
+}
+
+// live is the block id in the map, nil when it is not there or is marked
+// deleted: what a report's replica is judged against.
+func (m *Manager) live(id int64) *blockInfo {
+	b := m.blocks.get(id)
+	if b != nil && b.deleted() {
+		return nil
+	}
+	return b
+}
+
+// Over ends a slice of work done under the caller's lock: asked every
+// clockStride items (never before the first), it returns true once the
+// slice has held the lock long enough. A nil Over never ends a slice.
+type Over func() bool
+
+// clockStride is how many items a slice handles between two questions to
+// its Over (a reading of the clock costs about as much as one item).
+const clockStride = 64
+
+// done reports whether the slice must end before item k.
+func (o Over) done(k int) bool {
+	return o != nil && k > 0 && k%clockStride == 0 && o()
 }
 
 // SetReplication changes the expected replication of blocks (setReplication):
 // missing replicas are queued for reconstruction and excess ones for deletion
 // (no command goes out before safe mode ends).
 func (m *Manager) SetReplication(ids []int64, n int) {
+	m.SetReplicationFor(ids, n, nil)
+}
+
+// SetReplicationFor is SetReplication of a prefix of ids: it stops when
+// over says so and returns how many ids it handled, at least one when ids
+// is not empty.
+func (m *Manager) SetReplicationFor(ids []int64, n int, over Over) int {
 	r := m.clipRepl(n)
-	for _, id := range ids {
+	for k, id := range ids {
+		if over.done(k) {
+			return k
+		}
 		if b := m.blocks.get(id); b != nil {
 			b.setRepl(r)
 			m.refresh(b)
 		}
 	}
+	return len(ids)
 }
 
 // distance is the network distance between two rack paths plus the node hop

@@ -138,6 +138,11 @@
 //	                   record each listed  drop the storage's replicas
 //	                   replica, mark it    left unmarked; then unmark all
 //
+// ReportFor and SweepFor are ReportSlice and SweepSlice ended by the
+// caller's Over, asked every 64 replicas (the NameNode's ends a slice once
+// its time budget has passed), so a slice's hold of the lock is bounded by
+// time whatever a replica costs.
+//
 // One full report is processed at a time (a second StartFullReport fails
 // with ErrReportInProgress; the NameNode serializes them, as Hadoop's single
 // processing thread does). What other calls may do between slices, and why
@@ -152,7 +157,8 @@
 //     produced them in.
 //   - A block deleted (RemoveBlocks) loses its replicas everywhere; a later
 //     slice listing it finds no block and queues the replica for deletion,
-//     as an atomic report processed after the delete would. A block added
+//     as an atomic report processed after the delete would. A block marked
+//     deleted (MarkDeleted, its removal queued) is judged the same way. A block added
 //     has no replica on the storage until a report says so.
 //   - A block's state or stamp changed (commit, complete, pipeline update,
 //     append) is judged by each slice against the block as it is then:

@@ -19,6 +19,9 @@ func FuzzOps(f *testing.F) {
 	// A sliced full report with incremental reports, deletions and
 	// another node's report between its slices.
 	f.Add([]byte{0, 1, 0, 2, 11, 0, 3, 1, 3, 2, 3, 3, 4, 1, 4, 2, 18, 1, 5, 0x05, 19, 0, 8, 2, 19, 1, 5, 0x0d, 4, 2, 19, 2, 3, 4, 19, 0, 19, 0, 19, 0})
+	// A block marked deleted (8 with 0x40), then reported in full and
+	// incrementally, re-judged, and removed.
+	f.Add([]byte{0, 1, 0, 2, 11, 0, 3, 5, 5, 0x15, 5, 0x16, 8, 0x45, 4, 0x05, 5, 0x15, 7, 0x05, 9, 0, 8, 0x05, 9, 0})
 	f.Fuzz(runOps)
 }
 
@@ -90,7 +93,12 @@ func runOps(t *testing.T, ops []byte) {
 			case 7:
 				m.SetReplication([]int64{int64(arg % 16)}, int(arg%5))
 			case 8:
-				m.RemoveBlocks([]int64{int64(arg % 16)})
+				// Marked deleted first (its removal queued), or removed.
+				if arg&0x40 != 0 {
+					m.MarkDeleted([]int64{int64(arg % 16)}, nil)
+				} else {
+					m.RemoveBlocks([]int64{int64(arg % 16)})
+				}
 			case 9:
 				m.ComputeWork(now)
 			case 10:

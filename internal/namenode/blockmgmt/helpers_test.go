@@ -198,6 +198,12 @@ func (m *Manager) checkInvariants() error {
 				return fmt.Errorf("blk_%d: mark left set", b.ID)
 			}
 		}
+		if b.deleted() {
+			if b.flags()&(bComplete|bSafe|bCorrupt) != 0 {
+				return fmt.Errorf("blk_%d: marked deleted and counted (flags %b)", b.ID, b.flags())
+			}
+			continue
+		}
 		live, c := m.counts(b)
 		if b.state() == Complete {
 			complete++
@@ -253,8 +259,8 @@ func (m *Manager) checkInvariants() error {
 		}
 	}
 	for id := range m.needed.where {
-		if m.blocks.get(id) == nil {
-			return fmt.Errorf("queued blk_%d is not in the map", id)
+		if b := m.blocks.get(id); b == nil || b.deleted() {
+			return fmt.Errorf("queued blk_%d is not in the map or is marked deleted", id)
 		}
 	}
 	n := 0

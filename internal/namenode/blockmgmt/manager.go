@@ -61,7 +61,15 @@ const (
 	mPolicy, mPolicyBits = 59, 5
 	// bigFileID in the file field: the id is in Manager.bigFile.
 	bigFileID = 1<<mFileBits - 1
+	// deletedFileID in the file field: the block's file is gone and the
+	// block waits in the map for its removal (MarkDeleted): in no counter
+	// or queue, and a reported replica of it is deleted, not recorded
+	// (Hadoop marks such a block with an invalid file id too).
+	deletedFileID = bigFileID - 1
 )
+
+// deleted reports whether b is marked deleted (MarkDeleted).
+func (b *blockInfo) deleted() bool { return b.get(mFile, mFileBits) == deletedFileID }
 
 func (b *blockInfo) get(shift, bits uint) uint64 { return b.meta >> shift & (1<<bits - 1) }
 
@@ -92,9 +100,14 @@ func (b *blockInfo) setPolicy(id uint8) {
 	b.set(mPolicy, mPolicyBits, uint64(id))
 }
 
-// fileOf is the inode id of the file b belongs to.
+// fileOf is the inode id of the file b belongs to, -1 once b is marked
+// deleted.
 func (m *Manager) fileOf(b *blockInfo) int64 {
-	if f := b.get(mFile, mFileBits); f != bigFileID {
+	switch f := b.get(mFile, mFileBits); f {
+	case deletedFileID:
+		return -1
+	case bigFileID:
+	default:
 		return int64(f)
 	}
 	return m.bigFile[b.ID]
@@ -102,7 +115,7 @@ func (m *Manager) fileOf(b *blockInfo) int64 {
 
 // setFile records the file b belongs to.
 func (m *Manager) setFile(b *blockInfo, id int64) {
-	if id >= 0 && id < bigFileID {
+	if id >= 0 && id < deletedFileID {
 		if b.get(mFile, mFileBits) == bigFileID {
 			delete(m.bigFile, b.ID)
 		}
@@ -525,6 +538,9 @@ func (m *Manager) expectedRepl(b *blockInfo) int { return int(b.repl()) }
 // change: auto-completion of COMMITTED blocks, deletion of corrupt and excess
 // replicas, the safe/complete/corrupt counters and the redundancy queues.
 func (m *Manager) refresh(b *blockInfo) {
+	if b.deleted() {
+		return
+	}
 	live, corrupt := m.counts(b)
 	minR := m.cfg.MinReplication
 	exp := m.expectedRepl(b)

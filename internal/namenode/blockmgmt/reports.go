@@ -263,19 +263,43 @@ func (m *Manager) current(fr *FullReport) error {
 
 // ReportSlice processes the next replicas of a full report.
 func (m *Manager) ReportSlice(fr *FullReport, replicas []ReportedReplica, now time.Time) error {
+	_, err := m.ReportFor(fr, replicas, now, nil)
+	return err
+}
+
+// ReportFor is ReportSlice of a prefix of replicas: it stops when over
+// says so and returns how many replicas it processed, at least one when
+// replicas is not empty; the caller hands the rest to a later call.
+func (m *Manager) ReportFor(fr *FullReport, replicas []ReportedReplica, now time.Time, over Over) (int, error) {
 	if err := m.current(fr); err != nil {
-		return err
+		return 0, err
 	}
 	if fr.phase != phaseReport {
-		return fmt.Errorf("%w: replicas after the sweep of a full report began", ErrBadState)
+		return 0, fmt.Errorf("%w: replicas after the sweep of a full report began", ErrBadState)
 	}
 	m.nowHint = now
 	dn, st := fr.dn, fr.st
-	for _, rr := range replicas {
-		if _, ok := fr.touched[rr.ID]; ok {
-			continue
+	// The blocks of clockStride replicas are looked up first, then the
+	// replicas processed: the lookups, each a likely cache miss in a big
+	// map, do not depend on one another, so the processor overlaps them.
+	// Processing a replica adds or removes no block.
+	var found [clockStride]*blockInfo
+	for k := range replicas {
+		if over.done(k) {
+			return k, nil
 		}
-		b := m.blocks.get(rr.ID)
+		if k%clockStride == 0 {
+			for j, rr := range replicas[k:min(k+clockStride, len(replicas))] {
+				found[j] = m.live(rr.ID)
+			}
+		}
+		rr := &replicas[k]
+		if len(fr.touched) > 0 {
+			if _, ok := fr.touched[rr.ID]; ok {
+				continue
+			}
+		}
+		b := found[k%clockStride]
 		if m.shouldPostpone(b, rr.Block) {
 			m.postpone(dn, st, rr.Block, rr.State, "")
 			if b != nil && m.find(b, st) >= 0 {
@@ -292,13 +316,22 @@ func (m *Manager) ReportSlice(fr *FullReport, replicas []ReportedReplica, now ti
 		}
 		m.reported(b, st, rr.Block, rr.State, true, &fr.res)
 	}
-	return nil
+	return len(replicas), nil
 }
 
 // SweepSlice drops up to max replicas' worth of the storage's replicas
 // that the report did not list (the first call ends the reporting), then
 // clears the marks, and reports true when the report is done.
 func (m *Manager) SweepSlice(fr *FullReport, max int, now time.Time) (bool, error) {
+	return m.sweep(fr, max, nil, now)
+}
+
+// SweepFor is SweepSlice bounded by over instead of a count.
+func (m *Manager) SweepFor(fr *FullReport, over Over, now time.Time) (bool, error) {
+	return m.sweep(fr, math.MaxInt, over, now)
+}
+
+func (m *Manager) sweep(fr *FullReport, max int, over Over, now time.Time) (bool, error) {
 	if err := m.current(fr); err != nil {
 		return false, err
 	}
@@ -312,7 +345,7 @@ func (m *Manager) SweepSlice(fr *FullReport, max int, now time.Time) (bool, erro
 	// has passed the end, and min brings it back), so nothing unwalked is
 	// skipped; what is walked twice is marked and stays.
 	i := min(fr.next, len(st.blocks)-1)
-	for n := 0; i >= 0 && n < max; i, n = i-1, n+1 {
+	for n := 0; i >= 0 && n < max && !over.done(n); i, n = i-1, n+1 {
 		if i >= len(st.blocks) {
 			continue
 		}
@@ -390,9 +423,9 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 	m.nowHint = now
 	st := m.storage(dn, storageID)
 	for _, it := range items {
-		b := m.blocks.get(it.ID)
 		switch it.Status {
 		case Deleted:
+			b := m.blocks.get(it.ID)
 			m.touchedByOther(st, it.ID)
 			delete(dn.invSet, it.ID)
 			m.dropQueued(st, it.ID, math.MaxInt64)
@@ -405,6 +438,7 @@ func (m *Manager) ProcessIncremental(uuid, storageID string, items []ReceivedDel
 				m.refresh(b)
 			}
 		case Received, Receiving:
+			b := m.live(it.ID)
 			state := Finalized
 			if it.Status == Receiving {
 				state = RBW

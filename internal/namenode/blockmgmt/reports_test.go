@@ -525,3 +525,139 @@ func TestFullReportInSlices(t *testing.T) {
 		t.Fatalf("next report after the end: %v", err)
 	}
 }
+
+// TestReportForStopsAtBudget: with a budget always spent, ReportFor and
+// SweepFor do one stride of work per call and leave the rest to the next;
+// the report done so is the same as in one call.
+func TestReportForStopsAtBudget(t *testing.T) {
+	const n = 1000
+	blk := func(id int64) Block { return Block{ID: id, NumBytes: 10, GenStamp: 1001} }
+	build := func() (*harness, []ReportedReplica) {
+		h := activeHarness(t, DefaultConfig(), 31, "a1")
+		var reps []ReportedReplica
+		for id := int64(1); id <= n; id++ {
+			h.addComplete(1, blk(id), 1)
+			if id%10 != 1 { // every tenth is missing from the node
+				reps = append(reps, fin(blk(id)))
+			}
+		}
+		for id := int64(1); id <= n; id += 2 { // odd ones were recorded before
+			h.ibr("a1", ReceivedDeleted{Block: blk(id), Status: Received})
+		}
+		reps = append(reps, fin(blk(5000)), fin(blk(5001))) // unknown
+		return h, reps
+	}
+	want := func() ReportResult {
+		h, reps := build()
+		return h.fbr("a1", reps...)
+	}()
+
+	h, reps := build()
+	spent := func() bool { return true } // a slice's time is always up
+	fr, err := h.m.StartFullReport(h.id("a1").UUID, stID("a1"), h.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for rest := reps; len(rest) > 0; calls++ {
+		k, err := h.m.ReportFor(fr, rest, h.now, spent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k != min(clockStride, len(rest)) {
+			t.Fatalf("ReportFor past its budget did %d of %d replicas, want one stride (%d)", k, len(rest), clockStride)
+		}
+		rest = rest[k:]
+		if calls > n {
+			t.Fatal("ReportFor does not end")
+		}
+	}
+	if want := (len(reps) + clockStride - 1) / clockStride; calls != want {
+		t.Fatalf("%d calls, want %d", calls, want)
+	}
+	h.check()
+	sweeps := 0
+	for done := false; !done; sweeps++ {
+		if done, err = h.m.SweepFor(fr, spent, h.now); err != nil {
+			t.Fatal(err)
+		}
+		h.check()
+		if sweeps > 2*n {
+			t.Fatal("SweepFor does not end")
+		}
+	}
+	// Two walks a stride at a time: the sweep of n replicas, the clearing
+	// of those it kept.
+	if min := (2*n - n/10) / clockStride; sweeps < min {
+		t.Fatalf("swept in %d calls, want at least %d", sweeps, min)
+	}
+	if got := fr.Result(); got != want {
+		t.Fatalf("result in slices %+v, in one call %+v", got, want)
+	}
+	if want.Removed != n/10 || want.Invalidated != 2 || want.Added != n/2 {
+		t.Fatalf("result %+v", want)
+	}
+	if _, err := h.m.StartFullReport(h.id("a1").UUID, stID("a1"), h.now); err != nil {
+		t.Fatalf("next report after the end: %v", err)
+	}
+}
+
+// TestDeletedBlockNotResurrected: a block marked deleted (its file gone,
+// its removal queued) leaves the counters and queues at once, and a report
+// of one of its replicas, full or incremental, orders the replica deleted
+// instead of recording it; the removal then forgets it.
+func TestDeletedBlockNotResurrected(t *testing.T) {
+	h := activeHarness(t, DefaultConfig(), 32, "a1", "a2", "a3")
+	b := Block{ID: 700, NumBytes: 10, GenStamp: 1001}
+	keep := Block{ID: 701, NumBytes: 10, GenStamp: 1001}
+	h.addComplete(1, b, 3, "a1")
+	h.addComplete(2, keep, 2, "a1")
+	if s := h.m.Stats(h.now); s.UnderReplicated != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	if k := h.m.MarkDeleted([]int64{b.ID, 424242}, nil); k != 2 {
+		t.Fatalf("MarkDeleted handled %d of 2", k)
+	}
+	h.check()
+	if s := h.m.Stats(h.now); s.UnderReplicated != 1 {
+		t.Fatalf("a deleted block is still queued for copies: %+v", s)
+	}
+	res := h.fbr("a2", fin(b), fin(keep))
+	if res.Invalidated != 1 || res.Added != 1 {
+		t.Fatalf("full report %+v, want the deleted block's replica invalidated and keep's added", res)
+	}
+	res = h.ibr("a3", ReceivedDeleted{Block: b, Status: Received})
+	if res.Invalidated != 1 {
+		t.Fatalf("incremental report %+v, want the replica invalidated", res)
+	}
+	if got := h.holders(b.ID); !slices.Equal(got, []string{"a1"}) {
+		t.Fatalf("the deleted block gained replicas: %v", got)
+	}
+	got := map[string][]int64{}
+	for range 10 { // a pass gives some of the nodes their deletions
+		h.m.ComputeWork(h.now)
+		for _, n := range []string{"a2", "a3"} {
+			got[n] = append(got[n], invalidated(h.heartbeat(n))...)
+		}
+	}
+	for _, n := range []string{"a2", "a3"} {
+		if !slices.Equal(got[n], []int64{b.ID}) {
+			t.Fatalf("%s deletes %v, want [%d]", n, got[n], b.ID)
+		}
+	}
+	if k := h.m.RemoveBlocksFor([]int64{b.ID}, nil); k != 1 {
+		t.Fatalf("RemoveBlocksFor handled %d of 1", k)
+	}
+	h.check()
+	if h.m.NumBlocks() != 1 {
+		t.Fatalf("%d blocks, want 1", h.m.NumBlocks())
+	}
+	var a1 []int64
+	for range 10 {
+		h.m.ComputeWork(h.now)
+		a1 = append(a1, invalidated(h.heartbeat("a1"))...)
+	}
+	if !slices.Equal(a1, []int64{b.ID}) {
+		t.Fatalf("a1 deletes %v, want [%d]", a1, b.ID)
+	}
+}

@@ -103,6 +103,9 @@ type BlockInfo struct {
 	State       BlockUCState
 	Live        int // good FINALIZED replicas on live nodes
 	Corrupt     int // replicas known corrupt
+	// Deleted: the block's file is gone and the block waits for its
+	// removal (MarkDeleted).
+	Deleted bool
 }
 
 // ReportedReplica is one entry of a full block report.

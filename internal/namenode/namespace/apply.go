@@ -186,6 +186,18 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 	}
 }
 
+// appendDoubling appends src to dst, doubling dst's room when it is full:
+// a delete of a million files collects a million blocks, and append's own
+// growth of big slices (by a quarter) copied them four times over.
+func appendDoubling(dst, src []op.Block) []op.Block {
+	if need := len(dst) + len(src); need > cap(dst) {
+		grown := make([]op.Block, len(dst), max(need, 2*cap(dst), 64))
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, src...)
+}
+
 func cloneBlocks(b []op.Block) []op.Block {
 	if len(b) == 0 {
 		return nil
@@ -364,7 +376,7 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 		if h != nil {
 			t.freeUnheld(n, eff)
 		} else if eff != nil {
-			eff.FreedBlocks = append(eff.FreedBlocks, n.blocks()...)
+			eff.FreedBlocks = appendDoubling(eff.FreedBlocks, n.blocks())
 		}
 		return 1, n.space()
 	}
@@ -677,8 +689,14 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 				return corruptf("truncate %s: copy-on-truncate block blk_%d was not allocated (last block id %d)", o.Path, tb.ID, t.lastBlockID)
 			}
 			src = cut.ID
+			keep[len(keep)-1] = *tb
+		} else {
+			// In place: the block keeps the stamp its replicas have until
+			// the recovery commits (the truncate block's stamp is that
+			// recovery's id), so that after a restart from an image the
+			// replicas still match it and a retried recovery finds them.
+			keep[len(keep)-1] = op.Block{ID: cut.ID, NumBytes: tb.NumBytes, GenStamp: cut.GenStamp}
 		}
-		keep[len(keep)-1] = *tb
 	}
 	if src != 0 && !t.wouldHold(w, f, src) {
 		return corruptf("truncate %s: copy-on-truncate of blk_%d, which no snapshot holds", o.Path, src)
@@ -689,7 +707,7 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
-		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src})
+		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src, truncInPlace: src == 0})
 		t.uc[f.id] = f
 	}
 	addUsage(w.parent(), 0, f.space()-old)

@@ -2,9 +2,12 @@ package namespace
 
 import (
 	"errors"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
+	"github.com/hdfsgo/hdfsgo/internal/fsimage"
 )
 
 // TestCopyOnTruncate follows a truncate inside a block a snapshot holds
@@ -123,24 +126,106 @@ func TestCopyOnTruncate(t *testing.T) {
 }
 
 // TestTruncateWithoutSnapshotInPlace: with no snapshot holding the block,
-// the cut keeps the block id (in-place truncate recovery).
+// the cut keeps the block id (in-place truncate recovery); the file is
+// marked as truncating in place (not as a copy) through apply, replay and
+// the image, its cut block keeps the replicas' stamp until the recovery
+// commits, and the mark goes when the file closes or is deleted.
 func TestTruncateWithoutSnapshotInPlace(t *testing.T) {
 	tr := New(testCfg())
 	mkdir(t, tr, super, "/d", 0o755)
 	create(t, tr, super, "/d/f", 2, false)
 	orig, _ := tr.Blocks("/d/f")
+	base := roundTrip(t, tr)
 	_, ops, err := tr.PlanTruncate(super, "/d/f", 150, "cl", "m", 110)
 	if err != nil || len(ops) != 2 {
 		t.Fatalf("ops %+v, %v", ops, err)
 	}
 	tb := ops[1].(*op.Truncate).TruncateBlock
-	if tb == nil || tb.ID != orig[1].ID || tb.NumBytes != 50 {
+	if tb == nil || tb.ID != orig[1].ID || tb.NumBytes != 50 || tb.GenStamp <= orig[1].GenStamp {
 		t.Fatalf("truncate block %+v", tb)
 	}
 	applyAll(t, tr, ops)
 	id, _ := tr.InodeID("/d/f")
 	if _, ok := tr.TruncateSource(id); ok {
 		t.Fatal("an in-place truncate has a copy source")
+	}
+	if !tr.TruncatingInPlace(id) {
+		t.Fatal("the file is not marked as truncating in place")
+	}
+	cut := op.Block{ID: orig[1].ID, NumBytes: 50, GenStamp: orig[1].GenStamp}
+	if live, _ := tr.Blocks("/d/f"); len(live) != 2 || live[1] != cut {
+		t.Fatalf("live blocks %+v, want the last %+v", live, cut)
+	}
+	applyAll(t, base, ops)
+	if a, b := dump(t, tr), dump(t, base); a != b || !strings.Contains(a, " truncating") {
+		t.Fatalf("replay differs or lacks the mark:\n%s\n---\n%s", a, b)
+	}
+	img := roundTrip(t, tr)
+	if a, b := dump(t, tr), dump(t, img); a != b {
+		t.Fatalf("image round trip differs:\n%s\n---\n%s", a, b)
+	}
+	if !img.TruncatingInPlace(id) {
+		t.Fatal("after the image: not truncating in place")
+	}
+	if _, ok := img.TruncateSource(id); ok {
+		t.Fatal("after the image: an in-place truncate has a copy source")
+	}
+	if _, _, _, _, uc := img.UnderConstructionFile(id); !uc {
+		t.Fatal("after the image: the file is not open")
+	}
+
+	// The recovery's commit closes the file: no mark left.
+	final := cut
+	final.GenStamp = tb.GenStamp
+	cl, err := tr.PlanCloseUnderConstruction(id, []op.Block{orig[0], final}, 120)
+	must(t, tr, cl, err)
+	if tr.TruncatingInPlace(id) {
+		t.Fatal("closed file still truncating")
+	}
+	if fi, _ := tr.Stat(super, "/d/f"); fi.Length != 150 {
+		t.Fatalf("live length %d", fi.Length)
+	}
+	// A file deleted while truncating leaves no mark behind either.
+	_, ops, err = img.PlanDelete(super, "/d/f", false, 130)
+	must(t, img, ops, err)
+	if img.TruncatingInPlace(id) {
+		t.Fatal("deleted file still truncating")
+	}
+}
+
+// TestImageTruncateSourceWithoutBlocks: an image naming a truncate source
+// for an open file without blocks is refused with an error naming it.
+func TestImageTruncateSourceWithoutBlocks(t *testing.T) {
+	tr := New(testCfg())
+	mkdir(t, tr, super, "/d", 0o755)
+	create(t, tr, super, "/d/f", 1, false)
+	_, ops, err := tr.PlanTruncate(super, "/d/f", 50, "cl", "m", 110)
+	must(t, tr, ops, err)
+	var recs []*fsimage.Inode
+	if err := tr.Export(func(r *fsimage.Inode) error {
+		c := *r
+		c.Name = append([]byte(nil), r.Name...)
+		c.Blocks = append([]op.Block(nil), r.Blocks...)
+		if r.UC != nil {
+			uc := *r.UC
+			c.UC = &uc
+			c.Blocks = nil
+		}
+		recs = append(recs, &c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	_, err = NewFromImage(tr.Config(), tr.ImageHeader(1), func() (*fsimage.Inode, error) {
+		if i == len(recs) {
+			return nil, io.EOF
+		}
+		i++
+		return recs[i-1], nil
+	})
+	if !errors.Is(err, ErrImage) || !strings.Contains(err.Error(), "truncate source") {
+		t.Fatalf("load: %v, want an image error naming the truncate source", err)
 	}
 }
 

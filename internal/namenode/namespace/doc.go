@@ -148,6 +148,22 @@
 // closed or deleted, which drops that version and frees B, as HDFS keeps
 // the truncate block of a recovery under way.
 //
+// In-place truncate. When no snapshot holds B, OP_TRUNCATE's truncate
+// block keeps B's id (with a new stamp h and the cut length m); B in the
+// live list takes the length m but keeps its stamp g, the one its replicas
+// have, until the recovery commits (h is the first recovery's id), so that
+// a NameNode started from an image still finds the replicas. The file is
+// opened with a flag of its own (truncInPlace,
+// TruncatingInPlace), distinct from truncSrc so that nothing keeps B alive
+// as a copy source. In the image the flag is written as a TruncateSource
+// equal to the last block's id, as Hadoop's truncate block names the block
+// itself for an in-place cut; loading tells the two cases apart by that.
+// Every block recovery of the file, the truncate's own and any retry (lease
+// expiry, recoverLease, after a restart or a takeover), asks the holders to
+// cut to m, so the DataNodes never agree on the old, longer length. The flag
+// goes with the rest of the under-construction part when the recovery's
+// commit closes the file or the file is deleted.
+//
 // When blocks are freed. A block belongs to one inode object, in its live
 // block list and in any of its versions. A change frees a block that
 // leaves the live list only when no version of that inode holds it;

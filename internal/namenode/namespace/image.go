@@ -67,6 +67,10 @@ func (t *Tree) export(n *inode, parent uint64, rec *fsimage.Inode, uc *fsimage.U
 		rec.Blocks = n.blocks()
 		if n.ucd() != nil {
 			*uc = fsimage.UnderConstruction{ClientName: n.ucd().client, ClientMachine: n.ucd().machine, TruncateSource: n.ucd().truncSrc}
+			if bl := n.blocks(); n.ucd().truncInPlace && len(bl) > 0 {
+				// An in-place truncate names the last block itself.
+				uc.TruncateSource = bl[len(bl)-1].ID
+			}
 			rec.UC = uc
 		}
 	}
@@ -193,10 +197,18 @@ func (b *Builder) Add(rec *fsimage.Inode) error {
 			if _, dup := t.uc[rec.ID]; dup {
 				return fmt.Errorf("%w: duplicate file id %d", ErrImage, rec.ID)
 			}
-			if src := rec.UC.TruncateSource; src != 0 && (len(rec.Blocks) == 0 || rec.Blocks[len(rec.Blocks)-1].ID == src) {
-				return fmt.Errorf("%w: inode %d: copy-on-truncate source blk_%d is not another block than the last", ErrImage, rec.ID, src)
+			u := &ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par}
+			if src := rec.UC.TruncateSource; src != 0 {
+				if len(rec.Blocks) == 0 {
+					return fmt.Errorf("%w: inode %d: truncate source blk_%d in a file without blocks", ErrImage, rec.ID, src)
+				}
+				if rec.Blocks[len(rec.Blocks)-1].ID == src {
+					u.truncInPlace = true // the last block is being cut in place
+				} else {
+					u.truncSrc = src // the last block copies src
+				}
 			}
-			n.setUC(&ucData{client: strings.Clone(rec.UC.ClientName), machine: strings.Clone(rec.UC.ClientMachine), parent: par, truncSrc: rec.UC.TruncateSource})
+			n.setUC(u)
 			t.uc[rec.ID] = n
 		}
 		t.numFiles++

@@ -181,3 +181,11 @@ func (t *Tree) TruncateSource(fileID uint64) (src int64, ok bool) {
 	}
 	return f.ucd().truncSrc, true
 }
+
+// TruncatingInPlace reports whether the file under construction fileID is
+// open because an in-place truncate cut its last block: every block
+// recovery of that block must cut the replicas to the block's length.
+func (t *Tree) TruncatingInPlace(fileID uint64) bool {
+	f, found := t.uc[fileID]
+	return found && f.ucd().truncInPlace
+}

@@ -322,6 +322,9 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 		if src := n.ucd().truncSrc; src != 0 {
 			fmt.Fprintf(w, " copying=%d", src)
 		}
+		if n.ucd().truncInPlace {
+			w.WriteString(" truncating")
+		}
 	}
 	t.dumpFeatures(w, n)
 	w.WriteByte('\n')

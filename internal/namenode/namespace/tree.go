@@ -143,6 +143,10 @@ type ucData struct {
 	// truncSrc is the id of the block a copy-on-truncate copies into the
 	// file's last block (0: none); the snapshot's version holds it.
 	truncSrc int64
+	// truncInPlace: the file is open because an in-place truncate cut its
+	// last block (no snapshot holds it); block recovery cuts the replicas
+	// to the block's length in the tree, however often it is retried.
+	truncInPlace bool
 }
 
 type ownerPair struct{ user, group uint32 }
