@@ -138,20 +138,32 @@ func checkSnapAttrs(t *testing.T, tr *Tree, when string) {
 func TestSnapshotKeepsXAttrsAndACLs(t *testing.T) {
 	tr, log := snapAttrTree(t)
 	checkSnapAttrs(t, tr, "live")
-	checkSnapAttrs(t, roundTrip(t, tr), "from the image")
+	d := dump(t, tr)
+	if !strings.Contains(d, "./f id=") || !strings.Contains(d, `xattr=user.a:"1"`) {
+		t.Errorf("the dump lacks the snapshot's xattrs:\n%s", d)
+	}
+	img := roundTrip(t, tr)
+	checkSnapAttrs(t, img, "from the image")
 	replay := New(testCfg())
 	applyAll(t, replay, log)
 	checkSnapAttrs(t, replay, "from the edits")
-	if d1, d2 := dump(t, tr), dump(t, replay); d1 != d2 {
-		t.Errorf("replayed tree differs:\n%s\n%s", d1, d2)
+	for what, other := range map[string]*Tree{"replayed": replay, "loaded": img} {
+		if d2 := dump(t, other); d != d2 {
+			t.Errorf("%s tree differs:\n%s\n%s", what, d, d2)
+		}
+		if n := other.NumACLs(); n != tr.NumACLs() {
+			t.Errorf("%s tree: %d ACLs, want %d", what, n, tr.NumACLs())
+		}
 	}
 	// Deleting the snapshots lets the saved ACLs go: only live ones stay.
-	for _, s := range []string{"s1", "s2"} {
-		ops, err := tr.PlanDeleteSnapshot(super, "/d", s, 300)
-		must(t, tr, ops, err)
-	}
-	if n := tr.NumACLs(); n != 1 {
-		t.Errorf("%d ACLs in use after deleting the snapshots, want 1 (/d's)", n)
+	for _, x := range []*Tree{tr, img} {
+		for _, s := range []string{"s1", "s2"} {
+			ops, err := x.PlanDeleteSnapshot(super, "/d", s, 300)
+			must(t, x, ops, err)
+		}
+		if n := x.NumACLs(); n != 1 {
+			t.Errorf("%d ACLs in use after deleting the snapshots, want 1 (/d's)", n)
+		}
 	}
 }
 

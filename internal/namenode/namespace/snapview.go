@@ -271,22 +271,27 @@ func (t *Tree) SnapshotView(dir, name string, fn func(rel string, fi FileInfo, b
 	if s == nil {
 		return false
 	}
-	var walkView func(n viewNode, rel string)
-	walkView = func(n viewNode, rel string) {
+	t.walkView(s, func(rel string, n viewNode, fi FileInfo, blocks []op.Block) { fn(rel, fi, blocks) })
+	return true
+}
+
+// walkView calls fn for every node of snapshot s, parents first.
+func (t *Tree) walkView(s *snapshot, fn func(rel string, n viewNode, fi FileInfo, blocks []op.Block)) {
+	var walk func(n viewNode, rel string)
+	walk = func(n viewNode, rel string) {
 		fi := t.viewInfo(n, s)
 		var blocks []op.Block
 		if !n.obj.isDir() {
 			blocks = n.at.blocks()
 		}
-		fn(rel, fi, blocks)
+		fn(rel, n, fi, blocks)
 		if n.obj.isDir() {
 			for _, c := range t.childrenAt(n.obj, s.id) {
-				walkView(c, rel+"/"+c.at.name)
+				walk(c, rel+"/"+c.at.name)
 			}
 		}
 	}
-	walkView(viewNode{obj: s.root, at: t.attrsAt(s.root, s.id)}, "")
-	return true
+	walk(viewNode{obj: s.root, at: t.attrsAt(s.root, s.id)}, "")
 }
 
 // Snapshots lists the snapshots of directory dir in creation order: name,
@@ -340,7 +345,7 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 	for _, d := range dirs {
 		for _, s := range d.sd.snaps {
 			fmt.Fprintf(w, "snapshot %s id=%d ctime=%d\n", SnapshotPath(d.path, s.name), s.id, s.ctime)
-			t.SnapshotView(d.path, s.name, func(rel string, fi FileInfo, blocks []op.Block) {
+			t.walkView(s, func(rel string, n viewNode, fi FileInfo, blocks []op.Block) {
 				fmt.Fprintf(w, "  %s id=%d dir=%v %s:%s:%04o mtime=%d atime=%d", "."+rel, fi.ID, fi.IsDir, fi.Perm.User, fi.Perm.Group, fi.Perm.Mode, fi.Mtime, fi.Atime)
 				if !fi.IsDir {
 					fmt.Fprintf(w, " repl=%d bsize=%d len=%d blocks=[", fi.Replication, fi.BlockSize, fi.Length)
@@ -351,6 +356,16 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 						fmt.Fprintf(w, "%d:%d", b.ID, b.NumBytes)
 					}
 					w.WriteByte(']')
+				}
+				xs, acl := t.featsAt(n.obj, s.id)
+				for _, x := range xs {
+					fmt.Fprintf(w, " xattr=%s", XAttrName(x))
+					if x.Value != nil {
+						fmt.Fprintf(w, ":%q", x.Value)
+					}
+				}
+				if acl != nil {
+					fmt.Fprintf(w, " acl=%q", acl.key)
 				}
 				w.WriteByte('\n')
 			})
