@@ -388,7 +388,6 @@ func (t *Tree) CheckMoveToTrash(c Caller, src string) error {
 	return t.checkPerm(c, w, permCheck{parent: Write, sub: Read | Write | Execute, ignoreEmptyDir: true})
 }
 
-
 // renameWalks resolves and checks the source and destination of a rename.
 func (t *Tree) renameWalks(c Caller, src, dst string, into bool) (*walk, *walk, error) {
 	sw, err := t.resolve(src, false)
