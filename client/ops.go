@@ -137,16 +137,24 @@ func (f *FileSystem) delete(ctx context.Context, p string, recursive bool) (bool
 // Rename moves oldname to newname, which must not exist (fs.ErrExist
 // otherwise). It is rename2 without OVERWRITE.
 func (f *FileSystem) Rename(ctx context.Context, oldname, newname string) error {
-	return f.rename(ctx, oldname, newname, false)
+	return f.rename(ctx, oldname, newname, false, false)
 }
 
 // RenameOverwrite moves oldname to newname, replacing newname if it is a
 // file or an empty directory of the same kind.
 func (f *FileSystem) RenameOverwrite(ctx context.Context, oldname, newname string) error {
-	return f.rename(ctx, oldname, newname, true)
+	return f.rename(ctx, oldname, newname, true, false)
 }
 
-func (f *FileSystem) rename(ctx context.Context, oldname, newname string, overwrite bool) error {
+// RenameToTrash moves oldname to newname, which must not exist, as a move
+// to the trash (rename2 with moveToTrash, as Hadoop's trash sends it): the
+// NameNode also asks of the caller what a recursive delete of oldname
+// would.
+func (f *FileSystem) RenameToTrash(ctx context.Context, oldname, newname string) error {
+	return f.rename(ctx, oldname, newname, false, true)
+}
+
+func (f *FileSystem) rename(ctx context.Context, oldname, newname string, overwrite, toTrash bool) error {
 	src, err := f.resolve("rename", oldname)
 	if err != nil {
 		return err
@@ -156,6 +164,9 @@ func (f *FileSystem) rename(ctx context.Context, oldname, newname string, overwr
 		return err
 	}
 	req := &hdfs.Rename2RequestProto{Src: proto.String(src), Dst: proto.String(dst), OverwriteDest: proto.Bool(overwrite)}
+	if toTrash {
+		req.MoveToTrash = proto.Bool(true)
+	}
 	if err := f.call(ctx, "rename2", req, &hdfs.Rename2ResponseProto{}); err != nil {
 		return &fs.PathError{Op: "rename", Path: oldname, Err: err}
 	}

@@ -117,3 +117,52 @@ func TestSnapshotCommands(t *testing.T) {
 		t.Fatalf("deleteSnapshot without a name: %d %q", code, errOut)
 	}
 }
+
+// TestSnapshotKeepsXAttrsAndACLsCommands: -getfattr and -getfacl through
+// a .snapshot path show the attributes and ACL as the snapshot keeps them,
+// after the live file's changed (-getfattr -d prints in the order Hadoop's
+// shell does, that of a Java HashMap).
+func TestSnapshotKeepsXAttrsAndACLsCommands(t *testing.T) {
+	nn := nntest.New(t)
+	fs := "hdfs://" + nn.Addr
+	dfs := func(args ...string) (string, string, int) {
+		return run(t, nil, append([]string{"dfs", "-fs", fs}, args...)...)
+	}
+	for _, args := range [][]string{
+		{"-mkdir", "/s"},
+		{"-touchz", "/s/f"},
+		{"-setfattr", "-n", "user.a", "-v", "one", "/s/f"},
+		{"-setfacl", "-m", "user:alice:r--", "/s/f"},
+		{"-createSnapshot", "/s", "s1"},
+		{"-setfattr", "-n", "user.a", "-v", "two", "/s/f"},
+		{"-setfattr", "-n", "user.b", "-v", "three", "/s/f"},
+		{"-setfacl", "-b", "/s/f"},
+	} {
+		if args[0] == "-createSnapshot" {
+			if _, errOut, code := run(t, nil, "dfsadmin", "-fs", fs, "-allowSnapshot", "/s"); code != 0 {
+				t.Fatal(errOut)
+			}
+		}
+		if out, errOut, code := dfs(args...); code != 0 {
+			t.Fatalf("%v: %q %q", args, out, errOut)
+		}
+	}
+	for _, tc := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"-getfattr", "-d", "/s/f"}, "# file: /s/f\nuser.b=\"three\"\nuser.a=\"two\"\n", "", 0},
+		{[]string{"-getfattr", "-d", "/s/.snapshot/s1/f"}, "# file: /s/.snapshot/s1/f\nuser.a=\"one\"\n", "", 0},
+		{[]string{"-getfattr", "-n", "user.b", "/s/.snapshot/s1/f"}, "# file: /s/.snapshot/s1/f\n", "getfattr: At least one of the attributes provided was not found.\n", 1},
+		{[]string{"-setfattr", "-n", "user.c", "/s/.snapshot/s1/f"}, "", "setfattr: Modification on a read-only snapshot is disallowed\n", 1},
+		{[]string{"-getfacl", "/s/f"}, "# file: /s/f\n# owner: OWNER\n# group: supergroup\nuser::rw-\ngroup::r--\nother::r--\n\n", "", 0},
+		{[]string{"-getfacl", "/s/.snapshot/s1/f"}, "# file: /s/.snapshot/s1/f\n# owner: OWNER\n# group: supergroup\nuser::rw-\nuser:alice:r--\ngroup::r--\nmask::r--\nother::r--\n\n", "", 0},
+	} {
+		out, errOut, code := dfs(tc.args...)
+		out = regexp.MustCompile(`(?m)^# owner: \S+$`).ReplaceAllString(out, "# owner: OWNER")
+		if out != tc.stdout || errOut != tc.stderr || code != tc.code {
+			t.Errorf("%v: got %q %q %d, want %q %q %d", tc.args, out, errOut, code, tc.stdout, tc.stderr, tc.code)
+		}
+	}
+}

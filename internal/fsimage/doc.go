@@ -50,7 +50,9 @@
 // Readers take versions 1 to FormatVersion; the 'D' frame is there from
 // version 3 on, the 'S' frames from version 4 on, quotas by storage type
 // (bit7) from version 5 on, the truncate source of a file under construction
-// from version 8 on.
+// from version 8 on; from version 9 on the snapshot state in the 'S' frames
+// may be its format 2 (saved versions keep their xattrs and ACLs), which
+// this package passes through unread.
 //
 // The numbers in the trailer must match what was read (and numInodes the
 // header's), so a file cut at a frame boundary is caught as surely as a torn

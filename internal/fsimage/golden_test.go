@@ -46,11 +46,21 @@ func TestGoldenBytes(t *testing.T) {
 		"54" + "03" + "02" + "01" + "04" + "e43117a4" // 'T': 2 inodes, 1 inode frame, 4 strings; crc
 	// Version 8: the under-construction part ends with the truncate
 	// source (0); the inode frame grows by that byte.
-	want := strings.Replace(strings.Replace(strings.Replace(v5, "00000005", "00000008", 1),
+	v8 := strings.Replace(strings.Replace(strings.Replace(v5, "00000005", "00000008", 1),
 		"494402", "494502", 1), "000163"+"00016d"+"cd853344", "000163"+"00016d"+"00"+"dacb20bb", 1)
+	// Version 9 changes only what the snapshot state may hold, which this
+	// package does not read: the records are version 8's.
+	want := strings.Replace(v8, "00000008", "00000009", 1)
 	got := hex.EncodeToString(data)
 	if got != want {
 		t.Errorf("encoding changed:\n got %s\nwant %s", got, want)
+	}
+	r8, _, err := NewReader(bytes.NewReader(mustHex(t, v8)))
+	if err != nil {
+		t.Fatalf("version 8 image: %v", err)
+	}
+	if got8, err := readAll(r8); err != nil || len(got8) != 2 {
+		t.Fatalf("version 8 image: %+v, %v", got8, err)
 	}
 	// The same image in format version 3 (no snapshot frame) still reads.
 	r5, _, err := NewReader(bytes.NewReader(mustHex(t, v5)))

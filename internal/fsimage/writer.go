@@ -21,8 +21,10 @@ const (
 	// (flag bit 3), version 3 the delegation frame, version 4 the snapshot
 	// frames, version 5 the quotas by storage type of a directory (flag
 	// bit 7), version 8 the copy-on-truncate source of a file under
-	// construction (versions 6 and 7 are left to other record changes).
-	FormatVersion uint32 = 8
+	// construction (versions 6 and 7 are left to other record changes),
+	// version 9 the xattrs and ACLs of snapshot versions inside the 'S'
+	// frames' payload (format 2 of the snapshot state).
+	FormatVersion uint32 = 9
 
 	frameHeader     byte = 'H'
 	frameDelegation byte = 'D'

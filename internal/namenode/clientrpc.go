@@ -400,11 +400,13 @@ func (c *clientRPC) rename(ctx context.Context, req *hdfs.RenameRequestProto) (*
 
 func (c *clientRPC) rename2(ctx context.Context, req *hdfs.Rename2RequestProto) (*hdfs.Rename2ResponseProto, error) {
 	return atMostOnce(c, ctx, func(ctx context.Context) (*hdfs.Rename2ResponseProto, error) {
-		if req.GetMoveToTrash() {
-			return nil, unsupported("rename2 with moveToTrash")
-		}
 		u := c.caller(ctx)
 		err := c.ns.mutate(ctx, func(t *namespace.Tree, now int64) ([]op.Op, error) {
+			if req.GetMoveToTrash() {
+				if err := t.CheckMoveToTrash(u, req.GetSrc()); err != nil {
+					return nil, err
+				}
+			}
 			return t.PlanRename2(u, req.GetSrc(), req.GetDst(), req.GetOverwriteDest(), now)
 		})
 		if err != nil {

@@ -10,7 +10,11 @@ package namenode_test
 // one it had before. Snapshot steps (allow/disallow, create, delete and
 // rename snapshots) are mixed in; the model keeps a copy of the subtree per
 // snapshot, and every snapshot's view through .snapshot paths must equal
-// it at every check and after every restart.
+// it at every check and after every restart. Extended attributes (user.
+// namespace, CREATE/REPLACE flags), ACLs (a few fixed specs), trash moves
+// as a client makes them, appends and truncates are mixed in too; the
+// views compared include every inode's xattrs and ACL, in snapshots as
+// well.
 
 import (
 	"bytes"
@@ -54,6 +58,13 @@ type mnode struct {
 	// snapshots in creation order, each a copy of the subtree then.
 	snapshottable bool
 	snaps         []msnap
+	// xattrs by name ("user.x0"); replaced, never changed in place, so
+	// that a snapshot's copy of the node may share it.
+	xattrs map[string]string
+	// acl: the entries getAclStatus reports, as text ("" for none);
+	// aclGroup is the owning group's entry's permission when acl is set.
+	acl      string
+	aclGroup uint16
 }
 
 // msnap is one snapshot in the model: the subtree's nodes when it was
@@ -507,6 +518,141 @@ func (m *model) truncate(p, client string) string {
 	return ok
 }
 
+// setXAttr sets name to value with flag (1 CREATE, 2 REPLACE).
+func (m *model) setXAttr(p, name, value string, flag uint32) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	_, exists := n.xattrs[name]
+	if (exists && flag&2 == 0) || (!exists && flag&1 == 0) {
+		return ioError
+	}
+	xs := map[string]string{name: value}
+	for k, v := range n.xattrs {
+		if k != name {
+			xs[k] = v
+		}
+	}
+	n.xattrs = xs
+	return ok
+}
+
+func (m *model) removeXAttr(p, name string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	if _, exists := n.xattrs[name]; !exists {
+		return ioError
+	}
+	var xs map[string]string
+	for k, v := range n.xattrs {
+		if k != name {
+			if xs == nil {
+				xs = map[string]string{}
+			}
+			xs[k] = v
+		}
+	}
+	n.xattrs = xs
+	return ok
+}
+
+// aclSpec is one of the fixed ACLs the test sets: the spec sent, the
+// permission bits it gives (mask in the group bits), the entries
+// getAclStatus then reports, and the owning group's permission.
+type aclSpec struct {
+	spec    []*hdfs.AclEntryProto
+	bits    uint16
+	entries string
+	group   uint16
+}
+
+func aclEntry(typ hdfs.AclEntryProto_AclEntryTypeProto, name string, perm hdfs.AclEntryProto_FsActionProto) *hdfs.AclEntryProto {
+	e := &hdfs.AclEntryProto{Type: typ.Enum(), Scope: hdfs.AclEntryProto_ACCESS.Enum(), Permissions: perm.Enum()}
+	if name != "" {
+		e.Name = proto.String(name)
+	}
+	return e
+}
+
+var aclSpecs = []aclSpec{
+	{ // minimal: only the permission bits
+		spec: []*hdfs.AclEntryProto{aclEntry(hdfs.AclEntryProto_USER, "", 7), aclEntry(hdfs.AclEntryProto_GROUP, "", 5), aclEntry(hdfs.AclEntryProto_OTHER, "", 0)},
+		bits: 0o750,
+	},
+	{ // a named user and a mask
+		spec: []*hdfs.AclEntryProto{aclEntry(hdfs.AclEntryProto_USER, "", 6), aclEntry(hdfs.AclEntryProto_USER, "alice", 4),
+			aclEntry(hdfs.AclEntryProto_GROUP, "", 4), aclEntry(hdfs.AclEntryProto_MASK, "", 4), aclEntry(hdfs.AclEntryProto_OTHER, "", 0)},
+		bits: 0o640, entries: "user:alice:r--,group::r--", group: 4,
+	},
+	{ // a named group, the mask computed
+		spec: []*hdfs.AclEntryProto{aclEntry(hdfs.AclEntryProto_USER, "", 7), aclEntry(hdfs.AclEntryProto_GROUP, "staff", 7),
+			aclEntry(hdfs.AclEntryProto_GROUP, "", 5), aclEntry(hdfs.AclEntryProto_OTHER, "", 5)},
+		bits: 0o775, entries: "group::r-x,group:staff:rwx", group: 5,
+	},
+}
+
+func (m *model) setACL(p string, a aclSpec) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	n.mode = n.mode&0o7000 | a.bits
+	n.acl, n.aclGroup = a.entries, a.group
+	return ok
+}
+
+// removeACL drops the entries; the group bits become the owning group's.
+func (m *model) removeACL(p string) string {
+	if m.throughFile(p) {
+		return permission
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return notFound
+	}
+	if n.acl != "" {
+		n.mode = n.mode&^0o070 | n.aclGroup<<3
+	}
+	n.acl, n.aclGroup = "", 0
+	return ok
+}
+
+// trashDir is where a client moves p to trash: the current checkpoint
+// under the user's trash, with p's parent path below it.
+func trashDir(super, p string) string {
+	return path.Join("/user", super, ".Trash/Current", parentOf(p))
+}
+
+// moveToTrash does what a client's -rm does with trash on: mkdirs of the
+// trash directory, then a rename into it (with a suffix when the name is
+// taken there, as the client adds a time).
+func (m *model) moveToTrash(p, super, suffix string) string {
+	if m.nodes[p] == nil || m.throughFile(p) {
+		return "missing"
+	}
+	dir := trashDir(super, p)
+	if got := m.mkdirs(dir, 0o700, true, super); got != ok {
+		return "mkdirs " + got
+	}
+	dst := path.Join(dir, path.Base(p))
+	if m.nodes[dst] != nil {
+		dst += suffix
+	}
+	return "rename " + m.rename2(p, dst, false)
+}
+
 // snapDir resolves the directory of a snapshot call as the NameNode does.
 func (m *model) snapDir(p string) (*mnode, string) {
 	if m.throughFile(p) {
@@ -630,7 +776,7 @@ func (m *model) renameSnapshot(p, from, to string) string {
 func (s msnap) dump() string {
 	var lines []string
 	for p, n := range s.nodes {
-		lines = append(lines, fmt.Sprintf("%s %s", p, describe(n.dir, n.mode, n.owner, n.group, n.repl, false)))
+		lines = append(lines, fmt.Sprintf("%s %s", p, n.describe(false)))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
@@ -661,16 +807,30 @@ func (m *model) dump() string {
 	sort.Strings(paths)
 	for _, p := range paths {
 		n := m.nodes[p]
-		fmt.Fprintf(&b, "%s %s\n", p, describe(n.dir, n.mode, n.owner, n.group, n.repl, n.uc != ""))
+		fmt.Fprintf(&b, "%s %s\n", p, n.describe(n.uc != ""))
 	}
 	return b.String()
 }
 
-func describe(dir bool, mode uint16, owner, group string, repl uint16, open bool) string {
+func describe(dir bool, mode uint16, owner, group string, repl uint16, open bool, xattrs, acl string) string {
 	if dir {
-		return fmt.Sprintf("d %04o %s:%s", mode, owner, group)
+		return fmt.Sprintf("d %04o %s:%s xattrs=[%s] acl=[%s]", mode, owner, group, xattrs, acl)
 	}
-	return fmt.Sprintf("f %04o %s:%s r%d open=%v", mode, owner, group, repl, open)
+	return fmt.Sprintf("f %04o %s:%s r%d open=%v xattrs=[%s] acl=[%s]", mode, owner, group, repl, open, xattrs, acl)
+}
+
+// xattrText lists xattrs as "name=value" sorted by name.
+func xattrText(xs map[string]string) string {
+	var out []string
+	for k, v := range xs {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func (n *mnode) describe(open bool) string {
+	return describe(n.dir, n.mode, n.owner, n.group, n.repl, open, xattrText(n.xattrs), n.acl)
 }
 
 // ---- driving the NameNode ----
@@ -753,6 +913,48 @@ func (h *harness) dumpFull() string {
 	return b.String()
 }
 
+// attrsOf reads p's xattrs (listXAttrs) and ACL entries (getAclStatus)
+// as the model writes them.
+func (h *harness) attrsOf(p string) (string, string) {
+	var ls hdfs.ListXAttrsResponseProto
+	if err := h.call("listXAttrs", &hdfs.ListXAttrsRequestProto{Src: proto.String(p)}, &ls); err != nil {
+		h.t.Fatalf("listXAttrs %s: %v", p, err)
+	}
+	xs := map[string]string{}
+	for _, x := range ls.GetXAttrs() {
+		if x.GetNamespace() != hdfs.XAttrProto_USER {
+			h.t.Fatalf("listXAttrs %s: namespace %v", p, x.GetNamespace())
+		}
+		xs["user."+x.GetName()] = string(x.GetValue())
+	}
+	var st hdfs.GetAclStatusResponseProto
+	if err := h.call("getAclStatus", &hdfs.GetAclStatusRequestProto{Src: proto.String(p)}, &st); err != nil {
+		h.t.Fatalf("getAclStatus %s: %v", p, err)
+	}
+	var es []string
+	for _, e := range st.GetResult().GetEntries() {
+		es = append(es, aclEntryText(e))
+	}
+	return xattrText(xs), strings.Join(es, ",")
+}
+
+func aclEntryText(e *hdfs.AclEntryProto) string {
+	var b strings.Builder
+	if e.GetScope() == hdfs.AclEntryProto_DEFAULT {
+		b.WriteString("default:")
+	}
+	b.WriteString([]string{"user", "group", "mask", "other"}[e.GetType()])
+	b.WriteString(":" + e.GetName() + ":")
+	for i, c := range "rwx" {
+		if int(e.GetPermissions())&(4>>i) != 0 {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
 // walk lists the namespace through getFileInfo and paged getListing.
 func (h *harness) walk() string { return h.walkAt("/") }
 
@@ -782,7 +984,8 @@ func (h *harness) walkAt(root string) string {
 				rel = "/"
 			}
 		}
-		fmt.Fprintf(&b, "%s %s\n", rel, describe(dir, uint16(st.GetPermission().GetPerm()), st.GetOwner(), st.GetGroup(), uint16(st.GetBlockReplication()), isOpen))
+		xattrs, acl := h.attrsOf(p)
+		fmt.Fprintf(&b, "%s %s\n", rel, describe(dir, uint16(st.GetPermission().GetPerm()), st.GetOwner(), st.GetGroup(), uint16(st.GetBlockReplication()), isOpen, xattrs, acl))
 		if !dir {
 			return
 		}
@@ -843,7 +1046,62 @@ func randomStep(r *rand.Rand, super string) step {
 	p, q := randPath(r), randPath(r)
 	mode := uint16(r.Intn(0o1000))
 	client := fmt.Sprintf("client-%d", r.Intn(2))
-	switch r.Intn(17) {
+	switch r.Intn(22) {
+	case 17, 18:
+		name := fmt.Sprintf("user.x%d", r.Intn(3))
+		if r.Intn(3) == 0 {
+			return step{fmt.Sprintf("removeXAttr %s %s", p, name),
+				func(m *model) string { return m.removeXAttr(p, name) },
+				func(h *harness) string {
+					return classify(h.call("removeXAttr", &hdfs.RemoveXAttrRequestProto{Src: proto.String(p),
+						XAttr: &hdfs.XAttrProto{Namespace: hdfs.XAttrProto_USER.Enum(), Name: proto.String(strings.TrimPrefix(name, "user."))}},
+						&hdfs.RemoveXAttrResponseProto{}))
+				}}
+		}
+		value := []string{"", "v1", "v2"}[r.Intn(3)]
+		flag := uint32(1 + r.Intn(3))
+		return step{fmt.Sprintf("setXAttr %s %s=%q flag=%d", p, name, value, flag),
+			func(m *model) string { return m.setXAttr(p, name, value, flag) },
+			func(h *harness) string {
+				return classify(h.call("setXAttr", &hdfs.SetXAttrRequestProto{Src: proto.String(p),
+					XAttr: &hdfs.XAttrProto{Namespace: hdfs.XAttrProto_USER.Enum(), Name: proto.String(strings.TrimPrefix(name, "user.")), Value: []byte(value)},
+					Flag:  proto.Uint32(flag)}, &hdfs.SetXAttrResponseProto{}))
+			}}
+	case 19:
+		if r.Intn(3) == 0 {
+			return step{"removeAcl " + p,
+				func(m *model) string { return m.removeACL(p) },
+				func(h *harness) string {
+					return classify(h.call("removeAcl", &hdfs.RemoveAclRequestProto{Src: proto.String(p)}, &hdfs.RemoveAclResponseProto{}))
+				}}
+		}
+		k := r.Intn(len(aclSpecs))
+		return step{fmt.Sprintf("setAcl %s spec %d", p, k),
+			func(m *model) string { return m.setACL(p, aclSpecs[k]) },
+			func(h *harness) string {
+				return classify(h.call("setAcl", &hdfs.SetAclRequestProto{Src: proto.String(p), AclSpec: aclSpecs[k].spec}, &hdfs.SetAclResponseProto{}))
+			}}
+	case 20:
+		suffix := fmt.Sprint(r.Intn(1 << 30))
+		return step{"moveToTrash " + p,
+			func(m *model) string { return m.moveToTrash(p, super, suffix) },
+			func(h *harness) string { return h.moveToTrash(p, suffix) }}
+	case 21:
+		return step{fmt.Sprintf("append and complete %s %s", p, client),
+			func(m *model) string {
+				if got := m.append(p, client); got != ok {
+					return got
+				}
+				return m.complete(p, client)
+			},
+			func(h *harness) string {
+				if got := classify(h.call("append", &hdfs.AppendRequestProto{Src: proto.String(p), ClientName: proto.String(client)}, &hdfs.AppendResponseProto{})); got != ok {
+					return got
+				}
+				var resp hdfs.CompleteResponseProto
+				err := h.call("complete", &hdfs.CompleteRequestProto{Src: proto.String(p), ClientName: proto.String(client)}, &resp)
+				return boolResult(resp.GetResult(), err)
+			}}
 	case 12, 13, 14:
 		return randomSnapshotStep(r)
 	case 15:
@@ -954,6 +1212,29 @@ func randomStep(r *rand.Rand, super string) step {
 				return classify(h.call("setTimes", &hdfs.SetTimesRequestProto{Src: proto.String(p), Mtime: proto.Uint64(uint64(r.Int63n(1 << 40))), Atime: proto.Uint64(1 << 40)}, &hdfs.SetTimesResponseProto{}))
 			}}
 	}
+}
+
+// moveToTrash moves p to trash as a client does: it stats p, makes the
+// trash directory and renames p into it.
+func (h *harness) moveToTrash(p, suffix string) string {
+	var fi hdfs.GetFileInfoResponseProto
+	if err := h.call("getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(p)}, &fi); err != nil || fi.GetFs() == nil {
+		return "missing"
+	}
+	dir := trashDir(h.super, p)
+	err := h.call("mkdirs", &hdfs.MkdirsRequestProto{Src: proto.String(dir), Masked: &hdfs.FsPermissionProto{Perm: proto.Uint32(0o700)}, CreateParent: proto.Bool(true)}, &hdfs.MkdirsResponseProto{})
+	if got := classify(err); got != ok {
+		return "mkdirs " + got
+	}
+	dst := path.Join(dir, path.Base(p))
+	if err := h.call("getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String(dst)}, &fi); err == nil && fi.GetFs() != nil {
+		dst += suffix
+	}
+	err = h.call("rename2", &hdfs.Rename2RequestProto{Src: proto.String(p), Dst: proto.String(dst), OverwriteDest: proto.Bool(false)}, &hdfs.Rename2ResponseProto{})
+	if err != nil && os.Getenv("HDFSGO_MODEL_DEBUG") != "" {
+		h.t.Logf("rename %s %s: %v", p, dst, err)
+	}
+	return "rename " + classify(err)
 }
 
 // randomSnapshotStep allows or disallows snapshots on a directory, or
@@ -1105,6 +1386,7 @@ func TestModelWithRestarts(t *testing.T) {
 	h := newHarness(t)
 	m := newModel(h.super)
 	restarts := map[string]int{}
+	succeeded := map[string]int{} // successful steps by kind
 	snapsChecked := 0
 	for i := 0; i < steps; i++ {
 		s := randomStep(r, h.super)
@@ -1117,7 +1399,10 @@ func TestModelWithRestarts(t *testing.T) {
 			m, want = before, quota // what snapshots keep decided it
 		}
 		if got != want {
-			t.Fatalf("step %d: %s: NameNode says %s, model says %s\nmodel before the step's effect:\n%s", i, s.desc, got, want, m.quotaDump())
+			t.Fatalf("step %d: %s: NameNode says %s, model says %s\nmodel after the step's effect:\n%s", i, s.desc, got, want, m.quotaDump())
+		}
+		if got == ok || got == "rename ok" {
+			succeeded[strings.Fields(s.desc)[0]]++
 		}
 		if i%100 == 99 {
 			if got, want := h.walk(), m.dump(); got != want {
@@ -1145,7 +1430,7 @@ func TestModelWithRestarts(t *testing.T) {
 			snapsChecked += h.checkSnapshots(m, fmt.Sprintf("step %d, after a %s restart", i, kind))
 		}
 	}
-	t.Logf("restarts: %v; snapshot views checked: %d", restarts, snapsChecked)
+	t.Logf("restarts: %v; snapshot views checked: %d; successful steps: %v", restarts, snapsChecked, succeeded)
 	if got, want := h.walk(), m.dump(); got != want {
 		t.Fatalf("final namespace differs from the model\nNameNode:\n%s\nmodel:\n%s", got, want)
 	}

@@ -26,6 +26,7 @@ type fileSystem interface {
 	RemoveAll(ctx context.Context, name string) error
 	Rename(ctx context.Context, oldname, newname string) error
 	RenameOverwrite(ctx context.Context, oldname, newname string) error
+	RenameToTrash(ctx context.Context, oldname, newname string) error
 	Chmod(ctx context.Context, name string, mode fs.FileMode) error
 	Chown(ctx context.Context, name, owner, group string) error
 	SetTimes(ctx context.Context, name string, mtimeMillis, atimeMillis int64) error

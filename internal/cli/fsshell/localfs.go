@@ -206,6 +206,12 @@ func (l *localFS) RenameOverwrite(_ context.Context, oldname, newname string) er
 	return os.Rename(oldname, newname)
 }
 
+// RenameToTrash is Rename: the local file system has no delete check of
+// its own to add.
+func (l *localFS) RenameToTrash(ctx context.Context, oldname, newname string) error {
+	return l.Rename(ctx, oldname, newname)
+}
+
 func (l *localFS) Chmod(_ context.Context, name string, mode fs.FileMode) error {
 	return os.Chmod(name, mode&(fs.ModePerm|fs.ModeSticky))
 }

@@ -66,7 +66,7 @@ func (c *cmd) moveToTrash(it *item) (moved bool, err error) {
 		}
 		target = dst + strconv.FormatInt(c.now().UnixMilli()+int64(i), 10)
 	}
-	if err := it.fs.Rename(c.ctx, abs, target); err != nil {
+	if err := it.fs.RenameToTrash(c.ctx, abs, target); err != nil {
 		return fail(err)
 	}
 	c.printf("Moved: '%s' to trash at: %s\n", it.fs.URI()+abs, it.fs.URI()+current)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,21 @@ func TestTrashRealNameNode(t *testing.T) {
 		t.Fatalf("trash holds %d entries, want 2", len(kids))
 	}
 	check([]string{"-rm", "-skipTrash", "/d/b"}, "Deleted /d/b\n", "", 0)
+	// A move to the trash asks what a recursive delete would: alice's
+	// directory holding bob's unreadable one stays where it is.
+	if err := s.fs.MkdirAll(ctx, "/d/x", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.super.MkdirAll(ctx, "/d/x/bobs/inner", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.super.Chown(ctx, "/d/x/bobs", "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, c := s.run(s.fs, "-rm", "-r", "/d/x"); out != "" || c != 1 ||
+		!strings.HasPrefix(errOut, "rm: Failed to move to trash: "+uri+"/d/x: Permission denied") || !exists("/d/x/bobs") {
+		t.Fatalf("-rm -r of a directory holding another's: %q %q %d", out, errOut, c)
+	}
 	check([]string{"-rm", "-r", "/user/alice"}, "", "rm: Cannot move \""+uri+"/user/alice\" to the trash, as it contains the trash. Consider using -skipTrash option\n", 1)
 
 	// -expunge makes a checkpoint named by the time; an hour later it is

@@ -87,7 +87,7 @@ func TestXAttrStockClient(t *testing.T) {
 // TestSnapshotCallsAnswered: the stock client allows snapshots on a
 // directory (superusers only), takes one (its owner may too, another user
 // may not), is refused a second of the same name and a disallow while one
-// exists, stats through .snapshot, and deletes it.
+// exists, stats and reads xattrs through .snapshot, and deletes it.
 func TestSnapshotCallsAnswered(t *testing.T) {
 	_, super, c := setup(t)
 	if err := super.AllowSnapshots("/_test"); err != nil {
@@ -100,8 +100,26 @@ func TestSnapshotCallsAnswered(t *testing.T) {
 	if err != nil || fi.Sys().(*hdfs.FileStatus).GetFlags()&8 == 0 {
 		t.Fatalf("Stat of a snapshottable directory: %v, flags %d", err, fi.Sys().(*hdfs.FileStatus).GetFlags())
 	}
+	if err := c.CreateEmptyFile("/_test/sx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetXAttr("/_test/sx", "user.k", "v1"); err != nil {
+		t.Fatalf("SetXAttr: %v", err)
+	}
 	if p, err := super.CreateSnapshot("/_test", "s1"); err != nil || p != "/_test/.snapshot/s1" {
 		t.Fatalf("CreateSnapshot: %q, %v", p, err)
+	}
+	// The snapshot keeps the attribute's value when it was taken.
+	if err := c.SetXAttr("/_test/sx", "user.k", "v2"); err != nil {
+		t.Fatalf("SetXAttr after the snapshot: %v", err)
+	}
+	for p, want := range map[string]string{"/_test/sx": "v2", "/_test/.snapshot/s1/sx": "v1"} {
+		if m, err := c.ListXAttrs(p); err != nil || !reflect.DeepEqual(m, map[string]string{"user.k": want}) {
+			t.Fatalf("ListXAttrs %s = %v, %v; want user.k=%s", p, m, err, want)
+		}
+	}
+	if err := c.SetXAttr("/_test/.snapshot/s1/sx", "user.k", "v3"); err == nil {
+		t.Fatal("SetXAttr in a snapshot succeeded")
 	}
 	if _, err := c.CreateSnapshot("/_test", "s2"); !errors.Is(err, os.ErrPermission) {
 		t.Fatalf("CreateSnapshot by a user who does not own the directory: %v", err)

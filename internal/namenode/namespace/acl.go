@@ -417,11 +417,19 @@ type ACLStatus struct {
 
 // GetACLStatus reports the ACL of p (traverse permission only).
 func (t *Tree) GetACLStatus(c Caller, p string) (ACLStatus, error) {
-	if err := t.notThroughSnapshot(c, p, "getAclStatus"); err != nil {
-		return ACLStatus{}, err
-	}
 	if err := t.checkACLsEnabled(); err != nil {
 		return ACLStatus{}, err
+	}
+	if v, ok, err := t.snapRead(c, p, 0); ok {
+		if err != nil {
+			return ACLStatus{}, err
+		}
+		node, _, acl := t.sviewFeats(v)
+		st := ACLStatus{Owner: t.userOf(node.at), Group: t.groupOf(node.at), Mode: node.at.mode}
+		if acl != nil {
+			st.Entries = slices.Clone(acl.entries)
+		}
+		return st, nil
 	}
 	w, err := t.resolveExisting(c, p, "cannot find %s")
 	if err != nil {

@@ -61,10 +61,11 @@ func (t *Tree) NumACLs() int { return len(t.acls) }
 // removes the ACL and gives the group bits back to the owning group's
 // entry.
 func (t *Tree) applySetACL(o *op.SetACL) error {
-	_, n, err := t.existing(o.Path)
+	w, n, err := t.existing(o.Path)
 	if err != nil {
 		return err
 	}
+	t.cow(w)
 	if len(o.Entries) == 0 {
 		t.removeACL(n)
 		return nil

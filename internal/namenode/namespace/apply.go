@@ -344,13 +344,10 @@ func (t *Tree) removeSubtree(par, n *inode, l int32, inherited uint8, eff *Effec
 // that may see n's parent: an inode a snapshot sees is saved and becomes
 // an orphan, and its blocks that versions hold are not freed.
 func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
-	if len(t.feats) > 0 {
-		t.dropFeatures(n)
-	}
 	var h *history
 	if t.snapActive() {
 		l = max(l, t.seenAt(n))
-		t.cowNode(n, l)
+		t.cowNode(n, l) // before its features go: the version keeps them
 		if t.copySource(n) != 0 {
 			// A version kept only for the copy's source goes with it.
 			t.endCopy(n, eff)
@@ -364,6 +361,9 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 			}
 		}
 		delete(t.snap.exiles, n)
+	}
+	if len(t.feats) > 0 {
+		t.dropFeatures(n)
 	}
 	if n.dir() == nil {
 		t.numFiles--
@@ -585,7 +585,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 		if t.snap != nil {
 			// The plan refuses sources a snapshot sees: their blocks move
 			// to the target, so no version may hold them.
-			delete(t.snap.hist, f)
+			t.dropHistory(f)
 			delete(t.snap.exiles, f)
 			t.snap.held = nil
 		}

@@ -77,8 +77,14 @@
 //
 // What a snapshot holds. Every inode object has an optional history: a
 // list of versions, each a copy of the inode's fields (name, owner, mode,
-// times, replication, block size, block list) tagged with the snapshot
-// counter when it was saved. A version with tag T, after one with tag P
+// times, replication, block size, block list, and its extended attributes
+// and ACL, as HDFS's snapshot copy keeps its XAttrFeature and AclFeature)
+// tagged with the snapshot counter when it was saved. The attribute list
+// and the ACL are shared with the live inode, not copied: setXAttr and
+// removeXAttr build a new list, and ACLs are shared immutable objects (the
+// version holds a reference). getXAttrs, listXAttrs and getAclStatus on a
+// snapshot path answer from the version, and reads in a snapshot check
+// permissions against the version's bits and ACL. A version with tag T, after one with tag P
 // (0 for the first), is the state that every snapshot with id in (P, T]
 // sees; a snapshot newer than the last tag sees the live inode. A
 // directory's version also carries a children diff: the child objects

@@ -66,7 +66,8 @@ func FuzzPlans(f *testing.F) {
 }
 
 // snapshotFixture is a small tree with two snapshots of /d, taken around
-// a delete, an overwrite, a rename out of /d and a block-boundary truncate.
+// a delete, an overwrite, a rename out of /d and a block-boundary truncate,
+// with xattrs and an ACL that change after the first.
 func snapshotFixture(tb testing.TB) *Tree {
 	tb.Helper()
 	tr := New(testCfg())
@@ -99,8 +100,14 @@ func snapshotFixture(tb testing.TB) *Tree {
 	step(tr.PlanMkdirs(super, "/e", 0o755, true, 1))
 	file("/d/f", 2)
 	file("/d/x/g", 1)
+	step(tr.PlanSetXAttr(super, "/d/f", op.XAttr{NS: op.XAttrUser, Name: "a", Value: []byte("1")}, XAttrCreate))
+	step(tr.PlanSetXAttr(super, "/d/x/g", op.XAttr{NS: op.XAttrTrusted, Name: "b", Value: []byte{}}, XAttrCreate))
+	step(tr.PlanSetACL(super, "/d/x/g", []op.ACLEntry{
+		{Type: op.ACLUser, Perm: 6}, {Type: op.ACLUser, Name: "bob", Perm: 4},
+		{Type: op.ACLGroup, Perm: 4}, {Type: op.ACLMask, Perm: 4}, {Type: op.ACLOther}}))
 	step(tr.PlanAllowSnapshot(super, "/d"))
 	snap("s1", 100)
+	step(tr.PlanRemoveACL(super, "/d/x/g"))
 	_, ops, err := tr.PlanDelete(super, "/d/f", false, 110)
 	step(ops, err)
 	file("/d/f", 2)

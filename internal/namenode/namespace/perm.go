@@ -209,7 +209,7 @@ func (t *Tree) CheckAccess(c Caller, path string, a Access) error {
 				return err
 			case a&Write != 0:
 				return newErr("Modification on a read-only snapshot is disallowed", ErrSnapshotAccess)
-			case v.s == nil || !t.checking(c) || t.hasAccess(c, v.node.at, a):
+			case v.s == nil || !t.checking(c) || t.viewAccess(c, v.node, v.s.id, a):
 				return nil
 			}
 			return t.denied(c, v.node.at, v.path, a)

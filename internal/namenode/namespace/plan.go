@@ -390,6 +390,22 @@ func (t *Tree) PlanDelete(c Caller, path string, recursive bool, now int64) (boo
 
 // ---- rename ----
 
+// CheckMoveToTrash checks what a rename to the trash (rename2 with
+// moveToTrash, Hadoop's Rename.TO_TRASH) asks of the caller beyond a
+// rename: what a recursive delete of the source asks (write on its parent,
+// full access to everything below it but empty directories), since whatever
+// reaches the trash is deleted later by its emptier.
+func (t *Tree) CheckMoveToTrash(c Caller, src string) error {
+	w, err := t.resolve(src, false)
+	if err != nil {
+		return err
+	}
+	if err := t.traverse(c, w, false); err != nil {
+		return err
+	}
+	return t.checkPerm(c, w, permCheck{parent: Write, sub: Read | Write | Execute, ignoreEmptyDir: true})
+}
+
 // renameWalks resolves and checks the source and destination of a rename.
 func (t *Tree) renameWalks(c Caller, src, dst string, into bool) (*walk, *walk, error) {
 	sw, err := t.resolve(src, false)

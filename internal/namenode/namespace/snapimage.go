@@ -18,12 +18,19 @@ import (
 //	orphans uv × { inode }                      deleted inodes that versions keep
 //	children uv × { dirID uv | ids uv × { id uv } }   an orphan directory's children
 //	histories uv × { inodeID uv | orphan u8 | versions uv ×
-//	                 { tag uv | inode | created uv × id uv | deleted uv × id uv } }
+//	                 { tag uv | inode | feats | created uv × id uv | deleted uv × id uv } }
 //	exiles uv × { inodeID uv | snapshotID uv }
 //
 //	inode: id uv | dir u8 | name str | user str | group str | mode uv |
 //	       mtime zz | atime zz | files: repl uv | blockSize zz |
 //	       blocks uv × { id zz | numBytes zz | genStamp zz }
+//
+//	feats (format 2 on; absent in format 1, where versions kept none):
+//	       xattrs uv × { ns u8 | name str | value uv (0: none, else
+//	       length+1) and its bytes } |
+//	       acl uv × { scope<<5 | type<<3 | perm u8 | name str }
+//	       the extended attributes and the ACL entries beyond the
+//	       permission bits that the version saw
 //
 // Ids name live inodes of the image or the orphans listed before them;
 // a diff entry naming neither is an inode that no snapshot shows and is
@@ -32,7 +39,9 @@ import (
 // errSnapImage: the snapshot state of an image does not decode or fit the tree.
 var errSnapImage = errors.New("namespace: bad snapshot state in image")
 
-const snapImageFormat = 1
+// snapImageFormat is the format this build writes; it reads 1 and 2.
+// Format 2 (image FormatVersion 9) adds the versions' xattrs and ACLs.
+const snapImageFormat = 2
 
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -63,6 +72,71 @@ func (t *Tree) appendInodeRec(b []byte, n *inode) []byte {
 		}
 	}
 	return b
+}
+
+func appendVersionFeats(b []byte, v *version) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v.xattrs)))
+	for _, x := range v.xattrs {
+		b = append(b, x.NS)
+		b = appendStr(b, x.Name)
+		if x.Value == nil {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(x.Value))+1)
+			b = append(b, x.Value...)
+		}
+	}
+	var es []op.ACLEntry
+	if v.acl != nil {
+		es = v.acl.entries
+	}
+	b = binary.AppendUvarint(b, uint64(len(es)))
+	for _, e := range es {
+		b = append(b, e.Scope<<5|e.Type<<3|e.Perm)
+		b = appendStr(b, e.Name)
+	}
+	return b
+}
+
+// readVersionFeats reads what appendVersionFeats wrote into v.
+func (t *Tree) readVersionFeats(d *snapDecoder, v *version) {
+	for range d.count(3) {
+		ns := d.u8()
+		name := d.str()
+		var val []byte
+		if n := d.uv(); n > 0 {
+			if n-1 > uint64(len(d.b)) {
+				d.fail("xattr value of %d bytes in %d", n-1, len(d.b))
+				return
+			}
+			val = append([]byte{}, d.b[:n-1]...)
+			d.b = d.b[n-1:]
+		}
+		if d.err != nil {
+			return
+		}
+		if ns > op.XAttrRaw || name == "" {
+			d.fail("bad xattr %d %q", ns, name)
+			return
+		}
+		v.xattrs = append(v.xattrs, op.XAttr{NS: ns, Name: name, Value: val})
+	}
+	var es []op.ACLEntry
+	for range d.count(2) {
+		c := d.u8()
+		name := d.str()
+		if d.err != nil {
+			return
+		}
+		if c>>5 > op.ACLDefault {
+			d.fail("bad ACL entry %#x", c)
+			return
+		}
+		es = append(es, op.ACLEntry{Scope: c >> 5, Type: c >> 3 & 3, Perm: c & 7, Name: name})
+	}
+	if len(es) > 0 {
+		v.acl = t.internACL(es)
+	}
 }
 
 // encodeSnapshots encodes the snapshot state, nil when there is none.
@@ -152,6 +226,7 @@ func (t *Tree) encodeSnapshots() []byte {
 		for _, v := range h.vs {
 			b = binary.AppendUvarint(b, uint64(v.tag))
 			b = t.appendInodeRec(b, &v.attrs)
+			b = appendVersionFeats(b, v)
 			for _, m := range []map[*inode]struct{}{v.created, v.deleted} {
 				ids := idsOf(m)
 				b = binary.AppendUvarint(b, uint64(len(ids)))
@@ -290,8 +365,9 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		return nil
 	}
 	d := &snapDecoder{b: b}
-	if f := d.u8(); f != snapImageFormat {
-		return fmt.Errorf("%w: unknown format %d", errSnapImage, f)
+	format := d.u8()
+	if format != 1 && format != snapImageFormat {
+		return fmt.Errorf("%w: unknown format %d", errSnapImage, format)
 	}
 	live := make(map[uint64]*inode)
 	var index func(n *inode)
@@ -401,6 +477,9 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		for range d.count(3) {
 			v := &version{tag: int32(d.uv())}
 			t.readInodeRec(d, &v.attrs)
+			if format >= 2 {
+				t.readVersionFeats(d, v)
+			}
 			if d.err == nil && (v.tag < prev || v.tag > ss.counter || v.attrs.id != n.id || (v.attrs.dir() != nil) != n.isDir()) {
 				d.fail("bad version of inode %d", n.id)
 			}
@@ -472,7 +551,7 @@ func ImageSnapshots(b []byte) (counter int32, snaps []ImageSnapshot, err error) 
 		return 0, nil, nil
 	}
 	d := &snapDecoder{b: b}
-	if f := d.u8(); f != snapImageFormat {
+	if f := d.u8(); f != 1 && f != snapImageFormat {
 		return 0, nil, fmt.Errorf("%w: unknown format %d", errSnapImage, f)
 	}
 	c := d.uv()

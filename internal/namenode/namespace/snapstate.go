@@ -70,6 +70,11 @@ type history struct {
 type version struct {
 	tag   int32
 	attrs inode // copy of the inode's fields; blocks copied, uc nil, dir shared (only for isDir)
+	// The inode's extended attributes and ACL then. Both are immutable
+	// once set (a change replaces the slice or the shared ACL object), so
+	// the version shares them; it holds a reference on the ACL.
+	xattrs []op.XAttr
+	acl    *aclFeature
 	// Directories: the children added and removed after this version was
 	// saved and before the next one (or now), by inode object; an entry
 	// added and then removed in the same span cancels out.
@@ -168,6 +173,13 @@ func (t *Tree) cowNode(n *inode, l int32) {
 		return
 	}
 	v := &version{tag: ss.counter, attrs: snapCopy(n)}
+	if f := t.featuresOf(n); f != nil {
+		v.xattrs = f.xattrs
+		if f.acl != nil {
+			f.acl.refs++
+			v.acl = f.acl
+		}
+	}
 	if h == nil {
 		h = &history{}
 		ss.hist[n] = h
@@ -533,6 +545,7 @@ func (t *Tree) collectNode(n *inode, h *history, src int64, eff *Effects) {
 				continue
 			}
 			dropped = append(dropped, v.attrs.blocks()...)
+			t.releaseVersion(v)
 			if len(kept) > 0 {
 				p := kept[len(kept)-1]
 				for c := range v.created {
@@ -560,6 +573,37 @@ func (t *Tree) collectNode(n *inode, h *history, src int64, eff *Effects) {
 			delete(ss.histDirs, n)
 		}
 	}
+}
+
+// releaseVersion gives back what a dropped version holds beyond its
+// fields: its reference on a shared ACL.
+func (t *Tree) releaseVersion(v *version) {
+	if v.acl != nil {
+		t.releaseACL(v.acl)
+		v.acl = nil
+	}
+}
+
+// dropHistory forgets n's saved versions.
+func (t *Tree) dropHistory(n *inode) {
+	if h := t.snap.hist[n]; h != nil {
+		for _, v := range h.vs {
+			t.releaseVersion(v)
+		}
+		delete(t.snap.hist, n)
+	}
+}
+
+// featsAt returns the extended attributes and the ACL of inode object n
+// as snapshot id sees them (the live ones when no version was saved for it).
+func (t *Tree) featsAt(n *inode, id int32) ([]op.XAttr, *aclFeature) {
+	if _, h, k := t.versionAt(n, id); h != nil && k >= 0 && k < len(h.vs) {
+		return h.vs[k].xattrs, h.vs[k].acl
+	}
+	if f := t.featuresOf(n); f != nil {
+		return f.xattrs, f.acl
+	}
+	return nil, nil
 }
 
 // endCopy is called when a file with a copy-on-truncate under way is

@@ -82,7 +82,7 @@ func (t *Tree) resolveSnap(c Caller, p string) (v *sview, ok bool, err error) {
 		if !v.node.obj.isDir() {
 			return nil, true, notFound("File does not exist: %s", np)
 		}
-		if chk && !t.hasAccess(c, v.node.at, Execute) {
+		if chk && !t.viewAccess(c, v.node, id, Execute) {
 			return nil, true, newErr("Permission denied: user="+c.User+", access=--x, inode=\""+np+"\"", ErrPermission)
 		}
 		n, found := t.childAt(v.node.obj, id, name)
@@ -104,6 +104,8 @@ func (t *Tree) viewInfo(n viewNode, s *snapshot) FileInfo {
 	fi.UnderConstruction, fi.ClientName, fi.ClientMachine = false, "", ""
 	fi.Snapshottable = false
 	fi.InSnapshot = true
+	_, acl := t.featsAt(n.obj, s.id)
+	fi.HasACL = acl != nil
 	if n.obj.isDir() {
 		fi.ChildrenNum = len(t.childrenAt(n.obj, s.id))
 	}
@@ -112,6 +114,16 @@ func (t *Tree) viewInfo(n viewNode, s *snapshot) FileInfo {
 		fi.Mtime = s.ctime
 	}
 	return fi
+}
+
+// viewAccess is hasAccess for node n of snapshot id: by its permission
+// bits and ACL in that snapshot, as HDFS checks reads in a snapshot.
+func (t *Tree) viewAccess(c Caller, n viewNode, id int32, a Access) bool {
+	if _, acl := t.featsAt(n.obj, id); acl != nil && acl.entries[0].Scope == op.ACLAccess {
+		return t.aclAccess(c, n.at, acl.entries, a)
+	}
+	// Otherwise the bits decide (a saved version has no entry in Tree.feats).
+	return t.hasAccess(c, n.at, a)
 }
 
 // dotSnapshotInfo is the status of DIR/.snapshot.
@@ -154,7 +166,7 @@ func (t *Tree) snapList(c Caller, v *sview, startAfter []byte, limit int) ([]Fil
 		if !v.node.obj.isDir() {
 			return []FileInfo{t.viewInfo(v.node, v.s)}, 0, nil
 		}
-		if t.checking(c) && !t.hasAccess(c, v.node.at, Read|Execute) {
+		if t.checking(c) && !t.viewAccess(c, v.node, v.s.id, Read|Execute) {
 			return nil, 0, t.denied(c, v.node.at, v.path, Read|Execute)
 		}
 		for _, ch := range t.childrenAt(v.node.obj, v.s.id) {
@@ -177,7 +189,7 @@ func (t *Tree) snapBlocks(c Caller, v *sview) (FileInfo, []op.Block, error) {
 	if v.s == nil || v.node.obj.isDir() {
 		return FileInfo{}, nil, newErr("Path is not a file: "+v.path, ErrNotFound, ErrNotFile)
 	}
-	if t.checking(c) && !t.hasAccess(c, v.node.at, Read) {
+	if t.checking(c) && !t.viewAccess(c, v.node, v.s.id, Read) {
 		return FileInfo{}, nil, t.denied(c, v.node.at, v.path, Read)
 	}
 	blocks := cloneBlocks(v.node.at.blocks())
@@ -259,22 +271,27 @@ func (t *Tree) SnapshotView(dir, name string, fn func(rel string, fi FileInfo, b
 	if s == nil {
 		return false
 	}
-	var walkView func(n viewNode, rel string)
-	walkView = func(n viewNode, rel string) {
+	t.walkView(s, func(rel string, n viewNode, fi FileInfo, blocks []op.Block) { fn(rel, fi, blocks) })
+	return true
+}
+
+// walkView calls fn for every node of snapshot s, parents first.
+func (t *Tree) walkView(s *snapshot, fn func(rel string, n viewNode, fi FileInfo, blocks []op.Block)) {
+	var walk func(n viewNode, rel string)
+	walk = func(n viewNode, rel string) {
 		fi := t.viewInfo(n, s)
 		var blocks []op.Block
 		if !n.obj.isDir() {
 			blocks = n.at.blocks()
 		}
-		fn(rel, fi, blocks)
+		fn(rel, n, fi, blocks)
 		if n.obj.isDir() {
 			for _, c := range t.childrenAt(n.obj, s.id) {
-				walkView(c, rel+"/"+c.at.name)
+				walk(c, rel+"/"+c.at.name)
 			}
 		}
 	}
-	walkView(viewNode{obj: s.root, at: t.attrsAt(s.root, s.id)}, "")
-	return true
+	walk(viewNode{obj: s.root, at: t.attrsAt(s.root, s.id)}, "")
 }
 
 // Snapshots lists the snapshots of directory dir in creation order: name,
@@ -328,7 +345,7 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 	for _, d := range dirs {
 		for _, s := range d.sd.snaps {
 			fmt.Fprintf(w, "snapshot %s id=%d ctime=%d\n", SnapshotPath(d.path, s.name), s.id, s.ctime)
-			t.SnapshotView(d.path, s.name, func(rel string, fi FileInfo, blocks []op.Block) {
+			t.walkView(s, func(rel string, n viewNode, fi FileInfo, blocks []op.Block) {
 				fmt.Fprintf(w, "  %s id=%d dir=%v %s:%s:%04o mtime=%d atime=%d", "."+rel, fi.ID, fi.IsDir, fi.Perm.User, fi.Perm.Group, fi.Perm.Mode, fi.Mtime, fi.Atime)
 				if !fi.IsDir {
 					fmt.Fprintf(w, " repl=%d bsize=%d len=%d blocks=[", fi.Replication, fi.BlockSize, fi.Length)
@@ -339,6 +356,16 @@ func (t *Tree) dumpSnapshots(w *bufio.Writer) {
 						fmt.Fprintf(w, "%d:%d", b.ID, b.NumBytes)
 					}
 					w.WriteByte(']')
+				}
+				xs, acl := t.featsAt(n.obj, s.id)
+				for _, x := range xs {
+					fmt.Fprintf(w, " xattr=%s", XAttrName(x))
+					if x.Value != nil {
+						fmt.Fprintf(w, ":%q", x.Value)
+					}
+				}
+				if acl != nil {
+					fmt.Fprintf(w, " acl=%q", acl.key)
 				}
 				w.WriteByte('\n')
 			})
@@ -433,9 +460,47 @@ func diffsOf(ss *snapState, d *inode, fn func(*inode)) {
 	}
 }
 
+// snapRead resolves p for a read of extended attributes or an ACL when it
+// goes through a ".snapshot" directory (ok is false when it does not),
+// checking traverse and then access a (if not 0) on the node as the
+// snapshot holds it.
+func (t *Tree) snapRead(c Caller, p string, a Access) (v *sview, ok bool, err error) {
+	if !t.maybeSnapPath(p) {
+		return nil, false, nil
+	}
+	v, ok, err = t.resolveSnap(c, p)
+	if !ok || err != nil || a == 0 || !t.checking(c) {
+		return v, ok, err
+	}
+	if v.s == nil {
+		if !t.hasAccess(c, v.dir, a) {
+			return nil, true, t.denied(c, v.dir, v.path, a)
+		}
+		return v, true, nil
+	}
+	if !t.viewAccess(c, v.node, v.s.id, a) {
+		return nil, true, t.denied(c, v.node.at, v.path, a)
+	}
+	return v, true, nil
+}
+
+// sviewFeats returns the node at v with its extended attributes and ACL
+// in v's snapshot; DIR/.snapshot itself answers for DIR as it is now.
+func (t *Tree) sviewFeats(v *sview) (viewNode, []op.XAttr, *aclFeature) {
+	if v.s == nil {
+		n := viewNode{obj: v.dir, at: v.dir}
+		if f := t.featuresOf(v.dir); f != nil {
+			return n, f.xattrs, f.acl
+		}
+		return n, nil, nil
+	}
+	xs, acl := t.featsAt(v.node.obj, v.s.id)
+	return v.node, xs, acl
+}
+
 // notThroughSnapshot refuses a read that does not look into snapshots yet
-// (xattrs, ACLs, storage policies and quotas of a snapshot's inodes are not
-// kept per snapshot) on a path through a ".snapshot" directory, with an
+// (storage policies and quotas of a snapshot's inodes are not kept per
+// snapshot) on a path through a ".snapshot" directory, with an
 // error that says so; nil for any other path.
 func (t *Tree) notThroughSnapshot(c Caller, path, method string) error {
 	if !t.maybeSnapPath(path) {

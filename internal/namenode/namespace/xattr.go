@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -241,19 +242,28 @@ func (t *Tree) readXAttrs(c Caller, path string) ([]op.XAttr, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	w, err := t.xattrTarget(c, p)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := t.checkPerm(c, w, permCheck{self: Read}); err != nil {
-		return nil, false, err
+	var xs []op.XAttr
+	if v, ok, err := t.snapRead(c, p, Read); ok {
+		if err != nil {
+			return nil, false, err
+		}
+		_, xs, _ = t.sviewFeats(v)
+	} else {
+		w, err := t.xattrTarget(c, p)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := t.checkPerm(c, w, permCheck{self: Read}); err != nil {
+			return nil, false, err
+		}
+		if f := t.featuresOf(w.last()); f != nil {
+			xs = f.xattrs
+		}
 	}
 	var out []op.XAttr
-	if f := t.featuresOf(w.last()); f != nil {
-		for _, x := range f.xattrs {
-			if t.xattrVisible(c, x, raw) {
-				out = append(out, op.XAttr{NS: x.NS, Name: x.Name, Value: append([]byte{}, x.Value...)})
-			}
+	for _, x := range xs {
+		if t.xattrVisible(c, x, raw) {
+			out = append(out, op.XAttr{NS: x.NS, Name: x.Name, Value: append([]byte{}, x.Value...)})
 		}
 	}
 	return out, raw, nil
@@ -262,9 +272,6 @@ func (t *Tree) readXAttrs(c Caller, path string) ([]op.XAttr, bool, error) {
 // ListXAttrs returns the attributes of path that c may see, with their
 // values (HDFS's listXAttrs answer carries them).
 func (t *Tree) ListXAttrs(c Caller, path string) ([]op.XAttr, error) {
-	if err := t.notThroughSnapshot(c, path, "listXAttrs"); err != nil {
-		return nil, err
-	}
 	xs, _, err := t.readXAttrs(c, path)
 	return xs, err
 }
@@ -272,9 +279,6 @@ func (t *Tree) ListXAttrs(c Caller, path string) ([]op.XAttr, error) {
 // GetXAttrs returns the named attributes of path (all that c may see when
 // names is empty), with HDFS's checks and messages.
 func (t *Tree) GetXAttrs(c Caller, path string, names []op.XAttr) ([]op.XAttr, error) {
-	if err := t.notThroughSnapshot(c, path, "getXAttrs"); err != nil {
-		return nil, err
-	}
 	if len(names) > 0 {
 		if err := t.checkXAttrsEnabled(); err != nil {
 			return nil, err
@@ -312,32 +316,38 @@ func (t *Tree) GetXAttrs(c Caller, path string, names []op.XAttr) ([]op.XAttr, e
 	return out, nil
 }
 
+// applySetXAttr and applyRemoveXAttr build a new attribute list instead
+// of changing the old one in place: a snapshot's saved version may share
+// the old list.
 func (t *Tree) applySetXAttr(o *op.SetXAttr) error {
-	_, n, err := t.existing(o.Path)
+	w, n, err := t.existing(o.Path)
 	if err != nil {
 		return err
 	}
+	t.cow(w)
 	f := t.mutFeatures(n)
+	xs := slices.Clone(f.xattrs)
 	for _, x := range o.XAttrs {
 		x = op.XAttr{NS: x.NS, Name: strings.Clone(x.Name), Value: cloneValue(x.Value)}
 		replaced := false
-		for i := range f.xattrs {
-			if sameXAttr(f.xattrs[i], x) {
-				f.xattrs[i] = x
+		for i := range xs {
+			if sameXAttr(xs[i], x) {
+				xs[i] = x
 				replaced = true
 				break
 			}
 		}
 		if !replaced {
-			f.xattrs = append(f.xattrs, x)
+			xs = append(xs, x)
 		}
 	}
+	f.xattrs = xs
 	t.settle(n)
 	return nil
 }
 
 func (t *Tree) applyRemoveXAttr(o *op.RemoveXAttr) error {
-	_, n, err := t.existing(o.Path)
+	w, n, err := t.existing(o.Path)
 	if err != nil {
 		return err
 	}
@@ -345,7 +355,8 @@ func (t *Tree) applyRemoveXAttr(o *op.RemoveXAttr) error {
 	if f == nil {
 		return nil
 	}
-	kept := f.xattrs[:0]
+	t.cow(w)
+	var kept []op.XAttr
 	for _, x := range f.xattrs {
 		drop := false
 		for _, r := range o.XAttrs {
@@ -358,11 +369,7 @@ func (t *Tree) applyRemoveXAttr(o *op.RemoveXAttr) error {
 			kept = append(kept, x)
 		}
 	}
-	clear(f.xattrs[len(kept):])
 	f.xattrs = kept
-	if len(f.xattrs) == 0 {
-		f.xattrs = nil
-	}
 	t.settle(n)
 	return nil
 }
