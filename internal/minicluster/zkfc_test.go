@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,8 @@ func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 		{Key: conf.HAFCGracefulFenceRPCTimeout, Value: "1000"},
 		{Key: conf.IPCClientConnectRetryInterval, Value: "100"},
 		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+		{Key: conf.HadoopSecurityAuthorization, Value: "true"},
+		{Key: "security.zkfc.protocol.acl", Value: currentUser()},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +79,13 @@ func TestAutomaticFailoverWithZooKeeper(t *testing.T) {
 		}
 	}
 	waitStates("started", [2]ha.State{ha.Active, ha.Standby})
+	// A caller outside security.zkfc.protocol.acl is refused at the
+	// controller's port.
+	z := haservice.NewZKFCClient(haservice.ClientConfig{Address: c.ControllerAddrs()[0], User: "mallory", Timeout: 10 * time.Second, ConnectRetries: -1})
+	defer z.Close()
+	if err := z.GracefulFailover(ctx); err == nil || !strings.Contains(err.Error(), "User mallory (auth:SIMPLE) is not authorized for protocol interface org.apache.hadoop.ha.ZKFCProtocol") {
+		t.Fatalf("a caller outside the controller's ACL: %v", err)
+	}
 
 	fsys, err := client.New(client.Options{Addresses: c.NameNodeAddrs(), User: currentUser(), BlockSize: 256 << 10})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/haservice"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/security/authorize"
 	"github.com/hdfsgo/hdfsgo/internal/zkfc/elector"
 	"github.com/hdfsgo/hdfsgo/internal/zkfc/health"
 )
@@ -118,6 +119,13 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*Controller, error) {
 	c.timers.all = map[clock.Timer]struct{}{}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.log.Info("Failover controller configured for NameNode " + cfg.Local.String())
+	// hadoop.security.authorization: callers of ZKFCProtocol must be in
+	// security.zkfc.protocol.acl, as at every other daemon's RPC port.
+	authz, err := authorize.IPC(cfg.Conf)
+	if err != nil {
+		c.cancel()
+		return nil, fmt.Errorf("zkfc: service-level authorization: %w", err)
+	}
 
 	first, err := openSession(ctx, &c.cfg, 1, c.log, c.onSessionEvent)
 	if err != nil {
@@ -159,7 +167,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*Controller, error) {
 	c.sessions[first.id] = first
 	c.pub.session = first
 
-	c.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: 3, Logger: c.log, Kerberos: cfg.Kerberos.ServerAcceptor()})
+	c.rpc = ipc.NewServer(ipc.ServerConfig{Handlers: 3, Logger: c.log, Kerberos: cfg.Kerberos.ServerAcceptor(), Authorize: authz})
 	haservice.RegisterZKFC(c.rpc, rpcService{c})
 	c.wg.Add(3)
 	go func() {
