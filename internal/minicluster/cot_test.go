@@ -264,36 +264,11 @@ func TestCopyOnTruncateAfterRestart(t *testing.T) {
 	if err != nil || done {
 		t.Fatalf("truncate: done=%v err=%v", done, err)
 	}
-	safeMode := func(a hdfs.SafeModeActionProto) {
-		call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &hdfs.SetSafeModeResponseProto{})
-	}
-	safeMode(hdfs.SafeModeActionProto_SAFEMODE_ENTER)
-	call("saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{})
-	safeMode(hdfs.SafeModeActionProto_SAFEMODE_LEAVE)
-	before := dump(t, c)
-	if !strings.Contains(before, "copying=") {
-		t.Fatalf("the open file shows no copy source:\n%s", before)
-	}
-	if err := c.RestartNameNode(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if a := dump(t, c); a != before {
-		t.Fatalf("the state rebuilt from the image differs:\n%s", diffLines(before, a))
-	}
+	restartFromImage(t, ctx, c, call, "copying=")
 	if err := c.StartDataNode(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, err := fsys.RecoverLease(ctx, "/dir/file")
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("recoverLease did not close the file within 60 s: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	recoverLeaseWithin(t, ctx, fsys, "/dir/file")
 	if got, err := fsys.ReadFile(ctx, "/dir/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
 		t.Fatalf("file: %d bytes, %v", len(got), err)
 	}
@@ -398,16 +373,7 @@ func TestCopyOnTruncateBackupNode(t *testing.T) {
 	if err := c.StartDataNode(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if ok, err := fsys.RecoverLease(ctx, "/dir/file"); err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("recoverLease did not close the file within 60 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	recoverLeaseWithin(t, ctx, fsys, "/dir/file")
 	waitSame(t, c.NameNode(), bn, "after the copy")
 	if got, err := fsys.ReadFile(ctx, "/dir/.snapshot/s/file"); err != nil || !bytes.Equal(got, orig) {
 		t.Fatalf("snapshot: %d bytes, %v", len(got), err)

@@ -63,36 +63,11 @@ func TestTruncateInPlaceAfterRestart(t *testing.T) {
 			t.Fatalf("%s: %v", method, err)
 		}
 	}
-	for _, a := range []hdfs.SafeModeActionProto{hdfs.SafeModeActionProto_SAFEMODE_ENTER, hdfs.SafeModeActionProto_SAFEMODE_LEAVE} {
-		if a == hdfs.SafeModeActionProto_SAFEMODE_LEAVE {
-			call("saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{})
-		}
-		call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: a.Enum()}, &hdfs.SetSafeModeResponseProto{})
-	}
-	before := dump(t, c)
-	if !strings.Contains(before, " truncating") {
-		t.Fatalf("the open file is not marked as truncating in place:\n%s", before)
-	}
-	if err := c.RestartNameNode(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if a := dump(t, c); a != before {
-		t.Fatalf("the state rebuilt from the image differs:\n%s", diffLines(before, a))
-	}
+	restartFromImage(t, ctx, c, call, " truncating")
 	if err := c.StartDataNode(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, err := fsys.RecoverLease(ctx, "/file")
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("recoverLease did not close the file within 60 s: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	recoverLeaseWithin(t, ctx, fsys, "/file")
 	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
 		t.Fatalf("file after the recovery: %d bytes (want 5000), %v", len(got), err)
 	}
@@ -141,17 +116,7 @@ func TestTruncateInPlaceTakeover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, err := fsys.RecoverLease(ctx, "/file")
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("recoverLease did not close the file within 60 s: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	recoverLeaseWithin(t, ctx, fsys, "/file")
 	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:newLen]) {
 		t.Fatalf("file after failover and recovery: %d bytes (want %d), %v", len(got), newLen, err)
 	}
@@ -193,18 +158,46 @@ func TestTruncateInPlaceBackupNode(t *testing.T) {
 	if err := c.StartDataNode(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if ok, err := fsys.RecoverLease(ctx, "/file"); err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("recoverLease did not close the file within 60 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	recoverLeaseWithin(t, ctx, fsys, "/file")
 	waitSame(t, c.NameNode(), bn, "after the recovery")
 	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
 		t.Fatalf("file: %d bytes (want 5000), %v", len(got), err)
+	}
+}
+
+// recoverLeaseWithin calls recoverLease on path until it reports the file
+// closed, failing the test after 60 s.
+func recoverLeaseWithin(t *testing.T, ctx context.Context, fsys *client.FileSystem, path string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok, err := fsys.RecoverLease(ctx, path)
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recoverLease did not close %s within 60 s: %v", path, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// restartFromImage saves the namespace (in safe mode, through call), checks
+// that the NameNode's dump shows mark, restarts the NameNode from that image
+// and checks that it rebuilds the same state.
+func restartFromImage(t *testing.T, ctx context.Context, c *Cluster, call func(method string, req, resp proto.Message), mark string) {
+	t.Helper()
+	call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: hdfs.SafeModeActionProto_SAFEMODE_ENTER.Enum()}, &hdfs.SetSafeModeResponseProto{})
+	call("saveNamespace", &hdfs.SaveNamespaceRequestProto{}, &hdfs.SaveNamespaceResponseProto{})
+	call("setSafeMode", &hdfs.SetSafeModeRequestProto{Action: hdfs.SafeModeActionProto_SAFEMODE_LEAVE.Enum()}, &hdfs.SetSafeModeResponseProto{})
+	before := dump(t, c)
+	if !strings.Contains(before, mark) {
+		t.Fatalf("the open file's state does not show %q:\n%s", mark, before)
+	}
+	if err := c.RestartNameNode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := dump(t, c); a != before {
+		t.Fatalf("the state rebuilt from the image differs:\n%s", diffLines(before, a))
 	}
 }
