@@ -335,16 +335,7 @@ func (m *Manager) MarkDeleted(ids []int64, over Over) int {
 		if b == nil || b.deleted() {
 			continue
 		}
-		m.setFlag(b, bComplete, false, &m.completeBlocks)
-		m.setFlag(b, bSafe, false, &m.safeBlocks)
-		m.setFlag(b, bCorrupt, false, &m.corruptBlocks)
-		m.needed.remove(b.ID)
-		delete(m.pending, b.ID)
-		delete(m.expected, b.ID)
-		delete(m.ucReps, b.ID)
-		if b.get(mFile, mFileBits) == bigFileID {
-			delete(m.bigFile, b.ID)
-		}
+		m.leaveCounters(b)
 		b.set(mFile, mFileBits, deletedFileID)
 	}
 	return len(ids)

@@ -636,6 +636,20 @@ func (m *Manager) markCorrupt(b *blockInfo, i int, reported Block) {
 
 // forget removes a block from the map and from every counter and queue.
 func (m *Manager) forget(b *blockInfo) {
+	m.leaveCounters(b)
+	if q := m.queued[b.ID]; len(q) > 0 {
+		// The active deletes these replicas; as an unknown block's they
+		// are deleted if reported again after a failover.
+		m.queuedCount -= len(q)
+		delete(m.queued, b.ID)
+	}
+	m.blocks.del(b.ID)
+}
+
+// leaveCounters takes a block out of the complete, safe and corrupt
+// counters, the redundancy queues, pending copies, expected locations and
+// the side map of large file ids: what forget and MarkDeleted both do.
+func (m *Manager) leaveCounters(b *blockInfo) {
 	m.setFlag(b, bComplete, false, &m.completeBlocks)
 	m.setFlag(b, bSafe, false, &m.safeBlocks)
 	m.setFlag(b, bCorrupt, false, &m.corruptBlocks)
@@ -646,11 +660,4 @@ func (m *Manager) forget(b *blockInfo) {
 	if len(m.bigFile) > 0 {
 		delete(m.bigFile, b.ID)
 	}
-	if q := m.queued[b.ID]; len(q) > 0 {
-		// The active deletes these replicas; as an unknown block's they
-		// are deleted if reported again after a failover.
-		m.queuedCount -= len(q)
-		delete(m.queued, b.ID)
-	}
-	m.blocks.del(b.ID)
 }
