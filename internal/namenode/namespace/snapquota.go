@@ -22,7 +22,9 @@ import "github.com/hdfsgo/hdfsgo/internal/editlog/op"
 // a change that can move much of it (a snapshot deleted, a rename, a
 // directory with a history removed, a quota or a storage policy set)
 // drops it all, to be recounted at the next use (heldStale). A quota check computes
-// it only when it could decide. Each item is charged to its anchor, the live
+// it only when it could decide. Only writers keep it: readers (getQuotaUsage,
+// getContentSummary) run at once under the read lock, so one that finds it
+// stale computes its own copy and keeps nothing (heldForRead). Each item is charged to its anchor, the live
 // directory that holds it (an orphan's old parent, or the nearest live
 // directory above it), and counts in every quota directory above the
 // anchor. A file renamed out of a snapshot counts at its new place only
@@ -144,7 +146,9 @@ func (t *Tree) refreshHeld() {
 }
 
 // heldUsage returns the usage of what only snapshots keep, computing it
-// when stale; nil when nothing is kept.
+// when stale and keeping it; nil when nothing is kept. Only a writer (a
+// plan, run with the tree held alone) may call it: readers run at once
+// under the NameNode's read lock and use heldForRead.
 func (t *Tree) heldUsage() *heldCache {
 	ss := t.snap
 	if ss == nil || len(ss.hist) == 0 {
@@ -157,6 +161,27 @@ func (t *Tree) heldUsage() *heldCache {
 		return ss.held
 	}
 	ss.dirty = nil
+	ss.held = t.computeHeld()
+	return ss.held
+}
+
+// heldForRead is heldUsage for readers, which must change nothing: the
+// kept usage when it is up to date, else one computed for this call alone
+// (a writer keeps it at its next quota check that needs it).
+func (t *Tree) heldForRead() *heldCache {
+	ss := t.snap
+	if ss == nil || len(ss.hist) == 0 {
+		return nil
+	}
+	if ss.held != nil && len(ss.dirty) == 0 {
+		return ss.held
+	}
+	return t.computeHeld()
+}
+
+// computeHeld counts what only snapshots keep, from the snapshot state.
+func (t *Tree) computeHeld() *heldCache {
+	ss := t.snap
 	hc := &heldCache{byAnchor: make(map[*inode]*usage), byQuota: make(map[*inode]*usage), entries: make(map[*inode]heldEntry)}
 	anchors := t.anchors()
 	for n, h := range ss.hist {
@@ -186,7 +211,6 @@ func (t *Tree) heldUsage() *heldCache {
 			}
 		}
 	}
-	ss.held = hc
 	return hc
 }
 
@@ -403,13 +427,14 @@ func (t *Tree) heldAt(d *inode) *usage {
 	return nil
 }
 
-// heldBelow is what only snapshots keep below directory n (any directory).
+// heldBelow is what only snapshots keep below directory n (any directory),
+// for readers.
 func (t *Tree) heldBelow(n *inode) usage {
 	var u usage
 	if !n.isDir() {
 		return u
 	}
-	hc := t.heldUsage()
+	hc := t.heldForRead()
 	if hc == nil {
 		return u
 	}

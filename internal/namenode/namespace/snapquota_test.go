@@ -257,3 +257,53 @@ func BenchmarkAddBlockSnapshotKept(b *testing.B) {
 		}
 	}
 }
+
+// Readers run at once under the NameNode's read lock, so none may keep the
+// usage of what snapshots keep that it computes: each computes its own
+// while it is stale (run with -race: they used to store it, and race).
+func TestHeldUsageConcurrentReaders(t *testing.T) {
+	tr := fixture(t)
+	ops, err := tr.PlanAllowSnapshot(super, "/_test/u1")
+	must(t, tr, ops, err)
+	ops, err = tr.PlanSetQuota(super, "/_test/u1", 100, 1<<20)
+	must(t, tr, ops, err)
+	snapshotOf(t, tr, "/_test/u1", "s1")
+	for round := range 3 {
+		switch round {
+		case 1:
+			remove(t, tr, "/_test/u1/file") // the whole usage is dropped
+		case 2:
+			tr.heldUsage()                       // a writer's quota check keeps the usage
+			remove(t, tr, "/_test/u1/dir/sub/f") // then one file's part is marked
+		}
+		// The expected figures from a copy, so that tr's readers find the
+		// usage still to compute (rounds 0 and 1) or one file's part
+		// marked (round 2).
+		want, err := roundTrip(t, tr).QuotaUsage(super, "/_test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 2 && len(tr.snap.dirty) == 0 {
+			t.Fatal("no part marked for recounting")
+		}
+		done := make(chan QuotaUsage, 8)
+		for range cap(done) {
+			go func() {
+				u, err := tr.QuotaUsage(super, "/_test")
+				if err != nil {
+					t.Error(err)
+				}
+				done <- u
+			}()
+		}
+		for range cap(done) {
+			if u := <-done; u.FileAndDirectoryCount != want.FileAndDirectoryCount || u.SpaceConsumed != want.SpaceConsumed {
+				t.Fatalf("round %d: a reader got %+v, want %+v", round, u, want)
+			}
+		}
+		// Readers change nothing: what they computed was for them alone.
+		if round < 2 && tr.snap.held != nil || round == 2 && len(tr.snap.dirty) == 0 {
+			t.Fatalf("round %d: readers changed the kept usage", round)
+		}
+	}
+}
