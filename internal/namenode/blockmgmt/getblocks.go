@@ -13,7 +13,7 @@ type BlockWithLocations struct {
 
 // GetBlocks lists COMPLETE blocks with a replica on the node (NamenodeProtocol
 // getBlocks, the balancer's source of blocks to move), skipping blocks
-// smaller than minBlockSize, until their sizes add up to at least size or
+// smaller than minBlockSize and blocks marked deleted, until their sizes add up to at least size or
 // the node has no more. The walk over the node's blocks starts at a random
 // one and wraps around, so that successive calls spread over the node.
 // Locations leave out corrupt replicas, replicas queued for deletion and
@@ -47,7 +47,7 @@ func (m *Manager) GetBlocks(node DatanodeID, size, minBlockSize int64) ([]BlockW
 	var sum int64
 	for k := 0; k < total && sum < size; k++ {
 		b := at((start + k) % total)
-		if b == nil || b.state() != Complete || b.NumBytes < minBlockSize {
+		if b == nil || b.deleted() || b.state() != Complete || b.NumBytes < minBlockSize {
 			continue
 		}
 		bl := BlockWithLocations{Block: b.Block}

@@ -622,6 +622,11 @@ func TestDeletedBlockNotResurrected(t *testing.T) {
 	if s := h.m.Stats(h.now); s.UnderReplicated != 1 {
 		t.Fatalf("a deleted block is still queued for copies: %+v", s)
 	}
+	// The balancer is not offered it to move.
+	bs, err := h.m.GetBlocks(h.id("a1"), 1<<40, 0)
+	if err != nil || len(bs) != 1 || bs[0].ID != keep.ID {
+		t.Fatalf("getBlocks on a1: %+v, %v; want only blk_%d", bs, err, keep.ID)
+	}
 	res := h.fbr("a2", fin(b), fin(keep))
 	if res.Invalidated != 1 || res.Added != 1 {
 		t.Fatalf("full report %+v, want the deleted block's replica invalidated and keep's added", res)
