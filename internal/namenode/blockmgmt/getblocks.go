@@ -13,8 +13,8 @@ type BlockWithLocations struct {
 
 // GetBlocks lists COMPLETE blocks with a replica on the node (NamenodeProtocol
 // getBlocks, the balancer's source of blocks to move), skipping blocks
-// smaller than minBlockSize and blocks marked deleted, until their sizes add up to at least size or
-// the node has no more. The walk over the node's blocks starts at a random
+// smaller than minBlockSize and blocks marked deleted, until their sizes
+// add up to at least size or the node has no more. The walk over the node's blocks starts at a random
 // one and wraps around, so that successive calls spread over the node.
 // Locations leave out corrupt replicas, replicas queued for deletion and
 // dead nodes. An unknown node is ErrUnregistered.
