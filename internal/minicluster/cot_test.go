@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -219,22 +218,8 @@ func TestCopyOnTruncateAfterRestart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
-		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
-		{Key: conf.DFSHeartbeatInterval, Value: "1"},
-		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
-		{Key: conf.DFSReplication, Value: "1"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, fsys := startOneDataNode(t, ctx)
 	super := c.NameNode().SuperUser()
-	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
 	orig := []byte(strings.Repeat("0123456789abcdef", 400)) // 6400 bytes: 1.5 blocks
 	if err := fsys.MkdirAll(ctx, "/dir", 0o755); err != nil {
 		t.Fatal(err)
@@ -335,18 +320,7 @@ func TestCopyOnTruncateBackupNode(t *testing.T) {
 	c := startCheckpointCluster(t, 1, backupKeys(1000)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1000)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bn.Close()
-	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
-	super := c.NameNode().SuperUser()
-	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	bn, fsys := startBackupNode(t, ctx, c)
 	orig := []byte(strings.Repeat("backup node ", 500)) // 6000 bytes
 	if err := fsys.MkdirAll(ctx, "/dir", 0o755); err != nil {
 		t.Fatal(err)

@@ -28,22 +28,8 @@ func TestTruncateInPlaceAfterRestart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
-		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
-		{Key: conf.DFSHeartbeatInterval, Value: "1"},
-		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
-		{Key: conf.DFSReplication, Value: "1"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, fsys := startOneDataNode(t, ctx)
 	super := c.NameNode().SuperUser()
-	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
 	orig := []byte(strings.Repeat("0123456789abcdef", 400)) // 6400 bytes: 1.5 blocks
 	if err := fsys.WriteFile(ctx, "/file", orig, false); err != nil {
 		t.Fatal(err)
@@ -129,18 +115,7 @@ func TestTruncateInPlaceBackupNode(t *testing.T) {
 	c := startCheckpointCluster(t, 1, backupKeys(1000)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1000)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bn.Close()
-	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
-	super := c.NameNode().SuperUser()
-	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: super, BlockSize: 4096, Replication: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fsys.Close()
+	bn, fsys := startBackupNode(t, ctx, c)
 	orig := []byte(strings.Repeat("backup node ", 500)) // 6000 bytes
 	if err := fsys.WriteFile(ctx, "/file", orig, false); err != nil {
 		t.Fatal(err)
@@ -200,4 +175,46 @@ func restartFromImage(t *testing.T, ctx context.Context, c *Cluster, call func(m
 	if a := dump(t, c); a != before {
 		t.Fatalf("the state rebuilt from the image differs:\n%s", diffLines(before, a))
 	}
+}
+
+// startOneDataNode starts a cluster of one DataNode (blocks of 4 KiB
+// allowed, replication 1) for the test and a superuser client with 4 KiB
+// blocks; both are closed when the test ends.
+func startOneDataNode(t *testing.T, ctx context.Context) (*Cluster, *client.FileSystem) {
+	t.Helper()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), DataNodes: 1, Conf: []conf.KeyValue{
+		{Key: conf.DFSNameNodeMinBlockSize, Value: "1024"},
+		{Key: conf.DFSHeartbeatInterval, Value: "1"},
+		{Key: conf.DFSNameNodeSafeModeExtension, Value: "0"},
+		{Key: conf.DFSReplication, Value: "1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, smallBlockClient(t, c)
+}
+
+// startBackupNode starts a Backup Node beside c's NameNode, waits until it
+// is IN_SYNC and returns it with a superuser client of c with 4 KiB blocks;
+// both are closed when the test ends.
+func startBackupNode(t *testing.T, ctx context.Context, c *Cluster) (*namenode.NameNode, *client.FileSystem) {
+	t.Helper()
+	bn, err := c.StartHelper(ctx, namenode.RoleBackup, filepath.Join(c.opts.Dir, "bn"), backupKeys(1000)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bn.Close() })
+	waitFor(t, 20*time.Second, "the Backup Node to be IN_SYNC", func() bool { return bn.BackupState() == "IN_SYNC" })
+	return bn, smallBlockClient(t, c)
+}
+
+func smallBlockClient(t *testing.T, c *Cluster) *client.FileSystem {
+	t.Helper()
+	fsys, err := client.New(client.Options{Addresses: []string{c.NameNodeAddr()}, User: c.NameNode().SuperUser(), BlockSize: 4096, Replication: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	return fsys
 }
