@@ -487,35 +487,35 @@ func (m *model) setTimes(p string) string {
 	return ok
 }
 
-// append reopens a closed file (the model's files have no blocks).
-func (m *model) append(p, client string) string {
+// closedFile is the closed file at p for append and truncate, or the
+// outcome when there is none.
+func (m *model) closedFile(p string) (*mnode, string) {
 	if m.throughFile(p) {
-		return permission
+		return nil, permission
 	}
 	n := m.nodes[p]
 	if n == nil || n.dir {
-		return notFound
+		return nil, notFound
 	}
 	if n.uc != "" {
-		return beingCreated
+		return nil, beingCreated
 	}
-	n.uc = client
-	return ok
+	return n, ok
+}
+
+// append reopens a closed file (the model's files have no blocks).
+func (m *model) append(p, client string) string {
+	n, res := m.closedFile(p)
+	if n != nil {
+		n.uc = client
+	}
+	return res
 }
 
 // truncate to 0 of a file without blocks changes nothing.
 func (m *model) truncate(p, client string) string {
-	if m.throughFile(p) {
-		return permission
-	}
-	n := m.nodes[p]
-	if n == nil || n.dir {
-		return notFound
-	}
-	if n.uc != "" {
-		return beingCreated
-	}
-	return ok
+	_, res := m.closedFile(p)
+	return res
 }
 
 // setXAttr sets name to value with flag (1 CREATE, 2 REPLACE).
