@@ -31,31 +31,7 @@ func TestAsyncEditLogging(t *testing.T) {
 		t.Fatalf("%s is not on by default", conf.DFSNameNodeEditsAsyncLogging)
 	}
 	nntest.Format(t, cfg)
-	var gated atomic.Bool
-	gate := make(chan struct{})
-	var heldSyncs atomic.Int64
-	fsys := vfs.WithErrors(vfs.Default, func(o vfs.Op, path string) error {
-		if o == vfs.OpSync && gated.Load() && strings.HasPrefix(path, cfg.EditsDirs[0]) && strings.Contains(path, "edits_inprogress_") {
-			heldSyncs.Add(1)
-			<-gate
-		}
-		return nil
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nn, err := namenode.Start(context.Background(), cfg, namenode.Deps{FS: fsys, Listener: l, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opened := false
-	defer func() {
-		if !opened {
-			close(gate)
-		}
-		nn.Close()
-	}()
+	nn, g := startWithSyncGate(t, cfg)
 	addr := nn.RPCAddr().String()
 	reader := rpcClient(t, addr, cfg.SuperUser, namenode.ClientProtocolName)
 	if err := mkdir(t, reader, "/w", 0o755); err != nil {
@@ -63,7 +39,7 @@ func TestAsyncEditLogging(t *testing.T) {
 	}
 	before := nn.EditLogStats()
 
-	gated.Store(true)
+	g.held.Store(true)
 	var answered atomic.Int64
 	done := make(chan error, writers)
 	for i := range writers {
@@ -90,14 +66,13 @@ func TestAsyncEditLogging(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if heldSyncs.Load() == 0 {
+	if g.syncs.Load() == 0 {
 		t.Fatal("no fsync of the edits was held: the gate is not on the log's path")
 	}
 	if n := answered.Load(); n != 0 {
 		t.Fatalf("%d writes answered before their fsync", n)
 	}
-	close(gate)
-	opened = true
+	g.open()
 	for range writers {
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -106,5 +81,50 @@ func TestAsyncEditLogging(t *testing.T) {
 	after := nn.EditLogStats()
 	if flushes, txns := after.Flushes-before.Flushes, after.SyncedTxID-before.SyncedTxID; flushes >= txns {
 		t.Errorf("%d flushes for %d transactions: the held writes were not batched", flushes, txns)
+	}
+}
+
+// syncGate holds every fsync of a NameNode's in-progress edits segment,
+// once held is set, until the gate opens.
+type syncGate struct {
+	held   atomic.Bool
+	gate   chan struct{}
+	syncs  atomic.Int64 // fsyncs that were held
+	opened bool
+}
+
+// startWithSyncGate starts a NameNode of cfg (formatted) whose edits go
+// through a syncGate; the gate opens, if the test did not open it, and the
+// NameNode stops when the test ends.
+func startWithSyncGate(t *testing.T, cfg namenode.Config) (*namenode.NameNode, *syncGate) {
+	t.Helper()
+	g := &syncGate{gate: make(chan struct{})}
+	fsys := vfs.WithErrors(vfs.Default, func(o vfs.Op, path string) error {
+		if o == vfs.OpSync && g.held.Load() && strings.HasPrefix(path, cfg.EditsDirs[0]) && strings.Contains(path, "edits_inprogress_") {
+			g.syncs.Add(1)
+			<-g.gate
+		}
+		return nil
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn, err := namenode.Start(context.Background(), cfg, namenode.Deps{FS: fsys, Listener: l, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.open()
+		nn.Close()
+	})
+	return nn, g
+}
+
+// open lets the held fsyncs, and every later one, go.
+func (g *syncGate) open() {
+	if !g.opened {
+		g.opened = true
+		close(g.gate)
 	}
 }

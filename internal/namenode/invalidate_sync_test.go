@@ -1,10 +1,6 @@
 package namenode_test
 
 import (
-	"context"
-	"net"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +12,6 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/namenode/nntest"
 	"github.com/hdfsgo/hdfsgo/internal/proto/datanode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
-	"github.com/hdfsgo/hdfsgo/internal/vfs"
 )
 
 // TestInvalidateWaitsForSync: a replica deletion leaves in a heartbeat
@@ -28,29 +23,7 @@ import (
 func TestInvalidateWaitsForSync(t *testing.T) {
 	cfg := nntest.Config(t, 1, conf.KeyValue{Key: conf.DFSNameNodeRedundancyInterval, Value: "50ms"})
 	nntest.Format(t, cfg)
-	var gated atomic.Bool
-	gate := make(chan struct{})
-	fsys := vfs.WithErrors(vfs.Default, func(o vfs.Op, path string) error {
-		if o == vfs.OpSync && gated.Load() && strings.HasPrefix(path, cfg.EditsDirs[0]) && strings.Contains(path, "edits_inprogress_") {
-			<-gate
-		}
-		return nil
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nn, err := namenode.Start(context.Background(), cfg, namenode.Deps{FS: fsys, Listener: l, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opened := false
-	defer func() {
-		if !opened {
-			close(gate)
-		}
-		nn.Close()
-	}()
+	nn, g := startWithSyncGate(t, cfg)
 	addr := nn.RPCAddr().String()
 	dn := rpcClient(t, addr, "dn", namenode.DatanodeProtocolName)
 	reg := registerFakeDatanode(t, dn)
@@ -70,7 +43,7 @@ func TestInvalidateWaitsForSync(t *testing.T) {
 	// the DataNode's next heartbeat.
 	time.Sleep(500 * time.Millisecond)
 
-	gated.Store(true)
+	g.held.Store(true)
 	writer := rpcClient(t, addr, cfg.SuperUser, namenode.ClientProtocolName)
 	go func() { _ = mkdir(t, writer, "/unsynced", 0o755) }()
 	reader := rpcClient(t, addr, cfg.SuperUser, namenode.ClientProtocolName)
@@ -104,8 +77,7 @@ func TestInvalidateWaitsForSync(t *testing.T) {
 		t.Fatalf("heartbeat answered while an appended op is not durable: %d commands, %v (invalidates %v)", len(r.cmds), r.err, invalidated(r.cmds))
 	case <-time.After(time.Second):
 	}
-	close(gate)
-	opened = true
+	g.open()
 	select {
 	case r := <-replies:
 		if r.err != nil {
