@@ -1,10 +1,10 @@
 package datanode
 
 import (
-	"encoding/binary"
 	"reflect"
 	"testing"
 
+	"github.com/hdfsgo/hdfsgo/internal/blocklist"
 	"github.com/hdfsgo/hdfsgo/internal/datanode/storage"
 )
 
@@ -33,32 +33,34 @@ func TestEncodeBlockReport(t *testing.T) {
 	}
 }
 
-// FuzzDecodeBlockReport feeds arbitrary long lists (a block report comes from
-// the network) and checks that decoding never panics and yields what the header announces.
-func FuzzDecodeBlockReport(f *testing.F) {
-	f.Add([]byte{})
-	f.Add(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, 0), 0))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var longs []uint64
-		for len(b) >= 8 {
-			longs = append(longs, binary.BigEndian.Uint64(b))
-			b = b[8:]
-		}
-		if len(longs) >= 2 { // make small counts likely
-			longs[0] %= 4
-			longs[1] %= 4
-		}
-		reps, ok := DecodeBlockReport(longs)
-		if !ok {
-			return
-		}
-		if uint64(len(reps)) != longs[0]+longs[1] {
-			t.Fatalf("%d replicas from a report announcing %d + %d", len(reps), longs[0], longs[1])
-		}
-		for i, r := range reps[:longs[0]] {
-			if r.State != storage.Finalized {
-				t.Fatalf("replica %d of the finalized section has state %v", i, r.State)
-			}
-		}
-	})
+// blockReportDelimiter is the value of the three longs between the
+// finalized and the other replicas of a legacy block report.
+const blockReportDelimiter = ^uint64(0) // -1 as a Java long
+
+// ReportedReplica is one replica of a decoded block report.
+type ReportedReplica struct {
+	storage.Block
+	State storage.ReplicaState
+}
+
+// DecodeBlockReport decodes the legacy long list (EncodeBlockReport's form),
+// for the tests to read what a DataNode reports (the NameNode decodes reports
+// with package blocklist).
+// It reports false when the list is malformed; the delimiter is required.
+func DecodeBlockReport(longs []uint64) ([]ReportedReplica, bool) {
+	if len(longs) < 5 || longs[0] > uint64(len(longs)) || longs[1] > uint64(len(longs)) || uint64(len(longs)) != 2+3*longs[0]+3+4*longs[1] {
+		return nil, false
+	}
+	if d := longs[2+3*longs[0]:]; d[0] != blockReportDelimiter || d[1] != blockReportDelimiter || d[2] != blockReportDelimiter {
+		return nil, false
+	}
+	it, err := blocklist.NewLongs(longs)
+	if err != nil {
+		return nil, false
+	}
+	out := make([]ReportedReplica, 0, it.Len())
+	for r, ok := it.Next(); ok; r, ok = it.Next() {
+		out = append(out, ReportedReplica{Block: storage.Block{ID: r.ID, NumBytes: r.NumBytes, GenStamp: r.GenStamp}, State: storage.ReplicaState(r.State)})
+	}
+	return out, true
 }
