@@ -207,6 +207,21 @@ func TestStateErrors(t *testing.T) {
 // recordsEnd returns the offset just past the last whole record of the
 // segment file name (before the zero fill of an in-progress segment).
 func recordsEnd(t *testing.T, fsys vfs.FS, name string) int64 {
+	end, _ := decodeSegmentFile(t, fsys, name)
+	return end
+}
+
+// tailError returns the torn record that ends the segment file name, or
+// nil when it ends otherwise.
+func tailError(t *testing.T, fsys vfs.FS, name string) *TornRecordError {
+	_, torn := decodeSegmentFile(t, fsys, name)
+	return torn
+}
+
+// decodeSegmentFile decodes the segment file name to its end and returns the
+// offset where the decoder stopped and the torn record it stopped at, if
+// that is what stopped it.
+func decodeSegmentFile(t *testing.T, fsys vfs.FS, name string) (int64, *TornRecordError) {
 	t.Helper()
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -220,10 +235,14 @@ func recordsEnd(t *testing.T, fsys vfs.FS, name string) int64 {
 	dec := NewDecoder(f, name, SegmentHeaderSize, version)
 	for range 1 << 20 {
 		if _, _, err := dec.Next(); err != nil {
+			var torn *TornRecordError
+			if errors.As(err, &torn) {
+				return dec.Offset(), torn
+			}
 			break
 		}
 	}
-	return dec.Offset()
+	return dec.Offset(), nil
 }
 
 // TestTornTailRecovery cuts the in-progress segment inside its last record.

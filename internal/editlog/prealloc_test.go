@@ -147,29 +147,3 @@ func TestTornWriteInsideFill(t *testing.T) {
 	}
 	l2.Close()
 }
-
-// tailError reads the segment file name to its end and returns the torn
-// record that ends it, or nil when it ends otherwise.
-func tailError(t *testing.T, fsys vfs.FS, name string) *TornRecordError {
-	t.Helper()
-	f, err := fsys.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	version, err := ReadSegmentHeader(f, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := NewDecoder(f, name, SegmentHeaderSize, version)
-	for range 1 << 20 {
-		if _, _, err := dec.Next(); err != nil {
-			var torn *TornRecordError
-			if errors.As(err, &torn) {
-				return torn
-			}
-			return nil
-		}
-	}
-	return nil
-}
