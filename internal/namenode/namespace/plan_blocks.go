@@ -103,22 +103,9 @@ func (t *Tree) FileBlocks(c Caller, path string) (FileInfo, []op.Block, error) {
 // id, replication, effective storage policy id, blocks and whether it is
 // under construction (to rebuild the block manager's map at start-up).
 func (t *Tree) EachFileWithBlocks(fn func(id uint64, replication uint16, policy uint8, blocks []op.Block, uc bool)) {
-	var walk func(n *inode, inherited uint8)
-	walk = func(n *inode, inherited uint8) {
-		if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
-			inherited = p
-		}
-		if n.isDir() {
-			for c := range n.dir().children.all() {
-				walk(c, inherited)
-			}
-			return
-		}
-		if len(n.blocks()) > 0 {
-			fn(n.id, n.repl(), inherited, n.blocks(), n.ucd() != nil)
-		}
-	}
-	walk(t.root, op.StoragePolicyUnspecified)
+	t.walkFilesWithBlocks(t.root, op.StoragePolicyUnspecified, func(f *inode, policy uint8) {
+		fn(f.id, f.repl(), policy, f.blocks(), f.ucd() != nil)
+	})
 	// Blocks only snapshots hold take the default policy.
 	t.eachHeldBlock(func(id uint64, replication uint16, blocks []op.Block, uc bool) {
 		fn(id, replication, op.StoragePolicyUnspecified, blocks, uc)

@@ -159,22 +159,27 @@ func (t *Tree) EachFilePolicy(path string, fn func(policy uint8, blocks []op.Blo
 	if w == nil || w.last() == nil {
 		return
 	}
-	var walk func(n *inode, inherited uint8)
-	walk = func(n *inode, inherited uint8) {
-		if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
-			inherited = p
-		}
-		if n.isDir() {
-			for c := range n.dir().children.all() {
-				walk(c, inherited)
-			}
-			return
-		}
-		if len(n.blocks()) > 0 {
-			fn(inherited, n.blocks())
-		}
+	t.walkFilesWithBlocks(w.last(), t.policyAlong(w, len(w.nodes)-2), func(f *inode, policy uint8) {
+		fn(policy, f.blocks())
+	})
+}
+
+// walkFilesWithBlocks calls fn for every file with blocks in n's subtree
+// with its effective storage policy id, inherited being the policy n
+// inherits from above.
+func (t *Tree) walkFilesWithBlocks(n *inode, inherited uint8, fn func(f *inode, policy uint8)) {
+	if p := t.ownPolicy(n); p != op.StoragePolicyUnspecified {
+		inherited = p
 	}
-	walk(w.last(), t.policyAlong(w, len(w.nodes)-2))
+	if n.isDir() {
+		for c := range n.dir().children.all() {
+			t.walkFilesWithBlocks(c, inherited, fn)
+		}
+		return
+	}
+	if len(n.blocks()) > 0 {
+		fn(n, inherited)
+	}
 }
 
 // IsDir reports whether path names an existing directory (no permission
