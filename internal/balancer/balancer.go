@@ -222,10 +222,9 @@ const (
 	minSourceBlocks = 5
 )
 
-// Run runs the balancer until it exits and returns its exit status. The
-// table goes to out, as Hadoop prints it; details go to the logger. A
-// canceled ctx (SIGINT) ends the run after the moves in flight.
-func Run(ctx context.Context, cfg Config, out io.Writer) ExitStatus {
+// fillDefaults sets the real clock, a discarding logger and stderr and a
+// seeded random source where cfg leaves them unset.
+func (cfg *Config) fillDefaults() {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -238,6 +237,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ExitStatus {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
+}
+
+// Run runs the balancer until it exits and returns its exit status. The
+// table goes to out, as Hadoop prints it; details go to the logger. A
+// canceled ctx (SIGINT) ends the run after the moves in flight.
+func Run(ctx context.Context, cfg Config, out io.Writer) ExitStatus {
+	cfg.fillDefaults()
 	start := cfg.Clock.Now()
 	defer func() {
 		now := cfg.Clock.Now()

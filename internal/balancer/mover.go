@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"math/rand/v2"
 	"path"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/client"
-	"github.com/hdfsgo/hdfsgo/internal/clock"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 )
 
@@ -52,15 +49,7 @@ type moverRun struct {
 // prints them. cfg needs NameNodes, URI, Authority and User; Sleep is the
 // pause between iterations.
 func RunMover(ctx context.Context, cfg Config, paths []string, out io.Writer) ExitStatus {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
+	cfg.fillDefaults()
 	cfg.idPath = MoverIDPath
 	start := cfg.Clock.Now()
 	defer func() {
