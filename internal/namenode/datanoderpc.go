@@ -176,7 +176,7 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	var mustSync int64
 	d.ns.writeLocked(func() {
 		cmds, err = d.ns.mu.bm.Heartbeat(uuid, storageReports(req.GetReports()), int(req.GetXceiverCount()), int(req.GetXmitsInProgress()), d.ns.clock.Now())
-		mustSync = d.ns.invalidationTxID(cmds)
+		mustSync = d.ns.irreversibleTxID(cmds)
 	})
 	resp := &datanode.HeartbeatResponseProto{HaStatus: d.nn.haStatus()}
 	if err == nil {
@@ -196,10 +196,10 @@ func (d *datanodeRPC) sendHeartbeat(ctx context.Context, req *datanode.Heartbeat
 	for _, c := range cmds {
 		resp.Cmds = append(resp.Cmds, d.command(c))
 	}
-	// A replica is deleted only once the op that freed its block is
-	// durable, as Hadoop removes blocks after logSync: a NameNode killed
-	// before the sync comes back with the file, and its replicas must
-	// still be there.
+	// A replica is deleted, cut or restamped only once the op that asked
+	// for it is durable, as Hadoop removes blocks after logSync: a
+	// NameNode killed before the sync comes back without the op, and the
+	// replicas must still match it.
 	if err := d.ns.sync(ctx, mustSync); err != nil {
 		return nil, err
 	}

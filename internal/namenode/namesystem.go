@@ -458,16 +458,21 @@ func (n *namesystem) sync(ctx context.Context, txid int64) error {
 	return nil
 }
 
-// invalidationTxID returns the last txid appended so far when cmds hold a
-// replica deletion and some appended op is not yet durable, else 0: the
-// commands may not leave before that txid is durable (the op that freed the
-// block may be among those not synced). Called with the write lock held.
-func (n *namesystem) invalidationTxID(cmds []blockmgmt.Command) int64 {
+// irreversibleTxID returns the last txid appended so far when cmds change
+// replicas for good — a deletion (DNA_INVALIDATE) or a block recovery
+// (DNA_RECOVERBLOCK: replicas cut by a truncate, copied, or given the
+// recovery's stamp) — and some appended op is not yet durable, else 0: the
+// commands may not leave before that txid is durable, since the op that
+// asked for them (a delete, a truncate, the recovery's stamp) may be among
+// those not synced, and a NameNode killed before the sync comes back
+// without it. Called with the write lock held.
+func (n *namesystem) irreversibleTxID(cmds []blockmgmt.Command) int64 {
 	if n.elog == nil {
 		return 0
 	}
 	for _, c := range cmds {
-		if _, ok := c.(blockmgmt.Invalidate); ok {
+		switch c.(type) {
+		case blockmgmt.Invalidate, blockmgmt.RecoverBlock:
 			if st := n.elog.Stats(); st.LastTxID > st.SyncedTxID {
 				return st.LastTxID
 			}

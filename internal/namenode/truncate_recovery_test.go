@@ -38,31 +38,7 @@ func TestTruncateInPlaceRecoveryRetryKeepsCut(t *testing.T) {
 	pool := ver.GetInfo().GetBlockPoolID()
 	c := rpcClient(t, nn.Addr, cfg.SuperUser, namenode.ClientProtocolName)
 
-	// A closed file of one block of full bytes, held by the fake node.
-	var cr hdfs.CreateResponseProto
-	if err := call(t, c, "create", createReq("/f", "writer"), &cr); err != nil {
-		t.Fatal(err)
-	}
-	var ab hdfs.AddBlockResponseProto
-	if err := call(t, c, "addBlock", &hdfs.AddBlockRequestProto{Src: proto.String("/f"), ClientName: proto.String("writer"),
-		FileId: proto.Uint64(cr.GetFs().GetFileId())}, &ab); err != nil {
-		t.Fatal(err)
-	}
-	blk := ab.GetBlock().GetB()
-	blk.NumBytes = proto.Uint64(full)
-	received := &dnpb.BlockReceivedAndDeletedRequestProto{Registration: reg, BlockPoolId: proto.String(pool),
-		Blocks: []*dnpb.StorageReceivedDeletedBlocksProto{{StorageUuid: proto.String("DS-1"),
-			Blocks: []*dnpb.ReceivedDeletedBlockInfoProto{{
-				Block:  &hdfs.BlockProto{BlockId: blk.BlockId, GenStamp: blk.GenerationStamp, NumBytes: proto.Uint64(full)},
-				Status: dnpb.ReceivedDeletedBlockInfoProto_RECEIVED.Enum()}}}}}
-	if err := call(t, dn, "blockReceivedAndDeleted", received, &dnpb.BlockReceivedAndDeletedResponseProto{}); err != nil {
-		t.Fatal(err)
-	}
-	var done hdfs.CompleteResponseProto
-	if err := call(t, c, "complete", &hdfs.CompleteRequestProto{Src: proto.String("/f"), ClientName: proto.String("writer"),
-		Last: blk, FileId: proto.Uint64(cr.GetFs().GetFileId())}, &done); err != nil || !done.GetResult() {
-		t.Fatalf("complete: %v %v", done.GetResult(), err)
-	}
+	blk := closedOneBlockFile(t, c, dn, reg, pool, full)
 
 	var tr hdfs.TruncateResponseProto
 	if err := call(t, c, "truncate", &hdfs.TruncateRequestProto{Src: proto.String("/f"), NewLength: proto.Uint64(cut),
@@ -172,4 +148,107 @@ func expectCut(t *testing.T, dn *ipc.Client, reg *dnpb.DatanodeRegistrationProto
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// closedOneBlockFile creates /f through c, a closed file of one block of
+// size bytes whose replica the fake DataNode dn (registered as reg) reports
+// received, and returns the block.
+func closedOneBlockFile(t *testing.T, c, dn *ipc.Client, reg *dnpb.DatanodeRegistrationProto, pool string, size uint64) *hdfs.ExtendedBlockProto {
+	t.Helper()
+	var cr hdfs.CreateResponseProto
+	if err := call(t, c, "create", createReq("/f", "writer"), &cr); err != nil {
+		t.Fatal(err)
+	}
+	var ab hdfs.AddBlockResponseProto
+	if err := call(t, c, "addBlock", &hdfs.AddBlockRequestProto{Src: proto.String("/f"), ClientName: proto.String("writer"),
+		FileId: proto.Uint64(cr.GetFs().GetFileId())}, &ab); err != nil {
+		t.Fatal(err)
+	}
+	blk := ab.GetBlock().GetB()
+	blk.NumBytes = proto.Uint64(size)
+	received := &dnpb.BlockReceivedAndDeletedRequestProto{Registration: reg, BlockPoolId: proto.String(pool),
+		Blocks: []*dnpb.StorageReceivedDeletedBlocksProto{{StorageUuid: proto.String("DS-1"),
+			Blocks: []*dnpb.ReceivedDeletedBlockInfoProto{{
+				Block:  &hdfs.BlockProto{BlockId: blk.BlockId, GenStamp: blk.GenerationStamp, NumBytes: proto.Uint64(size)},
+				Status: dnpb.ReceivedDeletedBlockInfoProto_RECEIVED.Enum()}}}}}
+	if err := call(t, dn, "blockReceivedAndDeleted", received, &dnpb.BlockReceivedAndDeletedResponseProto{}); err != nil {
+		t.Fatal(err)
+	}
+	var done hdfs.CompleteResponseProto
+	if err := call(t, c, "complete", &hdfs.CompleteRequestProto{Src: proto.String("/f"), ClientName: proto.String("writer"),
+		Last: blk, FileId: proto.Uint64(cr.GetFs().GetFileId())}, &done); err != nil || !done.GetResult() {
+		t.Fatalf("complete: %v %v", done.GetResult(), err)
+	}
+	return blk
+}
+
+// TestTruncateRecoveryWaitsForSync: the DataNodes cut their replicas when
+// DNA_RECOVERBLOCK reaches them, so it may leave only once the truncate
+// that asked for it is durable: a NameNode killed before the sync comes
+// back with the file at its old length, and its replicas must still hold
+// it. The edits' fsync is held while the truncate is applied; the
+// heartbeat that carries the recovery is not answered until it is let go.
+func TestTruncateRecoveryWaitsForSync(t *testing.T) {
+	const full, cut = 1000, 400
+	cfg := nntest.Config(t, 1)
+	nntest.Format(t, cfg)
+	nn, g := startWithSyncGate(t, cfg)
+	addr := nn.RPCAddr().String()
+	dn := rpcClient(t, addr, "dn", namenode.DatanodeProtocolName)
+	reg := registerFakeDatanode(t, dn)
+	var ver hdfs.VersionResponseProto
+	if err := call(t, dn, "versionRequest", &hdfs.VersionRequestProto{}, &ver); err != nil {
+		t.Fatal(err)
+	}
+	c := rpcClient(t, addr, cfg.SuperUser, namenode.ClientProtocolName)
+	blk := closedOneBlockFile(t, c, dn, reg, ver.GetInfo().GetBlockPoolID(), full)
+
+	g.held.Store(true)
+	truncator := rpcClient(t, addr, cfg.SuperUser, namenode.ClientProtocolName)
+	go func() {
+		_ = call(t, truncator, "truncate", &hdfs.TruncateRequestProto{Src: proto.String("/f"), NewLength: proto.Uint64(cut),
+			ClientName: proto.String("truncator")}, &hdfs.TruncateResponseProto{})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var fi hdfs.GetFileInfoResponseProto
+		if err := call(t, c, "getFileInfo", &hdfs.GetFileInfoRequestProto{Src: proto.String("/f")}, &fi); err != nil {
+			t.Fatal(err)
+		}
+		if fi.GetFs().GetLength() == cut {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the truncate was not applied while its fsync is held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	replies := make(chan error, 1)
+	var resp dnpb.HeartbeatResponseProto
+	go func() {
+		replies <- call(t, dn, "sendHeartbeat", &dnpb.HeartbeatRequestProto{Registration: reg}, &resp)
+	}()
+	select {
+	case err := <-replies:
+		t.Fatalf("heartbeat answered while the truncate is not durable: %v, commands %v", err, resp.GetCmds())
+	case <-time.After(time.Second):
+	}
+	g.open()
+	select {
+	case err := <-replies:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("heartbeat not answered after the fsync was let go")
+	}
+	for _, cmd := range resp.GetCmds() {
+		for _, rb := range cmd.GetRecoveryCmd().GetBlocks() {
+			if rb.GetBlock().GetB().GetBlockId() == blk.GetBlockId() && rb.GetTruncateBlock().GetNumBytes() == cut {
+				return
+			}
+		}
+	}
+	t.Fatalf("the heartbeat after the sync carries %v, want DNA_RECOVERBLOCK cutting blk_%d to %d", resp.GetCmds(), blk.GetBlockId(), cut)
 }
