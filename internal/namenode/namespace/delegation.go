@@ -218,7 +218,7 @@ func decodeDelegation(b []byte) (delegation, error) {
 		k := &op.UpdateMasterKey{KeyID: i32(), Expiry: varint(), Secret: bytes()}
 		d.keys[k.KeyID] = k
 	}
-	nt := count(10)
+	nt := count(8) // three lengths and five varints, a byte each at least
 	for i := 0; i < nt && !fail; i++ {
 		id := op.DelegationTokenID{Owner: string(bytes()), Renewer: string(bytes()), RealUser: string(bytes()),
 			IssueDate: varint(), MaxDate: varint(), SequenceNumber: i32(), MasterKeyID: i32()}

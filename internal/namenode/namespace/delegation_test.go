@@ -80,6 +80,13 @@ func FuzzDelegationState(f *testing.F) {
 	tr.Apply(&op.GetDelegationToken{ID: op.DelegationTokenID{Owner: "a", MasterKeyID: 1, SequenceNumber: 1, MaxDate: 5}, Expiry: 3})
 	f.Add(tr.encodeDelegation())
 	f.Add([]byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	// Four tokens, two of them the same 12-byte one and two of the smallest
+	// (8 bytes): the two left after the duplicate is dropped still decode.
+	big := []byte{4, 'a', 'b', 'c', 'd', 0, 0, 0, 0, 0, 0, 0}
+	small := func(seq byte) []byte { return []byte{0, 0, 0, 0, 0, seq, 0, 0} }
+	dup := append([]byte{1, 0, 0, 0, 0, 4}, big...)
+	dup = append(append(append(dup, big...), small(2)...), small(4)...)
+	f.Add(dup)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := decodeDelegation(b)
 		if err != nil {
