@@ -164,6 +164,9 @@ func (n *namesystem) applyLocked(o op.Op, fromEdits bool) error {
 	if len(eff.FreedBlocks) > 0 {
 		n.freeBlocksLocked(blockIDs(eff.FreedBlocks))
 	}
+	if k := t.Detached(); k > 0 {
+		n.detaching.Store(k)
+	}
 	if berr != nil {
 		return fmt.Errorf("namenode: %v: block map: %w", o.Code(), berr)
 	}
@@ -246,6 +249,19 @@ func (n *namesystem) freeSliceLocked() {
 		n.mu.toFree, n.mu.marked = nil, 0
 	}
 	n.freeing.Store(int64(len(n.mu.toFree)))
+}
+
+// releaseSliceLocked releases the next slice of the subtrees that big
+// recursive deletes detached from the tree (namespace.Tree.ReleaseDetached)
+// and queues their files' blocks to be freed as an op's freed blocks are.
+func (n *namesystem) releaseSliceLocked() {
+	var eff namespace.Effects
+	n.mu.tree.ReleaseDetached(n.sliceOver(), &eff)
+	n.detaching.Store(n.mu.tree.Detached())
+	if len(eff.FreedBlocks) > 0 {
+		n.mu.toFree = append(n.mu.toFree, blockIDs(eff.FreedBlocks)...)
+		n.freeing.Store(int64(len(n.mu.toFree)))
+	}
 }
 
 // replWork is a file's blocks waiting to take the replication r.

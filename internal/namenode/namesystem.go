@@ -72,6 +72,9 @@ type namesystem struct {
 		setrep []replWork
 	}
 	freeing, resetting atomic.Int64
+	// detaching is the number of inodes of deleted subtrees the tree has
+	// not released yet (releaseSliceLocked), read without the lock.
+	detaching atomic.Int64
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
@@ -112,6 +115,7 @@ func (n *namesystem) resetLocked(tree *namespace.Tree) {
 	n.freeing.Store(0)
 	n.mu.setrep = nil
 	n.resetting.Store(0)
+	n.detaching.Store(tree.Detached())
 	bcfg := cfg.Blocks
 	bcfg.StoragePolicy = blockPolicy
 	n.mu.bm = blockmgmt.New(bcfg, rand.New(&lockedSource{src: rand.NewPCG(uint64(clk.Now().UnixNano()), 0x9e3779b97f4a7c15)}))
@@ -333,17 +337,22 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 // recovery, answering that one call with an error.
 //
 // Work that ops left queued (blocks freed, freeBlocksLocked; a big file's
-// new replication, setReplicationLocked) is then done, a slice per further
-// hold of the lock, before writeLocked returns.
+// new replication, setReplicationLocked; a deleted subtree to release,
+// releaseSliceLocked) is then done, a slice per further hold of the lock,
+// before writeLocked returns.
 func (n *namesystem) writeLocked(f func()) {
 	n.holdWriteLock(f)
-	for n.freeing.Load() > 0 || n.resetting.Load() > 0 {
+	for n.freeing.Load() > 0 || n.resetting.Load() > 0 || n.detaching.Load() > 0 {
 		n.holdWriteLock(func() {
 			switch {
 			case len(n.mu.setrep) > 0:
 				n.setrepSliceLocked()
+			case n.mu.tree.Detached() > 0:
+				n.releaseSliceLocked()
 			case len(n.mu.toFree) > 0:
 				n.freeSliceLocked()
+			default:
+				n.detaching.Store(0)
 			}
 		})
 	}

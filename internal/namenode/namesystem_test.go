@@ -152,6 +152,58 @@ func TestDeleteFreesBlocksInIncrements(t *testing.T) {
 	}
 }
 
+// TestDeleteOfBigTreeReleasedInSlices: a recursive delete of a directory
+// of more files than the tree walks at once detaches it; the writer's
+// further holds of the lock release it, 64 inodes a hold with a 1 ns
+// budget, and remove every block before the call returns, while the
+// counters and the open file's lease change with the op itself.
+func TestDeleteOfBigTreeReleasedInSlices(t *testing.T) {
+	nn := startForTest(t)
+	nn.ns.cfg.LockSliceBudget = time.Nanosecond
+	ctx := context.Background()
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	const files = 5000
+	var gs int64
+	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
+	err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		id := tr.NextInodeID()
+		ops := []op.Op{&op.Mkdir{InodeID: id, Path: "/d", Mtime: now, Perm: perm}}
+		for f := range files {
+			p := fmt.Sprintf("/d/f%d", f)
+			ops = append(ops, &op.Add{InodeID: id + 1 + uint64(f), Path: p, Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"})
+			if f > 0 {
+				ops = append(ops, &op.Close{Path: p, Mtime: now, Atime: now, Blocks: []op.Block{{ID: int64(1<<30 + f), NumBytes: 1, GenStamp: gs}}})
+			}
+		}
+		return ops, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks, leases int
+	nn.ns.read(func(*namespace.Tree) { blocks, leases = nn.ns.mu.bm.NumBlocks(), nn.ns.mu.leases.NumFiles() })
+	if blocks != files-1 || leases != 1 {
+		t.Fatalf("%d blocks, %d open files before the delete", blocks, leases)
+	}
+	holds := nn.ns.lockHold.n.Load()
+	if err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		return []op.Op{&op.Delete{Path: "/d", Mtime: now}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var inodes, detached int64
+	nn.ns.read(func(tr *namespace.Tree) {
+		blocks, leases = nn.ns.mu.bm.NumBlocks(), nn.ns.mu.leases.NumFiles()
+		inodes, detached = tr.NumInodes(), tr.Detached()
+	})
+	if blocks != 0 || leases != 0 || inodes != 1 || detached != 0 {
+		t.Fatalf("after the delete: %d blocks, %d open files, %d inodes, %d detached; want 0, 0, 1, 0", blocks, leases, inodes, detached)
+	}
+	if got, want := nn.ns.lockHold.n.Load()-holds, int64(files/64); got < want {
+		t.Fatalf("the delete took %d holds of the write lock, want at least %d", got, want)
+	}
+}
+
 // bigFile writes /f with n one-byte blocks of replication 1, complete.
 func bigFile(t *testing.T, nn *NameNode, n int) []int64 {
 	t.Helper()

@@ -273,12 +273,12 @@ func (t *Tree) applyMkdir(o *op.Mkdir) error {
 		mode:  o.Perm.Mode & 0o7777,
 		owner: t.ownerID(o.Perm.User, o.Perm.Group),
 	}
-	d.setDir(&dirData{parent: par})
+	d.setDir(&dirData{parent: par, sub: subUsage{ns: 1, dirs: 1}})
 	t.cowAt(w, len(w.nodes)-2)
 	t.noteChild(par, d, true)
 	par.dir().insert(d)
 	par.touch(o.Mtime)
-	addUsage(par, 1, 0)
+	addSubtree(par, subUsage{ns: 1, dirs: 1})
 	t.numDirs++
 	t.noteID(o.InodeID)
 	return nil
@@ -331,19 +331,28 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 // removeSubtree unlinks n from its parent directory par and accounts for
 // it; l is the newest snapshot that may see par (seenBy), inherited the
 // storage policy n inherits, and the caller has cowed par.
+//
+// A big directory with no snapshot state to keep and no usage by storage
+// type to recount is detached instead of walked (detach); everything
+// else is walked now (forget).
 func (t *Tree) removeSubtree(par, n *inode, l int32, inherited uint8, eff *Effects) {
-	t.addTypes(par, t.subtreeTypes(n, inherited), typeSpaces{})
-	ns, ds := t.forget(n, l, eff)
+	u := subtreeUsage(n)
+	if t.canDetach(n, u) {
+		t.detach(n, u, eff)
+	} else {
+		t.addTypes(par, t.subtreeTypes(n, inherited), typeSpaces{})
+		t.forget(n, l, eff)
+	}
 	t.noteChild(par, n, false)
 	par.dir().remove(n)
-	addUsage(par, -ns, -ds)
+	addSubtree(par, u.neg())
 }
 
 // forget drops the subtree at n from the counters and the under-construction
-// index and returns its inode count and space. l is the newest snapshot
-// that may see n's parent: an inode a snapshot sees is saved and becomes
-// an orphan, and its blocks that versions hold are not freed.
-func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
+// index. l is the newest snapshot that may see n's parent: an inode a
+// snapshot sees is saved and becomes an orphan, and its blocks that
+// versions hold are not freed.
+func (t *Tree) forget(n *inode, l int32, eff *Effects) {
 	var h *history
 	if t.snapActive() {
 		l = max(l, t.seenAt(n))
@@ -378,16 +387,12 @@ func (t *Tree) forget(n *inode, l int32, eff *Effects) (ns, ds int64) {
 		} else if eff != nil {
 			eff.FreedBlocks = appendDoubling(eff.FreedBlocks, n.blocks())
 		}
-		return 1, n.space()
+		return
 	}
 	t.numDirs--
-	ns = 1
 	for c := range n.dir().children.all() {
-		a, b := t.forget(c, l, eff)
-		ns += a
-		ds += b
+		t.forget(c, l, eff)
 	}
-	return ns, ds
 }
 
 func (t *Tree) applyDelete(o *op.Delete, eff *Effects) error {
@@ -439,7 +444,7 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 		}
 	}
 	spar := sw.parent()
-	ns, ds := counts(n)
+	u := subtreeUsage(n)
 	// The moved subtree's usage by type, at its old place and its new one:
 	// recounted (with the quota directories inside it) only when the
 	// policy it inherits changes.
@@ -458,7 +463,7 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	}
 	t.noteChild(spar, n, false)
 	spar.dir().remove(n)
-	addUsage(spar, -ns, -ds)
+	addSubtree(spar, u.neg())
 	t.addTypes(spar, typesBefore, typeSpaces{})
 	if old != nil {
 		t.removeSubtree(dpar, old, t.seenBy(dw.nodes[:len(dw.nodes)-1]), newPolicy, eff)
@@ -466,7 +471,7 @@ func (t *Tree) applyRename(src, dst string, mtime int64, overwrite bool, eff *Ef
 	n.name = strings.Clone(dw.lastName())
 	t.noteChild(dpar, n, true)
 	dpar.dir().insert(n)
-	addUsage(dpar, ns, ds)
+	addSubtree(dpar, u)
 	if t.hasTypeQuotas {
 		typesAfter := typesBefore
 		if oldPolicy != newPolicy {
@@ -530,8 +535,7 @@ func (t *Tree) applySetQuota(o *op.SetQuota) error {
 		return nil
 	}
 	if q == nil {
-		nsU, dsU := counts(d)
-		q = &quotaData{nsUsed: nsU, dsUsed: dsU, tsUsed: t.subtreeTypes(d, t.inheritedAt(w, len(w.nodes)-2))}
+		q = &quotaData{tsUsed: t.subtreeTypes(d, t.inheritedAt(w, len(w.nodes)-2))}
 		d.dir().quota = q
 	}
 	q.ns, q.ds = ns, ds

@@ -45,8 +45,10 @@
 // one pointer, a word packing a file's preferred block size and replication
 // with two flags, an index into an interned (owner, group) table, mode and a
 // block count. The pointer (inode.go, the package's one use of unsafe) is a
-// directory's part (parent, sorted children, optional quota record) for a
-// directory; for a closed file, its block array, counted by the block count;
+// directory's part (parent, sorted children, optional quota record, and the
+// usage of its subtree: inodes, directories and space, kept by every op
+// that changes them, so that quota checks, renames and deletes of big trees
+// do not walk them) for a directory; for a closed file, its block array, counted by the block count;
 // for a file open for write or with more blocks than the count holds, a
 // small extension holding its block slice and under-construction part. No
 // full paths are stored: a path is resolved by binary search in each
@@ -58,11 +60,21 @@
 // live in a side table (features.go).
 // BenchmarkMemoryPerFile measures the heap per empty file.
 //
+// # Deleting big trees
+//
+// A recursive delete changes at once only what does not grow with the
+// subtree (detach.go): its name, the usage above it, the counters and the
+// open files below it. The subtree itself is detached and released later in
+// bounded slices (Tree.ReleaseDetached), which hand its blocks to the block
+// map, so a delete of a million files holds the namesystem lock for
+// microseconds, not a walk of a million inodes.
+//
 // # Images
 //
 // Export streams the inodes pre-order (parent first, children by name) as
 // fsimage.Inode records; NewFromImage (or a Builder) rebuilds a tree from such a
-// stream without holding more than the tree itself, recomputing quota usage.
+// stream without holding more than the tree itself, recomputing every
+// directory's usage.
 //
 // # Snapshots
 //
@@ -188,9 +200,9 @@
 // and the blocks only versions hold), as HDFS's getContentSummary does; the
 // quota checks and getQuotaUsage count them too (snapquota.go): usage
 // derived from the snapshot state, never logged, recomputed after a
-// restart. Not kept per snapshot yet: xattrs, ACLs and storage policies (a
-// view's status shows the inode's current ones; reading them through a
-// .snapshot path is refused as not supported).
+// restart. A version keeps the inode's xattrs and ACL (shared, not
+// copied); storage policies and quotas are not kept per snapshot (reading
+// them through a .snapshot path is refused as not supported).
 //
 // A Tree is not safe for concurrent use.
 package namespace

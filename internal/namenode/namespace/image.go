@@ -269,21 +269,21 @@ func (b *Builder) Finish() (*Tree, error) {
 	return t, nil
 }
 
-// fillUsage sets the usage of every quota directory in one pass.
-func fillUsage(n *inode) (ns, ds int64) {
-	if n.dir() == nil {
-		return 1, n.space()
+// fillUsage sets the usage of every directory in one pass.
+func fillUsage(n *inode) subUsage {
+	d := n.dir()
+	if d == nil {
+		return subtreeUsage(n)
 	}
-	ns = 1
-	for c := range n.dir().children.all() {
-		a, b := fillUsage(c)
-		ns += a
-		ds += b
+	u := subUsage{ns: 1, dirs: 1}
+	for c := range d.children.all() {
+		cu := fillUsage(c)
+		u.ns += cu.ns
+		u.ds += cu.ds
+		u.dirs += cu.dirs
 	}
-	if q := n.dir().quota; q != nil {
-		q.nsUsed, q.dsUsed = ns, ds
-	}
-	return ns, ds
+	d.sub = u
+	return u
 }
 
 // NewFromImage rebuilds a tree from an image header and its records; next

@@ -129,6 +129,13 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 	} else {
 		replayed = roundTrip(t, tr)
 	}
+	// Half the runs take no snapshots, detach every deleted directory
+	// (detach.go) and release them at random later steps, so that ops,
+	// images and replay meet trees with detached subtrees pending.
+	detachAll := r.Intn(2) == 0
+	if detachAll {
+		tr.detachMin, replayed.detachMin = 1, 1
+	}
 	var log []op.Op
 	apply := func(ops []op.Op) {
 		for _, o := range ops {
@@ -164,6 +171,9 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 		var err error
 		switch r.Intn(26) {
 		case 23, 24, 25:
+			if detachAll {
+				continue // a snapshot would keep every delete walking
+			}
 			ops, err = randomSnapshotOp(tr, r, c, now)
 		case 0, 1:
 			ops, err = tr.PlanMkdirs(c, p, uint16(0o700+r.Intn(0o100)), r.Intn(3) > 0, now)
@@ -271,11 +281,20 @@ func runModelOn(t *testing.T, tr *Tree, r *rand.Rand, steps int) *Tree {
 			apply([]op.Op{o})
 		}
 		checkTypeUsage(t, tr)
+		checkDirUsage(t, tr)
+		if tr.Detached() > 0 && r.Intn(3) == 0 {
+			tr.ReleaseDetached(func() bool { return true }, nil)
+		}
 		if i == steps/2 {
 			// Continue from a loaded image: the rest must apply to it alike.
 			tr = roundTrip(t, tr)
+			if detachAll {
+				tr.detachMin = 1
+			}
 		}
 	}
+	checkReleased(t, tr)
+	checkReleased(t, replayed)
 	for _, o := range log {
 		if err := replayed.Apply(o); err != nil {
 			t.Fatalf("replay %T %+v: %v", o, o, err)
@@ -310,6 +329,61 @@ func allPaths(tr *Tree) []string {
 	}
 	walk("/")
 	return out
+}
+
+// checkDirUsage compares the usage every directory keeps (dirData.sub)
+// with a fresh count of its subtree.
+func checkDirUsage(t *testing.T, tr *Tree) {
+	t.Helper()
+	var walk func(n *inode) subUsage
+	walk = func(n *inode) subUsage {
+		d := n.dir()
+		if d == nil {
+			return subUsage{ns: 1, ds: n.space()}
+		}
+		u := subUsage{ns: 1, dirs: 1}
+		for c := range d.children.all() {
+			if c.isDir() && c.dir().parent != n {
+				t.Fatalf("%s/%s: parent pointer is not its directory", dirPath(n), c.name)
+			}
+			cu := walk(c)
+			u.ns, u.ds, u.dirs = u.ns+cu.ns, u.ds+cu.ds, u.dirs+cu.dirs
+		}
+		if u != d.sub {
+			t.Fatalf("%s keeps usage %+v, its subtree takes %+v", dirPath(n), d.sub, u)
+		}
+		return u
+	}
+	if u := walk(tr.root); u.ns != tr.NumInodes() || u.dirs != tr.NumDirs() {
+		t.Fatalf("the tree holds %+v, the counters say %d inodes, %d directories", u, tr.NumInodes(), tr.NumDirs())
+	}
+}
+
+// checkReleased releases what deletes detached and checks that the side
+// table then names live inodes only, each once.
+func checkReleased(t *testing.T, tr *Tree) {
+	t.Helper()
+	for tr.ReleaseDetached(func() bool { return false }, nil) {
+	}
+	if tr.Detached() != 0 || len(tr.detached) != 0 {
+		t.Fatalf("%d detached inodes left after releasing all", tr.Detached())
+	}
+	live := 0
+	var walk func(n *inode)
+	walk = func(n *inode) {
+		if tr.feats[n] != nil {
+			live++
+		}
+		if d := n.dir(); d != nil {
+			for c := range d.children.all() {
+				walk(c)
+			}
+		}
+	}
+	walk(tr.root)
+	if !tr.snapActive() && live != len(tr.feats) {
+		t.Fatalf("side table holds %d inodes, %d of them live", len(tr.feats), live)
+	}
 }
 
 // checkTypeUsage compares the usage by storage type every quota directory

@@ -44,7 +44,7 @@ func (t *Tree) verifyQuota(d *inode, ns, ds int64, skip func(*inode) bool) error
 		if q == nil || (skip != nil && skip(d)) {
 			continue
 		}
-		nsUsed, dsUsed := q.nsUsed, q.dsUsed
+		nsUsed, dsUsed := d.dir().sub.ns, d.dir().sub.ds
 		// What snapshots keep is computed only when it could decide: a
 		// check already over fails without it, and no more names are kept
 		// than inodes have histories.

@@ -220,12 +220,7 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 	}
 	n := w.last()
 	var u QuotaUsage
-	if n.isDir() && n.dir().quota != nil {
-		q := n.dir().quota
-		u = QuotaUsage{FileAndDirectoryCount: q.nsUsed, SpaceConsumed: q.dsUsed}
-	} else {
-		u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
-	}
+	u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
 	// What only snapshots keep counts too, as in HDFS.
 	if h := t.heldBelow(n); h.ns != 0 || h.ds != 0 {
 		u.FileAndDirectoryCount += h.ns
@@ -292,7 +287,7 @@ func (t *Tree) dump(w *bufio.Writer, n *inode, path string) {
 	if n.isDir() {
 		fmt.Fprintf(w, "%s dir id=%d %s:%s:%04o mtime=%d atime=%d", path, n.id, t.userOf(n), t.groupOf(n), n.mode, n.mtime, n.atime)
 		if q := n.dir().quota; q != nil {
-			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, q.nsUsed, q.dsUsed)
+			fmt.Fprintf(w, " quota=%d/%d used=%d/%d", q.ns, q.ds, n.dir().sub.ns, n.dir().sub.ds)
 			for _, tq := range q.types {
 				fmt.Fprintf(w, " %s=%d", StorageTypeName(tq.typ), tq.quota)
 			}

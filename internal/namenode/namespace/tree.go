@@ -123,11 +123,20 @@ type dirData struct {
 	parent   *inode   // nil for the root
 	children children // sorted by name, byte order (children.go)
 	quota    *quotaData
+	// sub is the live subtree's usage, the directory itself included:
+	// kept by the apply path for every directory (addUsage), so that
+	// quota checks, a rename and a recursive delete need no walk of it.
+	sub subUsage
+}
+
+// subUsage counts a subtree: inodes (ns), space (ds: bytes times
+// replication, as quotas count it) and, of the inodes, directories.
+type subUsage struct {
+	ns, ds, dirs int64
 }
 
 type quotaData struct {
-	ns, ds         int64 // -1 = unset
-	nsUsed, dsUsed int64 // usage of the subtree, the directory itself included
+	ns, ds int64 // -1 = unset; the usage is the directory's sub
 	// types are the quotas by storage type, sorted by type (typequota.go).
 	types []typeQuota
 	// tsUsed is the subtree's space by storage type, kept up to date by
@@ -178,6 +187,13 @@ type Tree struct {
 	snap  *snapState             // snapshots and the versions they keep (snapstate.go); nil when none
 
 	dt delegation // delegation-token keys and tokens
+
+	// detached are runs of inodes of removed subtrees not yet released,
+	// detachedLeft their inode count (detach.go); detachMin overrides
+	// the smallest subtree detached (tests).
+	detached     [][]*inode
+	detachedLeft int64
+	detachMin    int64
 }
 
 // New returns a namespace holding only "/" (owned by cfg.SuperUser:cfg.SuperGroup,
@@ -189,7 +205,7 @@ func New(cfg Config) *Tree {
 		mode:  0o755,
 		owner: t.ownerID(cfg.SuperUser, cfg.SuperGroup),
 	}
-	t.root.setDir(&dirData{quota: &quotaData{ns: math.MaxInt64, ds: -1, nsUsed: 1}})
+	t.root.setDir(&dirData{quota: &quotaData{ns: math.MaxInt64, ds: -1}, sub: subUsage{ns: 1, dirs: 1}})
 	t.numDirs = 1
 	return t
 }
@@ -325,28 +341,35 @@ func spaceOf(blocks []op.Block, uc bool, pref int64, repl uint16) int64 {
 
 // counts returns the number of inodes and the storage space of the subtree at n.
 func counts(n *inode) (ns, ds int64) {
-	if n.dir() == nil {
-		return 1, n.space()
-	}
-	ns = 1
-	for c := range n.dir().children.all() {
-		a, b := counts(c)
-		ns += a
-		ds += b
-	}
-	return ns, ds
+	u := subtreeUsage(n)
+	return u.ns, u.ds
 }
 
-// addUsage adds deltas to every quota directory from d up to the root.
+// subtreeUsage returns the usage of the live subtree at n.
+func subtreeUsage(n *inode) subUsage {
+	if d := n.dir(); d != nil {
+		return d.sub
+	}
+	return subUsage{ns: 1, ds: n.space()}
+}
+
+func (u subUsage) neg() subUsage { return subUsage{ns: -u.ns, ds: -u.ds, dirs: -u.dirs} }
+
+// addUsage adds deltas to every directory from d up to the root.
 func addUsage(d *inode, ns, ds int64) {
 	if ns == 0 && ds == 0 {
 		return
 	}
+	addSubtree(d, subUsage{ns: ns, ds: ds})
+}
+
+// addSubtree adds u to the usage of every directory from d up to the root.
+func addSubtree(d *inode, u subUsage) {
 	for ; d != nil; d = d.dir().parent {
-		if q := d.dir().quota; q != nil {
-			q.nsUsed += ns
-			q.dsUsed += ds
-		}
+		s := &d.dir().sub
+		s.ns += u.ns
+		s.ds += u.ds
+		s.dirs += u.dirs
 	}
 }
 

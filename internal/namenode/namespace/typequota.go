@@ -361,8 +361,7 @@ func (t *Tree) setTypeQuota(d *inode, typ uint8, quota int64, w *walk) {
 		if quota < 0 {
 			return
 		}
-		nsU, dsU := counts(d)
-		q = &quotaData{ns: -1, ds: -1, nsUsed: nsU, dsUsed: dsU}
+		q = &quotaData{ns: -1, ds: -1}
 		if w != nil {
 			q.tsUsed = t.subtreeTypes(d, t.inheritedAt(w, len(w.nodes)-2))
 		}
