@@ -25,6 +25,7 @@ func FuzzPlans(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, p, q string, flag bool) {
 		tr := fixture(t)
+		tr.detachMin = int64(sel >> 7) // every deleted directory detached in half the inputs
 		before := dump(t, tr)
 		c := []Caller{super, u1, u2}[sel%3]
 		var ops []op.Op
@@ -62,6 +63,8 @@ func FuzzPlans(f *testing.F) {
 				t.Fatalf("planned op %+v does not apply: %v", o, err)
 			}
 		}
+		checkDirUsage(t, tr)
+		checkReleased(t, tr)
 	})
 }
 
