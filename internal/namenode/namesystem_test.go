@@ -108,28 +108,8 @@ func TestDeleteFreesBlocksInIncrements(t *testing.T) {
 	nn := startForTest(t)
 	nn.ns.cfg.BlockDeletionIncrement = 10
 	ctx := context.Background()
-	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
 	const files, perFile = 5, 19
-	var gs int64
-	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
-	err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
-		id := tr.NextInodeID()
-		ops := []op.Op{&op.Mkdir{InodeID: id, Path: "/d", Mtime: now, Perm: perm}}
-		for f := range files {
-			p := fmt.Sprintf("/d/f%d", f)
-			var blocks []op.Block
-			for b := range perFile {
-				blocks = append(blocks, op.Block{ID: int64(1<<30 + f*perFile + b), NumBytes: 1, GenStamp: gs})
-			}
-			ops = append(ops,
-				&op.Add{InodeID: id + 1 + uint64(f), Path: p, Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"},
-				&op.Close{Path: p, Mtime: now, Atime: now, Blocks: blocks})
-		}
-		return ops, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirOfFiles(t, nn, files, perFile, false)
 	count := func() (n int) {
 		nn.ns.read(func(*namespace.Tree) { n = nn.ns.mu.bm.NumBlocks() })
 		return n
@@ -161,25 +141,8 @@ func TestDeleteOfBigTreeReleasedInSlices(t *testing.T) {
 	nn := startForTest(t)
 	nn.ns.cfg.LockSliceBudget = time.Nanosecond
 	ctx := context.Background()
-	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
 	const files = 5000
-	var gs int64
-	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
-	err := nn.ns.mutate(ctx, func(tr *namespace.Tree, now int64) ([]op.Op, error) {
-		id := tr.NextInodeID()
-		ops := []op.Op{&op.Mkdir{InodeID: id, Path: "/d", Mtime: now, Perm: perm}}
-		for f := range files {
-			p := fmt.Sprintf("/d/f%d", f)
-			ops = append(ops, &op.Add{InodeID: id + 1 + uint64(f), Path: p, Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"})
-			if f > 0 {
-				ops = append(ops, &op.Close{Path: p, Mtime: now, Atime: now, Blocks: []op.Block{{ID: int64(1<<30 + f), NumBytes: 1, GenStamp: gs}}})
-			}
-		}
-		return ops, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirOfFiles(t, nn, files, 1, true)
 	var blocks, leases int
 	nn.ns.read(func(*namespace.Tree) { blocks, leases = nn.ns.mu.bm.NumBlocks(), nn.ns.mu.leases.NumFiles() })
 	if blocks != files-1 || leases != 1 {
@@ -201,6 +164,36 @@ func TestDeleteOfBigTreeReleasedInSlices(t *testing.T) {
 	}
 	if got, want := nn.ns.lockHold.n.Load()-holds, int64(files/64); got < want {
 		t.Fatalf("the delete took %d holds of the write lock, want at least %d", got, want)
+	}
+}
+
+// dirOfFiles writes /d holding files /d/f0... with perFile one-byte
+// blocks each (ids from 2^30 on, replication 1), all complete but the
+// first when firstOpen.
+func dirOfFiles(t *testing.T, nn *NameNode, files, perFile int, firstOpen bool) {
+	t.Helper()
+	perm := op.Perm{User: "hdfs", Group: "supergroup", Mode: 0o755}
+	var gs int64
+	nn.ns.read(func(tr *namespace.Tree) { gs = int64(tr.GenStamp()) })
+	err := nn.ns.mutate(context.Background(), func(tr *namespace.Tree, now int64) ([]op.Op, error) {
+		id := tr.NextInodeID()
+		ops := []op.Op{&op.Mkdir{InodeID: id, Path: "/d", Mtime: now, Perm: perm}}
+		for f := range files {
+			p := fmt.Sprintf("/d/f%d", f)
+			ops = append(ops, &op.Add{InodeID: id + 1 + uint64(f), Path: p, Replication: 1, Mtime: now, Atime: now, BlockSize: 1 << 20, Perm: perm, ClientName: "c", ClientMachine: "m"})
+			if f == 0 && firstOpen {
+				continue
+			}
+			var blocks []op.Block
+			for b := range perFile {
+				blocks = append(blocks, op.Block{ID: int64(1<<30 + f*perFile + b), NumBytes: 1, GenStamp: gs})
+			}
+			ops = append(ops, &op.Close{Path: p, Mtime: now, Atime: now, Blocks: blocks})
+		}
+		return ops, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
