@@ -483,6 +483,16 @@ func TestRestartOffline(t *testing.T) {
 	if n := strings.Count(report, "(349 files)"); n != 2 {
 		t.Fatalf("%d restarts found the 349 files, want 2\n%s", n, report)
 	}
+	// Files of one block each: four ops a file in the edits.
+	out.Reset()
+	opts.Layout, opts.TempDir = "blocks", t.TempDir()
+	if err := RunNameNode(context.Background(), opts, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report = out.String()
+	if !strings.Contains(report, "nrFiles = 300 (in the image) + 25 (in the edits)") || strings.Count(report, "(325 files)") != 2 {
+		t.Fatalf("blocks layout:\n%s", report)
+	}
 }
 
 // TestRunBlockReport runs the blockReport op in both encodings against an

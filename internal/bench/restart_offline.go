@@ -43,8 +43,13 @@ func runRestartOffline(ctx context.Context, opts Options, out io.Writer) error {
 	base := BaseDir + "/" + OpRestart
 	gen := newNames(base, "ThroughputBench", opts.Files+editFiles, opts.FilesPerDir)
 
+	switch opts.Layout {
+	case "", "files", "blocks":
+	default:
+		return fmt.Errorf("%w: restart: -layout %q: want files or blocks", ErrBadOptions, opts.Layout)
+	}
 	buildStart := time.Now()
-	st, err := writeOfflineState(tg.cfg, gen, opts.Files, opts.Edits, opts.User)
+	st, err := writeOfflineState(tg.cfg, gen, opts.Files, opts.Edits, opts.User, opts.Layout == "blocks")
 	if err != nil {
 		return fmt.Errorf("bench: restart: %w", err)
 	}
@@ -52,6 +57,9 @@ func runRestartOffline(ctx context.Context, opts Options, out io.Writer) error {
 	runtime.GC()
 
 	fmt.Fprintf(out, "\n--- %s inputs ---\nnrFiles = %d (in the image) + %d (in the edits)\nnrFilesPerDir = %d\n", OpRestart, opts.Files, st.editFiles, opts.FilesPerDir)
+	if opts.Layout == "blocks" {
+		fmt.Fprintf(out, "layout = blocks (one complete block per file, no DataNode)\n")
+	}
 	fmt.Fprintf(out, "Build Time: %d ms (ops applied to a namespace, no RPC; image saved at txid %d, %d edits after it)\n", build.Milliseconds(), st.imageTxID, st.lastTxID-st.imageTxID)
 	fmt.Fprintf(out, "Image Save Time: %d ms (fsimage.Save of the built namespace, %d inodes, one name dir)\n", st.save.Milliseconds(), st.inodes)
 	fmt.Fprintf(out, "Last txid: %d\n", st.lastTxID)
@@ -88,8 +96,9 @@ type offlineState struct {
 
 // writeOfflineState fills the formatted name dir of cfg: an image of the
 // first imageFiles files of gen and a segment of about edits ops creating
-// the next ones.
-func writeOfflineState(cfg namenode.Config, gen names, imageFiles, edits int, user string) (offlineState, error) {
+// the next ones; with blocks every file gets one block (OP_ALLOCATE_BLOCK_ID
+// and OP_ADD_BLOCK before its OP_CLOSE, after one OP_SET_GENSTAMP_V2).
+func writeOfflineState(cfg namenode.Config, gen names, imageFiles, edits int, user string, blocks bool) (offlineState, error) {
 	var st offlineState
 	fsys := vfs.Default
 	nameDir := cfg.NameDirs[0]
@@ -169,7 +178,22 @@ func writeOfflineState(cfg namenode.Config, gen names, imageFiles, edits int, us
 			BlockSize: blockSize, Perm: fperm, ClientName: "restart-client-0", ClientMachine: "127.0.0.1"}); err != nil {
 			return err
 		}
-		return apply(&op.Close{Path: p, Mtime: now, Atime: now})
+		if !blocks {
+			return apply(&op.Close{Path: p, Mtime: now, Atime: now})
+		}
+		b := op.Block{ID: tr.NextBlockID(), NumBytes: 1 << 20, GenStamp: tr.GenStamp()}
+		if err := apply(&op.AllocateBlockID{BlockID: b.ID}); err != nil {
+			return err
+		}
+		if err := apply(&op.AddBlock{Path: p, Last: b}); err != nil {
+			return err
+		}
+		return apply(&op.Close{Path: p, Mtime: now, Atime: now, Blocks: []op.Block{b}})
+	}
+	if blocks {
+		if err := apply(&op.SetGenstamp{GenStamp: tr.NextGenStamp()}); err != nil {
+			return st, err
+		}
 	}
 	for i := 0; i < imageFiles; i++ {
 		if err := create(i); err != nil {
@@ -197,8 +221,8 @@ func writeOfflineState(cfg namenode.Config, gen names, imageFiles, edits int, us
 		if err := apply(&op.StartLogSegment{}); err != nil {
 			return st, err
 		}
-		// Two ops a file (and an OP_MKDIR per new directory), until the
-		// segment holds about edits ops.
+		// Two ops a file (four with blocks, and an OP_MKDIR per new
+		// directory), until the segment holds about edits ops.
 		for i := imageFiles; txid-segFirst+1 < int64(edits)-1 && i < gen.n; i++ {
 			if err := create(i); err != nil {
 				return st, err

@@ -70,7 +70,8 @@ const benchUsage = `Usage: hdfs bench [GENERIC OPTIONS] namenode -op OP [-thread
   -layout L           memory: what to build: empty files (files), files
                       of one block each whose replicas R simulated
                       DataNodes report through the block manager (blocks),
-                      or empty directories (dirs)
+                      or empty directories (dirs); restart -offline:
+                      empty files (files) or files of one block (blocks)
   -replication R      memory -layout blocks: replicas per block (3)
   -offline            restart: write the NameNode's directory directly (an
                       image of N files, then a segment of -edits E ops
