@@ -139,6 +139,8 @@ func addBlocks(tr *namespace.Tree, gen names, user string, repl int, now time.Ti
 			return nil, fmt.Errorf("%w: a full report of %s dropped %d replicas", ErrCheck, id.UUID, res.Removed)
 		}
 	}
+	for bm.PopulateFor(func() bool { return false }) { // what a NameNode's slices would judge
+	}
 	if n := bm.NumBlocks(); n != gen.n {
 		return nil, fmt.Errorf("%w: the block map holds %d blocks, want %d", ErrCheck, n, gen.n)
 	}

@@ -73,10 +73,14 @@ func runRestartOffline(ctx context.Context, opts Options, out io.Writer) error {
 	mixed.print(out, tg.dir)
 
 	start := time.Now()
-	if err := saveNamespace(ctx, tg.admin); err != nil {
+	var holds0 int64
+	parts, err := saveNamespaceTimed(ctx, tg.admin, func() { _, holds0 = tg.nn.WriteLockHoldMax(true) })
+	if err != nil {
 		return fmt.Errorf("bench: restart: %w", err)
 	}
-	fmt.Fprintf(out, "saveNamespace Time: %d ms (safe mode enter, saveNamespace, leave, over RPC)\n", time.Since(start).Milliseconds())
+	hold, holds := tg.nn.WriteLockHoldMax(false)
+	fmt.Fprintf(out, "saveNamespace Time: %d ms (over RPC: %v; leaving: %d holds of the write lock, the longest %.1f ms)\n",
+		time.Since(start).Milliseconds(), parts, holds-holds0, float64(hold.Microseconds())/1e3)
 	imageOnly, err := timeRestart(ctx, tg, base, total)
 	if err != nil {
 		return err

@@ -75,6 +75,9 @@ type namesystem struct {
 	// detaching is the number of inodes of deleted subtrees the tree has
 	// not released yet (releaseSliceLocked), read without the lock.
 	detaching atomic.Int64
+	// populating: the block map has blocks left to judge into its
+	// redundancy queues (holdWriteLock), read without the lock.
+	populating atomic.Bool
 
 	// lastApplied is the last txid applied from the edit log by catchUp.
 	lastApplied atomic.Int64
@@ -342,7 +345,7 @@ func (n *namesystem) run(ctx context.Context, anyMode bool, read func(t *namespa
 // before writeLocked returns.
 func (n *namesystem) writeLocked(f func()) {
 	n.holdWriteLock(f)
-	for n.freeing.Load() > 0 || n.resetting.Load() > 0 || n.detaching.Load() > 0 {
+	for n.freeing.Load() > 0 || n.resetting.Load() > 0 || n.detaching.Load() > 0 || n.populating.Load() {
 		n.holdWriteLock(func() {
 			switch {
 			case len(n.mu.setrep) > 0:
@@ -351,6 +354,8 @@ func (n *namesystem) writeLocked(f func()) {
 				n.releaseSliceLocked()
 			case len(n.mu.toFree) > 0:
 				n.freeSliceLocked()
+			case n.mu.bm.Populating():
+				n.mu.bm.PopulateFor(n.sliceOver())
 			default:
 				n.detaching.Store(0)
 			}
@@ -358,12 +363,16 @@ func (n *namesystem) writeLocked(f func()) {
 	}
 }
 
+// holdWriteLock runs f with the write lock held, then notes whether the
+// block map has redundancy queues left to populate (blockmgmt.PopulateFor:
+// after start-up safe mode or a failover, in slices like the rest).
 func (n *namesystem) holdWriteLock(f func()) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	defer n.lockHold.note(time.Now())
 	defer n.failOnPanic()
 	f()
+	n.populating.Store(n.mu.bm.Populating())
 }
 
 // lockHolds measures the holds of the write lock taken by writeLocked:
@@ -528,23 +537,27 @@ func (n *namesystem) inSafeMode() bool {
 }
 
 // setSafeMode enters or leaves safe mode (dfsadmin -safemode enter|leave|forceExit).
+// Leaving it starts the redundancy queues' population, which writeLocked
+// finishes in slices before the call returns.
 func (n *namesystem) setSafeMode(on, force bool) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	was := n.mu.bm.InSafeMode()
-	if on {
-		n.mu.bm.EnterSafeMode()
-	} else if err := n.mu.bm.LeaveSafeMode(force); err != nil {
-		return remoteerr.New(remoteerr.ClassIOException, "%v", err)
-	}
-	if now := n.mu.bm.InSafeMode(); now != was {
-		if now {
-			n.log.Info("safe mode is ON (entered manually)")
-		} else {
-			n.log.Info("safe mode is OFF")
+	var err error
+	n.writeLocked(func() {
+		was := n.mu.bm.InSafeMode()
+		if on {
+			n.mu.bm.EnterSafeMode()
+		} else if lerr := n.mu.bm.LeaveSafeMode(force); lerr != nil {
+			err = remoteerr.New(remoteerr.ClassIOException, "%v", lerr)
+			return
 		}
-	}
-	return nil
+		if now := n.mu.bm.InSafeMode(); now != was {
+			if now {
+				n.log.Info("safe mode is ON (entered manually)")
+			} else {
+				n.log.Info("safe mode is OFF")
+			}
+		}
+	})
+	return err
 }
 
 // dumpLocations writes every block with the DataNodes that reported a good

@@ -245,6 +245,10 @@ type Manager struct {
 	// populating: the redundancy queues are maintained (false during start-up
 	// safe mode, as Hadoop's replication queues are initialised on leaving it).
 	populating bool
+	// popNext is the slab index of the next block the population of the
+	// redundancy queues judges (leaveStartup, PopulateFor); 0 when none
+	// is left.
+	popNext uint32
 
 	// standby: the NameNode is a standby (see standby.go); queued holds
 	// the reports it postponed, by block id.

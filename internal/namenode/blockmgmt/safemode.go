@@ -2,7 +2,6 @@ package blockmgmt
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -93,7 +92,11 @@ func (m *Manager) checkSafeMode(now time.Time) {
 }
 
 // leaveStartup ends start-up safe mode and builds the redundancy queues from
-// every block (Hadoop's initializeReplQueues / processMisReplicatedBlocks).
+// every block (Hadoop's initializeReplQueues / processMisReplicatedBlocks):
+// the first popAtOnce blocks at once, the rest in slices (PopulateFor), as
+// Hadoop's replication queue initializer takes
+// dfs.block.misreplication.processing.limit (10,000) blocks per hold of
+// the lock; here a slice ends by time, like the other long operations'.
 func (m *Manager) leaveStartup() {
 	if m.sm.status != smOff {
 		m.sm.left = m.nowHint
@@ -103,14 +106,43 @@ func (m *Manager) leaveStartup() {
 		return
 	}
 	m.populating = true
-	// In id order, so that the queues (and so the work) do not depend on map
-	// iteration order.
-	ids := make([]int64, 0, m.blocks.len())
-	m.blocks.each(func(b *blockInfo) { ids = append(ids, b.ID) })
-	slices.Sort(ids)
-	for _, id := range ids {
-		m.refresh(m.blocks.get(id))
+	m.popNext = 1
+	n := 0
+	m.PopulateFor(func() bool { n += clockStride; return n >= popAtOnce })
+}
+
+// popAtOnce is how many blocks leaveStartup judges before it returns
+// (about a millisecond's worth).
+const popAtOnce = 2048
+
+// Populating reports whether blocks remain that the redundancy queues'
+// population has not judged yet (PopulateFor).
+func (m *Manager) Populating() bool { return m.popNext != 0 }
+
+// PopulateFor goes on judging blocks into the redundancy queues, in slab
+// order from where the last call stopped, until over reports true (asked
+// every clockStride blocks) or every block was judged, and reports whether
+// some are left. Slab indices stay put while an entry lives, so every
+// block present when the population began and still present is judged
+// once; a block added since under an index already passed is judged by
+// the events that change it, as every block is while populating.
+func (m *Manager) PopulateFor(over Over) bool {
+	t := &m.blocks
+	k := 0
+	for m.popNext != 0 && m.popNext < t.used {
+		ix := m.popNext
+		m.popNext++
+		if b := t.at(ix); t.index(b.ID) == ix {
+			m.refresh(b)
+		}
+		if k++; k%clockStride == 0 && over() {
+			break
+		}
 	}
+	if m.popNext >= t.used {
+		m.popNext = 0
+	}
+	return m.popNext != 0
 }
 
 // StartupSafeMode is start-up safe mode's progress (the Startup Progress

@@ -113,3 +113,42 @@ func TestSafeModeFutureBlocks(t *testing.T) {
 		t.Fatalf("force leave: %v", err)
 	}
 }
+
+// TestQueuesPopulatedInSlices: leaving safe mode judges popAtOnce blocks at
+// once and the rest in PopulateFor's slices, each ended by its Over; a
+// block removed before its turn is skipped, and every block left ends up
+// in the queues.
+func TestQueuesPopulatedInSlices(t *testing.T) {
+	h := newHarness(t, DefaultConfig(), 32, "a1", "a2")
+	const blocks = popAtOnce + 3*5*clockStride + 7
+	for i := range blocks {
+		if err := h.m.AddBlock(int64(1+i), Block{ID: int64(1000 + i), NumBytes: 1, GenStamp: 1}, 2, Complete, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.m.Activate(h.now)
+	if err := h.m.LeaveSafeMode(false); err != nil {
+		t.Fatal(err)
+	}
+	if !h.m.Populating() {
+		t.Fatal("all blocks judged at once")
+	}
+	// popAtOnce, rounded up to whole strides between two questions to Over.
+	atOnce := (popAtOnce + clockStride - 1) / clockStride * clockStride
+	if s := h.m.Stats(h.now); s.MissingBlocks != int64(atOnce) {
+		t.Fatalf("%d missing blocks after leaving, want the first %d", s.MissingBlocks, atOnce)
+	}
+	h.m.RemoveBlocks([]int64{1000 + blocks - 1}) // not judged yet
+	slicesTaken := 0
+	for more := true; more; slicesTaken++ {
+		calls := 0
+		more = h.m.PopulateFor(func() bool { calls++; return calls == 5 })
+	}
+	if want := (blocks - atOnce + 5*clockStride - 1) / (5 * clockStride); slicesTaken != want {
+		t.Fatalf("%d slices, want %d", slicesTaken, want)
+	}
+	if s := h.m.Stats(h.now); s.MissingBlocks != blocks-1 {
+		t.Fatalf("%d missing blocks after the slices, want %d", s.MissingBlocks, blocks-1)
+	}
+	h.check()
+}

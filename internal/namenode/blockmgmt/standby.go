@@ -52,6 +52,7 @@ func (m *Manager) SetStandby(on bool, now time.Time) {
 	// standby's to give, and a standby decides none.
 	m.clearQueues()
 	if on {
+		m.popNext = 0 // the queues are rebuilt when it is active again
 		return
 	}
 	m.processQueued(now, true)
