@@ -385,14 +385,14 @@ func (m *Manager) Stats(now time.Time) Stats {
 		s.Remaining += in.Remaining
 		s.PendingDeletion += int64(len(dn.invSet) + len(dn.invReady))
 	}
-	s.MissingBlocks = int64(m.needed.levels[levelCorrupt].Len())
+	s.MissingBlocks = int64(m.needed.count(levelCorrupt))
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
-	s.HighestPriorityLowRedundancy = int64(m.needed.levels[levelHighest].Len())
-	for e := m.needed.levels[levelCorrupt].Front(); e != nil; e = e.Next() {
-		if b := m.blocks.get(e.Value.(int64)); b != nil && b.repl() == 1 {
+	s.HighestPriorityLowRedundancy = int64(m.needed.count(levelHighest))
+	m.needed.each(levelCorrupt, func(id int64) {
+		if b := m.blocks.get(id); b != nil && b.repl() == 1 {
 			s.MissingReplOneBlocks++
 		}
-	}
+	})
 	for _, n := range m.futureBytes {
 		s.BlocksInFuture += n
 	}

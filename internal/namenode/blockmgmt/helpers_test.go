@@ -264,11 +264,25 @@ func (m *Manager) checkInvariants() error {
 		}
 	}
 	n := 0
-	for _, l := range m.needed.levels {
-		n += l.Len()
+	var err error
+	for lv := range numLevels {
+		k := 0
+		m.needed.each(lv, func(id int64) {
+			if m.needed.level(id) != lv {
+				err = fmt.Errorf("blk_%d in the list of level %d, indexed at %d", id, lv, m.needed.level(id))
+			}
+			k++
+		})
+		if k != m.needed.count(lv) {
+			return fmt.Errorf("level %d lists %d blocks, counts %d", lv, k, m.needed.count(lv))
+		}
+		n += k
 	}
-	if n != len(m.needed.where) {
-		return fmt.Errorf("queue lists hold %d, index %d", n, len(m.needed.where))
+	if err != nil {
+		return err
+	}
+	if n != len(m.needed.where) || len(m.needed.nodes)-1-len(m.needed.free) != n {
+		return fmt.Errorf("queue lists hold %d, index %d, entries in use %d", n, len(m.needed.where), len(m.needed.nodes)-1-len(m.needed.free))
 	}
 	n = 0
 	for id, q := range m.queued {

@@ -1,7 +1,6 @@
 package blockmgmt
 
 import (
-	"container/list"
 	"math"
 	"slices"
 	"time"
@@ -20,54 +19,103 @@ const (
 
 // lowRedundancy holds blocks needing reconstruction, one FIFO per level, with
 // a bookmark per level so that blocks that cannot be scheduled do not starve
-// the ones behind them.
+// the ones behind them. The FIFOs are doubly linked lists threaded through
+// one slice of entries by index (0 is no entry), so a queued block costs an
+// entry of 24 bytes and an index in where, with nothing for the collector
+// to trace: after a start or a failover every block can pass through here,
+// and with many DataNodes down millions stay.
 type lowRedundancy struct {
-	levels   [numLevels]*list.List // of int64 block ids
-	where    map[int64]lrEntry
-	bookmark [numLevels]*list.Element // next element to visit; nil = front
+	nodes    []lrNode
+	free     []int32 // indices of removed entries, to reuse
+	head     [numLevels]int32
+	tail     [numLevels]int32
+	n        [numLevels]int
+	where    map[int64]int32  // block id → index in nodes
+	bookmark [numLevels]int32 // next entry to visit; 0 = the front
 }
 
-type lrEntry struct {
-	level int
-	el    *list.Element
+type lrNode struct {
+	id         int64
+	prev, next int32
+	level      int8
 }
 
 func (q *lowRedundancy) init() {
-	for i := range q.levels {
-		q.levels[i] = list.New()
-	}
-	q.where = make(map[int64]lrEntry)
+	*q = lowRedundancy{nodes: make([]lrNode, 1), where: make(map[int64]int32)}
 }
 
 func (q *lowRedundancy) size() int { return len(q.where) }
 
+// count is the number of blocks queued at level lv.
+func (q *lowRedundancy) count(lv int) int { return q.n[lv] }
+
+// each calls fn with the ids queued at level lv, in queue order.
+func (q *lowRedundancy) each(lv int, fn func(id int64)) {
+	for i := q.head[lv]; i != 0; i = q.nodes[i].next {
+		fn(q.nodes[i].id)
+	}
+}
+
 func (q *lowRedundancy) level(id int64) int {
-	if e, ok := q.where[id]; ok {
-		return e.level
+	if i, ok := q.where[id]; ok {
+		return int(q.nodes[i].level)
 	}
 	return levelNone
 }
 
 func (q *lowRedundancy) remove(id int64) {
-	e, ok := q.where[id]
+	i, ok := q.where[id]
 	if !ok {
 		return
 	}
-	if q.bookmark[e.level] == e.el {
-		q.bookmark[e.level] = e.el.Next()
+	e := &q.nodes[i]
+	lv := e.level
+	if q.bookmark[lv] == i {
+		q.bookmark[lv] = e.next
 	}
-	q.levels[e.level].Remove(e.el)
+	if e.prev != 0 {
+		q.nodes[e.prev].next = e.next
+	} else {
+		q.head[lv] = e.next
+	}
+	if e.next != 0 {
+		q.nodes[e.next].prev = e.prev
+	} else {
+		q.tail[lv] = e.prev
+	}
+	q.n[lv]--
+	*e = lrNode{}
+	q.free = append(q.free, i)
 	delete(q.where, id)
 }
 
 func (q *lowRedundancy) put(id int64, level int) {
-	if e, ok := q.where[id]; ok {
-		if e.level == level {
+	if i, ok := q.where[id]; ok {
+		if int(q.nodes[i].level) == level {
 			return
 		}
 		q.remove(id)
 	}
-	q.where[id] = lrEntry{level: level, el: q.levels[level].PushBack(id)}
+	var i int32
+	if k := len(q.free); k > 0 {
+		i = q.free[k-1]
+		q.free = q.free[:k-1]
+	} else {
+		if len(q.nodes) == math.MaxInt32 {
+			panic("blockmgmt: more than 2^31 blocks queued for reconstruction")
+		}
+		i = int32(len(q.nodes))
+		q.nodes = append(q.nodes, lrNode{})
+	}
+	q.nodes[i] = lrNode{id: id, prev: q.tail[level], level: int8(level)}
+	if t := q.tail[level]; t != 0 {
+		q.nodes[t].next = i
+	} else {
+		q.head[level] = i
+	}
+	q.tail[level] = i
+	q.n[level]++
+	q.where[id] = i
 }
 
 // choose returns up to n block ids, highest priority first, continuing each
@@ -76,14 +124,14 @@ func (q *lowRedundancy) put(id int64, level int) {
 func (q *lowRedundancy) choose(n int) []int64 {
 	var out []int64
 	for lv := 0; lv < levelCorrupt && len(out) < n; lv++ {
-		el := q.bookmark[lv]
-		if el == nil {
-			el = q.levels[lv].Front()
+		i := q.bookmark[lv]
+		if i == 0 {
+			i = q.head[lv]
 		}
-		for ; el != nil && len(out) < n; el = el.Next() {
-			out = append(out, el.Value.(int64))
+		for ; i != 0 && len(out) < n; i = q.nodes[i].next {
+			out = append(out, q.nodes[i].id)
 		}
-		q.bookmark[lv] = el // nil at the end: the next pass restarts the level
+		q.bookmark[lv] = i // 0 at the end: the next pass restarts the level
 	}
 	return out
 }
