@@ -281,8 +281,8 @@ func (m *Manager) checkInvariants() error {
 	if err != nil {
 		return err
 	}
-	if n != len(m.needed.where) || len(m.needed.nodes)-1-len(m.needed.free) != n {
-		return fmt.Errorf("queue lists hold %d, index %d, entries in use %d", n, len(m.needed.where), len(m.needed.nodes)-1-len(m.needed.free))
+	if n != len(m.needed.where) || m.needed.inUse() != n {
+		return fmt.Errorf("queue lists hold %d, index %d, entries in use %d", n, len(m.needed.where), m.needed.inUse())
 	}
 	n = 0
 	for id, q := range m.queued {

@@ -20,17 +20,19 @@ const (
 // lowRedundancy holds blocks needing reconstruction, one FIFO per level, with
 // a bookmark per level so that blocks that cannot be scheduled do not starve
 // the ones behind them. The FIFOs are doubly linked lists threaded through
-// one slice of entries by index (0 is no entry), so a queued block costs an
-// entry of 24 bytes and an index in where, with nothing for the collector
-// to trace: after a start or a failover every block can pass through here,
-// and with many DataNodes down millions stay.
+// entries named by index (0 is no entry), kept in fixed chunks so that
+// growing never copies them: a queued block costs an entry of 24 bytes and
+// an index in where, with nothing for the collector to trace. After a start
+// or a failover every block can pass through here, and with many DataNodes
+// down millions stay.
 type lowRedundancy struct {
-	nodes    []lrNode
+	chunks   []*[lrChunk]lrNode
+	used     int32   // indices handed out, 0 (no entry) included
 	free     []int32 // indices of removed entries, to reuse
 	head     [numLevels]int32
 	tail     [numLevels]int32
 	n        [numLevels]int
-	where    map[int64]int32  // block id → index in nodes
+	where    map[int64]int32  // block id → entry index
 	bookmark [numLevels]int32 // next entry to visit; 0 = the front
 }
 
@@ -40,9 +42,38 @@ type lrNode struct {
 	level      int8
 }
 
+const (
+	lrShift = 12
+	lrChunk = 1 << lrShift // entries per chunk (96 KiB)
+)
+
 func (q *lowRedundancy) init() {
-	*q = lowRedundancy{nodes: make([]lrNode, 1), where: make(map[int64]int32)}
+	*q = lowRedundancy{used: 1, where: make(map[int64]int32)}
 }
+
+// at is entry i (non-zero).
+func (q *lowRedundancy) at(i int32) *lrNode { return &q.chunks[i>>lrShift][i&(lrChunk-1)] }
+
+// alloc takes a free index, adding a chunk when none is left.
+func (q *lowRedundancy) alloc() int32 {
+	if k := len(q.free); k > 0 {
+		i := q.free[k-1]
+		q.free = q.free[:k-1]
+		return i
+	}
+	if q.used == math.MaxInt32 {
+		panic("blockmgmt: more than 2^31 blocks queued for reconstruction")
+	}
+	i := q.used
+	if int(i>>lrShift) == len(q.chunks) {
+		q.chunks = append(q.chunks, new([lrChunk]lrNode))
+	}
+	q.used++
+	return i
+}
+
+// inUse is the number of entries holding a block.
+func (q *lowRedundancy) inUse() int { return int(q.used) - 1 - len(q.free) }
 
 func (q *lowRedundancy) size() int { return len(q.where) }
 
@@ -51,14 +82,14 @@ func (q *lowRedundancy) count(lv int) int { return q.n[lv] }
 
 // each calls fn with the ids queued at level lv, in queue order.
 func (q *lowRedundancy) each(lv int, fn func(id int64)) {
-	for i := q.head[lv]; i != 0; i = q.nodes[i].next {
-		fn(q.nodes[i].id)
+	for i := q.head[lv]; i != 0; i = q.at(i).next {
+		fn(q.at(i).id)
 	}
 }
 
 func (q *lowRedundancy) level(id int64) int {
 	if i, ok := q.where[id]; ok {
-		return int(q.nodes[i].level)
+		return int(q.at(i).level)
 	}
 	return levelNone
 }
@@ -68,18 +99,18 @@ func (q *lowRedundancy) remove(id int64) {
 	if !ok {
 		return
 	}
-	e := &q.nodes[i]
+	e := q.at(i)
 	lv := e.level
 	if q.bookmark[lv] == i {
 		q.bookmark[lv] = e.next
 	}
 	if e.prev != 0 {
-		q.nodes[e.prev].next = e.next
+		q.at(e.prev).next = e.next
 	} else {
 		q.head[lv] = e.next
 	}
 	if e.next != 0 {
-		q.nodes[e.next].prev = e.prev
+		q.at(e.next).prev = e.prev
 	} else {
 		q.tail[lv] = e.prev
 	}
@@ -91,25 +122,15 @@ func (q *lowRedundancy) remove(id int64) {
 
 func (q *lowRedundancy) put(id int64, level int) {
 	if i, ok := q.where[id]; ok {
-		if int(q.nodes[i].level) == level {
+		if int(q.at(i).level) == level {
 			return
 		}
 		q.remove(id)
 	}
-	var i int32
-	if k := len(q.free); k > 0 {
-		i = q.free[k-1]
-		q.free = q.free[:k-1]
-	} else {
-		if len(q.nodes) == math.MaxInt32 {
-			panic("blockmgmt: more than 2^31 blocks queued for reconstruction")
-		}
-		i = int32(len(q.nodes))
-		q.nodes = append(q.nodes, lrNode{})
-	}
-	q.nodes[i] = lrNode{id: id, prev: q.tail[level], level: int8(level)}
+	i := q.alloc()
+	*q.at(i) = lrNode{id: id, prev: q.tail[level], level: int8(level)}
 	if t := q.tail[level]; t != 0 {
-		q.nodes[t].next = i
+		q.at(t).next = i
 	} else {
 		q.head[level] = i
 	}
@@ -128,8 +149,8 @@ func (q *lowRedundancy) choose(n int) []int64 {
 		if i == 0 {
 			i = q.head[lv]
 		}
-		for ; i != 0 && len(out) < n; i = q.nodes[i].next {
-			out = append(out, q.nodes[i].id)
+		for ; i != 0 && len(out) < n; i = q.at(i).next {
+			out = append(out, q.at(i).id)
 		}
 		q.bookmark[lv] = i // 0 at the end: the next pass restarts the level
 	}
