@@ -388,11 +388,7 @@ func (m *Manager) Stats(now time.Time) Stats {
 	s.MissingBlocks = int64(m.needed.count(levelCorrupt))
 	s.UnderReplicated = int64(m.needed.size()) - s.MissingBlocks
 	s.HighestPriorityLowRedundancy = int64(m.needed.count(levelHighest))
-	m.needed.each(levelCorrupt, func(id int64) {
-		if b := m.blocks.get(id); b != nil && b.repl() == 1 {
-			s.MissingReplOneBlocks++
-		}
-	})
+	s.MissingReplOneBlocks = int64(m.needed.countOnes(levelCorrupt))
 	for _, n := range m.futureBytes {
 		s.BlocksInFuture += n
 	}

@@ -258,9 +258,21 @@ func (m *Manager) checkInvariants() error {
 			return fmt.Errorf("corrupt record of blk_%d without a corrupt replica", k.id)
 		}
 	}
-	for id := range m.needed.where {
-		if b := m.blocks.get(id); b == nil || b.deleted() {
+	var ones [numLevels]int
+	for id, i := range m.needed.where {
+		b := m.blocks.get(id)
+		if b == nil || b.deleted() {
 			return fmt.Errorf("queued blk_%d is not in the map or is marked deleted", id)
+		}
+		if e := m.needed.at(i); e.one != (b.repl() == 1) {
+			return fmt.Errorf("queued blk_%d of replication %d marked one=%v", id, b.repl(), e.one)
+		} else if e.one {
+			ones[e.level]++
+		}
+	}
+	for lv := range numLevels {
+		if ones[lv] != m.needed.countOnes(lv) {
+			return fmt.Errorf("level %d counts %d blocks of replication 1, holds %d", lv, m.needed.countOnes(lv), ones[lv])
 		}
 	}
 	n := 0

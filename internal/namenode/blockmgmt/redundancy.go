@@ -32,6 +32,7 @@ type lowRedundancy struct {
 	head     [numLevels]int32
 	tail     [numLevels]int32
 	n        [numLevels]int
+	ones     [numLevels]int   // of n, the blocks of replication 1
 	where    map[int64]int32  // block id → entry index
 	bookmark [numLevels]int32 // next entry to visit; 0 = the front
 }
@@ -40,6 +41,7 @@ type lrNode struct {
 	id         int64
 	prev, next int32
 	level      int8
+	one        bool // the block's replication is 1
 }
 
 const (
@@ -80,6 +82,9 @@ func (q *lowRedundancy) size() int { return len(q.where) }
 // count is the number of blocks queued at level lv.
 func (q *lowRedundancy) count(lv int) int { return q.n[lv] }
 
+// countOnes is the number of blocks of replication 1 queued at level lv.
+func (q *lowRedundancy) countOnes(lv int) int { return q.ones[lv] }
+
 // each calls fn with the ids queued at level lv, in queue order.
 func (q *lowRedundancy) each(lv int, fn func(id int64)) {
 	for i := q.head[lv]; i != 0; i = q.at(i).next {
@@ -115,20 +120,36 @@ func (q *lowRedundancy) remove(id int64) {
 		q.tail[lv] = e.prev
 	}
 	q.n[lv]--
+	if e.one {
+		q.ones[lv]--
+	}
 	*e = lrNode{}
 	q.free = append(q.free, i)
 	delete(q.where, id)
 }
 
-func (q *lowRedundancy) put(id int64, level int) {
+// put queues block id at level (at the back unless it is there already);
+// one says whether its replication is 1.
+func (q *lowRedundancy) put(id int64, level int, one bool) {
 	if i, ok := q.where[id]; ok {
-		if int(q.at(i).level) == level {
+		if e := q.at(i); int(e.level) == level {
+			if e.one != one {
+				e.one = one
+				if one {
+					q.ones[level]++
+				} else {
+					q.ones[level]--
+				}
+			}
 			return
 		}
 		q.remove(id)
 	}
 	i := q.alloc()
-	*q.at(i) = lrNode{id: id, prev: q.tail[level], level: int8(level)}
+	*q.at(i) = lrNode{id: id, prev: q.tail[level], level: int8(level), one: one}
+	if one {
+		q.ones[level]++
+	}
 	if t := q.tail[level]; t != 0 {
 		q.at(t).next = i
 	} else {
@@ -211,11 +232,11 @@ func (m *Manager) updateNeeded(b *blockInfo, c replicaCount) {
 	}
 	switch {
 	case c.live == 0 && c.outOfService == 0 && (c.corrupt > 0 || pend == 0):
-		m.needed.put(b.ID, levelCorrupt)
+		m.needed.put(b.ID, levelCorrupt, b.repl() == 1)
 	case c.live+pend < exp:
-		m.needed.put(b.ID, priority(c.live, c.outOfService, exp))
+		m.needed.put(b.ID, priority(c.live, c.outOfService, exp), b.repl() == 1)
 	case c.live >= exp && pend == 0 && m.oneRack(b):
-		m.needed.put(b.ID, levelBadlyDistributed)
+		m.needed.put(b.ID, levelBadlyDistributed, b.repl() == 1)
 	default:
 		m.needed.remove(b.ID)
 	}

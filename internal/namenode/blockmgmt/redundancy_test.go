@@ -21,6 +21,7 @@ func TestLowRedundancyModel(t *testing.T) {
 		bm[i] = -1
 	}
 	where := map[int64]int{}
+	one := map[int64]bool{}
 	remove := func(id int64) {
 		lv, ok := where[id]
 		if !ok {
@@ -41,7 +42,9 @@ func TestLowRedundancyModel(t *testing.T) {
 		switch k := r.IntN(10); {
 		case k < 5:
 			lv := r.IntN(numLevels)
-			q.put(id, lv)
+			o := r.IntN(2) == 0
+			q.put(id, lv, o)
+			one[id] = o
 			if old, ok := where[id]; !ok || old != lv {
 				remove(id)
 				levels[lv] = append(levels[lv], id)
@@ -80,6 +83,15 @@ func TestLowRedundancyModel(t *testing.T) {
 			if !slices.Equal(got, levels[lv]) || q.count(lv) != len(levels[lv]) {
 				t.Fatalf("step %d: level %d holds %v (count %d), want %v", step, lv, got, q.count(lv), levels[lv])
 			}
+			ones := 0
+			for _, id := range levels[lv] {
+				if one[id] {
+					ones++
+				}
+			}
+			if q.countOnes(lv) != ones {
+				t.Fatalf("step %d: level %d counts %d of replication 1, want %d", step, lv, q.countOnes(lv), ones)
+			}
 		}
 	}
 }
@@ -96,7 +108,7 @@ func BenchmarkLowRedundancyPut(b *testing.B) {
 		var q lowRedundancy
 		q.init()
 		for i := range blocks {
-			q.put(int64(i), levelCorrupt)
+			q.put(int64(i), levelCorrupt, false)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
