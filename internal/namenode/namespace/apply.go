@@ -131,7 +131,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 			return err
 		}
 		t.cow(w)
-		old, oldTypes := f.space(), t.fileTypes(w, f)
+		old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 		copying := t.copySource(f) != 0
 		delete(t.uc, f.id)
 		f.setUC(nil)
@@ -140,7 +140,7 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 			t.endCopy(f, eff)
 		}
 		f.mtime, f.atime = o.Mtime, o.Atime
-		addUsage(w.parent(), 0, f.space()-old)
+		addSubtree(w.parent(), subtreeUsage(f).minus(old))
 		t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 		eff.setFile(f)
 		return nil
@@ -153,10 +153,10 @@ func (t *Tree) ApplyEffects(o op.Op, eff *Effects) error {
 			return corruptf("append to %s: already open for write", o.Path)
 		}
 		t.cow(w)
-		old, oldTypes := f.space(), t.fileTypes(w, f)
+		old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent()})
 		t.uc[f.id] = f
-		addUsage(w.parent(), 0, f.space()-old)
+		addSubtree(w.parent(), subtreeUsage(f).minus(old))
 		t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 		return nil
 	case *op.Truncate:
@@ -320,7 +320,7 @@ func (t *Tree) applyAdd(o *op.Add, eff *Effects) error {
 	t.noteChild(par, f, true)
 	par.dir().insert(f)
 	par.touch(o.Mtime)
-	addUsage(par, 1, f.space())
+	addSubtree(par, subtreeUsage(f))
 	t.addTypes(par, typeSpaces{}, t.fileTypes(w, f))
 	t.uc[f.id] = f
 	t.numFiles++
@@ -500,9 +500,9 @@ func (t *Tree) applySetReplication(o *op.SetReplication) error {
 		return err
 	}
 	t.cow(w)
-	old, oldTypes := f.space(), t.fileTypes(w, f)
+	old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 	f.setRepl(o.Replication)
-	addUsage(w.parent(), 0, f.space()-old)
+	addSubtree(w.parent(), subtreeUsage(f).minus(old))
 	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	return nil
 }
@@ -563,8 +563,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 		}
 		srcs = append(srcs, f)
 	}
-	oldDS := trg.space()
-	var srcDS int64
+	old := subtreeUsage(trg)
 	nb := len(trg.blocks())
 	for _, f := range srcs {
 		nb += len(f.blocks())
@@ -585,7 +584,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	t.cowAt(w, len(w.nodes)-2)
 	for _, f := range srcs {
 		blocks = append(blocks, f.blocks()...)
-		srcDS += f.space()
+		old = old.plus(subtreeUsage(f))
 		if t.snap != nil {
 			// The plan refuses sources a snapshot sees: their blocks move
 			// to the target, so no version may hold them.
@@ -601,7 +600,7 @@ func (t *Tree) applyConcat(o *op.Concat) error {
 	trg.setBlocks(blocks)
 	trg.mtime = o.Mtime
 	par.touch(o.Mtime)
-	addUsage(par, -int64(len(srcs)), trg.space()-oldDS-srcDS)
+	addSubtree(par, subtreeUsage(trg).minus(old))
 	t.addTypes(par, typesBefore, t.fileTypes(w, trg))
 	return nil
 }
@@ -617,14 +616,14 @@ func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 		}
 	}
 	t.cow(w)
-	old, oldTypes := f.space(), t.fileTypes(w, f)
+	old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 	nb := make([]op.Block, len(f.blocks()), len(f.blocks())+1)
 	copy(nb, f.blocks())
 	if p := o.Penultimate; p != nil {
 		nb[len(nb)-1] = *p
 	}
 	f.setBlocks(append(nb, o.Last))
-	addUsage(w.parent(), 0, f.space()-old)
+	addSubtree(w.parent(), subtreeUsage(f).minus(old))
 	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	eff.setFile(f)
 	return nil
@@ -632,9 +631,9 @@ func (t *Tree) applyAddBlock(o *op.AddBlock, eff *Effects) error {
 
 // setBlocks replaces the block list of a file, reporting dropped blocks.
 func (t *Tree) setBlocks(w *walk, f *inode, blocks []op.Block, eff *Effects) {
-	old, oldTypes := f.space(), t.fileTypes(w, f)
+	old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 	t.replaceBlocks(f, blocks, eff)
-	addUsage(w.parent(), 0, f.space()-old)
+	addSubtree(w.parent(), subtreeUsage(f).minus(old))
 	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 }
 
@@ -707,14 +706,14 @@ func (t *Tree) applyTruncate(o *op.Truncate, eff *Effects) error {
 	}
 	keep = cloneBlocks(keep)
 	t.cow(w)
-	old, oldTypes := f.space(), t.fileTypes(w, f)
+	old, oldTypes := subtreeUsage(f), t.fileTypes(w, f)
 	t.replaceBlocks(f, keep, eff)
 	f.mtime = o.Mtime
 	if o.TruncateBlock != nil && off > o.NewLength {
 		f.setUC(&ucData{client: strings.Clone(o.ClientName), machine: strings.Clone(o.ClientMachine), parent: w.parent(), truncSrc: src, truncInPlace: src == 0})
 		t.uc[f.id] = f
 	}
-	addUsage(w.parent(), 0, f.space()-old)
+	addSubtree(w.parent(), subtreeUsage(f).minus(old))
 	t.addTypes(w.parent(), oldTypes, t.fileTypes(w, f))
 	return nil
 }

@@ -290,3 +290,23 @@ func BenchmarkDeleteTree1M(b *testing.B) {
 	b.ReportMetric(float64(longest.Microseconds())/1e3, "ms/longest-slice")
 	b.ReportMetric(float64(nslices)/float64(b.N), "slices/delete")
 }
+
+// BenchmarkContentSummaryRoot answers getContentSummary of "/" over
+// 1,000,000 files in 1,000 directories, for a superuser (no permission
+// walk) and for the owner of the files (every directory checked).
+func BenchmarkContentSummaryRoot(b *testing.B) {
+	tr := buildFiles(b, 1000, 1000)
+	for _, c := range []struct {
+		name   string
+		caller Caller
+	}{{"super", Caller{User: "root"}}, {"user", Caller{User: "gohdfs1"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				s, err := tr.ContentSummary(c.caller, "/")
+				if err != nil || s.FileCount != 1_000_000 || s.DirectoryCount != 1001 {
+					b.Fatalf("%+v %v", s, err)
+				}
+			}
+		})
+	}
+}

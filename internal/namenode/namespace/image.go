@@ -277,10 +277,7 @@ func fillUsage(n *inode) subUsage {
 	}
 	u := subUsage{ns: 1, dirs: 1}
 	for c := range d.children.all() {
-		cu := fillUsage(c)
-		u.ns += cu.ns
-		u.ds += cu.ds
-		u.dirs += cu.dirs
+		u = u.plus(fillUsage(c))
 	}
 	d.sub = u
 	return u

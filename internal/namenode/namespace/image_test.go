@@ -339,23 +339,29 @@ func checkDirUsage(t *testing.T, tr *Tree) {
 	walk = func(n *inode) subUsage {
 		d := n.dir()
 		if d == nil {
-			return subUsage{ns: 1, ds: n.space()}
+			return subUsage{ns: 1, ds: n.space(), length: n.length()}
 		}
 		u := subUsage{ns: 1, dirs: 1}
 		for c := range d.children.all() {
 			if c.isDir() && c.dir().parent != n {
 				t.Fatalf("%s/%s: parent pointer is not its directory", dirPath(n), c.name)
 			}
-			cu := walk(c)
-			u.ns, u.ds, u.dirs = u.ns+cu.ns, u.ds+cu.ds, u.dirs+cu.dirs
+			u = u.plus(walk(c))
 		}
 		if u != d.sub {
 			t.Fatalf("%s keeps usage %+v, its subtree takes %+v", dirPath(n), d.sub, u)
 		}
 		return u
 	}
-	if u := walk(tr.root); u.ns != tr.NumInodes() || u.dirs != tr.NumDirs() {
+	u := walk(tr.root)
+	if u.ns != tr.NumInodes() || u.dirs != tr.NumDirs() {
 		t.Fatalf("the tree holds %+v, the counters say %d inodes, %d directories", u, tr.NumInodes(), tr.NumDirs())
+	}
+	if !tr.snapActive() {
+		s, err := tr.ContentSummary(super, "/")
+		if err != nil || s.Length != u.length || s.FileCount != u.ns-u.dirs || s.DirectoryCount != u.dirs || s.SpaceConsumed != u.ds {
+			t.Fatalf("summary of /: %+v %v; the tree holds %+v", s, err, u)
+		}
 	}
 }
 

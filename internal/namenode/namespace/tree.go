@@ -124,15 +124,16 @@ type dirData struct {
 	children children // sorted by name, byte order (children.go)
 	quota    *quotaData
 	// sub is the live subtree's usage, the directory itself included:
-	// kept by the apply path for every directory (addUsage), so that
+	// kept by the apply path for every directory (addSubtree), so that
 	// quota checks, a rename and a recursive delete need no walk of it.
 	sub subUsage
 }
 
 // subUsage counts a subtree: inodes (ns), space (ds: bytes times
-// replication, as quotas count it) and, of the inodes, directories.
+// replication, as quotas count it), of the inodes, directories, and the
+// files' bytes (length, as getContentSummary reports it).
 type subUsage struct {
-	ns, ds, dirs int64
+	ns, ds, dirs, length int64
 }
 
 type quotaData struct {
@@ -350,26 +351,26 @@ func subtreeUsage(n *inode) subUsage {
 	if d := n.dir(); d != nil {
 		return d.sub
 	}
-	return subUsage{ns: 1, ds: n.space()}
+	return subUsage{ns: 1, ds: n.space(), length: n.length()}
 }
 
-func (u subUsage) neg() subUsage { return subUsage{ns: -u.ns, ds: -u.ds, dirs: -u.dirs} }
+func (u subUsage) neg() subUsage { return subUsage{}.minus(u) }
 
-// addUsage adds deltas to every directory from d up to the root.
-func addUsage(d *inode, ns, ds int64) {
-	if ns == 0 && ds == 0 {
-		return
-	}
-	addSubtree(d, subUsage{ns: ns, ds: ds})
+func (u subUsage) plus(v subUsage) subUsage {
+	return subUsage{ns: u.ns + v.ns, ds: u.ds + v.ds, dirs: u.dirs + v.dirs, length: u.length + v.length}
+}
+
+func (u subUsage) minus(v subUsage) subUsage {
+	return subUsage{ns: u.ns - v.ns, ds: u.ds - v.ds, dirs: u.dirs - v.dirs, length: u.length - v.length}
 }
 
 // addSubtree adds u to the usage of every directory from d up to the root.
 func addSubtree(d *inode, u subUsage) {
+	if u == (subUsage{}) {
+		return
+	}
 	for ; d != nil; d = d.dir().parent {
-		s := &d.dir().sub
-		s.ns += u.ns
-		s.ds += u.ds
-		s.dirs += u.dirs
+		d.dir().sub = d.dir().sub.plus(u)
 	}
 }
 
