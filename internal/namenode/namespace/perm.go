@@ -182,6 +182,9 @@ func (t *Tree) subCheck(c Caller, d *inode, path string, a Access, ignoreEmpty b
 	if !(ignoreEmpty && d.dir().children.len() == 0) && !t.hasAccess(c, d, a) {
 		return t.denied(c, d, path, a)
 	}
+	if d.dir().sub.dirs == 1 {
+		return nil // no directory below: nothing more to check
+	}
 	for ch := range d.dir().children.all() {
 		if ch.isDir() {
 			if err := t.subCheck(c, ch, joinPath(path, ch.name), a, ignoreEmpty); err != nil {

@@ -279,6 +279,15 @@ func TestDeleteSubtreePermission(t *testing.T) {
 	if !ok || err != nil {
 		t.Fatalf("%v %v", ok, err)
 	}
+	// A root-owned directory holding only a file, two levels down, blocks
+	// it too (a directory without subdirectories is checked, its files
+	// are not visited).
+	mkdir(t, tr, u1, "/_test/u1/dir/a", 0o755)
+	mkdir(t, tr, super, "/_test/u1/dir/a/rootdir2", 0o755)
+	ops, err = tr.PlanCreate(super, "/_test/u1/dir/a/rootdir2/f", 0o644, "c", "m", CreateFlags{Create: true}, false, 1, 1024, 1)
+	must(t, tr, ops, err)
+	_, _, err = tr.PlanDelete(u1, "/_test/u1/dir", true, 1)
+	checkErr(t, err, ErrPermission, `Permission denied: user=gohdfs1, access=ALL, inode="/_test/u1/dir/a/rootdir2":root:supergroup:drwxr-xr-x`)
 }
 
 func TestPlanRename2(t *testing.T) {
