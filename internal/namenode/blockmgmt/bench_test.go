@@ -71,9 +71,7 @@ func BenchmarkFirstBlockReport100k(b *testing.B) {
 func BenchmarkMemoryPerBlock(b *testing.B) {
 	const blocks = 1_000_000
 	for range b.N {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
+		before := heapAfterGC()
 		m, reps := benchManager(b, 30, blocks)
 		for n := range reps {
 			if _, err := m.ProcessFullBlockReport(fmt.Sprintf("dn%d", n), fmt.Sprintf("s%d", n), reps[n], t0); err != nil {
@@ -81,11 +79,17 @@ func BenchmarkMemoryPerBlock(b *testing.B) {
 			}
 		}
 		reps = nil
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/blocks, "bytes/block")
+		b.ReportMetric(float64(heapAfterGC()-before)/blocks, "bytes/block")
 		runtime.KeepAlive(m)
 	}
+}
+
+// heapAfterGC is the heap in use after a full collection.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 // BenchmarkFullBlockReport1MSliced: one storage's report of 1,000,000

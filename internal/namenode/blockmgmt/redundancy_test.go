@@ -2,7 +2,6 @@ package blockmgmt
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -102,17 +101,13 @@ func TestLowRedundancyModel(t *testing.T) {
 func BenchmarkLowRedundancyPut(b *testing.B) {
 	const blocks = 1_000_000
 	for range b.N {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
+		before := heapAfterGC()
 		var q lowRedundancy
 		q.init()
 		for i := range blocks {
 			q.put(int64(i), levelCorrupt, false)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/blocks, "bytes/block")
+		b.ReportMetric(float64(heapAfterGC()-before)/blocks, "bytes/block")
 		if q.size() != blocks {
 			b.Fatal(q.size())
 		}
