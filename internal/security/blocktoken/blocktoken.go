@@ -124,6 +124,7 @@ func Unmarshal(b []byte) (*Identifier, error) {
 	n := r.VLong()
 	if n < 0 || n > 4 {
 		r.Fail()
+		n = 0
 	}
 	for range n {
 		name := r.Text()
