@@ -151,4 +151,20 @@ func TestQueuesPopulatedInSlices(t *testing.T) {
 		t.Fatalf("%d missing blocks after the slices, want %d", s.MissingBlocks, blocks-1)
 	}
 	h.check()
+	// A standby drops its queues and stops populating; becoming active
+	// again starts over, in slices again.
+	h.m.SetStandby(true, h.now)
+	if h.m.Populating() {
+		t.Fatal("a standby goes on populating")
+	}
+	h.m.SetStandby(false, h.now)
+	if !h.m.Populating() {
+		t.Fatal("becoming active judged every block at once")
+	}
+	for h.m.PopulateFor(func() bool { return false }) {
+	}
+	if s := h.m.Stats(h.now); s.MissingBlocks != blocks-1 {
+		t.Fatalf("%d missing blocks after becoming active, want %d", s.MissingBlocks, blocks-1)
+	}
+	h.check()
 }
