@@ -52,8 +52,8 @@ func (t *Tree) diffSide(root *inode, id int32) *diffSide {
 	walkSide = func(n viewNode, rel string) {
 		s.at[n.obj] = n.at
 		s.path[n.obj] = rel
-		if !n.obj.isDir() {
-			return
+		if _, done := s.kids[n.obj]; done || !n.obj.isDir() {
+			return // a directory is expanded once (see sumAt)
 		}
 		kids := t.childrenAt(n.obj, id)
 		s.kids[n.obj] = kids

@@ -439,6 +439,9 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 		}
 		ss.orphans[n.id] = n
 	}
+	// The orphans form a forest: each is listed under one directory at
+	// most, and every one is reached from those listed under none.
+	listed := make(map[*inode]bool)
 	for range d.count(2) {
 		dir := ss.orphans[d.uv()]
 		if d.err == nil && (dir == nil || !dir.isDir() || dir.dir().children.len() > 0) {
@@ -453,15 +456,34 @@ func (t *Tree) decodeSnapshots(b []byte) error {
 				d.fail("unknown orphan child")
 				break
 			}
-			if dir.dir().children.get(c.name) != nil {
-				d.fail("duplicate orphan child %q", c.name)
+			if dir.dir().children.get(c.name) != nil || c == dir || listed[c] {
+				d.fail("orphan child %q listed twice or under itself", c.name)
 				break
 			}
+			listed[c] = true
 			dir.dir().insert(c)
 		}
 		if d.err != nil {
 			return d.err
 		}
+	}
+	reached := 0
+	var reach func(n *inode)
+	reach = func(n *inode) {
+		reached++
+		if n.isDir() {
+			for c := range n.dir().children.all() {
+				reach(c)
+			}
+		}
+	}
+	for _, n := range ss.orphans {
+		if !listed[n] {
+			reach(n)
+		}
+	}
+	if reached != len(ss.orphans) {
+		return fmt.Errorf("%w: orphan directories below one another in a cycle", errSnapImage)
 	}
 	for range d.count(3) {
 		n := byID(d.uv())

@@ -229,18 +229,22 @@ func (t *Tree) snapSummary(v *sview) Summary {
 		if t.snap != nil {
 			if sd := t.snap.dirs[v.dir]; sd != nil {
 				for _, x := range sd.snaps {
-					t.sumAt(viewNode{obj: v.dir, at: t.attrsAt(v.dir, x.id)}, x.id, &s)
+					t.sumAt(viewNode{obj: v.dir, at: t.attrsAt(v.dir, x.id)}, x.id, &s, map[*inode]bool{})
 				}
 			}
 		}
 	} else {
-		t.sumAt(v.node, v.s.id, &s)
+		t.sumAt(v.node, v.s.id, &s, map[*inode]bool{})
 	}
 	s.Quota, s.SpaceQuota = -1, -1
 	return s
 }
 
-func (t *Tree) sumAt(n viewNode, id int32, s *Summary) {
+// sumAt adds the view of n in snapshot id to s. seen holds the
+// directories expanded so far: a snapshot state read from a damaged image
+// could list a directory below itself, and is then walked once, not
+// forever.
+func (t *Tree) sumAt(n viewNode, id int32, s *Summary, seen map[*inode]bool) {
 	if !n.obj.isDir() {
 		s.FileCount++
 		l := n.at.length()
@@ -249,8 +253,12 @@ func (t *Tree) sumAt(n viewNode, id int32, s *Summary) {
 		return
 	}
 	s.DirectoryCount++
+	if seen[n.obj] {
+		return
+	}
+	seen[n.obj] = true
 	for _, c := range t.childrenAt(n.obj, id) {
-		t.sumAt(c, id, s)
+		t.sumAt(c, id, s, seen)
 	}
 }
 
@@ -275,8 +283,10 @@ func (t *Tree) SnapshotView(dir, name string, fn func(rel string, fi FileInfo, b
 	return true
 }
 
-// walkView calls fn for every node of snapshot s, parents first.
+// walkView calls fn for every node of snapshot s, parents first; a
+// directory is expanded once (see sumAt).
 func (t *Tree) walkView(s *snapshot, fn func(rel string, n viewNode, fi FileInfo, blocks []op.Block)) {
+	seen := map[*inode]bool{}
 	var walk func(n viewNode, rel string)
 	walk = func(n viewNode, rel string) {
 		fi := t.viewInfo(n, s)
@@ -285,7 +295,8 @@ func (t *Tree) walkView(s *snapshot, fn func(rel string, n viewNode, fi FileInfo
 			blocks = n.at.blocks()
 		}
 		fn(rel, n, fi, blocks)
-		if n.obj.isDir() {
+		if n.obj.isDir() && !seen[n.obj] {
+			seen[n.obj] = true
 			for _, c := range t.childrenAt(n.obj, s.id) {
 				walk(c, rel+"/"+c.at.name)
 			}
