@@ -444,13 +444,12 @@ func (t *Tree) renameLimits(sw, dw *walk) error {
 	if err := t.checkNewName(dpar, dw.parentPath(), dw.lastName(), dpar != sw.parent()); err != nil {
 		return err
 	}
-	ns, ds := counts(sw.last())
+	u := subtreeUsage(sw.last())
 	if old := dw.last(); old != nil {
-		a, b := counts(old)
-		ns, ds = ns-a, ds-b
+		u = u.minus(subtreeUsage(old))
 	}
 	common := func(d *inode) bool { return slices.Contains(sw.nodes, d) }
-	if err := t.verifyQuota(dpar, ns, ds, common); err != nil {
+	if err := t.verifyQuota(dpar, u.ns, u.ds, common); err != nil {
 		return err
 	}
 	return t.verifyTypeRename(sw, dw, common)

@@ -210,7 +210,8 @@ func (t *Tree) QuotaUsage(c Caller, path string) (QuotaUsage, error) {
 	}
 	n := w.last()
 	var u QuotaUsage
-	u.FileAndDirectoryCount, u.SpaceConsumed = counts(n)
+	sub := subtreeUsage(n)
+	u.FileAndDirectoryCount, u.SpaceConsumed = sub.ns, sub.ds
 	// What only snapshots keep counts too, as in HDFS.
 	if h := t.heldBelow(n); h.ns != 0 || h.ds != 0 {
 		u.FileAndDirectoryCount += h.ns

@@ -340,12 +340,6 @@ func spaceOf(blocks []op.Block, uc bool, pref int64, repl uint16) int64 {
 	return l * int64(repl)
 }
 
-// counts returns the number of inodes and the storage space of the subtree at n.
-func counts(n *inode) (ns, ds int64) {
-	u := subtreeUsage(n)
-	return u.ns, u.ds
-}
-
 // subtreeUsage returns the usage of the live subtree at n.
 func subtreeUsage(n *inode) subUsage {
 	if d := n.dir(); d != nil {
