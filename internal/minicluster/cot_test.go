@@ -334,21 +334,7 @@ func TestCopyOnTruncateBackupNode(t *testing.T) {
 	if _, err := fsys.CreateSnapshot(ctx, "/dir", "s"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StopDataNode(0); err != nil {
-		t.Fatal(err)
-	}
-	if done, err := fsys.Truncate(ctx, "/dir/file", 5000); err != nil || done {
-		t.Fatalf("truncate: done=%v err=%v", done, err)
-	}
-	if !strings.Contains(nsDump(t, c.NameNode()), "copying=") {
-		t.Fatal("the active shows no copy under way")
-	}
-	waitSame(t, c.NameNode(), bn, "while the copy waits")
-	if err := c.StartDataNode(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	recoverLeaseWithin(t, ctx, fsys, "/dir/file")
-	waitSame(t, c.NameNode(), bn, "after the copy")
+	truncateWithDataNodeDown(t, ctx, c, fsys, bn, "/dir/file", 5000, "copying=")
 	if got, err := fsys.ReadFile(ctx, "/dir/.snapshot/s/file"); err != nil || !bytes.Equal(got, orig) {
 		t.Fatalf("snapshot: %d bytes, %v", len(got), err)
 	}

@@ -120,24 +120,34 @@ func TestTruncateInPlaceBackupNode(t *testing.T) {
 	if err := fsys.WriteFile(ctx, "/file", orig, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StopDataNode(0); err != nil {
-		t.Fatal(err)
-	}
-	if done, err := fsys.Truncate(ctx, "/file", 5000); err != nil || done {
-		t.Fatalf("truncate: done=%v err=%v", done, err)
-	}
-	if !strings.Contains(nsDump(t, c.NameNode()), " truncating") {
-		t.Fatal("the active does not mark the file as truncating in place")
-	}
-	waitSame(t, c.NameNode(), bn, "while the truncate waits")
-	if err := c.StartDataNode(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	recoverLeaseWithin(t, ctx, fsys, "/file")
-	waitSame(t, c.NameNode(), bn, "after the recovery")
+	truncateWithDataNodeDown(t, ctx, c, fsys, bn, "/file", 5000, " truncating")
 	if got, err := fsys.ReadFile(ctx, "/file"); err != nil || !bytes.Equal(got, orig[:5000]) {
 		t.Fatalf("file: %d bytes (want 5000), %v", len(got), err)
 	}
+}
+
+// truncateWithDataNodeDown truncates path to n while the cluster's one
+// DataNode is stopped, so that the recovery must wait: the active's dump
+// must show mark (the copy or the in-place cut under way) and other the
+// same state; then the DataNode comes back, the lease is recovered and
+// other must again hold what the active holds.
+func truncateWithDataNodeDown(t *testing.T, ctx context.Context, c *Cluster, fsys *client.FileSystem, other *namenode.NameNode, path string, n int64, mark string) {
+	t.Helper()
+	if err := c.StopDataNode(0); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := fsys.Truncate(ctx, path, n); err != nil || done {
+		t.Fatalf("truncate: done=%v err=%v", done, err)
+	}
+	if !strings.Contains(nsDump(t, c.NameNode()), mark) {
+		t.Fatalf("the active's namespace shows no %q for %s", mark, path)
+	}
+	waitSame(t, c.NameNode(), other, "while the recovery waits")
+	if err := c.StartDataNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	recoverLeaseWithin(t, ctx, fsys, path)
+	waitSame(t, c.NameNode(), other, "after the recovery")
 }
 
 // recoverLeaseWithin calls recoverLease on path until it reports the file
