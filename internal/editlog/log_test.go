@@ -314,7 +314,11 @@ func TestCrashDropsUnsynced(t *testing.T) {
 	}
 }
 
-func TestCorruptionInMiddle(t *testing.T) {
+// abandonedFiveMkdirs writes five synced OP_MKDIRs into a log of one
+// memory dir and abandons it as a crash would (the segment left in
+// progress); it returns the file system, the dir and the segment's path.
+func abandonedFiveMkdirs(t *testing.T) (*vfs.MemFS, []string, string) {
+	t.Helper()
 	m := vfs.NewMem()
 	dirs := memDirs(t, m, 1)
 	l := openLog(t, m, dirs, 1, 1)
@@ -324,7 +328,11 @@ func TestCorruptionInMiddle(t *testing.T) {
 	for _, j := range l.mu.optional {
 		j.Close()
 	}
-	name := filepath.Join(dirs[0], InProgressName(1))
+	return m, dirs, filepath.Join(dirs[0], InProgressName(1))
+}
+
+func TestCorruptionInMiddle(t *testing.T) {
+	m, dirs, name := abandonedFiveMkdirs(t)
 	start := int64(len(mustEncode(nil, 1, &op.StartLogSegment{})))
 	second := int64(len(mustEncode(nil, 2, mkdir(0))))
 	off := SegmentHeaderSize + start + second // record of txid 3

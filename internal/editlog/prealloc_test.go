@@ -77,16 +77,7 @@ func TestPreallocatedSegment(t *testing.T) {
 // falls; a record whose length swallows an intact record is still corruption.
 func TestTornWriteInsideFill(t *testing.T) {
 	for _, keep := range []int64{1, 5, RecordHeaderSize - 1, RecordHeaderSize, RecordHeaderSize + 3, -4, -1} {
-		m := vfs.NewMem()
-		dirs := memDirs(t, m, 1)
-		l := openLog(t, m, dirs, 1, 1)
-		for i := range 5 {
-			l.Sync(context.Background(), mustAppend(t, l, mkdir(i)))
-		}
-		for _, j := range l.mu.optional {
-			j.Close()
-		}
-		name := filepath.Join(dirs[0], InProgressName(1))
+		m, dirs, name := abandonedFiveMkdirs(t)
 		end := recordsEnd(t, m, name)
 		lastLen := int64(len(mustEncode(nil, 6, mkdir(4))))
 		start := end - lastLen
@@ -118,16 +109,7 @@ func TestTornWriteInsideFill(t *testing.T) {
 	}
 
 	// A length grown over the next, intact record, with zero fill after it.
-	m := vfs.NewMem()
-	dirs := memDirs(t, m, 1)
-	l := openLog(t, m, dirs, 1, 1)
-	for i := range 5 {
-		l.Sync(context.Background(), mustAppend(t, l, mkdir(i)))
-	}
-	for _, j := range l.mu.optional {
-		j.Close()
-	}
-	name := filepath.Join(dirs[0], InProgressName(1))
+	m, dirs, name := abandonedFiveMkdirs(t)
 	end := recordsEnd(t, m, name)
 	n := int64(len(mustEncode(nil, 6, mkdir(4))))
 	off := end - 2*n // record of txid 5
