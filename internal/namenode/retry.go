@@ -2,6 +2,8 @@ package namenode
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -10,6 +12,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/blockmgmt"
 	"github.com/hdfsgo/hdfsgo/internal/namenode/namespace"
+	"github.com/hdfsgo/hdfsgo/internal/namenode/retrycache"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
 	"github.com/hdfsgo/hdfsgo/internal/remoteerr"
 )
@@ -37,9 +40,13 @@ func atMostOnce[R proto.Message](c *clientRPC, ctx context.Context, f func(ctx c
 	if cache == nil || !ok || len(ci.ClientID) == 0 || ci.CallID < 0 {
 		return f(ctx)
 	}
+	if len(ci.ClientID) > retrycache.IDLen {
+		var zero R
+		return zero, remoteerr.New(remoteerr.ClassIllegalArgument, "Invalid clientId - length is %d expected length %d", len(ci.ClientID), retrycache.IDLen)
+	}
 	e, retry := cache.Begin(ci.ClientID, ci.CallID)
 	if retry {
-		resp, err := e.Result()
+		out, err := e.Result()
 		// The first call may still wait for its ops' fsync (asynchronous
 		// logging): the retry is not answered before they are durable.
 		if serr := c.ns.syncAppended(ctx); serr != nil {
@@ -50,15 +57,66 @@ func atMostOnce[R proto.Message](c *clientRPC, ctx context.Context, f func(ctx c
 			var zero R
 			return zero, err
 		}
-		if lc, ok := resp.(loggedCall); ok {
-			return answerFromLog[R](c, ctx, lc)
-		}
-		return resp.(R), nil
+		return answerFrom[R](c, ctx, out)
 	}
 	id := op.RPCID{ClientID: slices.Clone(ci.ClientID), CallID: ci.CallID}
 	resp, err := f(context.WithValue(ctx, rpcKey{}, id))
-	cache.End(e, resp, err)
+	var out []byte
+	if err == nil {
+		out = encodeAnswer(resp)
+	}
+	cache.End(e, out, err)
 	return resp, err
+}
+
+// What the retry cache keeps of a call that succeeded: its answer encoded,
+// behind a tag byte.
+const (
+	// outcomeAnswer: the 4-byte FNV-1a hash of the answer's message name,
+	// then the message.
+	outcomeAnswer = 1
+	// outcomeLogged: a loggedCall (encodeLogged).
+	outcomeLogged = 2
+)
+
+var partial = proto.MarshalOptions{AllowPartial: true}
+
+func encodeAnswer(m proto.Message) []byte {
+	out := binary.BigEndian.AppendUint32([]byte{outcomeAnswer}, messageHash(m))
+	out, err := partial.MarshalAppend(out, m)
+	if err != nil {
+		// Only a message the RPC layer could not send either; the retry
+		// gets the empty answer the first call's error left.
+		return out[:5]
+	}
+	return out
+}
+
+func messageHash(m proto.Message) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(m.ProtoReflect().Descriptor().FullName()))
+	return h.Sum32()
+}
+
+// answerFrom decodes the answer the retry cache kept for a call. A retry
+// of a call id used by a call of another kind gets an error.
+func answerFrom[R proto.Message](c *clientRPC, ctx context.Context, out []byte) (R, error) {
+	var zero R
+	if len(out) > 0 && out[0] == outcomeLogged {
+		lc, err := decodeLogged(out)
+		if err != nil {
+			return zero, err
+		}
+		return answerFromLog[R](c, ctx, lc)
+	}
+	r := zero.ProtoReflect().Type().New().Interface().(R)
+	if len(out) < 5 || out[0] != outcomeAnswer || binary.BigEndian.Uint32(out[1:]) != messageHash(r) {
+		return zero, remoteerr.New(remoteerr.ClassIOException, "this call id was already used by a call of another kind")
+	}
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(out[5:], r); err != nil {
+		return zero, remoteerr.New(remoteerr.ClassIOException, "retry cache: %v", err)
+	}
+	return r, nil
 }
 
 // stampCall records the ids of the call in ctx, if it is an at-most-once
@@ -87,6 +145,56 @@ type loggedCall struct {
 	truncated bool
 }
 
+// encodeLogged is lc as the retry cache keeps it: the tag, the op code,
+// whether truncated, the path and, if any, the create's answer.
+func encodeLogged(lc loggedCall) []byte {
+	out := []byte{outcomeLogged}
+	out = binary.AppendUvarint(out, uint64(lc.code))
+	out = append(out, boolByte(lc.truncated))
+	out = binary.AppendUvarint(out, uint64(len(lc.path)))
+	out = append(out, lc.path...)
+	if lc.created == nil {
+		return append(out, 0)
+	}
+	out = append(out, 1)
+	out, err := partial.MarshalAppend(out, lc.created)
+	if err != nil {
+		out[len(out)-1] = 0 // the file's answer could not be kept: none
+	}
+	return out
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// decodeLogged reverses encodeLogged.
+func decodeLogged(out []byte) (loggedCall, error) {
+	bad := remoteerr.New(remoteerr.ClassIOException, "retry cache: a damaged record of a logged call")
+	var lc loggedCall
+	p := out[1:]
+	code, k := binary.Uvarint(p)
+	if k <= 0 || len(p) < k+1 {
+		return lc, bad
+	}
+	lc.code, lc.truncated, p = op.Code(code), p[k] == 1, p[k+1:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || uint64(len(p)-k) < n+1 {
+		return lc, bad
+	}
+	lc.path, p = string(p[k:k+int(n)]), p[k+int(n):]
+	if p[0] == 1 {
+		lc.created = &hdfs.CreateResponseProto{}
+		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(p[1:], lc.created); err != nil {
+			return lc, bad
+		}
+	}
+	return lc, nil
+}
+
 // rememberCallLocked enters the call an op read from the edits carries into
 // the retry cache, as a completed call.
 func (n *namesystem) rememberCallLocked(o op.Op) {
@@ -108,7 +216,7 @@ func (n *namesystem) rememberCallLocked(o op.Op) {
 		lc.path = namespace.SnapshotPath(o.Root, o.Name)
 	}
 	id := w.RPCIDPtr()
-	n.retry.Put(id.ClientID, id.CallID, lc)
+	n.retry.Put(id.ClientID, id.CallID, encodeLogged(lc))
 }
 
 // answerFromLog builds the answer of a call that was carried out by a

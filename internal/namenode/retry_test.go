@@ -1,6 +1,7 @@
 package namenode_test
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -56,5 +57,42 @@ func TestRetryCacheFromEdits(t *testing.T) {
 	}
 	if !deletedAgain {
 		t.Error("the retried delete answered false: it ran again instead of being answered from the retry cache")
+	}
+}
+
+// TestRetryCacheLiveAnswers: a call retried with its client and call ids
+// gets the first answer as it was encoded (a second create would fail: the
+// client holds the file), a call id reused by a call of another kind gets
+// an error instead of the other call's answer, and a client id longer than
+// Hadoop's 16 bytes is refused with Hadoop's message.
+func TestRetryCacheLiveAnswers(t *testing.T) {
+	cfg := nntest.Config(t, 1)
+	nntest.Format(t, cfg)
+	nn := nntest.Start(t, cfg)
+	client := func(id string) *ipc.Client {
+		c := ipc.NewClient(ipc.ClientConfig{Addresses: []string{nn.Addr}, User: cfg.SuperUser, Protocol: namenode.ClientProtocolName, ClientID: []byte(id), MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// A fresh client per call: each starts its call ids at 0.
+	first := &hdfs.CreateResponseProto{}
+	if err := call(t, client("live-client-id-1"), "create", createReq("/f", "DFSClient_live"), first); err != nil {
+		t.Fatal(err)
+	}
+	again := &hdfs.CreateResponseProto{}
+	if err := call(t, client("live-client-id-1"), "create", createReq("/f", "DFSClient_live"), again); err != nil {
+		t.Fatalf("retried create: %v", err)
+	}
+	if !proto.Equal(first, again) {
+		t.Fatalf("retried create answered %v, the first %v", again, first)
+	}
+	var del hdfs.DeleteResponseProto
+	err := call(t, client("live-client-id-1"), "delete", &hdfs.DeleteRequestProto{Src: proto.String("/f"), Recursive: proto.Bool(false)}, &del)
+	if err == nil || !strings.Contains(err.Error(), "call of another kind") {
+		t.Fatalf("delete reusing the create's call id: %v, %v", del.Result, err)
+	}
+	err = call(t, client("a-client-id-of-20-b"), "create", createReq("/g", "DFSClient_long"), &hdfs.CreateResponseProto{})
+	if err == nil || !strings.Contains(err.Error(), "Invalid clientId - length is 19 expected length 16") {
+		t.Fatalf("create with a 19-byte client id: %v", err)
 	}
 }
