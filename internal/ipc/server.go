@@ -405,6 +405,9 @@ func (s *Server) service(protocol string) *Service {
 	return s.mu.services[protocol]
 }
 
+// InFlight returns how many calls have been read and not yet answered.
+func (s *Server) InFlight() int64 { return s.stats.inFlight.Load() }
+
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
 	return Stats{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -331,6 +332,7 @@ func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, 
 	bm := func() *blockmgmt.Manager { return d.ns.mu.bm }
 	var fr *blockmgmt.FullReport
 	var err error
+	start := time.Now()
 	d.ns.writeLocked(func() { fr, err = bm().StartFullReport(uuid, storageID, d.ns.clock.Now()) })
 	if err != nil {
 		return reportError(uuid, err)
@@ -354,6 +356,7 @@ func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, 
 		}
 		for rest := buf; len(rest) > 0; {
 			var k int
+			start = d.ns.paceSlice(start)
 			d.ns.writeLocked(func() { k, err = bm().ReportFor(fr, rest, d.ns.clock.Now(), d.ns.sliceOver()) })
 			if err != nil {
 				return reportError(uuid, err)
@@ -362,6 +365,7 @@ func (d *datanodeRPC) processReport(uuid, storageID string, it *blocklist.Iter, 
 		}
 	}
 	for !done {
+		start = d.ns.paceSlice(start)
 		d.ns.writeLocked(func() { done, err = bm().SweepFor(fr, d.ns.sliceOver(), d.ns.clock.Now()) })
 		if err != nil {
 			return reportError(uuid, err)

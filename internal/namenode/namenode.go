@@ -164,6 +164,7 @@ func Start(ctx context.Context, cfg Config, deps Deps) (*NameNode, error) {
 		Kerberos:            cfg.Kerberos.ServerAcceptor(),
 		Authorize:           nn.access.authorize,
 	})
+	nn.ns.rpc.Store(nn.rpc)
 	nn.addr = l.Addr()
 	registerClientProtocol(nn)
 	registerDatanodeProtocol(nn)
