@@ -276,6 +276,8 @@ func (d *datanodeRPC) command(c blockmgmt.Command) *datanode.DatanodeCommandProt
 }
 
 func (d *datanodeRPC) blockReport(ctx context.Context, req *datanode.BlockReportRequestProto) (*datanode.BlockReportResponseProto, error) {
+	d.ns.reporting.Add(1)
+	defer d.ns.reporting.Add(-1)
 	uuid := req.GetRegistration().GetDatanodeID().GetDatanodeUuid()
 	if req.GetBlockPoolId() != d.nn.version.BlockPoolID {
 		return nil, remoteerr.New(remoteerr.ClassIOException, "block report for block pool %s; this NameNode serves %s", req.GetBlockPoolId(), d.nn.version.BlockPoolID)
