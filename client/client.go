@@ -23,6 +23,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/dnconn"
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/proto/common"
+	_ "github.com/hdfsgo/hdfsgo/internal/proto/hdfsfast" // getFileInfo answers decoded by hand
 	"github.com/hdfsgo/hdfsgo/internal/security"
 	"github.com/hdfsgo/hdfsgo/internal/security/dtoken"
 )

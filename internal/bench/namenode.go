@@ -23,6 +23,7 @@ import (
 	"github.com/hdfsgo/hdfsgo/internal/ipc"
 	"github.com/hdfsgo/hdfsgo/internal/namenode"
 	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+	_ "github.com/hdfsgo/hdfsgo/internal/proto/hdfsfast" // getFileInfo answers decoded by hand
 )
 
 // Errors of RunNameNode.

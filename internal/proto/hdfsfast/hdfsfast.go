@@ -1,0 +1,225 @@
+// Package hdfsfast decodes the NameNode answers a client reads most —
+// getFileInfo's file status — without the generated code's reflection and
+// its allocation per optional field: one allocation holds the message and
+// all of its scalars. Importing the package registers the decoders with
+// ipc.RegisterDecoder.
+//
+// A decoder takes the fields a NameNode fills in a status (type, path,
+// length, permission, owner, group, times, replication, block size, file
+// id, children, storage policy, flags), each with its proto wire type, and
+// gives up — leaving the message to proto.Unmarshal — on anything else: a
+// field it does not take (symlink, locations, encryption, erasure coding,
+// namespace, unknown fields), a file type outside the enum, a permission
+// sent twice (which proto merges), a missing required field, a malformed
+// varint or length. What it decodes equals what proto.Unmarshal decodes
+// (FuzzFileStatus compares the two on every input).
+package hdfsfast
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hdfsgo/hdfsgo/internal/ipc"
+	"github.com/hdfsgo/hdfsgo/internal/proto/hdfs"
+)
+
+func init() {
+	ipc.RegisterDecoder((&hdfs.GetFileInfoResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeGetFileInfo)
+}
+
+// decodeGetFileInfo decodes a GetFileInfoResponseProto: an optional status
+// (field 1), sent at most once.
+func decodeGetFileInfo(b []byte, m proto.Message) bool {
+	resp, ok := m.(*hdfs.GetFileInfoResponseProto)
+	if !ok {
+		return false
+	}
+	var st *hdfs.HdfsFileStatusProto
+	if len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return false
+		}
+		v, k := protowire.ConsumeBytes(b[n:])
+		if k < 0 || n+k != len(b) {
+			return false
+		}
+		if st, ok = DecodeFileStatus(v); !ok {
+			return false
+		}
+	}
+	resp.Reset()
+	resp.Fs = st
+	return true
+}
+
+// statusBox is a decoded status with room for its optional fields' values.
+type statusBox struct {
+	st       hdfs.HdfsFileStatusProto
+	perm     hdfs.FsPermissionProto
+	ft       hdfs.HdfsFileStatusProto_FileType
+	mode     uint32
+	repl     uint32
+	policy   uint32
+	flags    uint32
+	children int32
+	length   uint64
+	mtime    uint64
+	atime    uint64
+	bsize    uint64
+	id       uint64
+	owner    string
+	group    string
+}
+
+// The status's fields a decoder takes, by number.
+const (
+	fType     = 1
+	fPath     = 2
+	fLength   = 3
+	fPerm     = 4
+	fOwner    = 5
+	fGroup    = 6
+	fMtime    = 7
+	fAtime    = 8
+	fRepl     = 10
+	fBsize    = 11
+	fID       = 13
+	fChildren = 14
+	fPolicy   = 16
+	fFlags    = 18
+
+	required = 1<<fType | 1<<fPath | 1<<fLength | 1<<fPerm | 1<<fOwner | 1<<fGroup | 1<<fMtime | 1<<fAtime
+)
+
+// DecodeFileStatus decodes an HdfsFileStatusProto as proto.Unmarshal
+// would, or reports false for a status it leaves to proto.Unmarshal (see
+// the package doc).
+func DecodeFileStatus(b []byte) (*hdfs.HdfsFileStatusProto, bool) {
+	x := new(statusBox)
+	var seen uint32
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, false
+		}
+		b = b[n:]
+		switch num {
+		case fType, fLength, fMtime, fAtime, fRepl, fBsize, fID, fChildren, fPolicy, fFlags:
+			if typ != protowire.VarintType {
+				return nil, false
+			}
+			v, k := protowire.ConsumeVarint(b)
+			if k < 0 {
+				return nil, false
+			}
+			b = b[k:]
+			switch num {
+			case fType:
+				if v < uint64(hdfs.HdfsFileStatusProto_IS_DIR) || v > uint64(hdfs.HdfsFileStatusProto_IS_SYMLINK) {
+					return nil, false // proto keeps it as an unknown field
+				}
+				x.ft = hdfs.HdfsFileStatusProto_FileType(v)
+			case fLength:
+				x.length = v
+			case fMtime:
+				x.mtime = v
+			case fAtime:
+				x.atime = v
+			case fRepl:
+				x.repl = uint32(v)
+			case fBsize:
+				x.bsize = v
+			case fID:
+				x.id = v
+			case fChildren:
+				x.children = int32(v)
+			case fPolicy:
+				x.policy = uint32(v)
+			case fFlags:
+				x.flags = uint32(v)
+			}
+		case fPath, fPerm, fOwner, fGroup:
+			if typ != protowire.BytesType {
+				return nil, false
+			}
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil, false
+			}
+			b = b[k:]
+			switch num {
+			case fPath:
+				x.st.Path = append([]byte{}, v...)
+			case fPerm:
+				if seen&(1<<fPerm) != 0 {
+					return nil, false // a second one is merged into the first
+				}
+				mode, ok := decodePermission(v)
+				if !ok {
+					return nil, false
+				}
+				x.mode = mode
+			case fOwner:
+				x.owner = string(v)
+			case fGroup:
+				x.group = string(v)
+			}
+		default:
+			return nil, false
+		}
+		seen |= 1 << num
+	}
+	if seen&required != required {
+		return nil, false
+	}
+	st := &x.st
+	st.FileType = &x.ft
+	st.Length = &x.length
+	x.perm.Perm = &x.mode
+	st.Permission = &x.perm
+	st.Owner = &x.owner
+	st.Group = &x.group
+	st.ModificationTime = &x.mtime
+	st.AccessTime = &x.atime
+	has := func(num int) bool { return seen&(1<<num) != 0 }
+	if has(fRepl) {
+		st.BlockReplication = &x.repl
+	}
+	if has(fBsize) {
+		st.Blocksize = &x.bsize
+	}
+	if has(fID) {
+		st.FileId = &x.id
+	}
+	if has(fChildren) {
+		st.ChildrenNum = &x.children
+	}
+	if has(fPolicy) {
+		st.StoragePolicy = &x.policy
+	}
+	if has(fFlags) {
+		st.Flags = &x.flags
+	}
+	return st, true
+}
+
+// decodePermission decodes an FsPermissionProto: its one required field,
+// perm (1), the last occurrence winning.
+func decodePermission(b []byte) (uint32, bool) {
+	var mode uint32
+	found := false
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.VarintType {
+			return 0, false
+		}
+		v, k := protowire.ConsumeVarint(b[n:])
+		if k < 0 {
+			return 0, false
+		}
+		b = b[n+k:]
+		mode, found = uint32(v), true
+	}
+	return mode, found
+}
