@@ -382,10 +382,12 @@ func (n *namesystem) writeLocked(f func()) {
 // takes every DataNode's report at full speed), it waits as long as the
 // last slice ran, so a long operation takes at most half a CPU from them
 // and its slices at most double its time (docs/PERFORMANCE.md, "Pacing").
-// Otherwise it goes on at once, but first lets the goroutines waiting for
-// its processor run.
+// In safe mode it does not wait: a NameNode starting serves reads only, and
+// leaves safe mode sooner the sooner the reports are processed. Otherwise
+// it goes on at once, but first lets the goroutines waiting for its
+// processor run.
 func (n *namesystem) paceSlice(start time.Time) time.Time {
-	if s := n.rpc.Load(); s != nil && s.InFlight()-n.reporting.Load() > 1 {
+	if s := n.rpc.Load(); s != nil && s.InFlight()-n.reporting.Load() > 1 && !n.inSafeMode() {
 		time.Sleep(time.Since(start))
 	} else {
 		runtime.Gosched()
