@@ -1,6 +1,7 @@
 package hdfsfast
 
 import (
+	"fmt"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -52,6 +53,15 @@ func TestDecodesWhatNameNodesSend(t *testing.T) {
 			t.Fatalf("decoded %v (fast path %v), want %v", got, ok, st)
 		}
 	}
+	listing := &hdfs.GetListingResponseProto{DirList: &hdfs.DirectoryListingProto{
+		PartialListing: []*hdfs.HdfsFileStatusProto{status(), dir, bare}, RemainingEntries: proto.Uint32(7)}}
+	listing.DirList.PartialListing[0].Path = []byte("f")
+	for _, want := range []*hdfs.GetListingResponseProto{listing, {DirList: &hdfs.DirectoryListingProto{RemainingEntries: proto.Uint32(0)}}, {}} {
+		got := &hdfs.GetListingResponseProto{DirList: &hdfs.DirectoryListingProto{}} // overwritten
+		if !decodeGetListing(marshal(t, want), got) || !proto.Equal(got, want) {
+			t.Fatalf("decoded %v, want %v", got, want)
+		}
+	}
 	for _, want := range []*hdfs.GetFileInfoResponseProto{{Fs: status()}, {}} {
 		got := &hdfs.GetFileInfoResponseProto{Fs: dir} // overwritten
 		if !decodeGetFileInfo(marshal(t, want), got) || !proto.Equal(got, want) {
@@ -83,18 +93,29 @@ func TestLeavesTheRestToProto(t *testing.T) {
 			t.Errorf("%s: taken by the fast path", name)
 		}
 	}
+	noRemaining, _ := proto.MarshalOptions{AllowPartial: true}.Marshal(&hdfs.GetListingResponseProto{DirList: &hdfs.DirectoryListingProto{}})
+	withLink := marshal(t, &hdfs.GetListingResponseProto{DirList: &hdfs.DirectoryListingProto{
+		PartialListing: []*hdfs.HdfsFileStatusProto{status(), link}, RemainingEntries: proto.Uint32(0)}})
+	for name, b := range map[string][]byte{"no remainingEntries": noRemaining, "a symlink in the listing": withLink} {
+		if decodeGetListing(b, &hdfs.GetListingResponseProto{}) {
+			t.Errorf("%s: taken by the fast path", name)
+		}
+	}
 	keep := &hdfs.GetFileInfoResponseProto{Fs: status()}
 	if decodeGetFileInfo(marshal(t, &hdfs.GetFileInfoResponseProto{Fs: link}), keep) || !proto.Equal(keep, &hdfs.GetFileInfoResponseProto{Fs: status()}) {
 		t.Fatalf("a refused answer changed the message: %v", keep)
 	}
 }
 
-// FuzzFileStatus: whatever the fast decoders take, proto.Unmarshal takes
-// too, with an equal result.
+// FuzzFileStatus: whatever the fast decoders take (a status, a getFileInfo
+// answer, a getListing answer), proto.Unmarshal takes too, with an equal
+// result.
 func FuzzFileStatus(f *testing.F) {
 	f.Add(marshal(f, status()))
 	f.Add(marshal(f, &hdfs.GetFileInfoResponseProto{Fs: status()}))
 	f.Add([]byte{})
+	f.Add(marshal(f, &hdfs.GetListingResponseProto{DirList: &hdfs.DirectoryListingProto{
+		PartialListing: []*hdfs.HdfsFileStatusProto{status(), status()}, RemainingEntries: proto.Uint32(3)}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, ok := DecodeFileStatus(b); ok {
 			want := &hdfs.HdfsFileStatusProto{}
@@ -103,6 +124,16 @@ func FuzzFileStatus(f *testing.F) {
 			}
 			if !proto.Equal(got, want) {
 				t.Fatalf("fast path decoded %v, proto.Unmarshal %v", got, want)
+			}
+		}
+		list := &hdfs.GetListingResponseProto{}
+		if decodeGetListing(b, list) {
+			want := &hdfs.GetListingResponseProto{}
+			if err := proto.Unmarshal(b, want); err != nil {
+				t.Fatalf("fast path took a listing proto.Unmarshal refuses: %v", err)
+			}
+			if !proto.Equal(list, want) {
+				t.Fatalf("fast path decoded %v, proto.Unmarshal %v", list, want)
 			}
 		}
 		got := &hdfs.GetFileInfoResponseProto{}
@@ -134,6 +165,34 @@ func BenchmarkDecodeFileStatus(b *testing.B) {
 		for range b.N {
 			var m hdfs.GetFileInfoResponseProto
 			if !decodeGetFileInfo(body, &m) {
+				b.Fatal("not taken")
+			}
+		}
+	})
+}
+
+func BenchmarkDecodeListing(b *testing.B) {
+	list := &hdfs.DirectoryListingProto{RemainingEntries: proto.Uint32(0)}
+	for i := range 1000 {
+		st := status()
+		st.Path = []byte(fmt.Sprintf("part-%05d", i))
+		list.PartialListing = append(list.PartialListing, st)
+	}
+	body := marshal(b, &hdfs.GetListingResponseProto{DirList: list})
+	b.Run("generated", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var m hdfs.GetListingResponseProto
+			if err := proto.Unmarshal(body, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var m hdfs.GetListingResponseProto
+			if !decodeGetListing(body, &m) {
 				b.Fatal("not taken")
 			}
 		}

@@ -1,7 +1,9 @@
 // Package hdfsfast decodes the NameNode answers a client reads most —
-// getFileInfo's file status — without the generated code's reflection and
+// getFileInfo's file status and getListing's pages of them — without the generated code's reflection and
 // its allocation per optional field: one allocation holds the message and
-// all of its scalars. Importing the package registers the decoders with
+// all of its scalars (a listing's statuses: one array of them, their paths
+// slices of one copy of the answer, their owners and groups shared strings).
+// Importing the package registers the decoders with
 // ipc.RegisterDecoder.
 //
 // A decoder takes the fields a NameNode fills in a status (type, path,
@@ -25,6 +27,7 @@ import (
 
 func init() {
 	ipc.RegisterDecoder((&hdfs.GetFileInfoResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeGetFileInfo)
+	ipc.RegisterDecoder((&hdfs.GetListingResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeGetListing)
 }
 
 // decodeGetFileInfo decodes a GetFileInfoResponseProto: an optional status
@@ -97,27 +100,51 @@ const (
 // the package doc).
 func DecodeFileStatus(b []byte) (*hdfs.HdfsFileStatusProto, bool) {
 	x := new(statusBox)
+	var d decoder
+	if !d.status(x, b, false) {
+		return nil, false
+	}
+	return &x.st, true
+}
+
+// decoder decodes the statuses of one answer; their owners and groups,
+// mostly the same few, share strings.
+type decoder struct {
+	owner, group string
+}
+
+// intern returns v as a string, last itself when equal.
+func intern(last *string, v []byte) string {
+	if string(v) != *last {
+		*last = string(v)
+	}
+	return *last
+}
+
+// status decodes b into x. With alias, the path is a slice of b (which the
+// caller owns) instead of a copy.
+func (d *decoder) status(x *statusBox, b []byte, alias bool) bool {
 	var seen uint32
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return nil, false
+			return false
 		}
 		b = b[n:]
 		switch num {
 		case fType, fLength, fMtime, fAtime, fRepl, fBsize, fID, fChildren, fPolicy, fFlags:
 			if typ != protowire.VarintType {
-				return nil, false
+				return false
 			}
 			v, k := protowire.ConsumeVarint(b)
 			if k < 0 {
-				return nil, false
+				return false
 			}
 			b = b[k:]
 			switch num {
 			case fType:
 				if v < uint64(hdfs.HdfsFileStatusProto_IS_DIR) || v > uint64(hdfs.HdfsFileStatusProto_IS_SYMLINK) {
-					return nil, false // proto keeps it as an unknown field
+					return false // proto keeps it as an unknown field
 				}
 				x.ft = hdfs.HdfsFileStatusProto_FileType(v)
 			case fLength:
@@ -141,37 +168,41 @@ func DecodeFileStatus(b []byte) (*hdfs.HdfsFileStatusProto, bool) {
 			}
 		case fPath, fPerm, fOwner, fGroup:
 			if typ != protowire.BytesType {
-				return nil, false
+				return false
 			}
 			v, k := protowire.ConsumeBytes(b)
 			if k < 0 {
-				return nil, false
+				return false
 			}
 			b = b[k:]
 			switch num {
 			case fPath:
-				x.st.Path = append([]byte{}, v...)
+				if alias {
+					x.st.Path = v[:len(v):len(v)]
+				} else {
+					x.st.Path = append([]byte{}, v...)
+				}
 			case fPerm:
 				if seen&(1<<fPerm) != 0 {
-					return nil, false // a second one is merged into the first
+					return false // a second one is merged into the first
 				}
 				mode, ok := decodePermission(v)
 				if !ok {
-					return nil, false
+					return false
 				}
 				x.mode = mode
 			case fOwner:
-				x.owner = string(v)
+				x.owner = intern(&d.owner, v)
 			case fGroup:
-				x.group = string(v)
+				x.group = intern(&d.group, v)
 			}
 		default:
-			return nil, false
+			return false
 		}
 		seen |= 1 << num
 	}
 	if seen&required != required {
-		return nil, false
+		return false
 	}
 	st := &x.st
 	st.FileType = &x.ft
@@ -201,7 +232,104 @@ func DecodeFileStatus(b []byte) (*hdfs.HdfsFileStatusProto, bool) {
 	if has(fFlags) {
 		st.Flags = &x.flags
 	}
-	return st, true
+	return true
+}
+
+// decodeGetListing decodes a GetListingResponseProto: an optional
+// DirectoryListingProto (field 1, at most once: a second is merged), whose
+// statuses (field 1, repeated) are decoded into one array of boxes, their
+// paths slices of one copy of the answer, and whose remainingEntries
+// (field 2) is required.
+func decodeGetListing(b []byte, m proto.Message) bool {
+	resp, ok := m.(*hdfs.GetListingResponseProto)
+	if !ok {
+		return false
+	}
+	var list *hdfs.DirectoryListingProto
+	if len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return false
+		}
+		v, k := protowire.ConsumeBytes(b[n:])
+		if k < 0 || n+k != len(b) {
+			return false
+		}
+		if list, ok = decodeListing(v); !ok {
+			return false
+		}
+	}
+	resp.Reset()
+	resp.DirList = list
+	return true
+}
+
+// minStatus is the fewest bytes a status with its required fields takes
+// (eight of them, a tag and a byte each, the permission two more), length
+// prefix included: the count of a listing's statuses, which the decoder
+// allocates for before it decodes them, is bounded by the answer's size.
+const minStatus = 19
+
+type listingBox struct {
+	list      hdfs.DirectoryListingProto
+	remaining uint32
+}
+
+func decodeListing(b []byte) (*hdfs.DirectoryListingProto, bool) {
+	// Count the statuses first, so that they take one allocation.
+	count, hasRemaining := 0, false
+	for p := b; len(p) > 0; {
+		num, typ, n := protowire.ConsumeTag(p)
+		if n < 0 {
+			return nil, false
+		}
+		k := protowire.ConsumeFieldValue(num, typ, p[n:])
+		if k < 0 {
+			return nil, false
+		}
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if k < minStatus {
+				return nil, false // leaves it to proto.Unmarshal, which refuses it
+			}
+			count++
+		case num == 2 && typ == protowire.VarintType:
+			hasRemaining = true
+		default:
+			return nil, false
+		}
+		p = p[n+k:]
+	}
+	if !hasRemaining {
+		return nil, false
+	}
+	b = append([]byte(nil), b...) // the paths are slices of this copy
+	boxes := make([]statusBox, count)
+	x := new(listingBox)
+	if count > 0 {
+		x.list.PartialListing = make([]*hdfs.HdfsFileStatusProto, count)
+	}
+	var d decoder
+	i := 0
+	for len(b) > 0 {
+		num, _, n := protowire.ConsumeTag(b)
+		b = b[n:]
+		if num == 1 {
+			v, k := protowire.ConsumeBytes(b)
+			b = b[k:]
+			if !d.status(&boxes[i], v, true) {
+				return nil, false
+			}
+			x.list.PartialListing[i] = &boxes[i].st
+			i++
+			continue
+		}
+		v, k := protowire.ConsumeVarint(b)
+		b = b[k:]
+		x.remaining = uint32(v)
+	}
+	x.list.RemainingEntries = &x.remaining
+	return &x.list, true
 }
 
 // decodePermission decodes an FsPermissionProto: its one required field,
