@@ -27,7 +27,10 @@ func TestRunUntilSignal(t *testing.T) {
 	default:
 		t.Error("the signal relay was not stopped")
 	}
-	stopped = make(chan struct{})
+	// A new relay, as signal.Notify gives each run: the first run's relay
+	// goroutine may not have seen its context end yet, and on a shared
+	// channel it could take the signal meant for the second.
+	stopped, sig = make(chan struct{}), make(chan os.Signal, 1)
 	sig <- syscall.SIGTERM
 	code := runUntilSignal(inv, "balancer", func(ctx context.Context) balancer.ExitStatus {
 		select {
