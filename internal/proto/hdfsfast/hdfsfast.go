@@ -31,22 +31,18 @@ func init() {
 }
 
 // decodeGetFileInfo decodes a GetFileInfoResponseProto: an optional status
-// (field 1), sent at most once.
+// (field 1).
 func decodeGetFileInfo(b []byte, m proto.Message) bool {
 	resp, ok := m.(*hdfs.GetFileInfoResponseProto)
 	if !ok {
 		return false
 	}
+	v, present, ok := onlyField1(b)
+	if !ok {
+		return false
+	}
 	var st *hdfs.HdfsFileStatusProto
-	if len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return false
-		}
-		v, k := protowire.ConsumeBytes(b[n:])
-		if k < 0 || n+k != len(b) {
-			return false
-		}
+	if present {
 		if st, ok = DecodeFileStatus(v); !ok {
 			return false
 		}
@@ -54,6 +50,24 @@ func decodeGetFileInfo(b []byte, m proto.Message) bool {
 	resp.Reset()
 	resp.Fs = st
 	return true
+}
+
+// onlyField1 reads an answer made of one optional message field, number 1:
+// its bytes and whether it is there; not ok for anything else, a second
+// occurrence included (proto merges it into the first).
+func onlyField1(b []byte) (v []byte, present, ok bool) {
+	if len(b) == 0 {
+		return nil, false, true
+	}
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return nil, false, false
+	}
+	v, k := protowire.ConsumeBytes(b[n:])
+	if k < 0 || n+k != len(b) {
+		return nil, false, false
+	}
+	return v, true, true
 }
 
 // statusBox is a decoded status with room for its optional fields' values.
@@ -236,25 +250,20 @@ func (d *decoder) status(x *statusBox, b []byte, alias bool) bool {
 }
 
 // decodeGetListing decodes a GetListingResponseProto: an optional
-// DirectoryListingProto (field 1, at most once: a second is merged), whose
-// statuses (field 1, repeated) are decoded into one array of boxes, their
-// paths slices of one copy of the answer, and whose remainingEntries
-// (field 2) is required.
+// DirectoryListingProto (field 1), whose statuses (field 1, repeated) are
+// decoded into one array of boxes, their paths slices of one copy of the
+// answer, and whose remainingEntries (field 2) is required.
 func decodeGetListing(b []byte, m proto.Message) bool {
 	resp, ok := m.(*hdfs.GetListingResponseProto)
 	if !ok {
 		return false
 	}
+	v, present, ok := onlyField1(b)
+	if !ok {
+		return false
+	}
 	var list *hdfs.DirectoryListingProto
-	if len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return false
-		}
-		v, k := protowire.ConsumeBytes(b[n:])
-		if k < 0 || n+k != len(b) {
-			return false
-		}
+	if present {
 		if list, ok = decodeListing(v); !ok {
 			return false
 		}
