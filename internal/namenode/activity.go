@@ -97,7 +97,15 @@ func (nn *NameNode) activityAttrs() []web.Attr {
 		{Name: "SyncsAvgTime", Value: avgMillis(lt.syncNanos.Load(), lt.syncs.Load())},
 		{Name: "WriteLockHoldNumOps", Value: nn.ns.lockHold.n.Load()},
 		{Name: "WriteLockHoldMaxTime", Value: float64(nn.ns.lockHold.maxNanos.Load()) / float64(time.Millisecond)},
+		{Name: "SlicePauseNumOps", Value: nn.ns.pauses.Load()},
+		{Name: "SlicePauseTotalTime", Value: float64(nn.ns.pauseNanos.Load()) / float64(time.Millisecond)},
 	}
+}
+
+// SlicePauses returns how many times a long operation paused between two
+// of its slices to leave the CPU to other calls, and for how long in all.
+func (nn *NameNode) SlicePauses() (int64, time.Duration) {
+	return nn.ns.pauses.Load(), time.Duration(nn.ns.pauseNanos.Load())
 }
 
 // WriteLockHoldMax returns the longest hold of the namesystem write lock

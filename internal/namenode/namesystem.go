@@ -46,6 +46,9 @@ type namesystem struct {
 	// reporting counts the full block reports being handled, waiting for
 	// their turn or processed: paceSlice does not count them as others.
 	reporting atomic.Int64
+	// pauses and pauseNanos count paceSlice's pauses and their time
+	// (NameNodeActivity's SlicePauseNumOps and SlicePauseTotalTime).
+	pauses, pauseNanos atomic.Int64
 	// logTimes time the edit log's appends and syncs (NameNodeActivity).
 	logTimes logTimes
 	// lockHold measures the write lock's holds (NameNodeActivity).
@@ -388,7 +391,10 @@ func (n *namesystem) writeLocked(f func()) {
 // processor run.
 func (n *namesystem) paceSlice(start time.Time) time.Time {
 	if s := n.rpc.Load(); s != nil && s.InFlight()-n.reporting.Load() > 1 && !n.inSafeMode() {
-		time.Sleep(time.Since(start))
+		d := time.Since(start)
+		time.Sleep(d)
+		n.pauses.Add(1)
+		n.pauseNanos.Add(int64(d))
 	} else {
 		runtime.Gosched()
 	}
