@@ -62,6 +62,12 @@ func TestDecodesWhatNameNodesSend(t *testing.T) {
 			t.Fatalf("decoded %v, want %v", got, want)
 		}
 	}
+	for _, want := range []*hdfs.CreateResponseProto{{Fs: status()}, {}} {
+		got := &hdfs.CreateResponseProto{Fs: dir} // overwritten
+		if !decodeCreate(marshal(t, want), got) || !proto.Equal(got, want) {
+			t.Fatalf("decoded %v, want %v", got, want)
+		}
+	}
 	for _, want := range []*hdfs.GetFileInfoResponseProto{{Fs: status()}, {}} {
 		got := &hdfs.GetFileInfoResponseProto{Fs: dir} // overwritten
 		if !decodeGetFileInfo(marshal(t, want), got) || !proto.Equal(got, want) {
@@ -107,8 +113,8 @@ func TestLeavesTheRestToProto(t *testing.T) {
 	}
 }
 
-// FuzzFileStatus: whatever the fast decoders take (a status, a getFileInfo
-// answer, a getListing answer), proto.Unmarshal takes too, with an equal
+// FuzzFileStatus: whatever the fast decoders take (a status, a getFileInfo,
+// create or getListing answer), proto.Unmarshal takes too, with an equal
 // result.
 func FuzzFileStatus(f *testing.F) {
 	f.Add(marshal(f, status()))
@@ -126,21 +132,21 @@ func FuzzFileStatus(f *testing.F) {
 				t.Fatalf("fast path decoded %v, proto.Unmarshal %v", got, want)
 			}
 		}
-		list := &hdfs.GetListingResponseProto{}
-		if decodeGetListing(b, list) {
-			want := &hdfs.GetListingResponseProto{}
-			if err := proto.Unmarshal(b, want); err != nil {
-				t.Fatalf("fast path took a listing proto.Unmarshal refuses: %v", err)
+		for _, d := range []struct {
+			decode func([]byte, proto.Message) bool
+			fresh  func() proto.Message
+		}{
+			{decodeGetFileInfo, func() proto.Message { return &hdfs.GetFileInfoResponseProto{} }},
+			{decodeCreate, func() proto.Message { return &hdfs.CreateResponseProto{} }},
+			{decodeGetListing, func() proto.Message { return &hdfs.GetListingResponseProto{} }},
+		} {
+			got := d.fresh()
+			if !d.decode(b, got) {
+				continue
 			}
-			if !proto.Equal(list, want) {
-				t.Fatalf("fast path decoded %v, proto.Unmarshal %v", list, want)
-			}
-		}
-		got := &hdfs.GetFileInfoResponseProto{}
-		if decodeGetFileInfo(b, got) {
-			want := &hdfs.GetFileInfoResponseProto{}
+			want := d.fresh()
 			if err := proto.Unmarshal(b, want); err != nil {
-				t.Fatalf("fast path took an answer proto.Unmarshal refuses: %v", err)
+				t.Fatalf("fast path took a %T proto.Unmarshal refuses: %v", want, err)
 			}
 			if !proto.Equal(got, want) {
 				t.Fatalf("fast path decoded %v, proto.Unmarshal %v", got, want)

@@ -1,10 +1,10 @@
-// Package hdfsfast decodes the NameNode answers a client reads most —
-// getFileInfo's file status and getListing's pages of them — without the generated code's reflection and
-// its allocation per optional field: one allocation holds the message and
-// all of its scalars (a listing's statuses: one array of them, their paths
-// slices of one copy of the answer, their owners and groups shared strings).
-// Importing the package registers the decoders with
-// ipc.RegisterDecoder.
+// Package hdfsfast decodes the NameNode answers a client reads most — the
+// file status of getFileInfo and create, and getListing's pages of them —
+// without the generated code's reflection and its allocation per optional
+// field: one allocation holds the message and all of its scalars (a
+// listing's statuses: one array of them, their paths slices of one copy of
+// the answer, their owners and groups shared strings). Importing the
+// package registers the decoders with ipc.RegisterDecoder.
 //
 // A decoder takes the fields a NameNode fills in a status (type, path,
 // length, permission, owner, group, times, replication, block size, file
@@ -28,15 +28,33 @@ import (
 func init() {
 	ipc.RegisterDecoder((&hdfs.GetFileInfoResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeGetFileInfo)
 	ipc.RegisterDecoder((&hdfs.GetListingResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeGetListing)
+	ipc.RegisterDecoder((&hdfs.CreateResponseProto{}).ProtoReflect().Descriptor().FullName(), decodeCreate)
 }
 
 // decodeGetFileInfo decodes a GetFileInfoResponseProto: an optional status
 // (field 1).
 func decodeGetFileInfo(b []byte, m proto.Message) bool {
 	resp, ok := m.(*hdfs.GetFileInfoResponseProto)
-	if !ok {
-		return false
-	}
+	return ok && statusAnswer(b, func(st *hdfs.HdfsFileStatusProto) {
+		resp.Reset()
+		resp.Fs = st
+	})
+}
+
+// decodeCreate decodes a CreateResponseProto: an optional status (field 1),
+// the new file's.
+func decodeCreate(b []byte, m proto.Message) bool {
+	resp, ok := m.(*hdfs.CreateResponseProto)
+	return ok && statusAnswer(b, func(st *hdfs.HdfsFileStatusProto) {
+		resp.Reset()
+		resp.Fs = st
+	})
+}
+
+// statusAnswer decodes an answer made of one optional status, field 1,
+// and hands it (nil when absent) to set; false, set not called, for
+// anything else.
+func statusAnswer(b []byte, set func(*hdfs.HdfsFileStatusProto)) bool {
 	v, present, ok := onlyField1(b)
 	if !ok {
 		return false
@@ -47,8 +65,7 @@ func decodeGetFileInfo(b []byte, m proto.Message) bool {
 			return false
 		}
 	}
-	resp.Reset()
-	resp.Fs = st
+	set(st)
 	return true
 }
 
