@@ -90,6 +90,15 @@ type FileJournal struct {
 		alloc  int64    // length of f: records, then zero fill from pos on
 		closed bool
 	}
+
+	// resume is where the last read of an in-progress segment stopped
+	// (OpenForReadFrom).
+	resume struct {
+		sync.Mutex
+		name string // the segment's file name
+		txid int64  // the last record read
+		off  int64  // the offset just past it
+	}
 }
 
 // PreallocateBytes is the size of the zero-filled chunks a FileJournal adds
@@ -310,30 +319,108 @@ func (j *FileJournal) segments() ([]SegmentInfo, error) {
 	return segs, nil
 }
 
+// fileReader reads a segment's records. Reading an in-progress segment to
+// its end (a clean end or a torn tail) notes where it stopped in the
+// journal, for the next OpenForReadFrom.
 type fileReader struct {
 	f   vfs.File
 	dec *Decoder
+	j   *FileJournal
+	seg SegmentInfo
+	// below: records with a smaller txid are skipped (OpenForReadFrom
+	// without a resume point).
+	below int64
+	// last is the txid of the last record returned (or, resumed, of the
+	// record before the resume point); 0 before any.
+	last    int64
+	resumed bool
 }
 
-func (r *fileReader) Next() (int64, op.Op, error) { return r.dec.Next() }
-func (r *fileReader) Close() error                { return r.f.Close() }
+func (r *fileReader) Next() (int64, op.Op, error) {
+	for {
+		txid, o, err := r.dec.Next()
+		var torn *TornRecordError
+		switch {
+		case err == nil:
+			r.last = txid
+			if txid < r.below {
+				continue
+			}
+			return txid, o, nil
+		case r.seg.InProgress && r.last > 0 && (err == io.EOF || errors.As(err, &torn)):
+			r.j.noteResume(r.seg.Name, r.last, r.dec.Offset())
+		case r.resumed:
+			// Whatever went wrong after a seek, the next read starts over.
+			r.j.noteResume("", 0, 0)
+		}
+		return txid, o, err
+	}
+}
+
+func (r *fileReader) Close() error { return r.f.Close() }
 
 // OpenForRead opens seg and checks its header.
 func (j *FileJournal) OpenForRead(_ context.Context, seg SegmentInfo) (Reader, error) {
+	f, version, err := j.openSegment(seg)
+	if err != nil {
+		return nil, err
+	}
+	return &fileReader{f: f, dec: NewDecoder(f, j.path(seg.Name), SegmentHeaderSize, version), j: j, seg: seg}, nil
+}
+
+// OpenForReadFrom opens seg at txid from (SeekingJournal). A standby
+// tailing an in-progress segment reads it again every poll: where the last
+// read of that segment stopped just before from, the reader starts at that
+// offset instead of decoding the segment from its start. Otherwise it
+// decodes from the start and skips the records before from.
+func (j *FileJournal) OpenForReadFrom(_ context.Context, seg SegmentInfo, from int64) (Reader, error) {
+	f, version, err := j.openSegment(seg)
+	if err != nil {
+		return nil, err
+	}
+	r := &fileReader{f: f, j: j, seg: seg, below: from}
+	j.resume.Lock()
+	name, txid, off := j.resume.name, j.resume.txid, j.resume.off
+	j.resume.Unlock()
+	if seg.InProgress && name == seg.Name && txid == from-1 {
+		if _, err := f.Seek(off, io.SeekStart); err == nil {
+			r.dec = NewDecoder(f, j.path(seg.Name), off, version)
+			r.last, r.resumed = txid, true
+			return r, nil
+		}
+		if _, err := f.Seek(SegmentHeaderSize, io.SeekStart); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+		}
+	}
+	r.dec = NewDecoder(f, j.path(seg.Name), SegmentHeaderSize, version)
+	return r, nil
+}
+
+// openSegment opens seg and reads its header: the file is positioned at
+// its first record.
+func (j *FileJournal) openSegment(seg SegmentInfo) (vfs.File, int32, error) {
 	name := j.path(seg.Name)
 	f, err := j.fs.Open(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+			return nil, 0, fmt.Errorf("%w: %s", ErrNotFound, name)
 		}
-		return nil, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
+		return nil, 0, fmt.Errorf("editlog: journal %s: %w", j.dir, err)
 	}
 	version, err := ReadSegmentHeader(f, name)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return &fileReader{f: f, dec: NewDecoder(f, name, SegmentHeaderSize, version)}, nil
+	return f, version, nil
+}
+
+// noteResume records where a read of the in-progress segment name stopped.
+func (j *FileJournal) noteResume(name string, txid, off int64) {
+	j.resume.Lock()
+	defer j.resume.Unlock()
+	j.resume.name, j.resume.txid, j.resume.off = name, txid, off
 }
 
 // RecoverInProgress implements Journal.

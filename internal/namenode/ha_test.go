@@ -38,11 +38,13 @@ type haPair struct {
 	// fs is each NameNode's file system (vfs.Default unless a test
 	// injects faults).
 	fs [2]vfs.FS
+	// extra is configuration on top of config's, for both.
+	extra []conf.KeyValue
 }
 
-func newHAPair(t *testing.T) *haPair {
+func newHAPair(t *testing.T, extra ...conf.KeyValue) *haPair {
 	t.Helper()
-	p := &haPair{t: t, root: t.TempDir(), fs: [2]vfs.FS{vfs.Default, vfs.Default}}
+	p := &haPair{t: t, root: t.TempDir(), fs: [2]vfs.FS{vfs.Default, vfs.Default}, extra: extra}
 	for i := range p.lns {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -85,7 +87,7 @@ func (p *haPair) config(i int) namenode.Config {
 		{Key: conf.DFSHALogRollPeriod, Value: "200ms"},
 		{Key: conf.FSDefaultFS, Value: "hdfs://ns1"},
 	}
-	cfg, err := namenode.ConfigFrom(conf.Defaults().With(kv...))
+	cfg, err := namenode.ConfigFrom(conf.Defaults().With(append(kv, p.extra...)...))
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -197,6 +199,27 @@ func TestHATransitions(t *testing.T) {
 	p.waitSame(1, 0)
 	if !strings.Contains(p.dump(1), `lease "DFSClient_writer"`) {
 		t.Errorf("the new active lost the open file's lease:\n%s", p.dump(1))
+	}
+}
+
+// TestStandbyTailsInProgressFileEdits: with dfs.ha.tail-edits.in-progress
+// and no log rolls, the standby catches up by reading the shared dir's
+// in-progress segment, round after round (each read going on from where
+// the last stopped: editlog's TestTailingResumesInProgress).
+func TestStandbyTailsInProgressFileEdits(t *testing.T) {
+	p := newHAPair(t, conf.KeyValue{Key: conf.DFSHATailEditsInProgress, Value: "true"},
+		conf.KeyValue{Key: conf.DFSHALogRollPeriod, Value: "1h"})
+	if err := p.nns[0].TransitionToActive(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := p.client(0)
+	for round := range 3 {
+		for i := range 10 {
+			if err := mkdir(t, c, fmt.Sprintf("/r%d/%d", round, i), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.waitSame(0, 1)
 	}
 }
 
