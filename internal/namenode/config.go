@@ -164,6 +164,10 @@ type Config struct {
 	RetryCacheEnabled bool
 	// RetryCacheExpiry is dfs.namenode.retrycache.expirytime.millis (10 min).
 	RetryCacheExpiry time.Duration
+	// RetryCacheHeapPercent is dfs.namenode.retrycache.heap.percent (0.03):
+	// the share of the memory the NameNode may use that sizes the retry
+	// cache (retryCacheCapacity).
+	RetryCacheHeapPercent float64
 
 	// Blocks configures block management: replication, liveness, placement
 	// and safe mode (dfs.namenode.replication.*, dfs.heartbeat.interval,
@@ -356,6 +360,13 @@ func ConfigFrom(c *conf.Conf) (Config, error) {
 	cfg.ExtraEditsRetained = num(conf.DFSNameNodeNumExtraEditsRetained)
 	cfg.RetryCacheEnabled = flag(conf.DFSNameNodeEnableRetryCache)
 	cfg.RetryCacheExpiry = dur(conf.DFSNameNodeRetryCacheExpiryTime)
+	if v, err := c.Float(conf.DFSNameNodeRetryCacheHeapPercent); err != nil {
+		errs = append(errs, err)
+	} else if !(v > 0 && v <= 100) {
+		errs = append(errs, fmt.Errorf("%s must be above 0 and at most 100: %v", conf.DFSNameNodeRetryCacheHeapPercent, v))
+	} else {
+		cfg.RetryCacheHeapPercent = v
+	}
 
 	b := blockmgmt.DefaultConfig()
 	b.DefaultReplication = cfg.Replication

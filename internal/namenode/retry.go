@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/fnv"
+	"math"
+	"runtime/debug"
 	"slices"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hdfsgo/hdfsgo/internal/editlog/op"
@@ -292,4 +295,33 @@ func (c *clientRPC) appendAnswerLocked(machine, path string) *hdfs.AppendRespons
 }
 func retriedOtherCall(code op.Code) error {
 	return remoteerr.New(remoteerr.ClassIOException, "this call id was already used by a call carried out as %v", code)
+}
+
+// retryCacheCapacity is how many completed calls the retry cache keeps, as
+// Hadoop sizes its table: percent of the memory the NameNode may use, 4
+// bytes a call (a reference in Hadoop's table; "about 4,096 entries for
+// every 64 MB of heap" at the default 0.03 %), rounded down to a power of
+// two, between 2^10 and 2^30. Each call kept here takes about 232 bytes
+// (BenchmarkRetryCacheHeap), none of them scanned by the collector.
+func retryCacheCapacity(memory int64, percent float64) int {
+	n := float64(memory) * percent / 100 / 4
+	capacity := 1 << 10
+	for capacity < 1<<30 && float64(capacity)*2 <= n {
+		capacity *= 2
+	}
+	return capacity
+}
+
+// memoryLimit is the memory the NameNode may use: Go's memory limit when
+// one is set (GOMEMLIMIT), else the machine's memory (else 4 GiB when that
+// cannot be read).
+func memoryLimit() int64 {
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return l
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		return int64(si.Totalram) * int64(si.Unit)
+	}
+	return 4 << 30
 }

@@ -419,7 +419,7 @@ func load(ctx context.Context, cfg *Config, deps *Deps, opts loadOptions) (_ *lo
 	img.total = img.count
 	var retry *retrycache.Cache
 	if cfg.RetryCacheEnabled {
-		retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, 1<<20)
+		retry = retrycache.New(deps.Clock, cfg.RetryCacheExpiry, retryCacheCapacity(memoryLimit(), cfg.RetryCacheHeapPercent))
 	}
 	ld.ns = newNamesystem(*cfg, deps.Clock, logger, tree, retry)
 	ld.imageTxID = imageTxID
