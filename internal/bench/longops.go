@@ -39,6 +39,8 @@ type phaseResult struct {
 	creates        int
 	elapsed        time.Duration
 	lockMax        time.Duration
+	pauses         int64         // slices of long operations that paused for others
+	paused         time.Duration // and for how long in all
 	deleteTook     time.Duration
 	reportTook     time.Duration // the mean of the reports
 	reports        int
@@ -141,7 +143,7 @@ func runLongOps(ctx context.Context, opts Options, out io.Writer) error {
 		fmt.Fprintf(out, "%s: %.1f s, getFileInfo %d calls p50 / p99 / p99.9: %s / %s / %s ms, creates %.0f per sec",
 			p.name, p.res.elapsed.Seconds(), n, ms(p50), ms(p99), ms(p999), float64(p.res.creates)/p.res.elapsed.Seconds())
 		if tg.nn != nil {
-			fmt.Fprintf(out, ", longest write lock hold %s ms", ms(p.res.lockMax))
+			fmt.Fprintf(out, ", longest write lock hold %s ms, %d slice pauses (%s ms)", ms(p.res.lockMax), p.res.pauses, ms(p.res.paused))
 		}
 		fmt.Fprintln(out)
 		if p.res.withBackground {
@@ -217,8 +219,11 @@ func (r *reportRun) phase(ctx context.Context, dir string, reads names, nreads i
 			}
 		}()
 	}
+	var pauses0 int64
+	var paused0 time.Duration
 	if tg.nn != nil {
 		tg.nn.WriteLockHoldMax(true)
+		pauses0, paused0 = tg.nn.SlicePauses()
 	}
 	start := time.Now()
 	var bgErr error
@@ -236,6 +241,8 @@ func (r *reportRun) phase(ctx context.Context, dir string, reads names, nreads i
 	res.elapsed = time.Since(start)
 	if tg.nn != nil {
 		res.lockMax, _ = tg.nn.WriteLockHoldMax(false)
+		pauses, paused := tg.nn.SlicePauses()
+		res.pauses, res.paused = pauses-pauses0, paused-paused0
 	}
 	res.creates = int(creates.Load())
 	res.reads = stats{ops: len(lat), latency: lat}
