@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
@@ -13,26 +14,43 @@ type daemon interface {
 	Err() error
 }
 
-// serveUntilStopped runs until SIGINT/SIGTERM or until the daemon stops by
-// itself, then closes it; the exit status says whether it ended cleanly.
-func serveUntilStopped(inv *Invocation, role string, d daemon) int {
-	var sig <-chan struct{}
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		done := make(chan struct{})
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info("shutting down", "signal", s.String())
-			case <-d.Done():
-			}
-			close(done)
-		}()
-		sig = done
+// signalRelay relays SIGINT and SIGTERM from before a daemon starts: a
+// signal that arrives while it starts (its RPC server may already answer
+// calls) stops it cleanly once it is up, instead of the default action
+// killing the process. ctx ends at the first signal; stop ends the relay.
+type signalRelay struct {
+	ctx  context.Context
+	stop func()
+}
+
+func relayStopSignals(inv *Invocation) signalRelay {
+	ctx, cancel := context.WithCancel(context.Background())
+	if inv.Env.Signals == nil {
+		return signalRelay{ctx: ctx, stop: cancel}
 	}
+	ch, stopNotify := inv.Env.Signals()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			inv.Logger.Info("shutting down", "signal", s.String())
+			cancel()
+		case <-done:
+		}
+	}()
+	return signalRelay{ctx: ctx, stop: func() {
+		close(done)
+		stopNotify()
+		cancel()
+	}}
+}
+
+// serveUntilStopped runs until a signal came through sigs or the daemon
+// stops by itself, then closes it; the exit status says whether it ended
+// cleanly.
+func serveUntilStopped(inv *Invocation, role string, d daemon, sigs signalRelay) int {
 	select {
-	case <-sig:
+	case <-sigs.ctx.Done():
 	case <-d.Done():
 	}
 	if err := d.Close(); err != nil {

@@ -52,6 +52,8 @@ func runDatanode(inv *Invocation) int {
 		return exitFail
 	}
 	cfg.Rollback = rollback
+	sigs := relayStopSignals(inv)
+	defer sigs.stop()
 	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger, LogLevel: inv.LevelVar, Conf: inv.Conf, ReloadConf: inv.Reload,
 		Failpoint: armedFailpoint(inv)})
 	if err != nil {
@@ -59,5 +61,5 @@ func runDatanode(inv *Invocation) int {
 		return exitFail
 	}
 	inv.Logger.Info("DataNode up", "xfer", dn.XferAddr().String(), "ipc", dn.IPCAddr().String(), "http", dn.HTTPAddr().String())
-	return serveUntilStopped(inv, "DataNode", dn)
+	return serveUntilStopped(inv, "DataNode", dn, sigs)
 }

@@ -27,11 +27,13 @@ func runJournalnode(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs journalnode: %v\n", err)
 		return exitFail
 	}
+	sigs := relayStopSignals(inv)
+	defer sigs.stop()
 	jn, err := server.Start(context.Background(), cfg, server.Deps{Logger: inv.Logger, Conf: inv.Conf})
 	if err != nil {
 		inv.Logger.Error("JournalNode failed to start", "err", err)
 		return exitFail
 	}
 	inv.Logger.Info("JournalNode up", "rpc", jn.RPCAddr().String(), "http", jn.HTTPAddr().String())
-	return serveUntilStopped(inv, "JournalNode", jn)
+	return serveUntilStopped(inv, "JournalNode", jn, sigs)
 }

@@ -239,13 +239,15 @@ certain that no NameNode process is running on any host.`)
 		return exitOK
 	}
 
+	sigs := relayStopSignals(inv)
+	defer sigs.stop()
 	nn, err := namenode.Start(ctx, cfg, deps)
 	if err != nil {
 		inv.Logger.Error("NameNode failed to start", "err", err)
 		return exitFail
 	}
 	inv.Logger.Info("NameNode up", "rpc", nn.RPCAddr().String())
-	return serveUntilStopped(inv, "NameNode", nn)
+	return serveUntilStopped(inv, "NameNode", nn, sigs)
 }
 
 // runHelper runs a Checkpoint Node, a Backup Node or a Secondary NameNode in
@@ -258,13 +260,15 @@ func runHelper(inv *Invocation, role namenode.Role, opts namenode.HelperOptions)
 		return exitFail
 	}
 	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf}
+	sigs := relayStopSignals(inv)
+	defer sigs.stop()
 	nn, err := namenode.StartHelper(context.Background(), role, cfg, deps, opts)
 	if err != nil {
 		inv.Logger.Error("Failed to start "+role.String(), "err", err)
 		fmt.Fprintf(inv.Env.Stderr, "%v\n", err)
 		return exitFail
 	}
-	return serveUntilStopped(inv, role.String(), nn)
+	return serveUntilStopped(inv, role.String(), nn, sigs)
 }
 
 // storageDirName is how Hadoop names a storage directory in its messages.

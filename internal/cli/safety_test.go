@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +181,39 @@ func TestGoRunCmdline(t *testing.T) {
 	}
 	if isGoRun(os.Getpid()) {
 		t.Error("the test binary taken for go run")
+	}
+}
+
+// TestSignalWhileStartingStopsCleanly: a SIGTERM that arrives while the
+// NameNode starts — here before it begins — is held until it is up and
+// then stops it as any other (exit 0, "shutting down"), instead of the
+// signal's default action killing a process that may already answer calls.
+func TestSignalWhileStartingStopsCleanly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "name")
+	d := []string{"-D", "dfs.namenode.name.dir=" + dir, "-D", "dfs.namenode.rpc-address=127.0.0.1:0", "-D", "dfs.namenode.http-address=127.0.0.1:0"}
+	if _, errOut, code := runIn(t, "", append(append([]string{"namenode"}, d...), "-format", "-nonInteractive")...); code != 0 {
+		t.Fatalf("format: code %d\n%s", code, errOut)
+	}
+	sig := make(chan os.Signal, 1)
+	sig <- syscall.SIGTERM
+	var out, errb testtool.Buffer
+	var late atomic.Bool // signals taken only once the NameNode served
+	e := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+		Signals: func() (<-chan os.Signal, func()) {
+			late.Store(strings.Contains(errb.String(), "NameNode started"))
+			return sig, func() {}
+		}}
+	done := make(chan int, 1)
+	go func() { done <- Run(e, append([]string{"hdfs", "namenode"}, d...)) }()
+	select {
+	case code := <-done:
+		if late.Load() {
+			t.Fatalf("signals were taken only after the NameNode started serving:\n%s", errb.String())
+		}
+		if code != 0 || !strings.Contains(errb.String(), "NameNode up") || !strings.Contains(errb.String(), "shutting down") {
+			t.Fatalf("code %d, want 0 after starting and shutting down:\n%s", code, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the NameNode did not stop")
 	}
 }

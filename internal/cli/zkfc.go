@@ -74,12 +74,14 @@ func runZKFC(inv *Invocation) int {
 		}
 		return exitOK
 	}
+	sigs := relayStopSignals(inv)
+	defer sigs.stop()
 	ctl, err := zkfc.Start(ctx, cfg, zkfc.Deps{Logger: inv.Logger})
 	if err != nil {
 		return zkfcFailed(inv, err)
 	}
 	inv.Logger.Info("ZK Failover Controller up", "rpc", ctl.RPCAddr().String(), "namenode", cfg.Local.String())
-	return serveUntilStopped(inv, "ZK Failover Controller", ctl)
+	return serveUntilStopped(inv, "ZK Failover Controller", ctl, sigs)
 }
 
 func zkfcBadArg(inv *Invocation, arg string) int {
