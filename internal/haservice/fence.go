@@ -121,6 +121,13 @@ func parseFenceLine(line string) (FenceMethod, error) {
 	var m FenceMethod
 	if g := fenceWithArg.FindStringSubmatch(line); g != nil {
 		m.Name, m.Arg, m.HasArg = g[1], g[2], true
+		if strings.Contains(m.Arg, "#") {
+			// A '#' starts a comment, so it reaches an argument only when
+			// a stray line terminator (a CR inside the line) follows it;
+			// written out again, the line would lose the rest. Refused
+			// rather than depending on the stray character.
+			return m, &FenceConfigError{Msg: "Unable to parse line: '" + line + "': '#' starts a comment and cannot be part of an argument"}
+		}
 	} else if fenceWithoutArg.MatchString(line) {
 		m.Name = line
 	} else {

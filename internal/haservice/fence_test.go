@@ -48,6 +48,7 @@ func TestParseFenceMethods(t *testing.T) {
 		{"empty parentheses", "shell()", nil, "Unable to parse line: 'shell()'"},
 		{"unclosed", "shell(/bin/true", nil, "Unable to parse line: 'shell(/bin/true'"},
 		{"comment cuts the argument", "shell(echo a # b)", nil, "Unable to parse line: 'shell(echo a'"},
+		{"a '#' kept by a stray CR", "shell(#)\r ", nil, "Unable to parse line: 'shell(#)': '#' starts a comment and cannot be part of an argument"},
 		{"bad name", "my-fencer(x)", nil, "Unable to parse line: 'my-fencer(x)'"},
 		{"sshfence bad port", "sshfence(user:port)", nil, "Unable to parse user and SSH port: user:port"},
 		{"sshfence two colons", "sshfence(a:1:2)", nil, "Unable to parse user and SSH port: a:1:2"},
