@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"os"
 
 	"github.com/hdfsgo/hdfsgo/internal/failpoint"
@@ -12,37 +11,6 @@ type daemon interface {
 	Done() <-chan struct{}
 	Close() error
 	Err() error
-}
-
-// signalRelay relays SIGINT and SIGTERM from before a daemon starts: a
-// signal that arrives while it starts (its RPC server may already answer
-// calls) stops it cleanly once it is up, instead of the default action
-// killing the process. ctx ends at the first signal; stop ends the relay.
-type signalRelay struct {
-	ctx  context.Context
-	stop func()
-}
-
-func relayStopSignals(inv *Invocation) signalRelay {
-	ctx, cancel := context.WithCancel(context.Background())
-	if inv.Env.Signals == nil {
-		return signalRelay{ctx: ctx, stop: cancel}
-	}
-	ch, stopNotify := inv.Env.Signals()
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			inv.Logger.Info("shutting down", "signal", s.String())
-			cancel()
-		case <-done:
-		}
-	}()
-	return signalRelay{ctx: ctx, stop: func() {
-		close(done)
-		stopNotify()
-		cancel()
-	}}
 }
 
 // serveUntilStopped runs until a signal came through sigs or the daemon

@@ -52,7 +52,7 @@ func runDatanode(inv *Invocation) int {
 		return exitFail
 	}
 	cfg.Rollback = rollback
-	sigs := relayStopSignals(inv)
+	sigs := relaySignals(inv, "shutting down")
 	defer sigs.stop()
 	dn, err := datanode.Start(context.Background(), cfg, datanode.Deps{Logger: inv.Logger, LogLevel: inv.LevelVar, Conf: inv.Conf, ReloadConf: inv.Reload,
 		Failpoint: armedFailpoint(inv)})

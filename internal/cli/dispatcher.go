@@ -48,19 +48,7 @@ func dispatcherUsageError(inv *Invocation, err error, usage, took string, start 
 // cancels (the tool then ends after the moves in flight) and returns its
 // exit status; name says which tool stopped in the log.
 func runUntilSignal(inv *Invocation, name string, run func(context.Context) balancer.ExitStatus) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		go func() {
-			select {
-			case s := <-ch:
-				inv.Logger.Info(name+" stopping", "signal", s.String())
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return int(run(ctx))
+	sigs := relaySignals(inv, name+" stopping")
+	defer sigs.stop()
+	return int(run(sigs.ctx))
 }

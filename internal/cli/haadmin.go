@@ -199,27 +199,8 @@ func (h *haAdmin) run(args []string) int {
 // environment delivers them, so that a fencing command is killed rather
 // than left running when the operator interrupts.
 func (h *haAdmin) context() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	if h.inv.Env.Signals == nil {
-		return ctx, cancel
-	}
-	ch, stopSignals := h.inv.Env.Signals()
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		select {
-		case <-ch:
-			cancel()
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		close(done)
-		<-finished
-		stopSignals()
-		cancel()
-	}
+	sigs := relaySignals(h.inv, "")
+	return sigs.ctx, sigs.stop
 }
 
 // parseHAOptions splits a command's arguments into its options and the

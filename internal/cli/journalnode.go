@@ -27,7 +27,7 @@ func runJournalnode(inv *Invocation) int {
 		fmt.Fprintf(inv.Env.Stderr, "hdfs journalnode: %v\n", err)
 		return exitFail
 	}
-	sigs := relayStopSignals(inv)
+	sigs := relaySignals(inv, "shutting down")
 	defer sigs.stop()
 	jn, err := server.Start(context.Background(), cfg, server.Deps{Logger: inv.Logger, Conf: inv.Conf})
 	if err != nil {

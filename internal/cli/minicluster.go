@@ -113,6 +113,8 @@ func runMinicluster(inv *Invocation) int {
 			overrides = append(overrides, conf.KeyValue{Key: k, Value: v})
 		}
 	}
+	sigs := relaySignals(inv, "stopping the minicluster")
+	defer sigs.stop()
 	ctx := context.Background()
 	c, err := minicluster.Start(ctx, minicluster.Options{
 		Dir: abs, DataNodes: datanodes, NameNodePort: *port, NameNodeHTTPPort: *httpPort, Conf: overrides,
@@ -163,12 +165,6 @@ func runMinicluster(inv *Invocation) int {
 	}
 	fmt.Fprintf(w, "\nCtrl-C stops the cluster.\n")
 
-	var sigs <-chan os.Signal
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		sigs = ch
-	}
 	// Under "go run", a SIGTERM ends the go command but not this child:
 	// stop with the go command rather than hold the ports as an orphan.
 	parentGone := make(chan struct{})
@@ -184,8 +180,7 @@ func runMinicluster(inv *Invocation) int {
 		}()
 	}
 	select {
-	case s := <-sigs:
-		inv.Logger.Info("stopping the minicluster", "signal", s.String())
+	case <-sigs.ctx.Done():
 	case err := <-stopped:
 		inv.Logger.Error("a NameNode stopped", "err", err)
 	case <-parentGone:

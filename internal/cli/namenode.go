@@ -239,7 +239,7 @@ certain that no NameNode process is running on any host.`)
 		return exitOK
 	}
 
-	sigs := relayStopSignals(inv)
+	sigs := relaySignals(inv, "shutting down")
 	defer sigs.stop()
 	nn, err := namenode.Start(ctx, cfg, deps)
 	if err != nil {
@@ -260,7 +260,7 @@ func runHelper(inv *Invocation, role namenode.Role, opts namenode.HelperOptions)
 		return exitFail
 	}
 	deps := namenode.Deps{FS: vfs.Default, Clock: clock.Real{}, Logger: inv.Logger, Conf: inv.Conf}
-	sigs := relayStopSignals(inv)
+	sigs := relaySignals(inv, "shutting down")
 	defer sigs.stop()
 	nn, err := namenode.StartHelper(context.Background(), role, cfg, deps, opts)
 	if err != nil {

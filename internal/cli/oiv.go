@@ -221,18 +221,14 @@ func oivWeb(inv *Invocation, in, addr string) int {
 		fmt.Fprintf(errw, "oiv: -addr %s: %v\n", addr, err)
 		return exitFail
 	}
+	sigs := relaySignals(inv, "")
+	defer sigs.stop()
 	srv := &http.Server{Handler: img, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	fmt.Fprintf(inv.Env.Stdout, "WebImageViewer started. Listening on /%s. Press Ctrl+C to stop the viewer.\n", l.Addr())
-	var sig <-chan os.Signal
-	if inv.Env.Signals != nil {
-		ch, stop := inv.Env.Signals()
-		defer stop()
-		sig = ch
-	}
 	select {
-	case <-sig:
+	case <-sigs.ctx.Done():
 	case err := <-done:
 		fmt.Fprintf(errw, "oiv: the viewer stopped: %v\n", err)
 		return exitFail

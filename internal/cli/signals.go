@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +16,44 @@ func notifySignals() (<-chan os.Signal, func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	return ch, func() { signal.Stop(ch) }
+}
+
+// signalRelay ends ctx at the first SIGINT or SIGTERM the environment
+// delivers; stop ends the relay. Taken before a daemon or a cluster
+// starts, it turns a signal that arrives while it starts (its RPC server
+// may already answer calls) into a clean stop once it is up, instead of the
+// signal's default action killing the process.
+type signalRelay struct {
+	ctx  context.Context
+	stop func()
+}
+
+// relaySignals starts a signalRelay; the signal is logged with msg unless
+// msg is empty. Without signals from the environment ctx ends only at stop.
+func relaySignals(inv *Invocation, msg string) signalRelay {
+	ctx, cancel := context.WithCancel(context.Background())
+	if inv.Env.Signals == nil {
+		return signalRelay{ctx: ctx, stop: cancel}
+	}
+	ch, stopNotify := inv.Env.Signals()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case s := <-ch:
+			if msg != "" {
+				inv.Logger.Info(msg, "signal", s.String())
+			}
+			cancel()
+		case <-done:
+		}
+	}()
+	return signalRelay{ctx: ctx, stop: func() {
+		close(done)
+		<-finished
+		stopNotify()
+		cancel()
+	}}
 }
 
 // watchGoRunParent closes gone when this process was started by "go run"

@@ -74,7 +74,7 @@ func runZKFC(inv *Invocation) int {
 		}
 		return exitOK
 	}
-	sigs := relayStopSignals(inv)
+	sigs := relaySignals(inv, "shutting down")
 	defer sigs.stop()
 	ctl, err := zkfc.Start(ctx, cfg, zkfc.Deps{Logger: inv.Logger})
 	if err != nil {
