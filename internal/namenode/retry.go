@@ -87,8 +87,8 @@ func encodeAnswer(m proto.Message) []byte {
 	out := binary.BigEndian.AppendUint32([]byte{outcomeAnswer}, messageHash(m))
 	out, err := partial.MarshalAppend(out, m)
 	if err != nil {
-		// Only a message the RPC layer could not send either; the retry
-		// gets the empty answer the first call's error left.
+		// Only a message the RPC layer could not send either: a retry
+		// then gets an empty answer of the call's type.
 		return out[:5]
 	}
 	return out
@@ -156,7 +156,11 @@ type loggedCall struct {
 func encodeLogged(lc loggedCall) []byte {
 	out := []byte{outcomeLogged}
 	out = binary.AppendUvarint(out, uint64(lc.code))
-	out = append(out, boolByte(lc.truncated))
+	truncated := byte(0)
+	if lc.truncated {
+		truncated = 1
+	}
+	out = append(out, truncated)
 	out = binary.AppendUvarint(out, uint64(len(lc.path)))
 	out = append(out, lc.path...)
 	if lc.created == nil {
@@ -168,13 +172,6 @@ func encodeLogged(lc loggedCall) []byte {
 		out[len(out)-1] = 0 // the file's answer could not be kept: none
 	}
 	return out
-}
-
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // decodeLogged reverses encodeLogged.
